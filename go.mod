@@ -1,0 +1,3 @@
+module github.com/edged/edged
+
+go 1.26
