@@ -1,0 +1,182 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// config is the result of parsing edged's command line.
+type config struct {
+	showVersion bool
+	// listen is the TCP address edged binds, as given to --listen.
+	listen string
+	// advertiseHost is the host name or IP literal (without brackets)
+	// that goes into the endpoint URL; see resolveAdvertiseHost.
+	advertiseHost string
+}
+
+// usageError is a bad command line: main reports it and exits with code 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// isUsageError reports whether err came from a bad command line.
+func isUsageError(err error) bool {
+	var ue *usageError
+	return errors.As(err, &ue)
+}
+
+// parseFlags parses args (without the program name). hostname is
+// os.Hostname, injected for tests. Flag errors and --help output go to
+// stderr. It returns flag.ErrHelp for -h/--help and a *usageError for any
+// other bad command line.
+func parseFlags(args []string, hostname func() (string, error), stderr io.Writer) (config, error) {
+	host, err := hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+
+	var cfg config
+	fs := flag.NewFlagSet("edged", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&cfg.showVersion, "version", false, "print `edged <version>` and exit")
+	fs.StringVar(&cfg.listen, "listen", ":4840",
+		"TCP `address` to listen on for OPC UA clients, host:port (an empty host or\n"+
+			"0.0.0.0 / [::] means all interfaces; port 0 picks a free port)")
+	endpointHost := fs.String("endpoint-host", host,
+		"host `name` (or IP) advertised in the endpoint URL opc.tcp://<name>:<port>.\n"+
+			"If not given: the host of --listen when it names one, else this machine's host name")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: edged [flags]\n\n"+
+			"edged polls PLCs and serves their values over OPC UA.\n"+
+			"Flags may be written with one or two dashes (-listen or --listen).\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, err
+		}
+		// The flag package has already printed the error and the usage.
+		return cfg, &usageError{msg: err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return cfg, &usageError{msg: fmt.Sprintf("unexpected argument %q (edged takes only flags; see --help)", fs.Arg(0))}
+	}
+	if cfg.showVersion {
+		return cfg, nil
+	}
+
+	listenHost, err := checkListen(cfg.listen)
+	if err != nil {
+		return cfg, &usageError{msg: fmt.Sprintf("invalid value %q for --listen: %v", cfg.listen, err)}
+	}
+
+	explicit := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "endpoint-host" {
+			explicit = true
+		}
+	})
+	if explicit {
+		h, err := checkEndpointHost(*endpointHost)
+		if err != nil {
+			return cfg, &usageError{msg: fmt.Sprintf("invalid value %q for --endpoint-host: %v", *endpointHost, err)}
+		}
+		if h == "" {
+			explicit = false // --endpoint-host "" means "use the default"
+		} else {
+			*endpointHost = h
+		}
+	}
+	cfg.advertiseHost = resolveAdvertiseHost(listenHost, *endpointHost, explicit, host)
+	return cfg, nil
+}
+
+// checkListen validates a --listen value and returns its host part.
+func checkListen(addr string) (host string, err error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		if ae, ok := err.(*net.AddrError); ok {
+			return "", errors.New(ae.Err + " (want host:port, e.g. :4840 or 127.0.0.1:4840)")
+		}
+		return "", err
+	}
+	if port == "" {
+		return "", errors.New("missing port (want host:port, e.g. :4840)")
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return "", fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	if strings.ContainsAny(host, " \t/") {
+		return "", fmt.Errorf("host %q is not a host name or IP address", host)
+	}
+	return host, nil
+}
+
+// checkEndpointHost validates an --endpoint-host value and returns it
+// normalised: surrounding space trimmed, brackets around an IPv6 literal
+// removed.
+func checkEndpointHost(h string) (string, error) {
+	h = strings.TrimSpace(h)
+	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		h = h[1 : len(h)-1]
+		if !isIPv6(h) {
+			return "", errors.New("brackets are only for IPv6 addresses")
+		}
+	}
+	if h == "" {
+		return "", nil
+	}
+	if strings.ContainsAny(h, " \t/?#@[]") {
+		return "", errors.New("want a bare host name or IP address, without scheme, port or path")
+	}
+	if strings.Contains(h, ":") && !isIPv6(h) {
+		return "", errors.New("want a bare host name or IP address, without a port")
+	}
+	return h, nil
+}
+
+// resolveAdvertiseHost decides which host goes into the endpoint URL:
+// an explicitly given --endpoint-host wins; otherwise the host of --listen
+// when it is a specific (non-wildcard) host; otherwise this machine's name.
+func resolveAdvertiseHost(listenHost, endpointHost string, endpointHostExplicit bool, hostname string) string {
+	if endpointHostExplicit {
+		return endpointHost
+	}
+	if !isWildcard(listenHost) {
+		return listenHost
+	}
+	return hostname
+}
+
+// isWildcard reports whether a listen host means "all interfaces".
+func isWildcard(host string) bool {
+	if host == "" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsUnspecified()
+}
+
+func isIPv6(h string) bool {
+	if i := strings.IndexByte(h, '%'); i >= 0 { // zone, e.g. fe80::1%eth0
+		h = h[:i]
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && strings.Contains(h, ":")
+}
+
+// endpointURL is the URL an OPC UA client connects to: opc.tcp://host:port,
+// with IPv6 literals bracketed and a zone's '%' escaped as in RFC 6874.
+func endpointURL(host string, port int) string {
+	if isIPv6(host) {
+		host = strings.Replace(host, "%", "%25", 1)
+	}
+	return "opc.tcp://" + net.JoinHostPort(host, strconv.Itoa(port))
+}

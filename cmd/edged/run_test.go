@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// waitFor polls out until re matches and returns the match. The deadline
+// only stops a hung test (emulated ARM is slow); no duration is asserted.
+func waitFor(t *testing.T, out *lockedBuffer, re *regexp.Regexp) []string {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			return m
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no output matching %q; got:\n%s", re, out.String())
+	return nil
+}
+
+var endpointLine = regexp.MustCompile(`OPC UA endpoint URL (opc\.tcp://(\S+):(\d+)) \(listening on (\S+)\)`)
+
+func TestRun(t *testing.T) {
+	cfg, err := parseFlags([]string{"--listen", "127.0.0.1:0"}, fixedHostname("gw01"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out lockedBuffer
+	errc := make(chan error, 1)
+	go func() { errc <- run(ctx, cfg, &out, 10*time.Millisecond) }()
+
+	m := waitFor(t, &out, endpointLine)
+	if m[2] != "127.0.0.1" || m[3] == "0" || m[4] != "127.0.0.1:"+m[3] {
+		t.Errorf("endpoint line %q: want the bound 127.0.0.1 port, not 0", m[0])
+	}
+	if !strings.Contains(out.String(), "OPC UA server is not built yet") {
+		t.Errorf("start-up message does not say the OPC UA server is missing:\n%s", out.String())
+	}
+	waitFor(t, &out, regexp.MustCompile(`demo: Counter=[1-9]\d* Sine=[-+]\d\.\d{4} Toggle=(true|false)`))
+
+	// The port is really bound; the stand-in closes connections at once.
+	c, err := net.Dial("tcp", "127.0.0.1:"+m[3])
+	if err != nil {
+		t.Fatalf("dial %s: %v", m[1], err)
+	}
+	c.SetReadDeadline(time.Now().Add(time.Minute))
+	if n, err := c.Read(make([]byte, 1)); err == nil {
+		t.Errorf("read %d bytes from the placeholder listener, want the connection closed", n)
+	}
+	c.Close()
+	waitFor(t, &out, regexp.MustCompile(`closed connection from 127\.0\.0\.1:\d+`))
+
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if !strings.HasSuffix(out.String(), "edged: shut down cleanly\n") {
+		t.Errorf("output does not end with the shutdown line:\n%s", out.String())
+	}
+	// After shutdown the port is free again.
+	ln, err := net.Listen("tcp", "127.0.0.1:"+m[3])
+	if err != nil {
+		t.Errorf("port still bound after shutdown: %v", err)
+	} else {
+		ln.Close()
+	}
+}
