@@ -44,7 +44,7 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 	var cfg config
 	fs := flag.NewFlagSet("edged", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.BoolVar(&cfg.showVersion, "version", false, "print `edged <version>` and exit")
+	fs.BoolVar(&cfg.showVersion, "version", false, "print \"edged <version>\" and exit")
 	fs.StringVar(&cfg.listen, "listen", ":4840",
 		"TCP `address` to listen on for OPC UA clients, host:port (an empty host or\n"+
 			"0.0.0.0 / [::] means all interfaces; port 0 picks a free port)")

@@ -16,8 +16,10 @@ const (
 	demoCycle = 5 * time.Millisecond
 	// demoSinePeriodTicks is the Sine period: 2000 cycles = 10 s.
 	demoSinePeriodTicks = 2000
-	// demoToggleTicks is how long Toggle holds each value: 100 cycles = 500 ms.
-	demoToggleTicks = 100
+	// demoToggleTicks is how long Toggle holds each value: 200 cycles = 1 s,
+	// so the once-a-second report shows it alternate (with 500 ms it would
+	// be sampled at the same phase every time and look stuck).
+	demoToggleTicks = 200
 )
 
 // demoValues are the demo variables after a number of scan cycles.
@@ -25,7 +27,7 @@ type demoValues struct {
 	Tick    uint64  // scan cycles completed
 	Counter uint32  // +1 per cycle, wraps at 2^32
 	Sine    float64 // amplitude 1, period 10 s of cycles
-	Toggle  bool    // flips every 500 ms of cycles, false first
+	Toggle  bool    // flips every 1 s of cycles, false first
 }
 
 // demoValuesAt computes the demo variables after tick scan cycles. It is a

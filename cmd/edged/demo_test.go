@@ -18,13 +18,13 @@ func TestDemoValuesAt(t *testing.T) {
 	}{
 		{0, 0, 0, false},
 		{1, 1, math.Sin(2 * math.Pi / demoSinePeriodTicks), false},
-		{99, 99, math.Sin(2 * math.Pi * 99 / demoSinePeriodTicks), false},
-		{100, 100, math.Sin(2 * math.Pi * 100 / demoSinePeriodTicks), true}, // 500 ms
-		{199, 199, math.Sin(2 * math.Pi * 199 / demoSinePeriodTicks), true},
-		{200, 200, math.Sin(2 * math.Pi * 200 / demoSinePeriodTicks), false}, // 1 s
-		{500, 500, 1, true},    // quarter period: 2.5 s; 5th Toggle flip
-		{1000, 1000, 0, false}, // half period
-		{1500, 1500, -1, true}, // three quarters
+		{199, 199, math.Sin(2 * math.Pi * 199 / demoSinePeriodTicks), false},
+		{200, 200, math.Sin(2 * math.Pi * 200 / demoSinePeriodTicks), true}, // 1 s: first flip
+		{399, 399, math.Sin(2 * math.Pi * 399 / demoSinePeriodTicks), true},
+		{400, 400, math.Sin(2 * math.Pi * 400 / demoSinePeriodTicks), false}, // 2 s
+		{500, 500, 1, false},   // quarter period: 2.5 s
+		{1000, 1000, 0, true},  // half period: 5 s
+		{1500, 1500, -1, true}, // three quarters: 7.5 s
 		{2000, 2000, 0, false}, // full period: 10 s
 		{1<<32 - 1, math.MaxUint32, math.Sin(2 * math.Pi * float64((1<<32-1)%demoSinePeriodTicks) / demoSinePeriodTicks), false},
 		{1 << 32, 0, math.Sin(2 * math.Pi * float64((1<<32)%demoSinePeriodTicks) / demoSinePeriodTicks), false}, // Counter wraps
@@ -55,7 +55,7 @@ func TestDemoCounterStepsByOne(t *testing.T) {
 
 func TestDemoValuesString(t *testing.T) {
 	got := demoValuesAt(500).String()
-	want := "demo: Counter=500 Sine=+1.0000 Toggle=true"
+	want := "demo: Counter=500 Sine=+1.0000 Toggle=false"
 	if got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
