@@ -1,0 +1,72 @@
+# edged: build, test and check. `make help` lists the targets.
+
+GO       ?= go
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS  := -s -w -X main.version=$(VERSION)
+# The version is stamped by -X above, so VCS stamping is not needed (it
+# also fails in checkouts that git considers unsafe).
+XBUILD   := CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
+BIN      := bin
+ARGS     ?=
+BENCH    ?= .
+PKG      ?= ./...
+FUZZTIME ?= 10s
+
+.PHONY: all help build arm64 armv7 run deps test test-arm bench fuzz lint check-binaries clean
+
+all: build
+
+help:
+	@echo "make build           host binary $(BIN)/edged"
+	@echo "make run             build and start edged with the built-in demo (ARGS='--listen :4841')"
+	@echo "make arm64 armv7     static, stripped $(BIN)/edged-linux-arm64, $(BIN)/edged-linux-armv7"
+	@echo "make deps            install the Debian packages the tests need (scripts/deps.sh)"
+	@echo "make test            deps, then all tests"
+	@echo "make test-arm        deps, then all tests for arm64 and armv7 under qemu"
+	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...)"
+	@echo "make fuzz            every fuzz target for FUZZTIME=$(FUZZTIME)"
+	@echo "make lint            gofmt, go vet, no raw 64-bit sync/atomic calls"
+	@echo "make check-binaries  static/arch/size/--version checks of the ARM binaries"
+	@echo "make clean           remove $(BIN)/"
+
+build:
+	$(GO) build -buildvcs=false -ldflags "-X main.version=$(VERSION)" -o $(BIN)/edged ./cmd/edged
+
+arm64:
+	GOOS=linux GOARCH=arm64 $(XBUILD) -o $(BIN)/edged-linux-arm64 ./cmd/edged
+
+armv7:
+	GOOS=linux GOARCH=arm GOARM=7 $(XBUILD) -o $(BIN)/edged-linux-armv7 ./cmd/edged
+
+run: build
+	./$(BIN)/edged $(ARGS)
+
+deps:
+	@./scripts/deps.sh
+
+test: deps
+	$(GO) test -count=1 ./...
+
+test-arm: deps
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static ./...
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 $(GO) test -count=1 -exec qemu-arm-static ./...
+
+bench:
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKG)
+
+fuzz:
+	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
+
+lint:
+	@unformatted=$$(gofmt -l .); \
+	if [ -n "$$unformatted" ]; then \
+		echo "gofmt: these files need formatting (run gofmt -w):"; echo "$$unformatted"; exit 1; \
+	fi
+	$(GO) vet ./...
+	./scripts/check-atomics.sh
+
+check-binaries: deps arm64 armv7
+	./scripts/check-binaries.sh '$(VERSION)' $(BIN)
+
+clean:
+	rm -rf $(BIN)
