@@ -1,7 +1,7 @@
 # edged: build, test and check. `make help` lists the targets.
 
 GO       ?= go
-VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION  := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 # The version is stamped by -X above, so VCS stamping is not needed (it
 # also fails in checkouts that git considers unsafe).
