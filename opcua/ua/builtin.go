@@ -96,8 +96,8 @@ type XMLElement string
 
 // DataValue is a value with its status and timestamps (OPC 10000-6
 // §5.2.2.17). A field is encoded only when it is set: Value when it is not
-// null, Status when not Good, a timestamp when not zero, picoseconds when
-// not 0.
+// null, Status when not Good, a timestamp when not zero (nor before 1601),
+// picoseconds when not 0 and their timestamp is set.
 type DataValue struct {
 	Value             Variant
 	Status            StatusCode
@@ -161,15 +161,25 @@ type ExtensionObject struct {
 
 // Variant holds a value of any built-in type: a scalar, a one-dimensional
 // array, or a multi-dimensional array with its ArrayDimensions
-// (OPC 10000-6 §5.2.2.16). Scalars of numeric types, Boolean, StatusCode
-// and DateTime are stored without a heap allocation, so a Variant can be
-// filled on the hot path for free.
+// (OPC 10000-6 §5.2.2.16). The zero Variant is null.
+//
+// Scalars of numeric types, Boolean, StatusCode and DateTime are stored
+// without a heap allocation, so a Variant can be filled on the hot path for
+// free with the Set methods and read with the typed getters (Int32,
+// Float64, ...). NewVariant and Value convert from and to Go values; see
+// NewVariant for the mapping of built-in types to Go types.
+//
+// A Variant shares storage like a slice: a copy made by assignment shares
+// its array elements, ByteString bytes and non-numeric scalars (GUID,
+// NodeID, DataValue, ...) with the original, and Decode reuses that
+// storage. A value that must outlive the next Decode into the same Variant
+// is copied first.
 type Variant struct {
 	typ   TypeID
 	array bool
 	dims  []int32 // ArrayDimensions of a multi-dimensional array, else nil
-	num   uint64  // numeric scalars, Boolean, StatusCode, DateTime ticks
+	num   uint64  // numeric scalars (floats as IEEE bits), Boolean, StatusCode, DateTime ticks
 	str   string  // String and XmlElement scalars
-	bytes []byte  // ByteString scalar
-	obj   any     // other scalars (as pointers) and arrays (as typed slices)
+	bytes []byte  // ByteString scalar, and a scalar of a reserved type id (26-31)
+	obj   any     // other scalars (as *GUID, *NodeID, ...) and arrays (as []T, see NewVariant)
 }
