@@ -622,7 +622,7 @@ func variantCases() []variantCase {
 	}
 }
 
-func variantVectors(t *testing.T) []vector {
+func variantVectors(t testing.TB) []vector {
 	var vs []vector
 	vs = append(vs,
 		// Variant (§5.2.2.16): mask = type id | 0x80 array | 0x40
@@ -754,7 +754,7 @@ func variantVectors(t *testing.T) []vector {
 	return vs
 }
 
-func mustMatrix(t *testing.T, values any, dims ...int32) Variant {
+func mustMatrix(t testing.TB, values any, dims ...int32) Variant {
 	t.Helper()
 	v, err := NewMatrix(values, dims)
 	if err != nil {
@@ -763,7 +763,7 @@ func mustMatrix(t *testing.T, values any, dims ...int32) Variant {
 	return v
 }
 
-func allVectors(t *testing.T) []vector {
+func allVectors(t testing.TB) []vector {
 	var vs []vector
 	vs = append(vs, primitiveVectors()...)
 	vs = append(vs, builtinVectors()...)
