@@ -71,7 +71,7 @@ func (e *emitter) comment(indent, text string) {
 func (e *emitter) source() ([]byte, error) {
 	src, err := format.Source(e.Bytes())
 	if err != nil {
-		// Show the first lines around the error to debug the generator.
+		// A generator bug: the error's line number refers to e.Bytes().
 		return nil, fmt.Errorf("gofmt: %w", err)
 	}
 	return src, nil
