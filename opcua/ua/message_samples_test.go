@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
 )
 
 // Sample service messages shared by the message, gopcua cross-check, fuzz
@@ -43,12 +44,18 @@ func fullRequestHeader(handle uint32) ua.RequestHeader {
 	h.AuthenticationToken = ua.NewNumericNodeID(3, 0x8a6b4c21)
 	h.ReturnDiagnostics = 0x3FF
 	h.AuditEntryID = "audit-" + fmt.Sprint(handle)
-	h.AdditionalHeader = ua.ExtensionObject{
-		TypeID:   ua.NewNumericNodeID(2, 5001),
-		Encoding: ua.ExtensionObjectBinary,
-		Raw:      []byte{0xde, 0xad, 0xbe, 0xef},
-	}
+	h.AdditionalHeader = additionalParameters("request", handle)
 	return h
+}
+
+// additionalParameters returns an AdditionalParametersType, which OPC
+// 10000-4 (1.05) puts in the AdditionalHeader of request and response
+// headers.
+func additionalParameters(key string, n uint32) ua.ExtensionObject {
+	return ua.ExtensionObject{Body: &ua.AdditionalParametersType{Parameters: []ua.KeyValuePair{
+		{Key: ua.QualifiedName{NamespaceIndex: 2, Name: key + "-id"}, Value: ua.MustVariant(n)},
+		{Key: ua.QualifiedName{NamespaceIndex: 0, Name: "ECDHPolicyUri"}, Value: ua.MustVariant("http://opcfoundation.org/UA/SecurityPolicy#ECC_nistP256")},
+	}}}
 }
 
 func responseHeader(handle uint32) ua.ResponseHeader {
@@ -65,11 +72,7 @@ func fullResponseHeader(handle uint32) ua.ResponseHeader {
 	h.ServiceResult = ua.StatusGoodLocalOverride
 	h.ServiceDiagnostics = diagnosticInfo(1)
 	h.StringTable = []string{"symbol-a", "urn:edged:ns", "en-US", "additional"}
-	h.AdditionalHeader = ua.ExtensionObject{
-		TypeID:   ua.NewStringNodeID(4, "vendor.Header"),
-		Encoding: ua.ExtensionObjectBinary,
-		Raw:      []byte{1, 2, 3},
-	}
+	h.AdditionalHeader = additionalParameters("response", handle)
 	return h
 }
 
@@ -425,7 +428,9 @@ func arrayValues() []ua.Variant {
 		ua.MustVariant([]string{"a", "ß", "sim.Counter"}),
 		ua.MustVariant([]time.Time{msgTime(1), msgTime(2)}),
 		ua.MustVariant([]ua.GUID{sampleGUID, {Data1: 1}}),
-		ua.MustVariant([][]byte{{1, 2}, {3}}),
+		// Equal lengths: gopcua takes a [][]byte of unequal lengths for
+		// an unbalanced matrix (see TestGopcuaByteStringArray).
+		ua.MustVariant([][]byte{{1, 2}, {3, 4}}),
 		ua.MustVariant([]ua.XMLElement{"<a/>", "<b>c</b>"}),
 		ua.MustVariant([]ua.NodeID{ua.NewNumericNodeID(0, 5), ua.NewNumericNodeID(3, 70000), ua.NewOpaqueNodeID(1, []byte{1, 2, 3}), ua.NewGUIDNodeID(4, sampleGUID)}),
 		ua.MustVariant([]ua.ExpandedNodeID{{NodeID: ua.NewNumericNodeID(0, 85)}, {NodeID: ua.NewStringNodeID(0, "x"), NamespaceURI: "urn:y", ServerIndex: 1}}),
@@ -484,9 +489,15 @@ func sampleMessages() []struct {
 		{"CallRequest", &ua.CallRequest{
 			RequestHeader: requestHeader(79),
 			MethodsToCall: []ua.CallMethodRequest{{
-				ObjectID:       ua.NewNumericNodeID(2, 1),
-				MethodID:       ua.NewNumericNodeID(2, 2),
-				InputArguments: []ua.Variant{ua.MustVariant("reset"), ua.MustVariant(uint16(3))},
+				ObjectID: ua.NewNumericNodeID(2, 1),
+				MethodID: ua.NewNumericNodeID(2, 2),
+				InputArguments: []ua.Variant{
+					ua.MustVariant("reset"),
+					ua.MustVariant(uint16(3)),
+					// Bodies that are not decoded: of an unknown type, and XML.
+					ua.MustVariant(ua.ExtensionObject{TypeID: ua.NewStringNodeID(4, "vendor.Settings"), Encoding: ua.ExtensionObjectBinary, Raw: []byte{0xde, 0xad, 0xbe, 0xef}}),
+					ua.MustVariant(ua.ExtensionObject{TypeID: ua.NewNumericNodeID(0, id.Range_Encoding_DefaultXml), Encoding: ua.ExtensionObjectXML, Raw: []byte("<Range><Low>1</Low><High>2</High></Range>")}),
+				},
 			}},
 		}},
 		{"CloseSessionRequest", &ua.CloseSessionRequest{RequestHeader: requestHeader(80), DeleteSubscriptions: true}},
