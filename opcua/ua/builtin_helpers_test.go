@@ -2,7 +2,6 @@ package ua
 
 import (
 	"bytes"
-	"math"
 	"reflect"
 	"testing"
 	"time"
@@ -93,7 +92,7 @@ func decodeOnly(v vector) vector { v.decodeOnly = true; return v }
 func encodeOnly(v vector) vector { v.encodeOnly = true; return v }
 
 // equalValues compares decoded values: Variants and DataValues with their
-// Equal methods, floats bitwise, times as instants with their location,
+// Equal methods, floats bitwise but every NaN equal, times as instants with their location,
 // everything else with reflect.DeepEqual.
 func equalValues(a, b any) bool {
 	switch a := a.(type) {
@@ -104,9 +103,9 @@ func equalValues(a, b any) bool {
 		return a.Equal(&bb) && reflect.DeepEqual(a.SourceTimestamp, bb.SourceTimestamp) &&
 			reflect.DeepEqual(a.ServerTimestamp, bb.ServerTimestamp)
 	case float32:
-		return math.Float32bits(a) == math.Float32bits(b.(float32))
+		return float32Equal(a, b.(float32))
 	case float64:
-		return math.Float64bits(a) == math.Float64bits(b.(float64))
+		return float64Equal(a, b.(float64))
 	case time.Time:
 		bt := b.(time.Time)
 		return a.Equal(bt) && a.Location() == bt.Location() && a.IsZero() == bt.IsZero()

@@ -69,18 +69,23 @@ func primitiveVectors() []vector {
 			[]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, AppendUint64, (*Decoder).ReadUint64),
 
 		// Float and Double (§5.2.2.3): IEEE 754, little-endian.
-		primVector("Float 1", float32(1), []byte{0x00, 0x00, 0x80, 0x3F}, AppendFloat32, (*Decoder).ReadFloat32),                // 0x3F800000
-		primVector("Float -2.5", float32(-2.5), []byte{0x00, 0x00, 0x20, 0xC0}, AppendFloat32, (*Decoder).ReadFloat32),          // 0xC0200000
-		primVector("Float NaN", nan32, []byte{0x00, 0x00, 0xC0, 0x7F}, AppendFloat32, (*Decoder).ReadFloat32),                   // quiet NaN 0x7FC00000
+		primVector("Float 1", float32(1), []byte{0x00, 0x00, 0x80, 0x3F}, AppendFloat32, (*Decoder).ReadFloat32),       // 0x3F800000
+		primVector("Float -2.5", float32(-2.5), []byte{0x00, 0x00, 0x20, 0xC0}, AppendFloat32, (*Decoder).ReadFloat32), // 0xC0200000
+		// Every NaN is encoded as the quiet NaN 0xFFC00000 / 0xFFF8000000000000
+		// (§5.2.2.3); any NaN decodes as a NaN.
+		primVector("Float NaN", nan32, []byte{0x00, 0x00, 0xC0, 0xFF}, AppendFloat32, (*Decoder).ReadFloat32), // 0xFFC00000
+		decodeOnly(primVector("Float NaN 0x7FC00000", nan32, []byte{0x00, 0x00, 0xC0, 0x7F}, AppendFloat32, (*Decoder).ReadFloat32)),
+		encodeOnly(primVector("Float signaling NaN 0x7F800001", math.Float32frombits(0x7F800001), []byte{0x00, 0x00, 0xC0, 0xFF}, AppendFloat32, (*Decoder).ReadFloat32)),
 		primVector("Float +Inf", float32(math.Inf(1)), []byte{0x00, 0x00, 0x80, 0x7F}, AppendFloat32, (*Decoder).ReadFloat32),   // 0x7F800000
 		primVector("Float -Inf", float32(math.Inf(-1)), []byte{0x00, 0x00, 0x80, 0xFF}, AppendFloat32, (*Decoder).ReadFloat32),  // 0xFF800000
 		primVector("Double 1", 1.0, []byte{0, 0, 0, 0, 0, 0, 0xF0, 0x3F}, AppendFloat64, (*Decoder).ReadFloat64),                // 0x3FF0000000000000
 		primVector("Double 6.25", 6.25, []byte{0, 0, 0, 0, 0, 0, 0x19, 0x40}, AppendFloat64, (*Decoder).ReadFloat64),            // 0x4019000000000000
 		primVector("Double -0", math.Copysign(0, -1), []byte{0, 0, 0, 0, 0, 0, 0, 0x80}, AppendFloat64, (*Decoder).ReadFloat64), // sign bit only
-		primVector("Double NaN", math.NaN(), []byte{0x01, 0, 0, 0, 0, 0, 0xF8, 0x7F}, AppendFloat64, (*Decoder).ReadFloat64),    // 0x7FF8000000000001 (Go's NaN)
-		primVector("Double +Inf", math.Inf(1), []byte{0, 0, 0, 0, 0, 0, 0xF0, 0x7F}, AppendFloat64, (*Decoder).ReadFloat64),     // 0x7FF0000000000000
-		primVector("Double -Inf", math.Inf(-1), []byte{0, 0, 0, 0, 0, 0, 0xF0, 0xFF}, AppendFloat64, (*Decoder).ReadFloat64),    // 0xFFF0000000000000
-		primVector("Double quiet NaN", math.Float64frombits(0x7FF8000000000000), []byte{0, 0, 0, 0, 0, 0, 0xF8, 0x7F}, AppendFloat64, (*Decoder).ReadFloat64),
+		primVector("Double NaN", math.NaN(), []byte{0, 0, 0, 0, 0, 0, 0xF8, 0xFF}, AppendFloat64, (*Decoder).ReadFloat64),       // 0xFFF8000000000000
+		decodeOnly(primVector("Double NaN 0x7FF8000000000001", math.NaN(), []byte{0x01, 0, 0, 0, 0, 0, 0xF8, 0x7F}, AppendFloat64, (*Decoder).ReadFloat64)),
+		encodeOnly(primVector("Double NaN 0xFFF0000000000001", math.Float64frombits(0xFFF0000000000001), []byte{0, 0, 0, 0, 0, 0, 0xF8, 0xFF}, AppendFloat64, (*Decoder).ReadFloat64)),
+		primVector("Double +Inf", math.Inf(1), []byte{0, 0, 0, 0, 0, 0, 0xF0, 0x7F}, AppendFloat64, (*Decoder).ReadFloat64),  // 0x7FF0000000000000
+		primVector("Double -Inf", math.Inf(-1), []byte{0, 0, 0, 0, 0, 0, 0xF0, 0xFF}, AppendFloat64, (*Decoder).ReadFloat64), // 0xFFF0000000000000
 
 		// String (§5.2.2.4): Int32 byte length, then UTF-8; -1 is null.
 		// Go's "" is encoded as null; a zero length decodes as "" too.
@@ -566,7 +571,7 @@ func variantCases() []variantCase {
 		{TypeUInt64, uint64(math.MaxUint64), uint64(1),
 			[]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}, []byte{0x01, 0, 0, 0, 0, 0, 0, 0},
 			[]uint64{math.MaxUint64, 1}, []uint64{math.MaxUint64, 1, math.MaxUint64, 1, math.MaxUint64, 1}},
-		{TypeFloat, float32(1), nan32, []byte{0x00, 0x00, 0x80, 0x3F}, []byte{0x00, 0x00, 0xC0, 0x7F},
+		{TypeFloat, float32(1), nan32, []byte{0x00, 0x00, 0x80, 0x3F}, []byte{0x00, 0x00, 0xC0, 0xFF}, // 1, the quiet NaN
 			[]float32{1, nan32}, []float32{1, nan32, 1, nan32, 1, nan32}},
 		{TypeDouble, math.Copysign(0, -1), math.Inf(1), []byte{0, 0, 0, 0, 0, 0, 0, 0x80}, []byte{0, 0, 0, 0, 0, 0, 0xF0, 0x7F},
 			[]float64{math.Copysign(0, -1), math.Inf(1)}, []float64{math.Copysign(0, -1), math.Inf(1), math.Copysign(0, -1), math.Inf(1), math.Copysign(0, -1), math.Inf(1)}},

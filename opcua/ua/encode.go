@@ -41,14 +41,31 @@ func AppendInt64(b []byte, v int64) []byte { return binary.LittleEndian.AppendUi
 // AppendUint64 appends a UInt64.
 func AppendUint64(b []byte, v uint64) []byte { return binary.LittleEndian.AppendUint64(b, v) }
 
-// AppendFloat32 appends a Float (IEEE 754 single precision).
+// The quiet NaNs that OPC 10000-6 §5.2.2.3 has encoders write for every
+// NaN, whatever its sign and payload.
+const (
+	quietNaN32 = 0xFFC00000
+	quietNaN64 = 0xFFF8000000000000
+)
+
+// AppendFloat32 appends a Float (IEEE 754 single precision). Every NaN is
+// written as the quiet NaN 0xFFC00000 (OPC 10000-6 §5.2.2.3).
 func AppendFloat32(b []byte, v float32) []byte {
-	return binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+	bits := math.Float32bits(v)
+	if v != v {
+		bits = quietNaN32
+	}
+	return binary.LittleEndian.AppendUint32(b, bits)
 }
 
-// AppendFloat64 appends a Double (IEEE 754 double precision).
+// AppendFloat64 appends a Double (IEEE 754 double precision). Every NaN is
+// written as the quiet NaN 0xFFF8000000000000 (OPC 10000-6 §5.2.2.3).
 func AppendFloat64(b []byte, v float64) []byte {
-	return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	bits := math.Float64bits(v)
+	if v != v {
+		bits = quietNaN64
+	}
+	return binary.LittleEndian.AppendUint64(b, bits)
 }
 
 // AppendString appends a String: an Int32 byte length and the UTF-8 bytes.

@@ -1,6 +1,7 @@
 package ua
 
 import (
+	"math"
 	"time"
 	"unsafe"
 )
@@ -76,10 +77,14 @@ func (v *Variant) appendScalar(b []byte, typ TypeID) []byte {
 		return append(b, byte(v.num))
 	case TypeInt16, TypeUInt16:
 		return AppendUint16(b, uint16(v.num))
-	case TypeInt32, TypeUInt32, TypeFloat, TypeStatusCode:
+	case TypeInt32, TypeUInt32, TypeStatusCode:
 		return AppendUint32(b, uint32(v.num))
-	case TypeInt64, TypeUInt64, TypeDouble, TypeDateTime:
+	case TypeInt64, TypeUInt64, TypeDateTime:
 		return AppendUint64(b, v.num)
+	case TypeFloat:
+		return AppendFloat32(b, math.Float32frombits(uint32(v.num)))
+	case TypeDouble:
+		return AppendFloat64(b, math.Float64frombits(v.num))
 	case TypeString, TypeXMLElement:
 		return AppendString(b, v.str)
 	case TypeGUID:

@@ -485,8 +485,10 @@ func (v Variant) ByteString() ([]byte, bool) {
 }
 
 // Equal reports whether v and w hold the same value: the same type,
-// shape, dimensions and elements. Floats compare bitwise (as encoded), so
-// a NaN equals the same NaN and 0 differs from -0. DateTimes compare as UA
+// shape, dimensions and elements. Floats compare as they are encoded:
+// bitwise, so 0 differs from -0, except that every NaN equals every other
+// NaN (all are encoded as the one quiet NaN; a value that stays NaN is no
+// change). DateTimes compare as UA
 // DateTimes, a null array differs from an empty one and a null ByteString
 // from an empty one. DataValues, DiagnosticInfos and ExtensionObjects
 // compare as encoded (ExtensionObjects with a Body are encoded for it,
@@ -519,8 +521,22 @@ func (v Variant) Equal(w Variant) bool {
 		return diagnosticInfoEqual(ptrOrZero[DiagnosticInfo](v.obj), ptrOrZero[DiagnosticInfo](w.obj))
 	case TypeByteString, 26, 27, 28, 29, 30, 31:
 		return bytesEqual(v.bytes, w.bytes)
+	case TypeFloat:
+		return float32Equal(math.Float32frombits(uint32(v.num)), math.Float32frombits(uint32(w.num)))
+	case TypeDouble:
+		return float64Equal(math.Float64frombits(v.num), math.Float64frombits(w.num))
 	}
-	return v.num == w.num // numeric types, Boolean, StatusCode, DateTime, null
+	return v.num == w.num // integers, Boolean, StatusCode, DateTime, null
+}
+
+// float32Equal compares as encoded: bitwise, all NaNs equal.
+func float32Equal(x, y float32) bool {
+	return math.Float32bits(x) == math.Float32bits(y) || x != x && y != y
+}
+
+// float64Equal compares as encoded: bitwise, all NaNs equal.
+func float64Equal(x, y float64) bool {
+	return math.Float64bits(x) == math.Float64bits(y) || x != x && y != y
 }
 
 func ptrOrZero[T any](obj any) *T {
@@ -564,9 +580,9 @@ func arrayEqual(typ TypeID, a, b any) bool {
 	case TypeUInt64:
 		return sliceEqual(a, b, func(x, y uint64) bool { return x == y })
 	case TypeFloat:
-		return sliceEqual(a, b, func(x, y float32) bool { return math.Float32bits(x) == math.Float32bits(y) })
+		return sliceEqual(a, b, float32Equal)
 	case TypeDouble:
-		return sliceEqual(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
+		return sliceEqual(a, b, float64Equal)
 	case TypeString:
 		return sliceEqual(a, b, func(x, y string) bool { return x == y })
 	case TypeDateTime:
