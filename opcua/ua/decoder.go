@@ -16,11 +16,13 @@ type Limits struct {
 }
 
 // DefaultLimits are the limits a Decoder applies when its Limits are zero.
+// MaxDepth is 100 because OPC 10000-6 §5.2.2.12 wants decoders to accept
+// DiagnosticInfos nested at least 100 levels deep.
 var DefaultLimits = Limits{
 	MaxStringLength:     1 << 20,
 	MaxByteStringLength: 16 << 20,
 	MaxArrayLength:      1 << 20,
-	MaxDepth:            64,
+	MaxDepth:            100,
 }
 
 // Decoder reads UA Binary values from a byte slice. The zero value decodes
