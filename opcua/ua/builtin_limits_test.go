@@ -253,3 +253,26 @@ func TestDimsProduct(t *testing.T) {
 		}
 	}
 }
+
+func TestReadArrayLenNull(t *testing.T) {
+	for _, tt := range []struct {
+		b    []byte
+		n    int
+		null bool
+		err  error
+	}{
+		{[]byte{0xFF, 0xFF, 0xFF, 0xFF}, 0, true, nil},
+		{[]byte{0x00, 0x00, 0x00, 0x80}, 0, true, nil},
+		{[]byte{0x00, 0x00, 0x00, 0x00}, 0, false, nil},
+		{[]byte{0x02, 0x00, 0x00, 0x00, 1, 2}, 2, false, nil},
+		{[]byte{0x03, 0x00, 0x00, 0x00, 1, 2}, 0, false, StatusBadDecodingError},
+		{[]byte{0x02, 0x00, 0x00}, 0, false, StatusBadDecodingError},
+		{cat(claimed, []byte{1}), 0, false, StatusBadEncodingLimitsExceeded},
+	} {
+		d := NewDecoder(tt.b)
+		n, null := d.ReadArrayLenNull(1)
+		if n != tt.n || null != tt.null || d.Err() != tt.err {
+			t.Errorf("% X: got %d, %v, %v; want %d, %v, %v", tt.b, n, null, d.Err(), tt.n, tt.null, tt.err)
+		}
+	}
+}

@@ -264,6 +264,22 @@ func (d *Decoder) ReadArrayLen(minElemSize int) int {
 	return d.CheckArrayLen(int64(n), minElemSize)
 }
 
+// ReadArrayLenNull is ReadArrayLen that tells a null array from an empty
+// one: a negative length gives 0, true. Decode methods decode a null
+// array as nil and an empty one as an empty non-nil slice (a zero-length
+// slice costs no allocation), so that a value decodes the same whether it
+// is new or reused, and re-encodes as it came.
+func (d *Decoder) ReadArrayLenNull(minElemSize int) (n int, null bool) {
+	l := d.ReadInt32()
+	if d.err != nil {
+		return 0, false
+	}
+	if l < 0 {
+		return 0, true
+	}
+	return d.CheckArrayLen(int64(l), minElemSize), false
+}
+
 // CheckArrayLen checks an element count n that came from the input (an
 // array length, or the product of ArrayDimensions) as ReadArrayLen does and
 // returns it as an int, or 0 with the error recorded.

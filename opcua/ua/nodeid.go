@@ -256,7 +256,7 @@ func parseIdentifier(ns uint16, s string) (NodeID, error) {
 	case 'g':
 		g, err := parseGUID(v)
 		if err != nil {
-			return NodeID{}, fmt.Errorf("Guid identifier %q: %w", v, err)
+			return NodeID{}, fmt.Errorf("identifier %q after g=: %w", v, err)
 		}
 		return NewGUIDNodeID(ns, g), nil
 	default: // 'b'

@@ -30,10 +30,10 @@ var minEncodedSize = [typeReservedLast + 1]int{
 	TypeStatusCode: 4, TypeQualifiedName: 6, TypeLocalizedText: 1,
 	TypeExtensionObject: 3, TypeDataValue: 1, TypeVariant: 1,
 	TypeDiagnosticInfo: 1,
-	26:                 4, 27: 4, 28: 4, 29: 4, 30: 4, 31: 4,
-}
 
-func isReserved(t TypeID) bool { return t >= typeReservedFirst && t <= typeReservedLast }
+	// The reserved type ids hold ByteStrings.
+	26: 4, 27: 4, 28: 4, 29: 4, 30: 4, 31: 4,
+}
 
 // shape makes v a value of type typ (array or scalar). When v already has
 // that type and shape its storage is kept for reuse; otherwise v is
@@ -311,7 +311,7 @@ func decodePtr[T any, P codec[T]](v *Variant, d *Decoder) {
 // decodeArray reads the Int32 length and the elements of an array of typ
 // into v.obj and returns the length (0 for a null array).
 func (v *Variant) decodeArray(d *Decoder, typ TypeID) int {
-	n, null := readArrayLenOrNull(d, minEncodedSize[typ])
+	n, null := d.ReadArrayLenNull(minEncodedSize[typ])
 	if d.err != nil {
 		return 0
 	}
@@ -368,19 +368,6 @@ func (v *Variant) decodeArray(d *Decoder, typ TypeID) int {
 		decodeSlice(v, d, n, null, func(d *Decoder, p *[]byte) { *p = d.ReadByteString(*p) })
 	}
 	return n
-}
-
-// readArrayLenOrNull reads an array's Int32 length and checks it as
-// Decoder.ReadArrayLen does; a negative length is a null array.
-func readArrayLenOrNull(d *Decoder, minElemSize int) (n int, null bool) {
-	l := d.ReadInt32()
-	if d.err != nil {
-		return 0, false
-	}
-	if l < 0 {
-		return 0, true
-	}
-	return d.CheckArrayLen(int64(l), minElemSize), false
 }
 
 // decodeSlice decodes n elements into the []T held in v.obj, reusing its
