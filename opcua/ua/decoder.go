@@ -310,3 +310,21 @@ func Grow[T any](s []T, n int) []T {
 	}
 	return make([]T, n)
 }
+
+// ReadArray reads an array's length prefix (see ReadArrayLenNull) and
+// returns s resized for the elements that follow: nil for a null array, a
+// non-nil slice of that length otherwise, reusing s's capacity when it is
+// large enough. A value so decodes the same whether it is new or reused,
+// and re-encodes as it came. Elements kept from earlier use are not
+// cleared: the caller decodes every element.
+func ReadArray[T any](d *Decoder, s []T, minElemSize int) []T {
+	n, null := d.ReadArrayLenNull(minElemSize)
+	if null || d.err != nil {
+		return nil
+	}
+	s = Grow(s, n)
+	if s == nil {
+		s = []T{}
+	}
+	return s
+}

@@ -77,7 +77,7 @@ func (m *AdditionalParametersType) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *AdditionalParametersType) Decode(d *Decoder) {
-	m.Parameters = Grow(m.Parameters, d.ReadArrayLen(7))
+	m.Parameters = ReadArray(d, m.Parameters, 7)
 	for i := range m.Parameters {
 		if d.Err() != nil {
 			return
@@ -584,28 +584,28 @@ func (m *TrustListDataType) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *TrustListDataType) Decode(d *Decoder) {
 	m.SpecifiedLists = d.ReadUint32()
-	m.TrustedCertificates = Grow(m.TrustedCertificates, d.ReadArrayLen(4))
+	m.TrustedCertificates = ReadArray(d, m.TrustedCertificates, 4)
 	for i := range m.TrustedCertificates {
 		if d.Err() != nil {
 			return
 		}
 		m.TrustedCertificates[i] = d.ReadByteString(m.TrustedCertificates[i])
 	}
-	m.TrustedCrls = Grow(m.TrustedCrls, d.ReadArrayLen(4))
+	m.TrustedCrls = ReadArray(d, m.TrustedCrls, 4)
 	for i := range m.TrustedCrls {
 		if d.Err() != nil {
 			return
 		}
 		m.TrustedCrls[i] = d.ReadByteString(m.TrustedCrls[i])
 	}
-	m.IssuerCertificates = Grow(m.IssuerCertificates, d.ReadArrayLen(4))
+	m.IssuerCertificates = ReadArray(d, m.IssuerCertificates, 4)
 	for i := range m.IssuerCertificates {
 		if d.Err() != nil {
 			return
 		}
 		m.IssuerCertificates[i] = d.ReadByteString(m.IssuerCertificates[i])
 	}
-	m.IssuerCrls = Grow(m.IssuerCrls, d.ReadArrayLen(4))
+	m.IssuerCrls = ReadArray(d, m.IssuerCrls, 4)
 	for i := range m.IssuerCrls {
 		if d.Err() != nil {
 			return
@@ -681,28 +681,28 @@ func (m *DataTypeSchemaHeader) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *DataTypeSchemaHeader) Decode(d *Decoder) {
-	m.Namespaces = Grow(m.Namespaces, d.ReadArrayLen(4))
+	m.Namespaces = ReadArray(d, m.Namespaces, 4)
 	for i := range m.Namespaces {
 		if d.Err() != nil {
 			return
 		}
 		m.Namespaces[i] = d.ReadStringReuse(m.Namespaces[i])
 	}
-	m.StructureDataTypes = Grow(m.StructureDataTypes, d.ReadArrayLen(20))
+	m.StructureDataTypes = ReadArray(d, m.StructureDataTypes, 20)
 	for i := range m.StructureDataTypes {
 		if d.Err() != nil {
 			return
 		}
 		m.StructureDataTypes[i].Decode(d)
 	}
-	m.EnumDataTypes = Grow(m.EnumDataTypes, d.ReadArrayLen(13))
+	m.EnumDataTypes = ReadArray(d, m.EnumDataTypes, 13)
 	for i := range m.EnumDataTypes {
 		if d.Err() != nil {
 			return
 		}
 		m.EnumDataTypes[i].Decode(d)
 	}
-	m.SimpleDataTypes = Grow(m.SimpleDataTypes, d.ReadArrayLen(11))
+	m.SimpleDataTypes = ReadArray(d, m.SimpleDataTypes, 11)
 	for i := range m.SimpleDataTypes {
 		if d.Err() != nil {
 			return
@@ -881,28 +881,28 @@ func (m *UABinaryFileDataType) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *UABinaryFileDataType) Decode(d *Decoder) {
-	m.Namespaces = Grow(m.Namespaces, d.ReadArrayLen(4))
+	m.Namespaces = ReadArray(d, m.Namespaces, 4)
 	for i := range m.Namespaces {
 		if d.Err() != nil {
 			return
 		}
 		m.Namespaces[i] = d.ReadStringReuse(m.Namespaces[i])
 	}
-	m.StructureDataTypes = Grow(m.StructureDataTypes, d.ReadArrayLen(20))
+	m.StructureDataTypes = ReadArray(d, m.StructureDataTypes, 20)
 	for i := range m.StructureDataTypes {
 		if d.Err() != nil {
 			return
 		}
 		m.StructureDataTypes[i].Decode(d)
 	}
-	m.EnumDataTypes = Grow(m.EnumDataTypes, d.ReadArrayLen(13))
+	m.EnumDataTypes = ReadArray(d, m.EnumDataTypes, 13)
 	for i := range m.EnumDataTypes {
 		if d.Err() != nil {
 			return
 		}
 		m.EnumDataTypes[i].Decode(d)
 	}
-	m.SimpleDataTypes = Grow(m.SimpleDataTypes, d.ReadArrayLen(11))
+	m.SimpleDataTypes = ReadArray(d, m.SimpleDataTypes, 11)
 	for i := range m.SimpleDataTypes {
 		if d.Err() != nil {
 			return
@@ -910,7 +910,7 @@ func (m *UABinaryFileDataType) Decode(d *Decoder) {
 		m.SimpleDataTypes[i].Decode(d)
 	}
 	m.SchemaLocation = d.ReadStringReuse(m.SchemaLocation)
-	m.FileHeader = Grow(m.FileHeader, d.ReadArrayLen(7))
+	m.FileHeader = ReadArray(d, m.FileHeader, 7)
 	for i := range m.FileHeader {
 		if d.Err() != nil {
 			return
@@ -1050,28 +1050,28 @@ func (m *DataSetMetaDataType) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *DataSetMetaDataType) Decode(d *Decoder) {
-	m.Namespaces = Grow(m.Namespaces, d.ReadArrayLen(4))
+	m.Namespaces = ReadArray(d, m.Namespaces, 4)
 	for i := range m.Namespaces {
 		if d.Err() != nil {
 			return
 		}
 		m.Namespaces[i] = d.ReadStringReuse(m.Namespaces[i])
 	}
-	m.StructureDataTypes = Grow(m.StructureDataTypes, d.ReadArrayLen(20))
+	m.StructureDataTypes = ReadArray(d, m.StructureDataTypes, 20)
 	for i := range m.StructureDataTypes {
 		if d.Err() != nil {
 			return
 		}
 		m.StructureDataTypes[i].Decode(d)
 	}
-	m.EnumDataTypes = Grow(m.EnumDataTypes, d.ReadArrayLen(13))
+	m.EnumDataTypes = ReadArray(d, m.EnumDataTypes, 13)
 	for i := range m.EnumDataTypes {
 		if d.Err() != nil {
 			return
 		}
 		m.EnumDataTypes[i].Decode(d)
 	}
-	m.SimpleDataTypes = Grow(m.SimpleDataTypes, d.ReadArrayLen(11))
+	m.SimpleDataTypes = ReadArray(d, m.SimpleDataTypes, 11)
 	for i := range m.SimpleDataTypes {
 		if d.Err() != nil {
 			return
@@ -1080,7 +1080,7 @@ func (m *DataSetMetaDataType) Decode(d *Decoder) {
 	}
 	m.Name = d.ReadStringReuse(m.Name)
 	m.Description.Decode(d)
-	m.Fields = Grow(m.Fields, d.ReadArrayLen(42))
+	m.Fields = ReadArray(d, m.Fields, 42)
 	for i := range m.Fields {
 		if d.Err() != nil {
 			return
@@ -1141,7 +1141,7 @@ func (m *FieldMetaData) Decode(d *Decoder) {
 	m.BuiltInType = d.ReadUint8()
 	m.DataType.Decode(d)
 	m.ValueRank = d.ReadInt32()
-	m.ArrayDimensions = Grow(m.ArrayDimensions, d.ReadArrayLen(4))
+	m.ArrayDimensions = ReadArray(d, m.ArrayDimensions, 4)
 	for i := range m.ArrayDimensions {
 		if d.Err() != nil {
 			return
@@ -1150,7 +1150,7 @@ func (m *FieldMetaData) Decode(d *Decoder) {
 	}
 	m.MaxStringLength = d.ReadUint32()
 	m.DataSetFieldID.Decode(d)
-	m.Properties = Grow(m.Properties, d.ReadArrayLen(7))
+	m.Properties = ReadArray(d, m.Properties, 7)
 	for i := range m.Properties {
 		if d.Err() != nil {
 			return
@@ -1222,7 +1222,7 @@ func (m *PublishedDataSetDataType) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *PublishedDataSetDataType) Decode(d *Decoder) {
 	m.Name = d.ReadStringReuse(m.Name)
-	m.DataSetFolder = Grow(m.DataSetFolder, d.ReadArrayLen(4))
+	m.DataSetFolder = ReadArray(d, m.DataSetFolder, 4)
 	for i := range m.DataSetFolder {
 		if d.Err() != nil {
 			return
@@ -1230,7 +1230,7 @@ func (m *PublishedDataSetDataType) Decode(d *Decoder) {
 		m.DataSetFolder[i] = d.ReadStringReuse(m.DataSetFolder[i])
 	}
 	m.DataSetMetaData.Decode(d)
-	m.ExtensionFields = Grow(m.ExtensionFields, d.ReadArrayLen(7))
+	m.ExtensionFields = ReadArray(d, m.ExtensionFields, 7)
 	for i := range m.ExtensionFields {
 		if d.Err() != nil {
 			return
@@ -1301,7 +1301,7 @@ func (m *PublishedVariableDataType) Decode(d *Decoder) {
 	m.DeadbandValue = d.ReadFloat64()
 	m.IndexRange = d.ReadStringReuse(m.IndexRange)
 	m.SubstituteValue.Decode(d)
-	m.MetaDataProperties = Grow(m.MetaDataProperties, d.ReadArrayLen(6))
+	m.MetaDataProperties = ReadArray(d, m.MetaDataProperties, 6)
 	for i := range m.MetaDataProperties {
 		if d.Err() != nil {
 			return
@@ -1335,7 +1335,7 @@ func (m *PublishedDataItemsDataType) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *PublishedDataItemsDataType) Decode(d *Decoder) {
-	m.PublishedData = Grow(m.PublishedData, d.ReadArrayLen(35))
+	m.PublishedData = ReadArray(d, m.PublishedData, 35)
 	for i := range m.PublishedData {
 		if d.Err() != nil {
 			return
@@ -1374,7 +1374,7 @@ func (m *PublishedEventsDataType) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *PublishedEventsDataType) Decode(d *Decoder) {
 	m.EventNotifier.Decode(d)
-	m.SelectedFields = Grow(m.SelectedFields, d.ReadArrayLen(14))
+	m.SelectedFields = ReadArray(d, m.SelectedFields, 14)
 	for i := range m.SelectedFields {
 		if d.Err() != nil {
 			return
@@ -1454,7 +1454,7 @@ func (m *DataSetWriterDataType) Decode(d *Decoder) {
 	m.DataSetFieldContentMask.Decode(d)
 	m.KeyFrameCount = d.ReadUint32()
 	m.DataSetName = d.ReadStringReuse(m.DataSetName)
-	m.DataSetWriterProperties = Grow(m.DataSetWriterProperties, d.ReadArrayLen(7))
+	m.DataSetWriterProperties = ReadArray(d, m.DataSetWriterProperties, 7)
 	for i := range m.DataSetWriterProperties {
 		if d.Err() != nil {
 			return
@@ -1539,7 +1539,7 @@ func (m *PubSubGroupDataType) Decode(d *Decoder) {
 	m.Enabled = d.ReadBool()
 	m.SecurityMode.Decode(d)
 	m.SecurityGroupID = d.ReadStringReuse(m.SecurityGroupID)
-	m.SecurityKeyServices = Grow(m.SecurityKeyServices, d.ReadArrayLen(50))
+	m.SecurityKeyServices = ReadArray(d, m.SecurityKeyServices, 50)
 	for i := range m.SecurityKeyServices {
 		if d.Err() != nil {
 			return
@@ -1547,7 +1547,7 @@ func (m *PubSubGroupDataType) Decode(d *Decoder) {
 		m.SecurityKeyServices[i].Decode(d)
 	}
 	m.MaxNetworkMessageSize = d.ReadUint32()
-	m.GroupProperties = Grow(m.GroupProperties, d.ReadArrayLen(7))
+	m.GroupProperties = ReadArray(d, m.GroupProperties, 7)
 	for i := range m.GroupProperties {
 		if d.Err() != nil {
 			return
@@ -1623,7 +1623,7 @@ func (m *WriterGroupDataType) Decode(d *Decoder) {
 	m.Enabled = d.ReadBool()
 	m.SecurityMode.Decode(d)
 	m.SecurityGroupID = d.ReadStringReuse(m.SecurityGroupID)
-	m.SecurityKeyServices = Grow(m.SecurityKeyServices, d.ReadArrayLen(50))
+	m.SecurityKeyServices = ReadArray(d, m.SecurityKeyServices, 50)
 	for i := range m.SecurityKeyServices {
 		if d.Err() != nil {
 			return
@@ -1631,7 +1631,7 @@ func (m *WriterGroupDataType) Decode(d *Decoder) {
 		m.SecurityKeyServices[i].Decode(d)
 	}
 	m.MaxNetworkMessageSize = d.ReadUint32()
-	m.GroupProperties = Grow(m.GroupProperties, d.ReadArrayLen(7))
+	m.GroupProperties = ReadArray(d, m.GroupProperties, 7)
 	for i := range m.GroupProperties {
 		if d.Err() != nil {
 			return
@@ -1642,7 +1642,7 @@ func (m *WriterGroupDataType) Decode(d *Decoder) {
 	m.PublishingInterval = d.ReadFloat64()
 	m.KeepAliveTime = d.ReadFloat64()
 	m.Priority = d.ReadUint8()
-	m.LocaleIDs = Grow(m.LocaleIDs, d.ReadArrayLen(4))
+	m.LocaleIDs = ReadArray(d, m.LocaleIDs, 4)
 	for i := range m.LocaleIDs {
 		if d.Err() != nil {
 			return
@@ -1652,7 +1652,7 @@ func (m *WriterGroupDataType) Decode(d *Decoder) {
 	m.HeaderLayoutURI = d.ReadStringReuse(m.HeaderLayoutURI)
 	m.TransportSettings.Decode(d)
 	m.MessageSettings.Decode(d)
-	m.DataSetWriters = Grow(m.DataSetWriters, d.ReadArrayLen(29))
+	m.DataSetWriters = ReadArray(d, m.DataSetWriters, 29)
 	for i := range m.DataSetWriters {
 		if d.Err() != nil {
 			return
@@ -1744,7 +1744,7 @@ func (m *PubSubConnectionDataType) Decode(d *Decoder) {
 	m.PublisherID.Decode(d)
 	m.TransportProfileURI = d.ReadStringReuse(m.TransportProfileURI)
 	m.Address.Decode(d)
-	m.ConnectionProperties = Grow(m.ConnectionProperties, d.ReadArrayLen(7))
+	m.ConnectionProperties = ReadArray(d, m.ConnectionProperties, 7)
 	for i := range m.ConnectionProperties {
 		if d.Err() != nil {
 			return
@@ -1752,14 +1752,14 @@ func (m *PubSubConnectionDataType) Decode(d *Decoder) {
 		m.ConnectionProperties[i].Decode(d)
 	}
 	m.TransportSettings.Decode(d)
-	m.WriterGroups = Grow(m.WriterGroups, d.ReadArrayLen(62))
+	m.WriterGroups = ReadArray(d, m.WriterGroups, 62)
 	for i := range m.WriterGroups {
 		if d.Err() != nil {
 			return
 		}
 		m.WriterGroups[i].Decode(d)
 	}
-	m.ReaderGroups = Grow(m.ReaderGroups, d.ReadArrayLen(35))
+	m.ReaderGroups = ReadArray(d, m.ReaderGroups, 35)
 	for i := range m.ReaderGroups {
 		if d.Err() != nil {
 			return
@@ -1887,7 +1887,7 @@ func (m *ReaderGroupDataType) Decode(d *Decoder) {
 	m.Enabled = d.ReadBool()
 	m.SecurityMode.Decode(d)
 	m.SecurityGroupID = d.ReadStringReuse(m.SecurityGroupID)
-	m.SecurityKeyServices = Grow(m.SecurityKeyServices, d.ReadArrayLen(50))
+	m.SecurityKeyServices = ReadArray(d, m.SecurityKeyServices, 50)
 	for i := range m.SecurityKeyServices {
 		if d.Err() != nil {
 			return
@@ -1895,7 +1895,7 @@ func (m *ReaderGroupDataType) Decode(d *Decoder) {
 		m.SecurityKeyServices[i].Decode(d)
 	}
 	m.MaxNetworkMessageSize = d.ReadUint32()
-	m.GroupProperties = Grow(m.GroupProperties, d.ReadArrayLen(7))
+	m.GroupProperties = ReadArray(d, m.GroupProperties, 7)
 	for i := range m.GroupProperties {
 		if d.Err() != nil {
 			return
@@ -1904,7 +1904,7 @@ func (m *ReaderGroupDataType) Decode(d *Decoder) {
 	}
 	m.TransportSettings.Decode(d)
 	m.MessageSettings.Decode(d)
-	m.DataSetReaders = Grow(m.DataSetReaders, d.ReadArrayLen(104))
+	m.DataSetReaders = ReadArray(d, m.DataSetReaders, 104)
 	for i := range m.DataSetReaders {
 		if d.Err() != nil {
 			return
@@ -2015,14 +2015,14 @@ func (m *DataSetReaderDataType) Decode(d *Decoder) {
 	m.HeaderLayoutURI = d.ReadStringReuse(m.HeaderLayoutURI)
 	m.SecurityMode.Decode(d)
 	m.SecurityGroupID = d.ReadStringReuse(m.SecurityGroupID)
-	m.SecurityKeyServices = Grow(m.SecurityKeyServices, d.ReadArrayLen(50))
+	m.SecurityKeyServices = ReadArray(d, m.SecurityKeyServices, 50)
 	for i := range m.SecurityKeyServices {
 		if d.Err() != nil {
 			return
 		}
 		m.SecurityKeyServices[i].Decode(d)
 	}
-	m.DataSetReaderProperties = Grow(m.DataSetReaderProperties, d.ReadArrayLen(7))
+	m.DataSetReaderProperties = ReadArray(d, m.DataSetReaderProperties, 7)
 	for i := range m.DataSetReaderProperties {
 		if d.Err() != nil {
 			return
@@ -2106,7 +2106,7 @@ func (m *TargetVariablesDataType) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *TargetVariablesDataType) Decode(d *Decoder) {
-	m.TargetVariables = Grow(m.TargetVariables, d.ReadArrayLen(35))
+	m.TargetVariables = ReadArray(d, m.TargetVariables, 35)
 	for i := range m.TargetVariables {
 		if d.Err() != nil {
 			return
@@ -2184,7 +2184,7 @@ func (m *SubscribedDataSetMirrorDataType) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *SubscribedDataSetMirrorDataType) Decode(d *Decoder) {
 	m.ParentNodeName = d.ReadStringReuse(m.ParentNodeName)
-	m.RolePermissions = Grow(m.RolePermissions, d.ReadArrayLen(6))
+	m.RolePermissions = ReadArray(d, m.RolePermissions, 6)
 	for i := range m.RolePermissions {
 		if d.Err() != nil {
 			return
@@ -2224,14 +2224,14 @@ func (m *PubSubConfigurationDataType) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *PubSubConfigurationDataType) Decode(d *Decoder) {
-	m.PublishedDataSets = Grow(m.PublishedDataSets, d.ReadArrayLen(64))
+	m.PublishedDataSets = ReadArray(d, m.PublishedDataSets, 64)
 	for i := range m.PublishedDataSets {
 		if d.Err() != nil {
 			return
 		}
 		m.PublishedDataSets[i].Decode(d)
 	}
-	m.Connections = Grow(m.Connections, d.ReadArrayLen(28))
+	m.Connections = ReadArray(d, m.Connections, 28)
 	for i := range m.Connections {
 		if d.Err() != nil {
 			return
@@ -2298,7 +2298,7 @@ func (m *StandaloneSubscribedDataSetDataType) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *StandaloneSubscribedDataSetDataType) Decode(d *Decoder) {
 	m.Name = d.ReadStringReuse(m.Name)
-	m.DataSetFolder = Grow(m.DataSetFolder, d.ReadArrayLen(4))
+	m.DataSetFolder = ReadArray(d, m.DataSetFolder, 4)
 	for i := range m.DataSetFolder {
 		if d.Err() != nil {
 			return
@@ -2355,7 +2355,7 @@ func (m *SecurityGroupDataType) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *SecurityGroupDataType) Decode(d *Decoder) {
 	m.Name = d.ReadStringReuse(m.Name)
-	m.SecurityGroupFolder = Grow(m.SecurityGroupFolder, d.ReadArrayLen(4))
+	m.SecurityGroupFolder = ReadArray(d, m.SecurityGroupFolder, 4)
 	for i := range m.SecurityGroupFolder {
 		if d.Err() != nil {
 			return
@@ -2367,14 +2367,14 @@ func (m *SecurityGroupDataType) Decode(d *Decoder) {
 	m.MaxFutureKeyCount = d.ReadUint32()
 	m.MaxPastKeyCount = d.ReadUint32()
 	m.SecurityGroupID = d.ReadStringReuse(m.SecurityGroupID)
-	m.RolePermissions = Grow(m.RolePermissions, d.ReadArrayLen(6))
+	m.RolePermissions = ReadArray(d, m.RolePermissions, 6)
 	for i := range m.RolePermissions {
 		if d.Err() != nil {
 			return
 		}
 		m.RolePermissions[i].Decode(d)
 	}
-	m.GroupProperties = Grow(m.GroupProperties, d.ReadArrayLen(7))
+	m.GroupProperties = ReadArray(d, m.GroupProperties, 7)
 	for i := range m.GroupProperties {
 		if d.Err() != nil {
 			return
@@ -2430,7 +2430,7 @@ func (m *PubSubKeyPushTargetDataType) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *PubSubKeyPushTargetDataType) Decode(d *Decoder) {
 	m.ApplicationURI = d.ReadStringReuse(m.ApplicationURI)
-	m.PushTargetFolder = Grow(m.PushTargetFolder, d.ReadArrayLen(4))
+	m.PushTargetFolder = ReadArray(d, m.PushTargetFolder, 4)
 	for i := range m.PushTargetFolder {
 		if d.Err() != nil {
 			return
@@ -2442,14 +2442,14 @@ func (m *PubSubKeyPushTargetDataType) Decode(d *Decoder) {
 	m.UserTokenType.Decode(d)
 	m.RequestedKeyCount = d.ReadUint16()
 	m.RetryInterval = d.ReadFloat64()
-	m.PushTargetProperties = Grow(m.PushTargetProperties, d.ReadArrayLen(7))
+	m.PushTargetProperties = ReadArray(d, m.PushTargetProperties, 7)
 	for i := range m.PushTargetProperties {
 		if d.Err() != nil {
 			return
 		}
 		m.PushTargetProperties[i].Decode(d)
 	}
-	m.SecurityGroups = Grow(m.SecurityGroups, d.ReadArrayLen(4))
+	m.SecurityGroups = ReadArray(d, m.SecurityGroups, 4)
 	for i := range m.SecurityGroups {
 		if d.Err() != nil {
 			return
@@ -2522,14 +2522,14 @@ func (m *PubSubConfiguration2DataType) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *PubSubConfiguration2DataType) Decode(d *Decoder) {
-	m.PublishedDataSets = Grow(m.PublishedDataSets, d.ReadArrayLen(64))
+	m.PublishedDataSets = ReadArray(d, m.PublishedDataSets, 64)
 	for i := range m.PublishedDataSets {
 		if d.Err() != nil {
 			return
 		}
 		m.PublishedDataSets[i].Decode(d)
 	}
-	m.Connections = Grow(m.Connections, d.ReadArrayLen(28))
+	m.Connections = ReadArray(d, m.Connections, 28)
 	for i := range m.Connections {
 		if d.Err() != nil {
 			return
@@ -2537,35 +2537,35 @@ func (m *PubSubConfiguration2DataType) Decode(d *Decoder) {
 		m.Connections[i].Decode(d)
 	}
 	m.Enabled = d.ReadBool()
-	m.SubscribedDataSets = Grow(m.SubscribedDataSets, d.ReadArrayLen(60))
+	m.SubscribedDataSets = ReadArray(d, m.SubscribedDataSets, 60)
 	for i := range m.SubscribedDataSets {
 		if d.Err() != nil {
 			return
 		}
 		m.SubscribedDataSets[i].Decode(d)
 	}
-	m.DataSetClasses = Grow(m.DataSetClasses, d.ReadArrayLen(49))
+	m.DataSetClasses = ReadArray(d, m.DataSetClasses, 49)
 	for i := range m.DataSetClasses {
 		if d.Err() != nil {
 			return
 		}
 		m.DataSetClasses[i].Decode(d)
 	}
-	m.DefaultSecurityKeyServices = Grow(m.DefaultSecurityKeyServices, d.ReadArrayLen(50))
+	m.DefaultSecurityKeyServices = ReadArray(d, m.DefaultSecurityKeyServices, 50)
 	for i := range m.DefaultSecurityKeyServices {
 		if d.Err() != nil {
 			return
 		}
 		m.DefaultSecurityKeyServices[i].Decode(d)
 	}
-	m.SecurityGroups = Grow(m.SecurityGroups, d.ReadArrayLen(40))
+	m.SecurityGroups = ReadArray(d, m.SecurityGroups, 40)
 	for i := range m.SecurityGroups {
 		if d.Err() != nil {
 			return
 		}
 		m.SecurityGroups[i].Decode(d)
 	}
-	m.PubSubKeyPushTargets = Grow(m.PubSubKeyPushTargets, d.ReadArrayLen(54))
+	m.PubSubKeyPushTargets = ReadArray(d, m.PubSubKeyPushTargets, 54)
 	for i := range m.PubSubKeyPushTargets {
 		if d.Err() != nil {
 			return
@@ -2573,7 +2573,7 @@ func (m *PubSubConfiguration2DataType) Decode(d *Decoder) {
 		m.PubSubKeyPushTargets[i].Decode(d)
 	}
 	m.ConfigurationVersion = d.ReadUint32()
-	m.ConfigurationProperties = Grow(m.ConfigurationProperties, d.ReadArrayLen(7))
+	m.ConfigurationProperties = ReadArray(d, m.ConfigurationProperties, 7)
 	for i := range m.ConfigurationProperties {
 		if d.Err() != nil {
 			return
@@ -2619,7 +2619,7 @@ func (m *UadpWriterGroupMessageDataType) Decode(d *Decoder) {
 	m.DataSetOrdering.Decode(d)
 	m.NetworkMessageContentMask.Decode(d)
 	m.SamplingOffset = d.ReadFloat64()
-	m.PublishingOffset = Grow(m.PublishingOffset, d.ReadArrayLen(8))
+	m.PublishingOffset = ReadArray(d, m.PublishingOffset, 8)
 	for i := range m.PublishingOffset {
 		if d.Err() != nil {
 			return
@@ -2946,7 +2946,7 @@ func (m *DatagramConnectionTransport2DataType) Decode(d *Decoder) {
 	m.DiscoveryAnnounceRate = d.ReadUint32()
 	m.DiscoveryMaxMessageSize = d.ReadUint32()
 	m.QosCategory = d.ReadStringReuse(m.QosCategory)
-	m.DatagramQos = Grow(m.DatagramQos, d.ReadArrayLen(3))
+	m.DatagramQos = ReadArray(d, m.DatagramQos, 3)
 	for i := range m.DatagramQos {
 		if d.Err() != nil {
 			return
@@ -3024,7 +3024,7 @@ func (m *DatagramWriterGroupTransport2DataType) Decode(d *Decoder) {
 	m.MessageRepeatDelay = d.ReadFloat64()
 	m.Address.Decode(d)
 	m.QosCategory = d.ReadStringReuse(m.QosCategory)
-	m.DatagramQos = Grow(m.DatagramQos, d.ReadArrayLen(3))
+	m.DatagramQos = ReadArray(d, m.DatagramQos, 3)
 	for i := range m.DatagramQos {
 		if d.Err() != nil {
 			return
@@ -3068,7 +3068,7 @@ func (m *DatagramDataSetReaderTransportDataType) Encode(b []byte) []byte {
 func (m *DatagramDataSetReaderTransportDataType) Decode(d *Decoder) {
 	m.Address.Decode(d)
 	m.QosCategory = d.ReadStringReuse(m.QosCategory)
-	m.DatagramQos = Grow(m.DatagramQos, d.ReadArrayLen(3))
+	m.DatagramQos = ReadArray(d, m.DatagramQos, 3)
 	for i := range m.DatagramQos {
 		if d.Err() != nil {
 			return
@@ -3306,7 +3306,7 @@ func (m *AliasNameDataType) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *AliasNameDataType) Decode(d *Decoder) {
 	m.AliasName.Decode(d)
-	m.ReferencedNodes = Grow(m.ReferencedNodes, d.ReadArrayLen(2))
+	m.ReferencedNodes = ReadArray(d, m.ReferencedNodes, 2)
 	for i := range m.ReferencedNodes {
 		if d.Err() != nil {
 			return
@@ -3520,7 +3520,7 @@ func (m *StructureField) Decode(d *Decoder) {
 	m.Description.Decode(d)
 	m.DataType.Decode(d)
 	m.ValueRank = d.ReadInt32()
-	m.ArrayDimensions = Grow(m.ArrayDimensions, d.ReadArrayLen(4))
+	m.ArrayDimensions = ReadArray(d, m.ArrayDimensions, 4)
 	for i := range m.ArrayDimensions {
 		if d.Err() != nil {
 			return
@@ -3564,7 +3564,7 @@ func (m *StructureDefinition) Decode(d *Decoder) {
 	m.DefaultEncodingID.Decode(d)
 	m.BaseDataType.Decode(d)
 	m.StructureType.Decode(d)
-	m.Fields = Grow(m.Fields, d.ReadArrayLen(20))
+	m.Fields = ReadArray(d, m.Fields, 20)
 	for i := range m.Fields {
 		if d.Err() != nil {
 			return
@@ -3597,7 +3597,7 @@ func (m *EnumDefinition) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *EnumDefinition) Decode(d *Decoder) {
-	m.Fields = Grow(m.Fields, d.ReadArrayLen(14))
+	m.Fields = ReadArray(d, m.Fields, 14)
 	for i := range m.Fields {
 		if d.Err() != nil {
 			return
@@ -3640,7 +3640,7 @@ func (m *Argument) Decode(d *Decoder) {
 	m.Name = d.ReadStringReuse(m.Name)
 	m.DataType.Decode(d)
 	m.ValueRank = d.ReadInt32()
-	m.ArrayDimensions = Grow(m.ArrayDimensions, d.ReadArrayLen(4))
+	m.ArrayDimensions = ReadArray(d, m.ArrayDimensions, 4)
 	for i := range m.ArrayDimensions {
 		if d.Err() != nil {
 			return
@@ -3805,7 +3805,7 @@ func (m *ApplicationDescription) Decode(d *Decoder) {
 	m.ApplicationType.Decode(d)
 	m.GatewayServerURI = d.ReadStringReuse(m.GatewayServerURI)
 	m.DiscoveryProfileURI = d.ReadStringReuse(m.DiscoveryProfileURI)
-	m.DiscoveryURLs = Grow(m.DiscoveryURLs, d.ReadArrayLen(4))
+	m.DiscoveryURLs = ReadArray(d, m.DiscoveryURLs, 4)
 	for i := range m.DiscoveryURLs {
 		if d.Err() != nil {
 			return
@@ -3892,7 +3892,7 @@ func (m *ResponseHeader) Decode(d *Decoder) {
 	m.RequestHandle = d.ReadUint32()
 	m.ServiceResult = StatusCode(d.ReadUint32())
 	m.ServiceDiagnostics.Decode(d)
-	m.StringTable = Grow(m.StringTable, d.ReadArrayLen(4))
+	m.StringTable = ReadArray(d, m.StringTable, 4)
 	for i := range m.StringTable {
 		if d.Err() != nil {
 			return
@@ -3964,21 +3964,21 @@ func (m *SessionlessInvokeRequestType) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *SessionlessInvokeRequestType) Decode(d *Decoder) {
 	m.URIsVersion = d.ReadUint32()
-	m.NamespaceURIs = Grow(m.NamespaceURIs, d.ReadArrayLen(4))
+	m.NamespaceURIs = ReadArray(d, m.NamespaceURIs, 4)
 	for i := range m.NamespaceURIs {
 		if d.Err() != nil {
 			return
 		}
 		m.NamespaceURIs[i] = d.ReadStringReuse(m.NamespaceURIs[i])
 	}
-	m.ServerURIs = Grow(m.ServerURIs, d.ReadArrayLen(4))
+	m.ServerURIs = ReadArray(d, m.ServerURIs, 4)
 	for i := range m.ServerURIs {
 		if d.Err() != nil {
 			return
 		}
 		m.ServerURIs[i] = d.ReadStringReuse(m.ServerURIs[i])
 	}
-	m.LocaleIDs = Grow(m.LocaleIDs, d.ReadArrayLen(4))
+	m.LocaleIDs = ReadArray(d, m.LocaleIDs, 4)
 	for i := range m.LocaleIDs {
 		if d.Err() != nil {
 			return
@@ -4019,14 +4019,14 @@ func (m *SessionlessInvokeResponseType) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *SessionlessInvokeResponseType) Decode(d *Decoder) {
-	m.NamespaceURIs = Grow(m.NamespaceURIs, d.ReadArrayLen(4))
+	m.NamespaceURIs = ReadArray(d, m.NamespaceURIs, 4)
 	for i := range m.NamespaceURIs {
 		if d.Err() != nil {
 			return
 		}
 		m.NamespaceURIs[i] = d.ReadStringReuse(m.NamespaceURIs[i])
 	}
-	m.ServerURIs = Grow(m.ServerURIs, d.ReadArrayLen(4))
+	m.ServerURIs = ReadArray(d, m.ServerURIs, 4)
 	for i := range m.ServerURIs {
 		if d.Err() != nil {
 			return
@@ -4070,14 +4070,14 @@ func (m *FindServersRequest) Encode(b []byte) []byte {
 func (m *FindServersRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
 	m.EndpointURL = d.ReadStringReuse(m.EndpointURL)
-	m.LocaleIDs = Grow(m.LocaleIDs, d.ReadArrayLen(4))
+	m.LocaleIDs = ReadArray(d, m.LocaleIDs, 4)
 	for i := range m.LocaleIDs {
 		if d.Err() != nil {
 			return
 		}
 		m.LocaleIDs[i] = d.ReadStringReuse(m.LocaleIDs[i])
 	}
-	m.ServerURIs = Grow(m.ServerURIs, d.ReadArrayLen(4))
+	m.ServerURIs = ReadArray(d, m.ServerURIs, 4)
 	for i := range m.ServerURIs {
 		if d.Err() != nil {
 			return
@@ -4112,7 +4112,7 @@ func (m *FindServersResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *FindServersResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Servers = Grow(m.Servers, d.ReadArrayLen(25))
+	m.Servers = ReadArray(d, m.Servers, 25)
 	for i := range m.Servers {
 		if d.Err() != nil {
 			return
@@ -4153,7 +4153,7 @@ func (m *ServerOnNetwork) Decode(d *Decoder) {
 	m.RecordID = d.ReadUint32()
 	m.ServerName = d.ReadStringReuse(m.ServerName)
 	m.DiscoveryURL = d.ReadStringReuse(m.DiscoveryURL)
-	m.ServerCapabilities = Grow(m.ServerCapabilities, d.ReadArrayLen(4))
+	m.ServerCapabilities = ReadArray(d, m.ServerCapabilities, 4)
 	for i := range m.ServerCapabilities {
 		if d.Err() != nil {
 			return
@@ -4195,7 +4195,7 @@ func (m *FindServersOnNetworkRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
 	m.StartingRecordID = d.ReadUint32()
 	m.MaxRecordsToReturn = d.ReadUint32()
-	m.ServerCapabilityFilter = Grow(m.ServerCapabilityFilter, d.ReadArrayLen(4))
+	m.ServerCapabilityFilter = ReadArray(d, m.ServerCapabilityFilter, 4)
 	for i := range m.ServerCapabilityFilter {
 		if d.Err() != nil {
 			return
@@ -4234,7 +4234,7 @@ func (m *FindServersOnNetworkResponse) Encode(b []byte) []byte {
 func (m *FindServersOnNetworkResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
 	m.LastCounterResetTime = d.ReadDateTime()
-	m.Servers = Grow(m.Servers, d.ReadArrayLen(16))
+	m.Servers = ReadArray(d, m.Servers, 16)
 	for i := range m.Servers {
 		if d.Err() != nil {
 			return
@@ -4320,7 +4320,7 @@ func (m *EndpointDescription) Decode(d *Decoder) {
 	m.ServerCertificate = d.ReadByteString(m.ServerCertificate)
 	m.SecurityMode.Decode(d)
 	m.SecurityPolicyURI = d.ReadStringReuse(m.SecurityPolicyURI)
-	m.UserIdentityTokens = Grow(m.UserIdentityTokens, d.ReadArrayLen(20))
+	m.UserIdentityTokens = ReadArray(d, m.UserIdentityTokens, 20)
 	for i := range m.UserIdentityTokens {
 		if d.Err() != nil {
 			return
@@ -4365,14 +4365,14 @@ func (m *GetEndpointsRequest) Encode(b []byte) []byte {
 func (m *GetEndpointsRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
 	m.EndpointURL = d.ReadStringReuse(m.EndpointURL)
-	m.LocaleIDs = Grow(m.LocaleIDs, d.ReadArrayLen(4))
+	m.LocaleIDs = ReadArray(d, m.LocaleIDs, 4)
 	for i := range m.LocaleIDs {
 		if d.Err() != nil {
 			return
 		}
 		m.LocaleIDs[i] = d.ReadStringReuse(m.LocaleIDs[i])
 	}
-	m.ProfileURIs = Grow(m.ProfileURIs, d.ReadArrayLen(4))
+	m.ProfileURIs = ReadArray(d, m.ProfileURIs, 4)
 	for i := range m.ProfileURIs {
 		if d.Err() != nil {
 			return
@@ -4407,7 +4407,7 @@ func (m *GetEndpointsResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *GetEndpointsResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Endpoints = Grow(m.Endpoints, d.ReadArrayLen(50))
+	m.Endpoints = ReadArray(d, m.Endpoints, 50)
 	for i := range m.Endpoints {
 		if d.Err() != nil {
 			return
@@ -4458,7 +4458,7 @@ func (m *RegisteredServer) Encode(b []byte) []byte {
 func (m *RegisteredServer) Decode(d *Decoder) {
 	m.ServerURI = d.ReadStringReuse(m.ServerURI)
 	m.ProductURI = d.ReadStringReuse(m.ProductURI)
-	m.ServerNames = Grow(m.ServerNames, d.ReadArrayLen(1))
+	m.ServerNames = ReadArray(d, m.ServerNames, 1)
 	for i := range m.ServerNames {
 		if d.Err() != nil {
 			return
@@ -4467,7 +4467,7 @@ func (m *RegisteredServer) Decode(d *Decoder) {
 	}
 	m.ServerType.Decode(d)
 	m.GatewayServerURI = d.ReadStringReuse(m.GatewayServerURI)
-	m.DiscoveryURLs = Grow(m.DiscoveryURLs, d.ReadArrayLen(4))
+	m.DiscoveryURLs = ReadArray(d, m.DiscoveryURLs, 4)
 	for i := range m.DiscoveryURLs {
 		if d.Err() != nil {
 			return
@@ -4569,7 +4569,7 @@ func (m *MdnsDiscoveryConfiguration) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *MdnsDiscoveryConfiguration) Decode(d *Decoder) {
 	m.MdnsServerName = d.ReadStringReuse(m.MdnsServerName)
-	m.ServerCapabilities = Grow(m.ServerCapabilities, d.ReadArrayLen(4))
+	m.ServerCapabilities = ReadArray(d, m.ServerCapabilities, 4)
 	for i := range m.ServerCapabilities {
 		if d.Err() != nil {
 			return
@@ -4607,7 +4607,7 @@ func (m *RegisterServer2Request) Encode(b []byte) []byte {
 func (m *RegisterServer2Request) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
 	m.Server.Decode(d)
-	m.DiscoveryConfiguration = Grow(m.DiscoveryConfiguration, d.ReadArrayLen(3))
+	m.DiscoveryConfiguration = ReadArray(d, m.DiscoveryConfiguration, 3)
 	for i := range m.DiscoveryConfiguration {
 		if d.Err() != nil {
 			return
@@ -4648,14 +4648,14 @@ func (m *RegisterServer2Response) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *RegisterServer2Response) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.ConfigurationResults = Grow(m.ConfigurationResults, d.ReadArrayLen(4))
+	m.ConfigurationResults = ReadArray(d, m.ConfigurationResults, 4)
 	for i := range m.ConfigurationResults {
 		if d.Err() != nil {
 			return
 		}
 		m.ConfigurationResults[i] = StatusCode(d.ReadUint32())
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -4966,14 +4966,14 @@ func (m *CreateSessionResponse) Decode(d *Decoder) {
 	m.RevisedSessionTimeout = d.ReadFloat64()
 	m.ServerNonce = d.ReadByteString(m.ServerNonce)
 	m.ServerCertificate = d.ReadByteString(m.ServerCertificate)
-	m.ServerEndpoints = Grow(m.ServerEndpoints, d.ReadArrayLen(50))
+	m.ServerEndpoints = ReadArray(d, m.ServerEndpoints, 50)
 	for i := range m.ServerEndpoints {
 		if d.Err() != nil {
 			return
 		}
 		m.ServerEndpoints[i].Decode(d)
 	}
-	m.ServerSoftwareCertificates = Grow(m.ServerSoftwareCertificates, d.ReadArrayLen(8))
+	m.ServerSoftwareCertificates = ReadArray(d, m.ServerSoftwareCertificates, 8)
 	for i := range m.ServerSoftwareCertificates {
 		if d.Err() != nil {
 			return
@@ -5159,14 +5159,14 @@ func (m *ActivateSessionRequest) Encode(b []byte) []byte {
 func (m *ActivateSessionRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
 	m.ClientSignature.Decode(d)
-	m.ClientSoftwareCertificates = Grow(m.ClientSoftwareCertificates, d.ReadArrayLen(8))
+	m.ClientSoftwareCertificates = ReadArray(d, m.ClientSoftwareCertificates, 8)
 	for i := range m.ClientSoftwareCertificates {
 		if d.Err() != nil {
 			return
 		}
 		m.ClientSoftwareCertificates[i].Decode(d)
 	}
-	m.LocaleIDs = Grow(m.LocaleIDs, d.ReadArrayLen(4))
+	m.LocaleIDs = ReadArray(d, m.LocaleIDs, 4)
 	for i := range m.LocaleIDs {
 		if d.Err() != nil {
 			return
@@ -5212,14 +5212,14 @@ func (m *ActivateSessionResponse) Encode(b []byte) []byte {
 func (m *ActivateSessionResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
 	m.ServerNonce = d.ReadByteString(m.ServerNonce)
-	m.Results = Grow(m.Results, d.ReadArrayLen(4))
+	m.Results = ReadArray(d, m.Results, 4)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i] = StatusCode(d.ReadUint32())
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -5459,7 +5459,7 @@ func (m *VariableAttributes) Decode(d *Decoder) {
 	m.Value.Decode(d)
 	m.DataType.Decode(d)
 	m.ValueRank = d.ReadInt32()
-	m.ArrayDimensions = Grow(m.ArrayDimensions, d.ReadArrayLen(4))
+	m.ArrayDimensions = ReadArray(d, m.ArrayDimensions, 4)
 	for i := range m.ArrayDimensions {
 		if d.Err() != nil {
 			return
@@ -5603,7 +5603,7 @@ func (m *VariableTypeAttributes) Decode(d *Decoder) {
 	m.Value.Decode(d)
 	m.DataType.Decode(d)
 	m.ValueRank = d.ReadInt32()
-	m.ArrayDimensions = Grow(m.ArrayDimensions, d.ReadArrayLen(4))
+	m.ArrayDimensions = ReadArray(d, m.ArrayDimensions, 4)
 	for i := range m.ArrayDimensions {
 		if d.Err() != nil {
 			return
@@ -5805,7 +5805,7 @@ func (m *GenericAttributes) Decode(d *Decoder) {
 	m.Description.Decode(d)
 	m.WriteMask = d.ReadUint32()
 	m.UserWriteMask = d.ReadUint32()
-	m.AttributeValues = Grow(m.AttributeValues, d.ReadArrayLen(5))
+	m.AttributeValues = ReadArray(d, m.AttributeValues, 5)
 	for i := range m.AttributeValues {
 		if d.Err() != nil {
 			return
@@ -5907,7 +5907,7 @@ func (m *AddNodesRequest) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *AddNodesRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
-	m.NodesToAdd = Grow(m.NodesToAdd, d.ReadArrayLen(21))
+	m.NodesToAdd = ReadArray(d, m.NodesToAdd, 21)
 	for i := range m.NodesToAdd {
 		if d.Err() != nil {
 			return
@@ -5947,14 +5947,14 @@ func (m *AddNodesResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *AddNodesResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(6))
+	m.Results = ReadArray(d, m.Results, 6)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i].Decode(d)
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -6027,7 +6027,7 @@ func (m *AddReferencesRequest) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *AddReferencesRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
-	m.ReferencesToAdd = Grow(m.ReferencesToAdd, d.ReadArrayLen(15))
+	m.ReferencesToAdd = ReadArray(d, m.ReferencesToAdd, 15)
 	for i := range m.ReferencesToAdd {
 		if d.Err() != nil {
 			return
@@ -6067,14 +6067,14 @@ func (m *AddReferencesResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *AddReferencesResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(4))
+	m.Results = ReadArray(d, m.Results, 4)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i] = StatusCode(d.ReadUint32())
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -6135,7 +6135,7 @@ func (m *DeleteNodesRequest) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *DeleteNodesRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
-	m.NodesToDelete = Grow(m.NodesToDelete, d.ReadArrayLen(3))
+	m.NodesToDelete = ReadArray(d, m.NodesToDelete, 3)
 	for i := range m.NodesToDelete {
 		if d.Err() != nil {
 			return
@@ -6175,14 +6175,14 @@ func (m *DeleteNodesResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *DeleteNodesResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(4))
+	m.Results = ReadArray(d, m.Results, 4)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i] = StatusCode(d.ReadUint32())
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -6253,7 +6253,7 @@ func (m *DeleteReferencesRequest) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *DeleteReferencesRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
-	m.ReferencesToDelete = Grow(m.ReferencesToDelete, d.ReadArrayLen(8))
+	m.ReferencesToDelete = ReadArray(d, m.ReferencesToDelete, 8)
 	for i := range m.ReferencesToDelete {
 		if d.Err() != nil {
 			return
@@ -6294,14 +6294,14 @@ func (m *DeleteReferencesResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *DeleteReferencesResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(4))
+	m.Results = ReadArray(d, m.Results, 4)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i] = StatusCode(d.ReadUint32())
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -6447,7 +6447,7 @@ func (m *BrowseResult) Encode(b []byte) []byte {
 func (m *BrowseResult) Decode(d *Decoder) {
 	m.StatusCode = StatusCode(d.ReadUint32())
 	m.ContinuationPoint = d.ReadByteString(m.ContinuationPoint)
-	m.References = Grow(m.References, d.ReadArrayLen(18))
+	m.References = ReadArray(d, m.References, 18)
 	for i := range m.References {
 		if d.Err() != nil {
 			return
@@ -6488,7 +6488,7 @@ func (m *BrowseRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
 	m.View.Decode(d)
 	m.RequestedMaxReferencesPerNode = d.ReadUint32()
-	m.NodesToBrowse = Grow(m.NodesToBrowse, d.ReadArrayLen(17))
+	m.NodesToBrowse = ReadArray(d, m.NodesToBrowse, 17)
 	for i := range m.NodesToBrowse {
 		if d.Err() != nil {
 			return
@@ -6528,14 +6528,14 @@ func (m *BrowseResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *BrowseResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(12))
+	m.Results = ReadArray(d, m.Results, 12)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i].Decode(d)
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -6573,7 +6573,7 @@ func (m *BrowseNextRequest) Encode(b []byte) []byte {
 func (m *BrowseNextRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
 	m.ReleaseContinuationPoints = d.ReadBool()
-	m.ContinuationPoints = Grow(m.ContinuationPoints, d.ReadArrayLen(4))
+	m.ContinuationPoints = ReadArray(d, m.ContinuationPoints, 4)
 	for i := range m.ContinuationPoints {
 		if d.Err() != nil {
 			return
@@ -6613,14 +6613,14 @@ func (m *BrowseNextResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *BrowseNextResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(12))
+	m.Results = ReadArray(d, m.Results, 12)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i].Decode(d)
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -6684,7 +6684,7 @@ func (m *RelativePath) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *RelativePath) Decode(d *Decoder) {
-	m.Elements = Grow(m.Elements, d.ReadArrayLen(10))
+	m.Elements = ReadArray(d, m.Elements, 10)
 	for i := range m.Elements {
 		if d.Err() != nil {
 			return
@@ -6771,7 +6771,7 @@ func (m *BrowsePathResult) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *BrowsePathResult) Decode(d *Decoder) {
 	m.StatusCode = StatusCode(d.ReadUint32())
-	m.Targets = Grow(m.Targets, d.ReadArrayLen(6))
+	m.Targets = ReadArray(d, m.Targets, 6)
 	for i := range m.Targets {
 		if d.Err() != nil {
 			return
@@ -6807,7 +6807,7 @@ func (m *TranslateBrowsePathsToNodeIDsRequest) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *TranslateBrowsePathsToNodeIDsRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
-	m.BrowsePaths = Grow(m.BrowsePaths, d.ReadArrayLen(6))
+	m.BrowsePaths = ReadArray(d, m.BrowsePaths, 6)
 	for i := range m.BrowsePaths {
 		if d.Err() != nil {
 			return
@@ -6848,14 +6848,14 @@ func (m *TranslateBrowsePathsToNodeIDsResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *TranslateBrowsePathsToNodeIDsResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(8))
+	m.Results = ReadArray(d, m.Results, 8)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i].Decode(d)
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -6890,7 +6890,7 @@ func (m *RegisterNodesRequest) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *RegisterNodesRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
-	m.NodesToRegister = Grow(m.NodesToRegister, d.ReadArrayLen(2))
+	m.NodesToRegister = ReadArray(d, m.NodesToRegister, 2)
 	for i := range m.NodesToRegister {
 		if d.Err() != nil {
 			return
@@ -6925,7 +6925,7 @@ func (m *RegisterNodesResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *RegisterNodesResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.RegisteredNodeIDs = Grow(m.RegisteredNodeIDs, d.ReadArrayLen(2))
+	m.RegisteredNodeIDs = ReadArray(d, m.RegisteredNodeIDs, 2)
 	for i := range m.RegisteredNodeIDs {
 		if d.Err() != nil {
 			return
@@ -6960,7 +6960,7 @@ func (m *UnregisterNodesRequest) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *UnregisterNodesRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
-	m.NodesToUnregister = Grow(m.NodesToUnregister, d.ReadArrayLen(2))
+	m.NodesToUnregister = ReadArray(d, m.NodesToUnregister, 2)
 	for i := range m.NodesToUnregister {
 		if d.Err() != nil {
 			return
@@ -7098,7 +7098,7 @@ func (m *NodeTypeDescription) Encode(b []byte) []byte {
 func (m *NodeTypeDescription) Decode(d *Decoder) {
 	m.TypeDefinitionNode.Decode(d)
 	m.IncludeSubTypes = d.ReadBool()
-	m.DataToReturn = Grow(m.DataToReturn, d.ReadArrayLen(12))
+	m.DataToReturn = ReadArray(d, m.DataToReturn, 12)
 	for i := range m.DataToReturn {
 		if d.Err() != nil {
 			return
@@ -7136,7 +7136,7 @@ func (m *QueryDataSet) Encode(b []byte) []byte {
 func (m *QueryDataSet) Decode(d *Decoder) {
 	m.NodeID.Decode(d)
 	m.TypeDefinitionNode.Decode(d)
-	m.Values = Grow(m.Values, d.ReadArrayLen(1))
+	m.Values = ReadArray(d, m.Values, 1)
 	for i := range m.Values {
 		if d.Err() != nil {
 			return
@@ -7177,7 +7177,7 @@ func (m *NodeReference) Decode(d *Decoder) {
 	m.NodeID.Decode(d)
 	m.ReferenceTypeID.Decode(d)
 	m.IsForward = d.ReadBool()
-	m.ReferencedNodeIDs = Grow(m.ReferencedNodeIDs, d.ReadArrayLen(2))
+	m.ReferencedNodeIDs = ReadArray(d, m.ReferencedNodeIDs, 2)
 	for i := range m.ReferencedNodeIDs {
 		if d.Err() != nil {
 			return
@@ -7212,7 +7212,7 @@ func (m *ContentFilterElement) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *ContentFilterElement) Decode(d *Decoder) {
 	m.FilterOperator.Decode(d)
-	m.FilterOperands = Grow(m.FilterOperands, d.ReadArrayLen(3))
+	m.FilterOperands = ReadArray(d, m.FilterOperands, 3)
 	for i := range m.FilterOperands {
 		if d.Err() != nil {
 			return
@@ -7244,7 +7244,7 @@ func (m *ContentFilter) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *ContentFilter) Decode(d *Decoder) {
-	m.Elements = Grow(m.Elements, d.ReadArrayLen(8))
+	m.Elements = ReadArray(d, m.Elements, 8)
 	for i := range m.Elements {
 		if d.Err() != nil {
 			return
@@ -7383,7 +7383,7 @@ func (m *SimpleAttributeOperand) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *SimpleAttributeOperand) Decode(d *Decoder) {
 	m.TypeDefinitionID.Decode(d)
-	m.BrowsePath = Grow(m.BrowsePath, d.ReadArrayLen(6))
+	m.BrowsePath = ReadArray(d, m.BrowsePath, 6)
 	for i := range m.BrowsePath {
 		if d.Err() != nil {
 			return
@@ -7426,14 +7426,14 @@ func (m *ContentFilterElementResult) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *ContentFilterElementResult) Decode(d *Decoder) {
 	m.StatusCode = StatusCode(d.ReadUint32())
-	m.OperandStatusCodes = Grow(m.OperandStatusCodes, d.ReadArrayLen(4))
+	m.OperandStatusCodes = ReadArray(d, m.OperandStatusCodes, 4)
 	for i := range m.OperandStatusCodes {
 		if d.Err() != nil {
 			return
 		}
 		m.OperandStatusCodes[i] = StatusCode(d.ReadUint32())
 	}
-	m.OperandDiagnosticInfos = Grow(m.OperandDiagnosticInfos, d.ReadArrayLen(1))
+	m.OperandDiagnosticInfos = ReadArray(d, m.OperandDiagnosticInfos, 1)
 	for i := range m.OperandDiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -7470,14 +7470,14 @@ func (m *ContentFilterResult) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *ContentFilterResult) Decode(d *Decoder) {
-	m.ElementResults = Grow(m.ElementResults, d.ReadArrayLen(12))
+	m.ElementResults = ReadArray(d, m.ElementResults, 12)
 	for i := range m.ElementResults {
 		if d.Err() != nil {
 			return
 		}
 		m.ElementResults[i].Decode(d)
 	}
-	m.ElementDiagnosticInfos = Grow(m.ElementDiagnosticInfos, d.ReadArrayLen(1))
+	m.ElementDiagnosticInfos = ReadArray(d, m.ElementDiagnosticInfos, 1)
 	for i := range m.ElementDiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -7517,14 +7517,14 @@ func (m *ParsingResult) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *ParsingResult) Decode(d *Decoder) {
 	m.StatusCode = StatusCode(d.ReadUint32())
-	m.DataStatusCodes = Grow(m.DataStatusCodes, d.ReadArrayLen(4))
+	m.DataStatusCodes = ReadArray(d, m.DataStatusCodes, 4)
 	for i := range m.DataStatusCodes {
 		if d.Err() != nil {
 			return
 		}
 		m.DataStatusCodes[i] = StatusCode(d.ReadUint32())
 	}
-	m.DataDiagnosticInfos = Grow(m.DataDiagnosticInfos, d.ReadArrayLen(1))
+	m.DataDiagnosticInfos = ReadArray(d, m.DataDiagnosticInfos, 1)
 	for i := range m.DataDiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -7568,7 +7568,7 @@ func (m *QueryFirstRequest) Encode(b []byte) []byte {
 func (m *QueryFirstRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
 	m.View.Decode(d)
-	m.NodeTypes = Grow(m.NodeTypes, d.ReadArrayLen(7))
+	m.NodeTypes = ReadArray(d, m.NodeTypes, 7)
 	for i := range m.NodeTypes {
 		if d.Err() != nil {
 			return
@@ -7620,7 +7620,7 @@ func (m *QueryFirstResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *QueryFirstResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.QueryDataSets = Grow(m.QueryDataSets, d.ReadArrayLen(8))
+	m.QueryDataSets = ReadArray(d, m.QueryDataSets, 8)
 	for i := range m.QueryDataSets {
 		if d.Err() != nil {
 			return
@@ -7628,14 +7628,14 @@ func (m *QueryFirstResponse) Decode(d *Decoder) {
 		m.QueryDataSets[i].Decode(d)
 	}
 	m.ContinuationPoint = d.ReadByteString(m.ContinuationPoint)
-	m.ParsingResults = Grow(m.ParsingResults, d.ReadArrayLen(12))
+	m.ParsingResults = ReadArray(d, m.ParsingResults, 12)
 	for i := range m.ParsingResults {
 		if d.Err() != nil {
 			return
 		}
 		m.ParsingResults[i].Decode(d)
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -7702,7 +7702,7 @@ func (m *QueryNextResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *QueryNextResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.QueryDataSets = Grow(m.QueryDataSets, d.ReadArrayLen(8))
+	m.QueryDataSets = ReadArray(d, m.QueryDataSets, 8)
 	for i := range m.QueryDataSets {
 		if d.Err() != nil {
 			return
@@ -7776,7 +7776,7 @@ func (m *ReadRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
 	m.MaxAge = d.ReadFloat64()
 	m.TimestampsToReturn.Decode(d)
-	m.NodesToRead = Grow(m.NodesToRead, d.ReadArrayLen(16))
+	m.NodesToRead = ReadArray(d, m.NodesToRead, 16)
 	for i := range m.NodesToRead {
 		if d.Err() != nil {
 			return
@@ -7816,14 +7816,14 @@ func (m *ReadResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *ReadResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(1))
+	m.Results = ReadArray(d, m.Results, 1)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i].Decode(d)
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -8048,7 +8048,7 @@ func (m *ReadProcessedDetails) Decode(d *Decoder) {
 	m.StartTime = d.ReadDateTime()
 	m.EndTime = d.ReadDateTime()
 	m.ProcessingInterval = d.ReadFloat64()
-	m.AggregateType = Grow(m.AggregateType, d.ReadArrayLen(2))
+	m.AggregateType = ReadArray(d, m.AggregateType, 2)
 	for i := range m.AggregateType {
 		if d.Err() != nil {
 			return
@@ -8084,7 +8084,7 @@ func (m *ReadAtTimeDetails) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *ReadAtTimeDetails) Decode(d *Decoder) {
-	m.ReqTimes = Grow(m.ReqTimes, d.ReadArrayLen(8))
+	m.ReqTimes = ReadArray(d, m.ReqTimes, 8)
 	for i := range m.ReqTimes {
 		if d.Err() != nil {
 			return
@@ -8118,7 +8118,7 @@ func (m *ReadAnnotationDataDetails) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *ReadAnnotationDataDetails) Decode(d *Decoder) {
-	m.ReqTimes = Grow(m.ReqTimes, d.ReadArrayLen(8))
+	m.ReqTimes = ReadArray(d, m.ReqTimes, 8)
 	for i := range m.ReqTimes {
 		if d.Err() != nil {
 			return
@@ -8150,7 +8150,7 @@ func (m *HistoryData) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *HistoryData) Decode(d *Decoder) {
-	m.DataValues = Grow(m.DataValues, d.ReadArrayLen(1))
+	m.DataValues = ReadArray(d, m.DataValues, 1)
 	for i := range m.DataValues {
 		if d.Err() != nil {
 			return
@@ -8217,14 +8217,14 @@ func (m *HistoryModifiedData) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *HistoryModifiedData) Decode(d *Decoder) {
-	m.DataValues = Grow(m.DataValues, d.ReadArrayLen(1))
+	m.DataValues = ReadArray(d, m.DataValues, 1)
 	for i := range m.DataValues {
 		if d.Err() != nil {
 			return
 		}
 		m.DataValues[i].Decode(d)
 	}
-	m.ModificationInfos = Grow(m.ModificationInfos, d.ReadArrayLen(16))
+	m.ModificationInfos = ReadArray(d, m.ModificationInfos, 16)
 	for i := range m.ModificationInfos {
 		if d.Err() != nil {
 			return
@@ -8256,7 +8256,7 @@ func (m *HistoryEvent) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *HistoryEvent) Decode(d *Decoder) {
-	m.Events = Grow(m.Events, d.ReadArrayLen(4))
+	m.Events = ReadArray(d, m.Events, 4)
 	for i := range m.Events {
 		if d.Err() != nil {
 			return
@@ -8294,14 +8294,14 @@ func (m *HistoryModifiedEvent) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *HistoryModifiedEvent) Decode(d *Decoder) {
-	m.Events = Grow(m.Events, d.ReadArrayLen(4))
+	m.Events = ReadArray(d, m.Events, 4)
 	for i := range m.Events {
 		if d.Err() != nil {
 			return
 		}
 		m.Events[i].Decode(d)
 	}
-	m.ModificationInfos = Grow(m.ModificationInfos, d.ReadArrayLen(16))
+	m.ModificationInfos = ReadArray(d, m.ModificationInfos, 16)
 	for i := range m.ModificationInfos {
 		if d.Err() != nil {
 			return
@@ -8345,7 +8345,7 @@ func (m *HistoryReadRequest) Decode(d *Decoder) {
 	m.HistoryReadDetails.Decode(d)
 	m.TimestampsToReturn.Decode(d)
 	m.ReleaseContinuationPoints = d.ReadBool()
-	m.NodesToRead = Grow(m.NodesToRead, d.ReadArrayLen(16))
+	m.NodesToRead = ReadArray(d, m.NodesToRead, 16)
 	for i := range m.NodesToRead {
 		if d.Err() != nil {
 			return
@@ -8385,14 +8385,14 @@ func (m *HistoryReadResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *HistoryReadResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(11))
+	m.Results = ReadArray(d, m.Results, 11)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i].Decode(d)
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -8459,7 +8459,7 @@ func (m *WriteRequest) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *WriteRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
-	m.NodesToWrite = Grow(m.NodesToWrite, d.ReadArrayLen(11))
+	m.NodesToWrite = ReadArray(d, m.NodesToWrite, 11)
 	for i := range m.NodesToWrite {
 		if d.Err() != nil {
 			return
@@ -8499,14 +8499,14 @@ func (m *WriteResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *WriteResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(4))
+	m.Results = ReadArray(d, m.Results, 4)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i] = StatusCode(d.ReadUint32())
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -8560,7 +8560,7 @@ func (m *UpdateDataDetails) Encode(b []byte) []byte {
 func (m *UpdateDataDetails) Decode(d *Decoder) {
 	m.NodeID.Decode(d)
 	m.PerformInsertReplace.Decode(d)
-	m.UpdateValues = Grow(m.UpdateValues, d.ReadArrayLen(1))
+	m.UpdateValues = ReadArray(d, m.UpdateValues, 1)
 	for i := range m.UpdateValues {
 		if d.Err() != nil {
 			return
@@ -8599,7 +8599,7 @@ func (m *UpdateStructureDataDetails) Encode(b []byte) []byte {
 func (m *UpdateStructureDataDetails) Decode(d *Decoder) {
 	m.NodeID.Decode(d)
 	m.PerformInsertReplace.Decode(d)
-	m.UpdateValues = Grow(m.UpdateValues, d.ReadArrayLen(1))
+	m.UpdateValues = ReadArray(d, m.UpdateValues, 1)
 	for i := range m.UpdateValues {
 		if d.Err() != nil {
 			return
@@ -8641,7 +8641,7 @@ func (m *UpdateEventDetails) Decode(d *Decoder) {
 	m.NodeID.Decode(d)
 	m.PerformInsertReplace.Decode(d)
 	m.Filter.Decode(d)
-	m.EventData = Grow(m.EventData, d.ReadArrayLen(4))
+	m.EventData = ReadArray(d, m.EventData, 4)
 	for i := range m.EventData {
 		if d.Err() != nil {
 			return
@@ -8710,7 +8710,7 @@ func (m *DeleteAtTimeDetails) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *DeleteAtTimeDetails) Decode(d *Decoder) {
 	m.NodeID.Decode(d)
-	m.ReqTimes = Grow(m.ReqTimes, d.ReadArrayLen(8))
+	m.ReqTimes = ReadArray(d, m.ReqTimes, 8)
 	for i := range m.ReqTimes {
 		if d.Err() != nil {
 			return
@@ -8746,7 +8746,7 @@ func (m *DeleteEventDetails) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *DeleteEventDetails) Decode(d *Decoder) {
 	m.NodeID.Decode(d)
-	m.EventIDs = Grow(m.EventIDs, d.ReadArrayLen(4))
+	m.EventIDs = ReadArray(d, m.EventIDs, 4)
 	for i := range m.EventIDs {
 		if d.Err() != nil {
 			return
@@ -8786,14 +8786,14 @@ func (m *HistoryUpdateResult) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *HistoryUpdateResult) Decode(d *Decoder) {
 	m.StatusCode = StatusCode(d.ReadUint32())
-	m.OperationResults = Grow(m.OperationResults, d.ReadArrayLen(4))
+	m.OperationResults = ReadArray(d, m.OperationResults, 4)
 	for i := range m.OperationResults {
 		if d.Err() != nil {
 			return
 		}
 		m.OperationResults[i] = StatusCode(d.ReadUint32())
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -8828,7 +8828,7 @@ func (m *HistoryUpdateRequest) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *HistoryUpdateRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
-	m.HistoryUpdateDetails = Grow(m.HistoryUpdateDetails, d.ReadArrayLen(3))
+	m.HistoryUpdateDetails = ReadArray(d, m.HistoryUpdateDetails, 3)
 	for i := range m.HistoryUpdateDetails {
 		if d.Err() != nil {
 			return
@@ -8868,14 +8868,14 @@ func (m *HistoryUpdateResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *HistoryUpdateResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(12))
+	m.Results = ReadArray(d, m.Results, 12)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i].Decode(d)
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -8913,7 +8913,7 @@ func (m *CallMethodRequest) Encode(b []byte) []byte {
 func (m *CallMethodRequest) Decode(d *Decoder) {
 	m.ObjectID.Decode(d)
 	m.MethodID.Decode(d)
-	m.InputArguments = Grow(m.InputArguments, d.ReadArrayLen(1))
+	m.InputArguments = ReadArray(d, m.InputArguments, 1)
 	for i := range m.InputArguments {
 		if d.Err() != nil {
 			return
@@ -8958,21 +8958,21 @@ func (m *CallMethodResult) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *CallMethodResult) Decode(d *Decoder) {
 	m.StatusCode = StatusCode(d.ReadUint32())
-	m.InputArgumentResults = Grow(m.InputArgumentResults, d.ReadArrayLen(4))
+	m.InputArgumentResults = ReadArray(d, m.InputArgumentResults, 4)
 	for i := range m.InputArgumentResults {
 		if d.Err() != nil {
 			return
 		}
 		m.InputArgumentResults[i] = StatusCode(d.ReadUint32())
 	}
-	m.InputArgumentDiagnosticInfos = Grow(m.InputArgumentDiagnosticInfos, d.ReadArrayLen(1))
+	m.InputArgumentDiagnosticInfos = ReadArray(d, m.InputArgumentDiagnosticInfos, 1)
 	for i := range m.InputArgumentDiagnosticInfos {
 		if d.Err() != nil {
 			return
 		}
 		m.InputArgumentDiagnosticInfos[i].Decode(d)
 	}
-	m.OutputArguments = Grow(m.OutputArguments, d.ReadArrayLen(1))
+	m.OutputArguments = ReadArray(d, m.OutputArguments, 1)
 	for i := range m.OutputArguments {
 		if d.Err() != nil {
 			return
@@ -9007,7 +9007,7 @@ func (m *CallRequest) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *CallRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
-	m.MethodsToCall = Grow(m.MethodsToCall, d.ReadArrayLen(8))
+	m.MethodsToCall = ReadArray(d, m.MethodsToCall, 8)
 	for i := range m.MethodsToCall {
 		if d.Err() != nil {
 			return
@@ -9047,14 +9047,14 @@ func (m *CallResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *CallResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(16))
+	m.Results = ReadArray(d, m.Results, 16)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i].Decode(d)
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -9134,7 +9134,7 @@ func (m *EventFilter) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *EventFilter) Decode(d *Decoder) {
-	m.SelectClauses = Grow(m.SelectClauses, d.ReadArrayLen(14))
+	m.SelectClauses = ReadArray(d, m.SelectClauses, 14)
 	for i := range m.SelectClauses {
 		if d.Err() != nil {
 			return
@@ -9258,14 +9258,14 @@ func (m *EventFilterResult) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *EventFilterResult) Decode(d *Decoder) {
-	m.SelectClauseResults = Grow(m.SelectClauseResults, d.ReadArrayLen(4))
+	m.SelectClauseResults = ReadArray(d, m.SelectClauseResults, 4)
 	for i := range m.SelectClauseResults {
 		if d.Err() != nil {
 			return
 		}
 		m.SelectClauseResults[i] = StatusCode(d.ReadUint32())
 	}
-	m.SelectClauseDiagnosticInfos = Grow(m.SelectClauseDiagnosticInfos, d.ReadArrayLen(1))
+	m.SelectClauseDiagnosticInfos = ReadArray(d, m.SelectClauseDiagnosticInfos, 1)
 	for i := range m.SelectClauseDiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -9439,7 +9439,7 @@ func (m *CreateMonitoredItemsRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
 	m.SubscriptionID = d.ReadUint32()
 	m.TimestampsToReturn.Decode(d)
-	m.ItemsToCreate = Grow(m.ItemsToCreate, d.ReadArrayLen(40))
+	m.ItemsToCreate = ReadArray(d, m.ItemsToCreate, 40)
 	for i := range m.ItemsToCreate {
 		if d.Err() != nil {
 			return
@@ -9480,14 +9480,14 @@ func (m *CreateMonitoredItemsResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *CreateMonitoredItemsResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(23))
+	m.Results = ReadArray(d, m.Results, 23)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i].Decode(d)
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -9589,7 +9589,7 @@ func (m *ModifyMonitoredItemsRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
 	m.SubscriptionID = d.ReadUint32()
 	m.TimestampsToReturn.Decode(d)
-	m.ItemsToModify = Grow(m.ItemsToModify, d.ReadArrayLen(24))
+	m.ItemsToModify = ReadArray(d, m.ItemsToModify, 24)
 	for i := range m.ItemsToModify {
 		if d.Err() != nil {
 			return
@@ -9630,14 +9630,14 @@ func (m *ModifyMonitoredItemsResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *ModifyMonitoredItemsResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(19))
+	m.Results = ReadArray(d, m.Results, 19)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i].Decode(d)
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -9679,7 +9679,7 @@ func (m *SetMonitoringModeRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
 	m.SubscriptionID = d.ReadUint32()
 	m.MonitoringMode.Decode(d)
-	m.MonitoredItemIDs = Grow(m.MonitoredItemIDs, d.ReadArrayLen(4))
+	m.MonitoredItemIDs = ReadArray(d, m.MonitoredItemIDs, 4)
 	for i := range m.MonitoredItemIDs {
 		if d.Err() != nil {
 			return
@@ -9720,14 +9720,14 @@ func (m *SetMonitoringModeResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *SetMonitoringModeResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(4))
+	m.Results = ReadArray(d, m.Results, 4)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i] = StatusCode(d.ReadUint32())
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -9773,14 +9773,14 @@ func (m *SetTriggeringRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
 	m.SubscriptionID = d.ReadUint32()
 	m.TriggeringItemID = d.ReadUint32()
-	m.LinksToAdd = Grow(m.LinksToAdd, d.ReadArrayLen(4))
+	m.LinksToAdd = ReadArray(d, m.LinksToAdd, 4)
 	for i := range m.LinksToAdd {
 		if d.Err() != nil {
 			return
 		}
 		m.LinksToAdd[i] = d.ReadUint32()
 	}
-	m.LinksToRemove = Grow(m.LinksToRemove, d.ReadArrayLen(4))
+	m.LinksToRemove = ReadArray(d, m.LinksToRemove, 4)
 	for i := range m.LinksToRemove {
 		if d.Err() != nil {
 			return
@@ -9830,28 +9830,28 @@ func (m *SetTriggeringResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *SetTriggeringResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.AddResults = Grow(m.AddResults, d.ReadArrayLen(4))
+	m.AddResults = ReadArray(d, m.AddResults, 4)
 	for i := range m.AddResults {
 		if d.Err() != nil {
 			return
 		}
 		m.AddResults[i] = StatusCode(d.ReadUint32())
 	}
-	m.AddDiagnosticInfos = Grow(m.AddDiagnosticInfos, d.ReadArrayLen(1))
+	m.AddDiagnosticInfos = ReadArray(d, m.AddDiagnosticInfos, 1)
 	for i := range m.AddDiagnosticInfos {
 		if d.Err() != nil {
 			return
 		}
 		m.AddDiagnosticInfos[i].Decode(d)
 	}
-	m.RemoveResults = Grow(m.RemoveResults, d.ReadArrayLen(4))
+	m.RemoveResults = ReadArray(d, m.RemoveResults, 4)
 	for i := range m.RemoveResults {
 		if d.Err() != nil {
 			return
 		}
 		m.RemoveResults[i] = StatusCode(d.ReadUint32())
 	}
-	m.RemoveDiagnosticInfos = Grow(m.RemoveDiagnosticInfos, d.ReadArrayLen(1))
+	m.RemoveDiagnosticInfos = ReadArray(d, m.RemoveDiagnosticInfos, 1)
 	for i := range m.RemoveDiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -9890,7 +9890,7 @@ func (m *DeleteMonitoredItemsRequest) Encode(b []byte) []byte {
 func (m *DeleteMonitoredItemsRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
 	m.SubscriptionID = d.ReadUint32()
-	m.MonitoredItemIDs = Grow(m.MonitoredItemIDs, d.ReadArrayLen(4))
+	m.MonitoredItemIDs = ReadArray(d, m.MonitoredItemIDs, 4)
 	for i := range m.MonitoredItemIDs {
 		if d.Err() != nil {
 			return
@@ -9931,14 +9931,14 @@ func (m *DeleteMonitoredItemsResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *DeleteMonitoredItemsResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(4))
+	m.Results = ReadArray(d, m.Results, 4)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i] = StatusCode(d.ReadUint32())
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -10130,7 +10130,7 @@ func (m *SetPublishingModeRequest) Encode(b []byte) []byte {
 func (m *SetPublishingModeRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
 	m.PublishingEnabled = d.ReadBool()
-	m.SubscriptionIDs = Grow(m.SubscriptionIDs, d.ReadArrayLen(4))
+	m.SubscriptionIDs = ReadArray(d, m.SubscriptionIDs, 4)
 	for i := range m.SubscriptionIDs {
 		if d.Err() != nil {
 			return
@@ -10171,14 +10171,14 @@ func (m *SetPublishingModeResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *SetPublishingModeResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(4))
+	m.Results = ReadArray(d, m.Results, 4)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i] = StatusCode(d.ReadUint32())
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -10216,7 +10216,7 @@ func (m *NotificationMessage) Encode(b []byte) []byte {
 func (m *NotificationMessage) Decode(d *Decoder) {
 	m.SequenceNumber = d.ReadUint32()
 	m.PublishTime = d.ReadDateTime()
-	m.NotificationData = Grow(m.NotificationData, d.ReadArrayLen(3))
+	m.NotificationData = ReadArray(d, m.NotificationData, 3)
 	for i := range m.NotificationData {
 		if d.Err() != nil {
 			return
@@ -10269,14 +10269,14 @@ func (m *DataChangeNotification) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *DataChangeNotification) Decode(d *Decoder) {
-	m.MonitoredItems = Grow(m.MonitoredItems, d.ReadArrayLen(5))
+	m.MonitoredItems = ReadArray(d, m.MonitoredItems, 5)
 	for i := range m.MonitoredItems {
 		if d.Err() != nil {
 			return
 		}
 		m.MonitoredItems[i].Decode(d)
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -10336,7 +10336,7 @@ func (m *EventNotificationList) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *EventNotificationList) Decode(d *Decoder) {
-	m.Events = Grow(m.Events, d.ReadArrayLen(8))
+	m.Events = ReadArray(d, m.Events, 8)
 	for i := range m.Events {
 		if d.Err() != nil {
 			return
@@ -10371,7 +10371,7 @@ func (m *EventFieldList) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *EventFieldList) Decode(d *Decoder) {
 	m.ClientHandle = d.ReadUint32()
-	m.EventFields = Grow(m.EventFields, d.ReadArrayLen(1))
+	m.EventFields = ReadArray(d, m.EventFields, 1)
 	for i := range m.EventFields {
 		if d.Err() != nil {
 			return
@@ -10403,7 +10403,7 @@ func (m *HistoryEventFieldList) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *HistoryEventFieldList) Decode(d *Decoder) {
-	m.EventFields = Grow(m.EventFields, d.ReadArrayLen(1))
+	m.EventFields = ReadArray(d, m.EventFields, 1)
 	for i := range m.EventFields {
 		if d.Err() != nil {
 			return
@@ -10492,7 +10492,7 @@ func (m *PublishRequest) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *PublishRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
-	m.SubscriptionAcknowledgements = Grow(m.SubscriptionAcknowledgements, d.ReadArrayLen(8))
+	m.SubscriptionAcknowledgements = ReadArray(d, m.SubscriptionAcknowledgements, 8)
 	for i := range m.SubscriptionAcknowledgements {
 		if d.Err() != nil {
 			return
@@ -10544,7 +10544,7 @@ func (m *PublishResponse) Encode(b []byte) []byte {
 func (m *PublishResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
 	m.SubscriptionID = d.ReadUint32()
-	m.AvailableSequenceNumbers = Grow(m.AvailableSequenceNumbers, d.ReadArrayLen(4))
+	m.AvailableSequenceNumbers = ReadArray(d, m.AvailableSequenceNumbers, 4)
 	for i := range m.AvailableSequenceNumbers {
 		if d.Err() != nil {
 			return
@@ -10553,14 +10553,14 @@ func (m *PublishResponse) Decode(d *Decoder) {
 	}
 	m.MoreNotifications = d.ReadBool()
 	m.NotificationMessage.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(4))
+	m.Results = ReadArray(d, m.Results, 4)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i] = StatusCode(d.ReadUint32())
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -10650,7 +10650,7 @@ func (m *TransferResult) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *TransferResult) Decode(d *Decoder) {
 	m.StatusCode = StatusCode(d.ReadUint32())
-	m.AvailableSequenceNumbers = Grow(m.AvailableSequenceNumbers, d.ReadArrayLen(4))
+	m.AvailableSequenceNumbers = ReadArray(d, m.AvailableSequenceNumbers, 4)
 	for i := range m.AvailableSequenceNumbers {
 		if d.Err() != nil {
 			return
@@ -10688,7 +10688,7 @@ func (m *TransferSubscriptionsRequest) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *TransferSubscriptionsRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
-	m.SubscriptionIDs = Grow(m.SubscriptionIDs, d.ReadArrayLen(4))
+	m.SubscriptionIDs = ReadArray(d, m.SubscriptionIDs, 4)
 	for i := range m.SubscriptionIDs {
 		if d.Err() != nil {
 			return
@@ -10730,14 +10730,14 @@ func (m *TransferSubscriptionsResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *TransferSubscriptionsResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(8))
+	m.Results = ReadArray(d, m.Results, 8)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i].Decode(d)
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -10773,7 +10773,7 @@ func (m *DeleteSubscriptionsRequest) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *DeleteSubscriptionsRequest) Decode(d *Decoder) {
 	m.RequestHeader.Decode(d)
-	m.SubscriptionIDs = Grow(m.SubscriptionIDs, d.ReadArrayLen(4))
+	m.SubscriptionIDs = ReadArray(d, m.SubscriptionIDs, 4)
 	for i := range m.SubscriptionIDs {
 		if d.Err() != nil {
 			return
@@ -10814,14 +10814,14 @@ func (m *DeleteSubscriptionsResponse) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *DeleteSubscriptionsResponse) Decode(d *Decoder) {
 	m.ResponseHeader.Decode(d)
-	m.Results = Grow(m.Results, d.ReadArrayLen(4))
+	m.Results = ReadArray(d, m.Results, 4)
 	for i := range m.Results {
 		if d.Err() != nil {
 			return
 		}
 		m.Results[i] = StatusCode(d.ReadUint32())
 	}
-	m.DiagnosticInfos = Grow(m.DiagnosticInfos, d.ReadArrayLen(1))
+	m.DiagnosticInfos = ReadArray(d, m.DiagnosticInfos, 1)
 	for i := range m.DiagnosticInfos {
 		if d.Err() != nil {
 			return
@@ -10922,7 +10922,7 @@ func (m *EndpointURLListDataType) Encode(b []byte) []byte {
 // Decode reads m from d, reusing m's slices and strings. On error d.Err()
 // is set and m is partly overwritten.
 func (m *EndpointURLListDataType) Decode(d *Decoder) {
-	m.EndpointURLList = Grow(m.EndpointURLList, d.ReadArrayLen(4))
+	m.EndpointURLList = ReadArray(d, m.EndpointURLList, 4)
 	for i := range m.EndpointURLList {
 		if d.Err() != nil {
 			return
@@ -10957,7 +10957,7 @@ func (m *NetworkGroupDataType) Encode(b []byte) []byte {
 // is set and m is partly overwritten.
 func (m *NetworkGroupDataType) Decode(d *Decoder) {
 	m.ServerURI = d.ReadStringReuse(m.ServerURI)
-	m.NetworkPaths = Grow(m.NetworkPaths, d.ReadArrayLen(4))
+	m.NetworkPaths = ReadArray(d, m.NetworkPaths, 4)
 	for i := range m.NetworkPaths {
 		if d.Err() != nil {
 			return
@@ -11207,7 +11207,7 @@ func (m *SessionDiagnosticsDataType) Decode(d *Decoder) {
 	m.ClientDescription.Decode(d)
 	m.ServerURI = d.ReadStringReuse(m.ServerURI)
 	m.EndpointURL = d.ReadStringReuse(m.EndpointURL)
-	m.LocaleIDs = Grow(m.LocaleIDs, d.ReadArrayLen(4))
+	m.LocaleIDs = ReadArray(d, m.LocaleIDs, 4)
 	for i := range m.LocaleIDs {
 		if d.Err() != nil {
 			return
@@ -11295,7 +11295,7 @@ func (m *SessionSecurityDiagnosticsDataType) Encode(b []byte) []byte {
 func (m *SessionSecurityDiagnosticsDataType) Decode(d *Decoder) {
 	m.SessionID.Decode(d)
 	m.ClientUserIDOfSession = d.ReadStringReuse(m.ClientUserIDOfSession)
-	m.ClientUserIDHistory = Grow(m.ClientUserIDHistory, d.ReadArrayLen(4))
+	m.ClientUserIDHistory = ReadArray(d, m.ClientUserIDHistory, 4)
 	for i := range m.ClientUserIDHistory {
 		if d.Err() != nil {
 			return
@@ -11677,7 +11677,7 @@ func (m *AxisInformation) Decode(d *Decoder) {
 	m.EURange.Decode(d)
 	m.Title.Decode(d)
 	m.AxisScaleType.Decode(d)
-	m.AxisSteps = Grow(m.AxisSteps, d.ReadArrayLen(8))
+	m.AxisSteps = ReadArray(d, m.AxisSteps, 8)
 	for i := range m.AxisSteps {
 		if d.Err() != nil {
 			return
@@ -11761,14 +11761,14 @@ func (m *ProgramDiagnosticDataType) Decode(d *Decoder) {
 	m.LastTransitionTime = d.ReadDateTime()
 	m.LastMethodCall = d.ReadStringReuse(m.LastMethodCall)
 	m.LastMethodSessionID.Decode(d)
-	m.LastMethodInputArguments = Grow(m.LastMethodInputArguments, d.ReadArrayLen(15))
+	m.LastMethodInputArguments = ReadArray(d, m.LastMethodInputArguments, 15)
 	for i := range m.LastMethodInputArguments {
 		if d.Err() != nil {
 			return
 		}
 		m.LastMethodInputArguments[i].Decode(d)
 	}
-	m.LastMethodOutputArguments = Grow(m.LastMethodOutputArguments, d.ReadArrayLen(15))
+	m.LastMethodOutputArguments = ReadArray(d, m.LastMethodOutputArguments, 15)
 	for i := range m.LastMethodOutputArguments {
 		if d.Err() != nil {
 			return
@@ -11840,28 +11840,28 @@ func (m *ProgramDiagnostic2DataType) Decode(d *Decoder) {
 	m.LastTransitionTime = d.ReadDateTime()
 	m.LastMethodCall = d.ReadStringReuse(m.LastMethodCall)
 	m.LastMethodSessionID.Decode(d)
-	m.LastMethodInputArguments = Grow(m.LastMethodInputArguments, d.ReadArrayLen(15))
+	m.LastMethodInputArguments = ReadArray(d, m.LastMethodInputArguments, 15)
 	for i := range m.LastMethodInputArguments {
 		if d.Err() != nil {
 			return
 		}
 		m.LastMethodInputArguments[i].Decode(d)
 	}
-	m.LastMethodOutputArguments = Grow(m.LastMethodOutputArguments, d.ReadArrayLen(15))
+	m.LastMethodOutputArguments = ReadArray(d, m.LastMethodOutputArguments, 15)
 	for i := range m.LastMethodOutputArguments {
 		if d.Err() != nil {
 			return
 		}
 		m.LastMethodOutputArguments[i].Decode(d)
 	}
-	m.LastMethodInputValues = Grow(m.LastMethodInputValues, d.ReadArrayLen(1))
+	m.LastMethodInputValues = ReadArray(d, m.LastMethodInputValues, 1)
 	for i := range m.LastMethodInputValues {
 		if d.Err() != nil {
 			return
 		}
 		m.LastMethodInputValues[i].Decode(d)
 	}
-	m.LastMethodOutputValues = Grow(m.LastMethodOutputValues, d.ReadArrayLen(1))
+	m.LastMethodOutputValues = ReadArray(d, m.LastMethodOutputValues, 1)
 	for i := range m.LastMethodOutputValues {
 		if d.Err() != nil {
 			return

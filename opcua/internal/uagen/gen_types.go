@@ -107,7 +107,8 @@ func genEncode(e *emitter, st *structType) {
 
 // genDecode writes the Decode method of st. An array's length is checked
 // against the input with the least size of one element before the slice
-// is grown, and the element loop stops at the first error.
+// is grown (a null array decodes as nil, an empty one as an empty
+// slice), and the element loop stops at the first error.
 func genDecode(e *emitter, st *structType) {
 	e.p("func (m *%s) Decode(d *Decoder) {", st.goName)
 	for _, f := range st.fields {
@@ -116,7 +117,7 @@ func genDecode(e *emitter, st *structType) {
 			e.p("\t%s", decodeStmt(f.typ, x))
 			continue
 		}
-		e.p("\t%s = Grow(%s, d.ReadArrayLen(%d))", x, x, f.typ.minSize)
+		e.p("\t%s = ReadArray(d, %s, %d)", x, x, f.typ.minSize)
 		e.p("\tfor i := range %s {", x)
 		e.p("\t\tif d.Err() != nil {")
 		e.p("\t\t\treturn")
