@@ -985,8 +985,7 @@ func TestGopcuaNullAndEmpty(t *testing.T) {
 		t.Errorf("ours decoded an empty ByteString as %#v, want empty and not nil", b)
 	}
 
-	// An empty array: gopcua keeps it empty (length 0); ours decodes it
-	// into a fresh value as a null array, which it sends as length -1.
+	// An empty array: both keep it empty (length 0), and a null one null.
 	genc, err := gua.MustVariant([]int32{}).Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -994,8 +993,8 @@ func TestGopcuaNullAndEmpty(t *testing.T) {
 	var arr ua.Variant
 	d := ua.NewDecoder(genc)
 	arr.Decode(d)
-	if d.Err() != nil || !arr.IsArray() || arr.Len() != 0 {
-		t.Fatalf("decoding gopcua's empty Int32 array: %v, %v", arr, d.Err())
+	if d.Err() != nil || !arr.IsArray() || arr.Len() != 0 || !bytes.Equal(encodeVariant(arr), genc) {
+		t.Fatalf("decoding gopcua's empty Int32 array: %v (% x), %v", arr, encodeVariant(arr), d.Err())
 	}
 
 	// An empty String: both write null (-1), Part 6 §5.2.2.4 allowing
