@@ -1,8 +1,9 @@
 package ua_test
 
 // Regression tests of faults found while cross-checking the codec against
-// gopcua and fuzzing it. Each was written failing, reported to the owner
-// of the code it names, and passes since the fix.
+// gopcua, fuzzing it and reading Part 6. Each was written failing and
+// reported to the owner of the code it names; its comment says whether it
+// is fixed (and by which commit) or still fails.
 
 import (
 	"bytes"
@@ -104,5 +105,43 @@ func TestDecodeIntoUsedValue(t *testing.T) {
 	if !fresh.Equal(used) {
 		t.Errorf("an empty Int32 array decoded into a new Variant is %v (encoded % x), into a used one %v (encoded % x)",
 			fresh, encodeVariant(fresh), used, encodeVariant(used))
+	}
+}
+
+// TestMatrixArrayDimensions checks OPC 10000-6 v1.05 §5.2.2.16: "The
+// ArrayDimensions field shall only be present if the number of dimensions
+// is 2 or greater and all dimensions have a length greater than 0."
+//
+// It FAILS at the time of writing: NewMatrix accepts a zero dimension
+// (dims [0 3] with no values), and Variant.Encode (variant.go) writes the
+// ArrayDimensions of any Variant that has them, so that matrix goes out
+// as c6 00000000 02000000 00000000 03000000; a Variant decoded with a
+// single dimension ([2]) is likewise sent on with its ArrayDimensions. A
+// fix: Encode writes ArrayDimensions (and mask bit 0x40) only for two or
+// more dimensions all greater than 0, else the plain one-dimensional
+// array; or NewMatrix refuses a zero dimension and Decode drops a
+// single dimension.
+func TestMatrixArrayDimensions(t *testing.T) {
+	if v, err := ua.NewMatrix([]int32{}, []int32{0, 3}); err == nil {
+		if enc := encodeVariant(v); enc[0]&0x40 != 0 {
+			t.Errorf("NewMatrix(dims [0 3]) encodes ArrayDimensions: % x", enc)
+		}
+	}
+
+	oneDim := []byte{
+		0xc6,       // Int32, array, ArrayDimensions
+		2, 0, 0, 0, // 2 elements
+		1, 0, 0, 0, 2, 0, 0, 0,
+		1, 0, 0, 0, // 1 dimension
+		2, 0, 0, 0, // of 2
+	}
+	var v ua.Variant
+	d := ua.NewDecoder(oneDim)
+	v.Decode(d)
+	if d.Err() != nil {
+		return // refusing it is fine too
+	}
+	if enc := encodeVariant(v); enc[0]&0x40 != 0 {
+		t.Errorf("a Variant decoded with one dimension is encoded with ArrayDimensions again: % x", enc)
 	}
 }
