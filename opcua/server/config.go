@@ -1,0 +1,179 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/edged/edged/opcua/uasc"
+)
+
+// Default values of Config's zero fields.
+const (
+	DefaultMaxConnections              = 100
+	DefaultMaxSessions                 = 100
+	DefaultMinSessionTimeout           = 10 * time.Second
+	DefaultMaxSessionTimeout           = time.Hour
+	DefaultMaxBrowseContinuationPoints = 10
+	DefaultMaxNodesPerRequest          = 1000
+	DefaultNamespaceURI                = "urn:edged:gateway"
+	DefaultApplicationURI              = "urn:edged:server"
+	DefaultProductURI                  = "https://github.com/edged/edged"
+	DefaultProductName                 = "edged"
+)
+
+// OperationLimits bound the operations of one request. A request with more
+// operations than its limit is answered with Bad_TooManyOperations. The
+// limits are advertised in Server/ServerCapabilities/OperationLimits; 0
+// there means "no limit" (OPC 10000-5 §6.3.11), which the server never
+// uses: zero fields take DefaultMaxNodesPerRequest.
+type OperationLimits struct {
+	MaxNodesPerRead                          uint32
+	MaxNodesPerWrite                         uint32
+	MaxNodesPerBrowse                        uint32
+	MaxNodesPerRegisterNodes                 uint32
+	MaxNodesPerTranslateBrowsePathsToNodeIDs uint32
+}
+
+// Config configures a Server. Zero fields take the defaults documented on
+// each.
+type Config struct {
+	// EndpointURL is the URL clients connect to, opc.tcp://host:port. It
+	// is required: it goes into the endpoint descriptions and the
+	// discovery URLs.
+	EndpointURL string
+
+	// ApplicationURI identifies this server instance (default
+	// DefaultApplicationURI), ProductURI the product (default
+	// DefaultProductURI), ApplicationName its name shown to users
+	// (default DefaultProductName).
+	ApplicationURI  string
+	ProductURI      string
+	ApplicationName string
+	// NamespaceURI is the URI of the application namespace (index 1) that
+	// holds the gateway's own nodes (default DefaultNamespaceURI).
+	NamespaceURI string
+
+	// BuildInfo of Server/ServerStatus/BuildInfo: ManufacturerName
+	// (default "edged"), SoftwareVersion (default "dev"), BuildNumber and
+	// BuildDate.
+	ManufacturerName string
+	SoftwareVersion  string
+	BuildNumber      string
+	BuildDate        time.Time
+
+	// MaxConnections bounds the concurrent connections (default
+	// DefaultMaxConnections); MaxSessions the sessions (default
+	// DefaultMaxSessions).
+	MaxConnections int
+	MaxSessions    int
+	// MinSessionTimeout and MaxSessionTimeout bound the revised session
+	// timeout (defaults 10 s and 1 h). A client asking for 0 gets
+	// MaxSessionTimeout.
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+	// MaxBrowseContinuationPoints is the number of Browse continuation
+	// points a session may hold (default 10); one more is
+	// Bad_NoContinuationPoints.
+	MaxBrowseContinuationPoints int
+	// Limits bound the operations per request.
+	Limits OperationLimits
+
+	// DataEfficient leaves Nagle's algorithm on: fewer, fuller TCP
+	// segments at the cost of latency. By default TCP_NODELAY is set on
+	// every connection.
+	DataEfficient bool
+
+	// Channel configures the secure channel layer; nil means uasc's
+	// defaults.
+	Channel *uasc.Config
+
+	// Authenticator checks user identity tokens (default AnonymousOnly).
+	Authenticator Authenticator
+
+	// ShutdownDelay is how long Shutdown announces the shutdown in
+	// Server/ServerStatus (State Shutdown, SecondsTillShutdown counting
+	// down) before it closes the connections (default 0).
+	ShutdownDelay time.Duration
+
+	// ServiceLevel is Server/ServiceLevel while running (default 255).
+	ServiceLevel byte
+
+	// Logger receives connection and session events (default: discard).
+	Logger *slog.Logger
+
+	// Clock gives the time (default time.Now); tests replace it.
+	Clock func() time.Time
+}
+
+// withDefaults returns c with its zero fields set, or an error naming the
+// first bad field.
+func (c Config) withDefaults() (Config, error) {
+	if c.EndpointURL == "" {
+		return c, errors.New("server: Config.EndpointURL is required")
+	}
+	u, err := url.Parse(c.EndpointURL)
+	if err != nil || u.Scheme != "opc.tcp" || u.Host == "" {
+		return c, fmt.Errorf("server: Config.EndpointURL %q is not an opc.tcp://host:port URL", c.EndpointURL)
+	}
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	def(&c.ApplicationURI, DefaultApplicationURI)
+	def(&c.ProductURI, DefaultProductURI)
+	def(&c.ApplicationName, DefaultProductName)
+	def(&c.NamespaceURI, DefaultNamespaceURI)
+	def(&c.ManufacturerName, DefaultProductName)
+	def(&c.SoftwareVersion, "dev")
+	if c.MaxConnections <= 0 {
+		c.MaxConnections = DefaultMaxConnections
+	}
+	if c.MaxSessions <= 0 {
+		c.MaxSessions = DefaultMaxSessions
+	}
+	if c.MinSessionTimeout <= 0 {
+		c.MinSessionTimeout = DefaultMinSessionTimeout
+	}
+	if c.MaxSessionTimeout <= 0 {
+		c.MaxSessionTimeout = DefaultMaxSessionTimeout
+	}
+	if c.MaxSessionTimeout < c.MinSessionTimeout {
+		return c, fmt.Errorf("server: MaxSessionTimeout %v is below MinSessionTimeout %v", c.MaxSessionTimeout, c.MinSessionTimeout)
+	}
+	if c.MaxBrowseContinuationPoints <= 0 {
+		c.MaxBrowseContinuationPoints = DefaultMaxBrowseContinuationPoints
+	}
+	lim := func(v *uint32) {
+		if *v == 0 {
+			*v = DefaultMaxNodesPerRequest
+		}
+	}
+	lim(&c.Limits.MaxNodesPerRead)
+	lim(&c.Limits.MaxNodesPerWrite)
+	lim(&c.Limits.MaxNodesPerBrowse)
+	lim(&c.Limits.MaxNodesPerRegisterNodes)
+	lim(&c.Limits.MaxNodesPerTranslateBrowsePathsToNodeIDs)
+	if c.Channel == nil {
+		c.Channel = &uasc.Config{}
+	} else {
+		cc := *c.Channel
+		c.Channel = &cc
+	}
+	if c.Authenticator == nil {
+		c.Authenticator = AnonymousOnly{}
+	}
+	if c.ServiceLevel == 0 {
+		c.ServiceLevel = 255
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	return c, nil
+}

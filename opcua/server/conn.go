@@ -1,0 +1,140 @@
+package server
+
+import (
+	"errors"
+	"time"
+
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/uasc"
+)
+
+// channel is what a connection needs of its secure channel; *uasc.Channel
+// is one, and tests drive a connection with a fake.
+type channel interface {
+	ID() uint32
+	ReadRequest() (uasc.Request, error)
+	WriteResponse(requestID uint32, msg []byte) error
+	Close(status ua.StatusCode, reason string) error
+}
+
+var _ channel = (*uasc.Channel)(nil)
+
+// conn is the state of one connection: its channel, and the values reused
+// from one request to the next (requests, responses, decoder, encode
+// buffer, per-request scratch). Only the connection's goroutine touches it.
+type conn struct {
+	srv *Server
+	ch  channel
+
+	d      ua.Decoder
+	typeID ua.NodeID
+	out    []byte
+	now    time.Time
+	sess   *session // the session of the previous request, to skip the table lookup
+
+	req  requests
+	resp responses
+	scr  scratch // per-service scratch values, see attribute.go and view.go
+}
+
+func newConn(s *Server, ch channel) *conn {
+	c := &conn{srv: s, ch: ch, out: make([]byte, 0, 4096)}
+	c.d.Limits = s.limits
+	return c
+}
+
+// serve reads requests from the channel and answers them until the
+// channel fails or is closed.
+func (c *conn) serve() error {
+	for {
+		r, err := c.ch.ReadRequest()
+		if err != nil {
+			if errors.Is(err, uasc.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		if err := c.ch.WriteResponse(r.RequestID, c.handle(r.Message)); err != nil {
+			return err
+		}
+	}
+}
+
+// handle answers one service message (type NodeId and body) and returns
+// the encoded response message, valid until the next call.
+func (c *conn) handle(msg []byte) []byte {
+	c.now = c.srv.clock()
+	d := &c.d
+	d.Reset(msg)
+	c.typeID.Decode(d)
+	if d.Err() != nil {
+		// Not even a type id: nothing to echo.
+		return c.fault(0, ua.StatusBadDecodingError)
+	}
+	var svc *service
+	if c.typeID.Namespace == 0 && c.typeID.Type == ua.IDNumeric {
+		svc = serviceByRequest[c.typeID.Numeric]
+	}
+	if svc == nil {
+		return c.fault(c.peekHandle(), ua.StatusBadServiceUnsupported)
+	}
+	body, h := svc.req(c)
+	body.Decode(d)
+	if d.Err() != nil || d.Remaining() != 0 {
+		// The header may have decoded: echo its handle if it did.
+		d.Reset(msg)
+		c.typeID.Decode(d)
+		return c.fault(c.peekHandle(), ua.StatusBadDecodingError)
+	}
+	var s *session
+	if svc.session != noSession {
+		var err error
+		s, err = c.srv.sessions.lookup(c.sess, h.AuthenticationToken, svc.session, c.ch.ID(), c.now)
+		if err != nil {
+			c.srv.diag.securityRejectedReqs.Add(1)
+			return c.fault(h.RequestHandle, statusOf(err))
+		}
+		c.sess = s
+	}
+	resp, err := svc.handle(c, s, h)
+	if err != nil {
+		return c.fault(h.RequestHandle, statusOf(err))
+	}
+	c.out = ua.AppendMessage(c.out[:0], resp)
+	return c.out
+}
+
+// peekHandle decodes the RequestHeader that follows the type id (every
+// request starts with one) for its RequestHandle, 0 if it is malformed.
+func (c *conn) peekHandle() uint32 {
+	var h ua.RequestHeader
+	h.Decode(&c.d)
+	if c.d.Err() != nil {
+		return 0
+	}
+	return h.RequestHandle
+}
+
+// fault encodes a ServiceFault with status for the request with handle.
+func (c *conn) fault(handle uint32, status ua.StatusCode) []byte {
+	c.srv.diag.rejectedRequests.Add(1)
+	f := &c.resp.fault
+	f.ResponseHeader = ua.ResponseHeader{Timestamp: c.now, RequestHandle: handle, ServiceResult: status}
+	c.out = ua.AppendMessage(c.out[:0], f)
+	return c.out
+}
+
+// header sets a response header: the time, the request's handle echoed,
+// and the service result.
+func (c *conn) header(rh *ua.ResponseHeader, h *ua.RequestHeader, status ua.StatusCode) {
+	*rh = ua.ResponseHeader{Timestamp: c.now, RequestHandle: h.RequestHandle, ServiceResult: status}
+}
+
+// statusOf returns the StatusCode in err, Bad_InternalError if it has none.
+func statusOf(err error) ua.StatusCode {
+	var sc ua.StatusCode
+	if errors.As(err, &sc) {
+		return sc
+	}
+	return ua.StatusBadInternalError
+}

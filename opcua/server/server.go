@@ -1,0 +1,369 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/uasc"
+)
+
+// ErrServerClosed is returned by Serve and ListenAndServe after Shutdown.
+var ErrServerClosed = errors.New("server: closed")
+
+// Server is an OPC UA server. Create it with New, then call Serve (or
+// ListenAndServe) and finally Shutdown.
+type Server struct {
+	cfg       Config
+	clock     func() time.Time
+	limits    ua.Limits
+	diag      diagnostics
+	sessions  *sessionTable
+	space     space
+	app       ua.ApplicationDescription
+	endpoints []ua.EndpointDescription
+	startTime time.Time
+	nextCh    atomic.Uint32
+
+	// Shutdown state, read by the Server object's variables.
+	state          atomic.Int32 // ua.ServerState
+	shutdownAt     atomic.Int64 // UnixNano when connections close, 0 if not shutting down
+	shutdownReason atomic.Pointer[string]
+
+	ctx    context.Context // cancelled when Shutdown closes the connections
+	cancel context.CancelFunc
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	conns     map[net.Conn]*uasc.Channel // nil channel while in handshake
+	closing   bool
+	nconns    atomic.Int32 // connections being served, against MaxConnections
+	rejecting atomic.Int32 // goroutines answering connections over the limit
+	wg        sync.WaitGroup
+	sweeper   sync.Once
+	sweepDone chan struct{}
+}
+
+// New returns a server configured by cfg (see Config for the defaults).
+func New(cfg Config) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:       cfg,
+		clock:     cfg.Clock,
+		limits:    cfg.Channel.Limits,
+		listeners: make(map[net.Listener]struct{}),
+		conns:     make(map[net.Conn]*uasc.Channel),
+		sweepDone: make(chan struct{}),
+	}
+	s.startTime = s.clock()
+	s.sessions = newSessionTable(cfg.MaxSessions, cfg.MaxBrowseContinuationPoints, &s.diag)
+	s.app = ua.ApplicationDescription{
+		ApplicationURI:  cfg.ApplicationURI,
+		ProductURI:      cfg.ProductURI,
+		ApplicationName: ua.LocalizedText{Text: cfg.ApplicationName},
+		ApplicationType: ua.ApplicationTypeServer,
+		DiscoveryURLs:   []string{cfg.EndpointURL},
+	}
+	s.endpoints = []ua.EndpointDescription{{
+		EndpointURL:       cfg.EndpointURL,
+		Server:            s.app,
+		SecurityMode:      ua.MessageSecurityModeNone,
+		SecurityPolicyURI: SecurityPolicyNone,
+		UserIdentityTokens: []ua.UserTokenPolicy{{
+			PolicyID:  AnonymousPolicyID,
+			TokenType: ua.UserTokenTypeAnonymous,
+		}},
+		TransportProfileURI: TransportProfileUATCP,
+		SecurityLevel:       0,
+	}}
+	if cfg.Channel.NextChannelID == nil {
+		cfg.Channel.NextChannelID = func() uint32 {
+			for {
+				if id := s.nextCh.Add(1); id != 0 {
+					return id
+				}
+			}
+		}
+	}
+	s.state.Store(int32(ua.ServerStateRunning))
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if err := s.initAddressSpace(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// URIs of the one endpoint offered.
+const (
+	SecurityPolicyNone    = "http://opcfoundation.org/UA/SecurityPolicy#None"
+	TransportProfileUATCP = "http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary"
+)
+
+// EndpointURL returns the URL the server advertises.
+func (s *Server) EndpointURL() string { return s.cfg.EndpointURL }
+
+// ListenAndServe listens on the TCP port of the endpoint URL on all
+// interfaces and serves until ctx is done, then shuts down (waiting up to
+// 5 s for connections to close). It returns nil after a shutdown caused by
+// ctx, or the error that stopped it.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	u, err := url.Parse(s.cfg.EndpointURL)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("", u.Port()))
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- s.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err = s.Shutdown(sctx)
+	<-errc
+	return err
+}
+
+// Serve accepts connections on ln and serves each in its own goroutine
+// until Shutdown; it then returns ErrServerClosed. Serve closes ln.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, ln)
+		s.mu.Unlock()
+		ln.Close()
+	}()
+	s.sweeper.Do(func() { s.goTracked(s.sweep) })
+
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosing() {
+				return ErrServerClosed
+			}
+			if errors.Is(err, net.ErrClosed) {
+				return err
+			}
+			// Out of file descriptors, say: back off and go on, as
+			// net/http does.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			s.cfg.Logger.Warn("accept failed", "err", err, "retry_in", backoff)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		if tc, ok := nc.(*net.TCPConn); ok {
+			tc.SetNoDelay(!s.cfg.DataEfficient)
+		}
+		if int(s.nconns.Add(1)) > s.cfg.MaxConnections {
+			s.nconns.Add(-1)
+			s.reject(nc, ua.StatusBadTcpNotEnoughResources, "too many connections")
+			continue
+		}
+		if !s.goTracked(func() { s.serveConn(nc) }) {
+			s.nconns.Add(-1)
+			nc.Close()
+			return ErrServerClosed
+		}
+	}
+}
+
+// goTracked runs f in a goroutine that Shutdown waits for, unless the
+// server is shutting down already (it then reports false).
+func (s *Server) goTracked(f func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+	return true
+}
+
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// serveConn runs the handshake on nc and serves its channel.
+func (s *Server) serveConn(nc net.Conn) {
+	defer s.nconns.Add(-1)
+	defer nc.Close()
+	if !s.track(nc, nil) {
+		return
+	}
+	defer s.untrack(nc)
+
+	ch, err := uasc.Open(s.ctx, nc, s.cfg.Channel)
+	if err != nil {
+		s.cfg.Logger.Debug("secure channel handshake failed", "remote", nc.RemoteAddr(), "err", err)
+		return
+	}
+	if !s.track(nc, ch) {
+		ch.Close(ua.StatusBadShutdown, "server shutting down")
+		return
+	}
+	c := newConn(s, ch)
+	if err := c.serve(); err != nil {
+		s.cfg.Logger.Debug("connection ended", "remote", nc.RemoteAddr(), "channel", ch.ID(), "err", err)
+	}
+	ch.Close(ua.StatusGood, "")
+}
+
+// track records nc (and its channel once open) for Shutdown; it reports
+// false when the server is shutting down.
+func (s *Server) track(nc net.Conn, ch *uasc.Channel) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.conns[nc] = ch
+	return true
+}
+
+func (s *Server) untrack(nc net.Conn) {
+	s.mu.Lock()
+	delete(s.conns, nc)
+	s.mu.Unlock()
+}
+
+// rejectTimeout bounds how long a rejected connection may take to send
+// its Hello.
+const rejectTimeout = 2 * time.Second
+
+// reject answers a connection the server does not serve: it waits for the
+// client's Hello (so that closing does not reset the connection before
+// the client has read our answer), sends a UA-TCP Error with status and
+// reason, and closes the connection. Under a flood, beyond MaxConnections
+// rejections in progress, connections are closed without an answer.
+func (s *Server) reject(nc net.Conn, status ua.StatusCode, reason string) {
+	if int(s.rejecting.Add(1)) > s.cfg.MaxConnections {
+		s.rejecting.Add(-1)
+		nc.Close()
+		return
+	}
+	ok := s.goTracked(func() {
+		defer s.rejecting.Add(-1)
+		defer nc.Close()
+		nc.SetDeadline(time.Now().Add(rejectTimeout))
+		var hdr [8]byte
+		if _, err := io.ReadFull(nc, hdr[:]); err != nil {
+			return
+		}
+		if size := int64(uint32(hdr[4]) | uint32(hdr[5])<<8 | uint32(hdr[6])<<16 | uint32(hdr[7])<<24); string(hdr[:3]) == "HEL" && size > 8 && size <= 8+24+4096 {
+			io.CopyN(io.Discard, nc, size-8)
+		}
+		nc.Write(appendTCPError(nil, status, reason))
+	})
+	if !ok {
+		s.rejecting.Add(-1)
+		nc.Close()
+	}
+}
+
+// appendTCPError appends a UA-TCP Error message (OPC 10000-6 §7.1.2.5).
+// TODO: use uasc's once it exports one.
+func appendTCPError(b []byte, status ua.StatusCode, reason string) []byte {
+	start := len(b)
+	b = append(b, 'E', 'R', 'R', 'F', 0, 0, 0, 0)
+	b = ua.AppendUint32(b, uint32(status))
+	b = ua.AppendString(b, reason)
+	n := uint32(len(b) - start)
+	b[start+4], b[start+5], b[start+6], b[start+7] = byte(n), byte(n>>8), byte(n>>16), byte(n>>24)
+	return b
+}
+
+// Shutdown stops the server: it stops accepting connections, sets
+// Server/ServerStatus/State to Shutdown with SecondsTillShutdown counting
+// down for Config.ShutdownDelay (so that clients can see it coming),
+// then closes every connection with a UA-TCP Error of Bad_Shutdown and
+// every session, and waits for the connections' goroutines to end. It
+// returns ctx's error if ctx ends first (the delay is cut short then).
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	already := s.closing
+	s.closing = true
+	for ln := range s.listeners {
+		ln.Close()
+	}
+	s.mu.Unlock()
+	if !already {
+		reason := "server shutting down"
+		s.shutdownReason.Store(&reason)
+		s.shutdownAt.Store(s.clock().Add(s.cfg.ShutdownDelay).UnixNano())
+		s.state.Store(int32(ua.ServerStateShutdown))
+		if s.cfg.ShutdownDelay > 0 {
+			t := time.NewTimer(s.cfg.ShutdownDelay)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+		}
+		s.cancel()
+		s.mu.Lock()
+		for nc, ch := range s.conns {
+			if ch != nil {
+				ch.Close(ua.StatusBadShutdown, reason)
+			}
+			nc.Close()
+		}
+		s.mu.Unlock()
+		close(s.sweepDone)
+		s.sessions.closeAll()
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// sweep closes timed-out sessions until Shutdown.
+func (s *Server) sweep() {
+	every := min(s.cfg.MinSessionTimeout/4, time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.sweepDone:
+			return
+		case <-t.C:
+			if n := s.sessions.expire(s.clock()); n > 0 {
+				s.cfg.Logger.Info("sessions timed out", "count", n)
+			}
+		}
+	}
+}

@@ -1,0 +1,233 @@
+package server
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+)
+
+func TestServiceTableIsConsistent(t *testing.T) {
+	var c conn
+	seen := map[uint32]bool{}
+	for _, svc := range services {
+		if seen[svc.request] {
+			t.Errorf("%s: request id %d listed twice", svc.name, svc.request)
+		}
+		seen[svc.request] = true
+		body, h := svc.req(&c)
+		if got := body.BinaryEncodingID(); got != ua.NewNumericNodeID(0, svc.request) {
+			t.Errorf("%s: request value is %T (%v), want encoding id %d", svc.name, body, got, svc.request)
+		}
+		if h == nil {
+			t.Errorf("%s: no request header", svc.name)
+		}
+		if id.Name(svc.request) != svc.name+"Request_Encoding_DefaultBinary" {
+			t.Errorf("%s: request id %d is %s", svc.name, svc.request, id.Name(svc.request))
+		}
+		if id.Name(svc.response) != svc.name+"Response_Encoding_DefaultBinary" {
+			t.Errorf("%s: response id %d is %s", svc.name, svc.response, id.Name(svc.response))
+		}
+	}
+}
+
+func TestGetEndpoints(t *testing.T) {
+	s := newTestServer(t, Config{})
+	tc := newTestConn(t, s, 1)
+	r := wantOK[ua.GetEndpointsResponse](t, tc.call(&ua.GetEndpointsRequest{EndpointURL: "opc.tcp://10.0.0.5:4840"}))
+	if len(r.Endpoints) != 1 {
+		t.Fatalf("%d endpoints, want 1", len(r.Endpoints))
+	}
+	e := r.Endpoints[0]
+	if e.EndpointURL != testURL || e.SecurityMode != ua.MessageSecurityModeNone || e.SecurityPolicyURI != SecurityPolicyNone ||
+		e.TransportProfileURI != TransportProfileUATCP || len(e.UserIdentityTokens) != 1 ||
+		e.UserIdentityTokens[0].TokenType != ua.UserTokenTypeAnonymous || e.Server.ApplicationURI != DefaultApplicationURI ||
+		e.Server.ApplicationType != ua.ApplicationTypeServer {
+		t.Errorf("endpoint %+v", e)
+	}
+	for _, tt := range []struct {
+		profiles []string
+		want     int
+	}{
+		{[]string{TransportProfileUATCP}, 1},
+		{[]string{TransportProfileUATCP + "?x=1"}, 1},
+		{[]string{"http://opcfoundation.org/UA-Profile/Transport/https-uabinary"}, 0},
+		{[]string{"x", TransportProfileUATCP}, 1},
+	} {
+		r := wantOK[ua.GetEndpointsResponse](t, tc.call(&ua.GetEndpointsRequest{ProfileURIs: tt.profiles}))
+		if len(r.Endpoints) != tt.want {
+			t.Errorf("ProfileUris %q: %d endpoints, want %d", tt.profiles, len(r.Endpoints), tt.want)
+		}
+	}
+}
+
+func TestFindServers(t *testing.T) {
+	s := newTestServer(t, Config{ApplicationURI: "urn:gw01"})
+	tc := newTestConn(t, s, 1)
+	for _, tt := range []struct {
+		uris []string
+		want int
+	}{{nil, 1}, {[]string{"urn:gw01"}, 1}, {[]string{"urn:other"}, 0}, {[]string{"urn:other", "urn:gw01"}, 1}} {
+		r := wantOK[ua.FindServersResponse](t, tc.call(&ua.FindServersRequest{ServerURIs: tt.uris}))
+		if len(r.Servers) != tt.want {
+			t.Errorf("ServerUris %q: %d servers, want %d", tt.uris, len(r.Servers), tt.want)
+		}
+		if tt.want == 1 && (r.Servers[0].ApplicationURI != "urn:gw01" || r.Servers[0].DiscoveryURLs[0] != testURL) {
+			t.Errorf("server %+v", r.Servers[0])
+		}
+	}
+}
+
+func TestUnsupportedAndMalformed(t *testing.T) {
+	s := newTestServer(t, Config{})
+	tc := newTestConn(t, s, 1)
+	tc.openSession()
+	// A real service we do not implement: the handle is echoed.
+	wantFault(t, tc.call(&ua.CreateSubscriptionRequest{}), ua.StatusBadServiceUnsupported)
+	// A type id that is no request at all.
+	msg := ua.AppendMessage(nil, &ua.ReadRequest{RequestHeader: ua.RequestHeader{RequestHandle: 77}})
+	msg[1] = 0xFF                                                   // two-byte id 631 -> four-byte form is not used; corrupt the numeric id
+	r := tc.raw(append([]byte{0x01, 0x00, 0x39, 0x30}, msg[3:]...)) // ns=0;i=12345
+	wantFault(t, r, ua.StatusBadServiceUnsupported)
+
+	good := ua.AppendMessage(nil, &ua.ReadRequest{RequestHeader: ua.RequestHeader{RequestHandle: 9}, NodesToRead: []ua.ReadValueID{{}}})
+	// Trailing bytes.
+	r = tc.raw(append(bytes.Clone(good), 0))
+	wantFault(t, r, ua.StatusBadDecodingError)
+	if h := r.(*ua.ServiceFault).ResponseHeader.RequestHandle; h != 9 {
+		t.Errorf("decoding error: handle %d, want 9 echoed", h)
+	}
+	// Every truncation is a decoding error (or, for a cut type id, one
+	// without handle); none kills the connection.
+	for n := 0; n < len(good); n++ {
+		r := tc.raw(good[:n])
+		wantFault(t, r, ua.StatusBadDecodingError)
+	}
+	// Nothing at all.
+	wantFault(t, tc.raw(nil), ua.StatusBadDecodingError)
+	if d := s.Diagnostics(); d.RejectedRequestsCount < uint32(len(good))+4 {
+		t.Errorf("RejectedRequestsCount %d", d.RejectedRequestsCount)
+	}
+}
+
+func TestSessionLifecycle(t *testing.T) {
+	s := newTestServer(t, Config{})
+	tc := newTestConn(t, s, 1)
+	read := &ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_CurrentTime), AttributeID: 13}}}
+
+	wantFault(t, tc.call(read), ua.StatusBadSessionIDInvalid)
+	cs := wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{SessionName: "s1", RequestedSessionTimeout: 30000}))
+	if len(cs.ServerNonce) != 32 || cs.RevisedSessionTimeout != 30000 || cs.SessionID.IsNull() || cs.AuthenticationToken.IsNull() ||
+		len(cs.ServerEndpoints) != 1 || cs.MaxRequestMessageSize == 0 {
+		t.Errorf("CreateSession response %+v", cs)
+	}
+	tc.token = cs.AuthenticationToken
+	wantFault(t, tc.call(read), ua.StatusBadSessionNotActivated)
+
+	// The first activation must come over the creating channel.
+	other := newTestConn(t, s, 2)
+	other.token = cs.AuthenticationToken
+	wantFault(t, other.call(anonymousActivate()), ua.StatusBadSecureChannelIDInvalid)
+
+	act := wantOK[ua.ActivateSessionResponse](t, tc.call(anonymousActivate()))
+	if len(act.ServerNonce) != 32 || bytes.Equal(act.ServerNonce, cs.ServerNonce) {
+		t.Errorf("ActivateSession nonce %x", act.ServerNonce)
+	}
+	if r := tc.call(read); faultOf(r) != ua.StatusGood {
+		t.Fatalf("Read after activation: %v", faultOf(r))
+	}
+	// Another channel may not use it, but may take it over.
+	wantFault(t, other.call(read), ua.StatusBadSecureChannelIDInvalid)
+	wantOK[ua.ActivateSessionResponse](t, other.call(anonymousActivate()))
+	wantOK[ua.ReadResponse](t, other.call(read))
+	wantFault(t, tc.call(read), ua.StatusBadSecureChannelIDInvalid)
+	wantFault(t, tc.call(&ua.CloseSessionRequest{}), ua.StatusBadSessionIDInvalid)
+
+	if c := wantOK[ua.CancelResponse](t, other.call(&ua.CancelRequest{RequestHandle: 1})); c.CancelCount != 0 {
+		t.Errorf("CancelCount %d", c.CancelCount)
+	}
+	if d := s.Diagnostics(); d.CurrentSessionCount != 1 || d.CumulatedSessionCount != 1 {
+		t.Errorf("diagnostics %+v", d)
+	}
+	wantOK[ua.CloseSessionResponse](t, other.call(&ua.CloseSessionRequest{DeleteSubscriptions: true}))
+	wantFault(t, other.call(read), ua.StatusBadSessionIDInvalid)
+	if d := s.Diagnostics(); d.CurrentSessionCount != 0 || d.CumulatedSessionCount != 1 {
+		t.Errorf("diagnostics after close %+v", d)
+	}
+}
+
+func TestActivateSessionIdentityTokens(t *testing.T) {
+	s := newTestServer(t, Config{})
+	tc := newTestConn(t, s, 1)
+	cs := wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
+	tc.token = cs.AuthenticationToken
+	tok := func(b ua.Body) *ua.ActivateSessionRequest {
+		return &ua.ActivateSessionRequest{UserIdentityToken: ua.ExtensionObject{TypeID: b.BinaryEncodingID(), Encoding: ua.ExtensionObjectBinary, Body: b}}
+	}
+	wantFault(t, tc.call(tok(&ua.UserNameIdentityToken{PolicyID: "username", UserName: "op", Password: []byte("pw")})), ua.StatusBadIdentityTokenRejected)
+	wantFault(t, tc.call(tok(&ua.X509IdentityToken{PolicyID: "x509"})), ua.StatusBadIdentityTokenRejected)
+	wantFault(t, tc.call(tok(&ua.IssuedIdentityToken{PolicyID: "jwt"})), ua.StatusBadIdentityTokenInvalid)
+	wantFault(t, tc.call(tok(&ua.AnonymousIdentityToken{PolicyID: "nope"})), ua.StatusBadIdentityTokenInvalid)
+	// A body of an unknown type stays raw: invalid.
+	wantFault(t, tc.call(&ua.ActivateSessionRequest{UserIdentityToken: ua.ExtensionObject{
+		TypeID: ua.NewNumericNodeID(3, 9), Encoding: ua.ExtensionObjectBinary, Raw: []byte{1, 2}}}), ua.StatusBadIdentityTokenInvalid)
+	if d := s.Diagnostics(); d.SecurityRejectedSessionCount != 5 || d.RejectedSessionCount != 5 {
+		t.Errorf("diagnostics %+v", d)
+	}
+	// A null token is anonymous.
+	wantOK[ua.ActivateSessionResponse](t, tc.call(&ua.ActivateSessionRequest{}))
+}
+
+func TestRevisedSessionTimeout(t *testing.T) {
+	s := newTestServer(t, Config{MinSessionTimeout: 10 * time.Second, MaxSessionTimeout: time.Hour})
+	for _, tt := range []struct {
+		ms   float64
+		want time.Duration
+	}{
+		{0, time.Hour}, {-1, time.Hour}, {1, 10 * time.Second}, {30000, 30 * time.Second},
+		{1e12, time.Hour}, {3600000, time.Hour}, {12.5e3, 12500 * time.Millisecond},
+	} {
+		if got := s.reviseTimeout(tt.ms); got != tt.want {
+			t.Errorf("reviseTimeout(%v) = %v, want %v", tt.ms, got, tt.want)
+		}
+	}
+}
+
+func TestMaxSessions(t *testing.T) {
+	s := newTestServer(t, Config{MaxSessions: 2})
+	tc := newTestConn(t, s, 1)
+	for range 2 {
+		wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
+	}
+	wantFault(t, tc.call(&ua.CreateSessionRequest{}), ua.StatusBadTooManySessions)
+	if d := s.Diagnostics(); d.RejectedSessionCount != 1 || d.CurrentSessionCount != 2 {
+		t.Errorf("diagnostics %+v", d)
+	}
+}
+
+func TestSessionTimeoutWithClock(t *testing.T) {
+	clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := newTestServer(t, Config{Clock: clk.Now})
+	tc := newTestConn(t, s, 1)
+	tc.openSession() // 60 s
+	idle := newTestConn(t, s, 2)
+	idle.openSession()
+	read := &ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_CurrentTime), AttributeID: 13}}}
+
+	clk.Add(59 * time.Second)
+	wantOK[ua.ReadResponse](t, tc.call(read))
+	if n := s.sessions.expire(clk.Now()); n != 0 {
+		t.Fatalf("%d sessions expired before their timeout", n)
+	}
+	clk.Add(2 * time.Second) // idle: 61 s, tc: 2 s
+	if n := s.sessions.expire(clk.Now()); n != 1 {
+		t.Fatalf("%d sessions expired, want 1", n)
+	}
+	wantFault(t, idle.call(read), ua.StatusBadSessionIDInvalid)
+	wantOK[ua.ReadResponse](t, tc.call(read))
+	if d := s.Diagnostics(); d.SessionTimeoutCount != 1 || d.CurrentSessionCount != 1 {
+		t.Errorf("diagnostics %+v", d)
+	}
+}

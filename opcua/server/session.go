@@ -1,0 +1,187 @@
+package server
+
+import (
+	"crypto/rand"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/edged/edged/opcua/ua"
+)
+
+// session is one client session. Its id, token, name and timeout never
+// change after CreateSession; the rest is atomic or guarded by mu, because
+// a session moves between secure channels (and so between connection
+// goroutines) and the sweeper closes it from its own goroutine.
+type session struct {
+	id      ua.NodeID // SessionId: ns=1, a random GUID
+	token   ua.NodeID // AuthenticationToken: ns=0, a random GUID, secret
+	name    string
+	timeout time.Duration
+
+	channelID atomic.Uint32 // the secure channel the session is bound to
+	activated atomic.Bool
+	closed    atomic.Bool
+	lastUsed  atomic.Int64 // Clock().UnixNano() of the last request
+
+	mu       sync.Mutex
+	identity Identity
+	cps      contPoints // Browse continuation points
+}
+
+// touch records a request at now.
+func (s *session) touch(now time.Time) { s.lastUsed.Store(now.UnixNano()) }
+
+// sessionTable holds the sessions by authentication token.
+type sessionTable struct {
+	max     int
+	maxCPs  int
+	diag    *diagnostics
+	mu      sync.Mutex
+	byToken map[ua.NodeID]*session
+}
+
+func newSessionTable(max, maxCPs int, diag *diagnostics) *sessionTable {
+	return &sessionTable{max: max, maxCPs: maxCPs, diag: diag, byToken: make(map[ua.NodeID]*session)}
+}
+
+// randomGUID returns a GUID from crypto/rand (which does not fail).
+func randomGUID() ua.GUID {
+	var b [16]byte
+	rand.Read(b[:])
+	g := ua.GUID{
+		Data1: uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24,
+		Data2: uint16(b[4]) | uint16(b[5])<<8,
+		Data3: uint16(b[6]) | uint16(b[7])<<8,
+	}
+	copy(g.Data4[:], b[8:])
+	return g
+}
+
+// create makes a new, not yet activated session bound to channelID, or
+// fails with Bad_TooManySessions.
+func (t *sessionTable) create(name string, timeout time.Duration, channelID uint32, now time.Time) (*session, error) {
+	s := &session{
+		id:      ua.NewGUIDNodeID(1, randomGUID()),
+		token:   ua.NewGUIDNodeID(0, randomGUID()),
+		name:    name,
+		timeout: timeout,
+	}
+	s.cps.max = t.maxCPs
+	s.channelID.Store(channelID)
+	s.touch(now)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.byToken) >= t.max {
+		t.diag.rejectedSessions.Add(1)
+		return nil, ua.StatusBadTooManySessions
+	}
+	t.byToken[s.token] = s
+	t.diag.cumulatedSessions.Add(1)
+	t.diag.currentSessions.Store(uint32(len(t.byToken)))
+	return s, nil
+}
+
+// get returns the session of token, nil if there is none.
+func (t *sessionTable) get(token ua.NodeID) *session {
+	t.mu.Lock()
+	s := t.byToken[token]
+	t.mu.Unlock()
+	return s
+}
+
+// remove closes s and drops it from the table; it reports false when s
+// was closed already.
+func (t *sessionTable) remove(s *session) bool {
+	if !s.closed.CompareAndSwap(false, true) {
+		return false
+	}
+	t.mu.Lock()
+	delete(t.byToken, s.token)
+	t.diag.currentSessions.Store(uint32(len(t.byToken)))
+	t.mu.Unlock()
+	s.mu.Lock()
+	s.cps.releaseAll()
+	s.mu.Unlock()
+	return true
+}
+
+// expire closes the sessions that had no request for their timeout at
+// now and returns how many it closed.
+func (t *sessionTable) expire(now time.Time) int {
+	var dead []*session
+	t.mu.Lock()
+	for _, s := range t.byToken {
+		if now.UnixNano()-s.lastUsed.Load() > int64(s.timeout) {
+			dead = append(dead, s)
+		}
+	}
+	t.mu.Unlock()
+	n := 0
+	for _, s := range dead {
+		if t.remove(s) {
+			t.diag.sessionTimeouts.Add(1)
+			n++
+		}
+	}
+	return n
+}
+
+// closeAll closes every session (server shutdown) and counts them as
+// aborted.
+func (t *sessionTable) closeAll() {
+	t.mu.Lock()
+	all := make([]*session, 0, len(t.byToken))
+	for _, s := range t.byToken {
+		all = append(all, s)
+	}
+	t.mu.Unlock()
+	for _, s := range all {
+		if t.remove(s) {
+			t.diag.sessionAborts.Add(1)
+		}
+	}
+}
+
+// count returns the number of sessions.
+func (t *sessionTable) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byToken)
+}
+
+// sessionNeed says what a service requires of the request's
+// authentication token.
+type sessionNeed uint8
+
+const (
+	noSession        sessionNeed = iota // discovery, CreateSession
+	createdSession                      // ActivateSession, CloseSession: any session of the token
+	activatedSession                    // everything else
+)
+
+// lookup finds the session of a request's token for a service with need,
+// arriving on channelID at now. Errors are the service results of
+// OPC 10000-4 Table 182: Bad_SessionIdInvalid for an unknown (or closed)
+// token, Bad_SessionNotActivated before ActivateSession,
+// Bad_SecureChannelIdInvalid for an activated session used over another
+// secure channel than the one it is bound to.
+func (t *sessionTable) lookup(cached *session, token ua.NodeID, need sessionNeed, channelID uint32, now time.Time) (*session, error) {
+	s := cached
+	if s == nil || s.token != token || s.closed.Load() {
+		s = t.get(token)
+	}
+	if s == nil || s.closed.Load() {
+		return nil, ua.StatusBadSessionIDInvalid
+	}
+	if need == activatedSession {
+		if !s.activated.Load() {
+			return nil, ua.StatusBadSessionNotActivated
+		}
+		if s.channelID.Load() != channelID {
+			return nil, ua.StatusBadSecureChannelIDInvalid
+		}
+	}
+	s.touch(now)
+	return s, nil
+}

@@ -1,0 +1,143 @@
+package server
+
+import (
+	"crypto/rand"
+	"math"
+	"time"
+
+	"github.com/edged/edged/opcua/ua"
+)
+
+// nonceLength is the length of the server nonces (OPC 10000-4 §5.7.2.2:
+// at least 32 bytes).
+const nonceLength = 32
+
+// defaultMaxMessageSize is uasc's default MaxMessageSize, advertised as
+// MaxRequestMessageSize when the channel configuration leaves it 0.
+const defaultMaxMessageSize = 16 << 20
+
+// reviseTimeout bounds a requested session timeout (milliseconds): 0,
+// negative and NaN get the maximum.
+func (s *Server) reviseTimeout(ms float64) time.Duration {
+	if !(ms > 0) || math.IsInf(ms, 0) || ms >= float64(s.cfg.MaxSessionTimeout/time.Millisecond) {
+		return s.cfg.MaxSessionTimeout
+	}
+	return max(time.Duration(ms*float64(time.Millisecond)), s.cfg.MinSessionTimeout)
+}
+
+func newNonce() []byte {
+	b := make([]byte, nonceLength)
+	rand.Read(b)
+	return b
+}
+
+// createSession answers CreateSession (§5.7.2): a new session bound to
+// this channel, not activated yet.
+func (c *conn) createSession(_ *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.createSession, &c.resp.createSession
+	if c.srv.isClosing() {
+		c.srv.diag.rejectedSessions.Add(1)
+		return nil, ua.StatusBadShutdown
+	}
+	timeout := c.srv.reviseTimeout(req.RequestedSessionTimeout)
+	s, err := c.srv.sessions.create(req.SessionName, timeout, c.ch.ID(), c.now)
+	if err != nil {
+		return nil, err
+	}
+	maxReq := c.srv.cfg.Channel.MaxMessageSize
+	if maxReq == 0 {
+		maxReq = defaultMaxMessageSize
+	}
+	*resp = ua.CreateSessionResponse{
+		SessionID:             s.id,
+		AuthenticationToken:   s.token,
+		RevisedSessionTimeout: float64(timeout / time.Millisecond),
+		ServerNonce:           newNonce(),
+		ServerEndpoints:       c.srv.endpoints,
+		MaxRequestMessageSize: maxReq,
+	}
+	c.header(&resp.ResponseHeader, h, ua.StatusGood)
+	c.srv.cfg.Logger.Info("session created", "session", s.id.String(), "name", s.name, "timeout", timeout, "channel", c.ch.ID())
+	return resp, nil
+}
+
+// activateSession answers ActivateSession (§5.7.3). The first activation
+// must come over the channel that created the session; a later one may
+// come over another channel, which then takes the session over, as long
+// as the user stays the same. The user identity token goes to the
+// Authenticator; a rejection leaves the session as it was.
+func (c *conn) activateSession(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.activateSession, &c.resp.activateSession
+	chID := c.ch.ID()
+	if !s.activated.Load() && s.channelID.Load() != chID {
+		c.srv.diag.securityRejectedSess.Add(1)
+		c.srv.diag.rejectedSessions.Add(1)
+		return nil, ua.StatusBadSecureChannelIDInvalid
+	}
+	var token ua.Body
+	switch tok := &req.UserIdentityToken; {
+	case tok.Encoding == ua.ExtensionObjectEmpty && tok.TypeID.IsNull():
+		token = &ua.AnonymousIdentityToken{} // a null token is anonymous
+	case tok.Body != nil:
+		token = tok.Body
+	default:
+		c.srv.diag.securityRejectedSess.Add(1)
+		c.srv.diag.rejectedSessions.Add(1)
+		return nil, ua.StatusBadIdentityTokenInvalid
+	}
+	id, err := c.srv.cfg.Authenticator.Authenticate(token)
+	if err != nil {
+		c.srv.diag.securityRejectedSess.Add(1)
+		c.srv.diag.rejectedSessions.Add(1)
+		if sc := statusOf(err); sc != ua.StatusBadInternalError {
+			return nil, sc
+		}
+		return nil, ua.StatusBadIdentityTokenRejected
+	}
+	s.mu.Lock()
+	if s.activated.Load() && s.channelID.Load() != chID && s.identity != id {
+		s.mu.Unlock()
+		// A new channel may take over the session only for the same user.
+		c.srv.diag.securityRejectedSess.Add(1)
+		c.srv.diag.rejectedSessions.Add(1)
+		return nil, ua.StatusBadIdentityChangeNotSupported
+	}
+	s.identity = id
+	s.mu.Unlock()
+	s.channelID.Store(chID)
+	s.activated.Store(true)
+
+	*resp = ua.ActivateSessionResponse{ServerNonce: newNonce()}
+	if n := len(req.ClientSoftwareCertificates); n > 0 {
+		resp.Results = make([]ua.StatusCode, n) // Good: nothing is checked
+	}
+	c.header(&resp.ResponseHeader, h, ua.StatusGood)
+	return resp, nil
+}
+
+// closeSession answers CloseSession (§5.7.4). There are no subscriptions
+// yet, so DeleteSubscriptions changes nothing. A session is closed only
+// over the channel it is bound to (Bad_SessionIdInvalid otherwise, as the
+// CTT expects).
+func (c *conn) closeSession(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	if s.channelID.Load() != c.ch.ID() {
+		return nil, ua.StatusBadSessionIDInvalid
+	}
+	c.srv.sessions.remove(s)
+	if c.sess == s {
+		c.sess = nil
+	}
+	resp := &c.resp.closeSession
+	c.header(&resp.ResponseHeader, h, ua.StatusGood)
+	return resp, nil
+}
+
+// cancel answers Cancel (§5.7.5). Every request is answered before the
+// next one on a channel is read, so there is never an outstanding request
+// to cancel: CancelCount is always 0.
+func (c *conn) cancel(_ *session, h *ua.RequestHeader) (ua.Body, error) {
+	resp := &c.resp.cancel
+	c.header(&resp.ResponseHeader, h, ua.StatusGood)
+	resp.CancelCount = 0
+	return resp, nil
+}

@@ -1,0 +1,163 @@
+package server
+
+import (
+	"encoding/binary"
+
+	"github.com/edged/edged/opcua/ua"
+)
+
+// A contPoint is a Browse continuation point held by a session: the id
+// the client got and where its browse stopped.
+type contPoint struct {
+	id    uint64
+	state browseState
+}
+
+// contPoints are a session's continuation points, at most max of them.
+// Guarded by the session's mu.
+type contPoints struct {
+	max  int
+	next uint64
+	list []contPoint
+}
+
+// add stores state and returns its id, or false when all are taken.
+func (p *contPoints) add(state browseState) ([]byte, bool) {
+	if len(p.list) >= p.max {
+		return nil, false
+	}
+	p.next++
+	p.list = append(p.list, contPoint{id: p.next, state: state})
+	return binary.LittleEndian.AppendUint64(make([]byte, 0, 8), p.next), true
+}
+
+// take removes the continuation point with the given bytes and returns
+// its state; false when there is none.
+func (p *contPoints) take(b []byte) (browseState, bool) {
+	if len(b) != 8 {
+		return browseState{}, false
+	}
+	id := binary.LittleEndian.Uint64(b)
+	for i, cp := range p.list {
+		if cp.id == id {
+			p.list = append(p.list[:i], p.list[i+1:]...)
+			return cp.state, true
+		}
+	}
+	return browseState{}, false
+}
+
+func (p *contPoints) releaseAll() { p.list = p.list[:0] }
+
+// browse answers Browse (§5.9.2). Views are not supported: a non-null
+// View is Bad_ViewIdUnknown. A node with more references than
+// RequestedMaxReferencesPerNode (0: no limit) gets a continuation point
+// for the rest, or Bad_NoContinuationPoints when the session holds
+// MaxBrowseContinuationPoints already.
+func (c *conn) browse(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.browse, &c.resp.browse
+	if !req.View.ViewID.IsNull() {
+		return nil, ua.StatusBadViewIDUnknown
+	}
+	if err := checkCount(len(req.NodesToBrowse), c.srv.cfg.Limits.MaxNodesPerBrowse); err != nil {
+		return nil, err
+	}
+	c.header(&resp.ResponseHeader, h, ua.StatusGood)
+	resp.Results = grow(resp.Results, len(req.NodesToBrowse))
+	resp.DiagnosticInfos = nil
+	for i := range req.NodesToBrowse {
+		st := browseState{desc: req.NodesToBrowse[i], max: req.RequestedMaxReferencesPerNode}
+		c.browseFrom(s, &st, &resp.Results[i])
+	}
+	return resp, nil
+}
+
+// browseFrom continues the browse st into res and stores a continuation
+// point if references remain.
+func (c *conn) browseFrom(s *session, st *browseState, res *ua.BrowseResult) {
+	res.StatusCode = ua.StatusGood
+	res.ContinuationPoint = nil
+	res.References = res.References[:0]
+	more := c.srv.space.browse(st, res)
+	if res.StatusCode.IsBad() || !more {
+		return
+	}
+	s.mu.Lock()
+	cp, ok := s.cps.add(*st)
+	s.mu.Unlock()
+	if !ok {
+		res.StatusCode = ua.StatusBadNoContinuationPoints
+		res.References = res.References[:0]
+		return
+	}
+	res.ContinuationPoint = cp
+}
+
+// browseNext answers BrowseNext (§5.9.3): continues the browses of the
+// continuation points, or releases them. An unknown point is
+// Bad_ContinuationPointInvalid.
+func (c *conn) browseNext(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.browseNext, &c.resp.browseNext
+	if err := checkCount(len(req.ContinuationPoints), c.srv.cfg.Limits.MaxNodesPerBrowse); err != nil {
+		return nil, err
+	}
+	c.header(&resp.ResponseHeader, h, ua.StatusGood)
+	resp.Results = grow(resp.Results, len(req.ContinuationPoints))
+	resp.DiagnosticInfos = nil
+	for i, cp := range req.ContinuationPoints {
+		res := &resp.Results[i]
+		s.mu.Lock()
+		st, ok := s.cps.take(cp)
+		s.mu.Unlock()
+		if !ok {
+			*res = ua.BrowseResult{StatusCode: ua.StatusBadContinuationPointInvalid}
+			continue
+		}
+		if req.ReleaseContinuationPoints {
+			*res = ua.BrowseResult{StatusCode: ua.StatusGood}
+			continue
+		}
+		c.browseFrom(s, &st, res)
+	}
+	return resp, nil
+}
+
+// translate answers TranslateBrowsePathsToNodeIds (§5.9.4).
+func (c *conn) translate(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.translate, &c.resp.translate
+	if err := checkCount(len(req.BrowsePaths), c.srv.cfg.Limits.MaxNodesPerTranslateBrowsePathsToNodeIDs); err != nil {
+		return nil, err
+	}
+	c.header(&resp.ResponseHeader, h, ua.StatusGood)
+	resp.Results = grow(resp.Results, len(req.BrowsePaths))
+	resp.DiagnosticInfos = nil
+	for i := range req.BrowsePaths {
+		c.srv.space.translate(&req.BrowsePaths[i], &resp.Results[i])
+	}
+	return resp, nil
+}
+
+// registerNodes answers RegisterNodes (§5.9.5). Registration is an alias:
+// every node id is returned as it is, and a registered id is as fast as
+// any other because every lookup is a map access. Unknown ids are not
+// checked here (the spec leaves that to the later use of the id).
+func (c *conn) registerNodes(_ *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.registerNodes, &c.resp.registerNodes
+	if err := checkCount(len(req.NodesToRegister), c.srv.cfg.Limits.MaxNodesPerRegisterNodes); err != nil {
+		return nil, err
+	}
+	c.header(&resp.ResponseHeader, h, ua.StatusGood)
+	resp.RegisteredNodeIDs = append(resp.RegisteredNodeIDs[:0], req.NodesToRegister...)
+	return resp, nil
+}
+
+// unregisterNodes answers UnregisterNodes (§5.9.6): registration being an
+// alias, there is nothing to undo.
+func (c *conn) unregisterNodes(_ *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.unregisterNodes, &c.resp.unregisterNodes
+	if err := checkCount(len(req.NodesToUnregister), c.srv.cfg.Limits.MaxNodesPerRegisterNodes); err != nil {
+		return nil, err
+	}
+	c.header(&resp.ResponseHeader, h, ua.StatusGood)
+	return resp, nil
+}
