@@ -4,42 +4,100 @@
 // lifetimes; chunking, reassembly and abort chunks; sequence numbers and
 // request ids; CloseSecureChannel. Security is a SecurityPolicy: the chunk
 // layer calls it for headers, padding, signatures and encryption, so a new
-// policy touches no framing code. SecurityPolicy None ships now.
+// policy touches no framing code (see SecurityPolicy for where each step
+// plugs in). SecurityPolicy None ships now.
 //
 // A Channel hands the server whole service messages (the type's encoding
 // NodeId followed by the body) and takes back encoded responses.
+//
+// # Use
+//
+//	ch, err := uasc.Open(ctx, conn, &cfg) // Hello, Acknowledge, OpenSecureChannel
+//	if err != nil { ... }                 // the client got an Error message already
+//	for {
+//		req, err := ch.ReadRequest()      // one goroutine reads
+//		if err != nil { ... }             // ErrClosed, or why the channel died
+//		resp := handle(req.Message)       // req.Message is valid until the next ReadRequest
+//		ch.WriteResponse(req.RequestID, resp) // any goroutine may write
+//	}
+//
+// # Errors
+//
+// Protocol violations are answered with an Error message carrying their
+// status code, then the connection is closed gracefully (our side shut
+// down for writing, the client's last bytes drained for up to
+// Config.CloseTimeout). The error returned is, or wraps, that
+// ua.StatusCode: errors.Is(err, ua.StatusBadSequenceNumberInvalid) works.
+// Errors are sticky (as in crypto/tls): after the first failure of the
+// connection every ReadRequest and WriteResponse returns it.
+//
+// # Performance
+//
+// In steady state neither ReadRequest nor WriteResponse of a single-chunk
+// message allocates: the receive buffer and the reassembly buffer are
+// reused, a single-chunk request is returned in place, and responses are
+// framed into a reused send buffer. All chunks of a response leave in one
+// Write, and responses queued by concurrent WriteResponse calls while a
+// write is in progress leave together in the next one. TCP_NODELAY is the
+// caller's choice (Go's default for TCP is on).
 package uasc
 
 import (
 	"context"
 	"errors"
+	"io"
+	"math"
 	"net"
+	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
 )
 
 // Config sets the limits and policies of server-side channels. Zero fields
-// take the defaults documented on each.
+// take the defaults documented on each. Open copies the Config.
 type Config struct {
 	// ReceiveBufferSize and SendBufferSize are the largest chunks we accept
 	// and send before negotiation with the client's Hello (default 65535,
-	// minimum 8192).
+	// minimum 8192: smaller values are raised to it). The Hello can only
+	// lower them; buffers are allocated from these values, never from the
+	// client's.
 	ReceiveBufferSize uint32
 	SendBufferSize    uint32
-	// MaxMessageSize (default 16 MiB) and MaxChunkCount (default 256)
-	// bound a reassembled request; 0 in the client's Hello means no limit
-	// on its side.
+	// MaxMessageSize (default 16 MiB, counted over the message bodies as
+	// Part 6 says) and MaxChunkCount (default 256) bound a reassembled
+	// request; a request beyond them is answered with an Error
+	// Bad_RequestTooLarge. The client's MaxMessageSize and MaxChunkCount
+	// from its Hello (0: no limit) bound our responses.
 	MaxMessageSize uint32
 	MaxChunkCount  uint32
 	// HelloTimeout is how long a new connection may take to send its Hello
-	// (default 10 s).
+	// and its first OpenSecureChannel request (default 10 s).
 	HelloTimeout time.Duration
+	// MessageTimeout is how long a message may take to arrive once its
+	// first byte has: a chunk sent in pieces, or a message whose final
+	// chunk does not come (default 30 s). Then the channel is closed with
+	// Bad_Timeout.
+	MessageTimeout time.Duration
+	// WriteTimeout bounds each write to the connection (default 10 s): a
+	// client that stops reading fails the channel instead of blocking its
+	// writers forever.
+	WriteTimeout time.Duration
+	// CloseTimeout is how long we wait, after sending an Error message,
+	// for the client to close its side before we close the connection
+	// (default 1 s). Closing with unread input would reset the connection
+	// and could destroy the Error message before the client reads it.
+	CloseTimeout time.Duration
 	// MinTokenLifetime and MaxTokenLifetime bound the revised lifetime of a
-	// security token (defaults 10 s and 1 h).
+	// security token (defaults 10 s and 1 h). A requested lifetime of 0
+	// gets MaxTokenLifetime. Messages under a token are accepted until its
+	// lifetime plus 25 % has passed; a channel whose newest token expires
+	// without renewal is closed with Bad_SecureChannelTokenUnknown.
 	MinTokenLifetime time.Duration
 	MaxTokenLifetime time.Duration
-	// Policies offered (default: None only).
+	// Policies offered (default: PolicyNone only).
 	Policies []SecurityPolicy
 	// CheckEndpointURL, when set, vets the Hello's EndpointUrl; an error
 	// closes the connection with Bad_TcpEndpointUrlInvalid.
@@ -47,8 +105,71 @@ type Config struct {
 	// Limits of the decoder that reads OpenSecureChannel requests.
 	Limits ua.Limits
 	// NextChannelID returns a fresh, unique secure channel id (the server
-	// owns the id space).
+	// owns the id space). Default: a process-wide counter.
 	NextChannelID func() uint32
+}
+
+// Defaults of Config.
+const (
+	DefaultBufferSize       = 65535
+	DefaultMaxMessageSize   = 16 << 20
+	DefaultMaxChunkCount    = 256
+	DefaultHelloTimeout     = 10 * time.Second
+	DefaultMessageTimeout   = 30 * time.Second
+	DefaultWriteTimeout     = 10 * time.Second
+	DefaultCloseTimeout     = 1 * time.Second
+	DefaultMinTokenLifetime = 10 * time.Second
+	DefaultMaxTokenLifetime = time.Hour
+)
+
+var channelIDs atomic.Uint32
+
+func defaultNextChannelID() uint32 {
+	for {
+		if id := channelIDs.Add(1); id != 0 {
+			return id
+		}
+	}
+}
+
+// withDefaults returns a copy of cfg with its zero fields set.
+func (cfg *Config) withDefaults() Config {
+	c := Config{}
+	if cfg != nil {
+		c = *cfg
+	}
+	setU32 := func(v *uint32, def uint32) {
+		if *v == 0 {
+			*v = def
+		}
+	}
+	setU32(&c.ReceiveBufferSize, DefaultBufferSize)
+	setU32(&c.SendBufferSize, DefaultBufferSize)
+	c.ReceiveBufferSize = max(c.ReceiveBufferSize, MinBufferSize)
+	c.SendBufferSize = max(c.SendBufferSize, MinBufferSize)
+	setU32(&c.MaxMessageSize, DefaultMaxMessageSize)
+	setU32(&c.MaxChunkCount, DefaultMaxChunkCount)
+	setDur := func(v *time.Duration, def time.Duration) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	setDur(&c.HelloTimeout, DefaultHelloTimeout)
+	setDur(&c.MessageTimeout, DefaultMessageTimeout)
+	setDur(&c.WriteTimeout, DefaultWriteTimeout)
+	setDur(&c.CloseTimeout, DefaultCloseTimeout)
+	setDur(&c.MinTokenLifetime, DefaultMinTokenLifetime)
+	setDur(&c.MaxTokenLifetime, DefaultMaxTokenLifetime)
+	if c.MaxTokenLifetime < c.MinTokenLifetime {
+		c.MaxTokenLifetime = c.MinTokenLifetime
+	}
+	if len(c.Policies) == 0 {
+		c.Policies = []SecurityPolicy{PolicyNone}
+	}
+	if c.NextChannelID == nil {
+		c.NextChannelID = defaultNextChannelID
+	}
+	return c
 }
 
 // Request is a service request received on a channel.
@@ -63,48 +184,315 @@ type Request struct {
 }
 
 // ErrClosed is returned by ReadRequest after the client closed the channel
-// with CloseSecureChannel or the connection ended.
+// with CloseSecureChannel or the connection ended, and by every call after
+// Close.
 var ErrClosed = errors.New("uasc: secure channel closed")
 
+// Error is a protocol violation of the client, or a failure of ours, that
+// closed the channel after an Error message with Code was sent.
+type Error struct {
+	Code   ua.StatusCode
+	Reason string
+}
+
+func (e *Error) Error() string { return "uasc: " + e.Reason + ": " + e.Code.Error() }
+
+// Unwrap returns e.Code.
+func (e *Error) Unwrap() error { return e.Code }
+
+// fault returns an *Error.
+func fault(code ua.StatusCode, reason string) error { return &Error{Code: code, Reason: reason} }
+
+// token is one security token of the channel.
+type token struct {
+	id        uint32
+	createdAt time.Time
+	lifetime  time.Duration
+	// expires is createdAt + 125 % of the lifetime: until then messages
+	// under the token are accepted.
+	expires time.Time
+	crypto  ChunkCrypto
+	maxBody int // body bytes per MSG chunk we send under this token
+}
+
 // Channel is one client's secure channel over one connection. ReadRequest
-// is called by one goroutine; WriteResponse may be called from several.
+// is called by one goroutine; WriteResponse and Close may be called from
+// several.
 type Channel struct {
-	// filled in by the implementation
+	nc  net.Conn
+	cfg Config
+
+	// Fixed when Open returns.
+	id            uint32
+	policy        SecurityPolicy
+	mode          ua.MessageSecurityMode
+	recvBufSize   int
+	sendBufSize   int
+	sendMaxMsg    uint32 // the client's MaxMessageSize; 0: no limit
+	sendMaxChunks uint32 // the client's MaxChunkCount; 0: no limit
+
+	// Reader state, owned by the goroutine in Open and ReadRequest.
+	rbuf     []byte // receive buffer: unread bytes are rbuf[r:w]
+	r, w     int
+	msg      []byte // reassembly of a multi-chunk request
+	inMsg    bool   // msg holds the first chunks of request msgReq
+	msgReq   uint32
+	msgCount uint32    // chunks in msg
+	msgStart time.Time // when the bytes of the current message began; zero: idle
+	deadline time.Time // the read deadline set on nc
+	hsEnd    time.Time // end of the handshake (HelloTimeout)
+	lastSeq  uint32    // sequence number of the last chunk received
+	cur      *token    // newest token
+	prev     *token    // the previous token, until the client uses cur
+	nextTok  uint32
+	dec      ua.Decoder
+	osc      ua.OpenSecureChannelRequest
+	rerr     error // sticky read error
+
+	s sender
+
+	closed    atomic.Bool
+	closeOnce sync.Once
 }
 
 // Open runs the handshake on a new server-side connection: Hello →
 // Acknowledge → OpenSecureChannel (Issue). Protocol violations are
 // answered with an Error message carrying their status code before the
-// connection is closed; the returned error is that ua.StatusCode.
+// connection is closed; the returned error is (or wraps) that
+// ua.StatusCode. HelloTimeout bounds the handshake; cancelling ctx aborts
+// it. On failure nc is closed.
 func Open(ctx context.Context, nc net.Conn, cfg *Config) (*Channel, error) {
-	return nil, errors.New("uasc: not implemented")
+	c := &Channel{nc: nc, cfg: cfg.withDefaults()}
+	c.s.cond.L = &c.s.mu
+	c.dec.Limits = c.cfg.Limits
+	c.hsEnd = time.Now().Add(c.cfg.HelloTimeout)
+	c.deadline = c.hsEnd
+	if err := nc.SetReadDeadline(c.hsEnd); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+	err := c.handshake()
+	if !stop() && err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			// Our deadline cut the handshake short; no Error message.
+			err = ctx.Err()
+		}
+		return nil, c.fail(err)
+	}
+	return c, nil
+}
+
+// handshake is the server's side of the connection's start, as named
+// steps.
+func (c *Channel) handshake() error {
+	h, err := c.readHello()
+	if err != nil {
+		return err
+	}
+	if err := c.checkEndpointURL(h); err != nil {
+		return err
+	}
+	if err := c.acknowledge(h); err != nil {
+		return err
+	}
+	return c.openSecureChannel()
+}
+
+// readHello reads the client's Hello.
+func (c *Channel) readHello() (*hello, error) {
+	c.rbuf = make([]byte, c.cfg.ReceiveBufferSize)
+	c.recvBufSize = maxHelloLen
+	b, err := c.readChunk(phaseHello)
+	if err != nil {
+		return nil, err
+	}
+	h := new(hello)
+	if err := h.decode(b[hdrLen:]); err != nil {
+		return nil, fault(err.(ua.StatusCode), "malformed Hello")
+	}
+	return h, nil
+}
+
+// checkEndpointURL runs Config.CheckEndpointURL on the Hello's URL.
+func (c *Channel) checkEndpointURL(h *hello) error {
+	if c.cfg.CheckEndpointURL == nil {
+		return nil
+	}
+	if err := c.cfg.CheckEndpointURL(h.EndpointURL); err != nil {
+		return fault(ua.StatusBadTcpEndpointURLInvalid, "endpoint URL rejected: "+err.Error())
+	}
+	return nil
+}
+
+// acknowledge negotiates the buffer sizes and sends the Acknowledge.
+func (c *Channel) acknowledge(h *hello) error {
+	ack, err := negotiate(h, &c.cfg)
+	if err != nil {
+		return fault(err.(ua.StatusCode), "Hello buffer sizes below 8192 bytes")
+	}
+	c.recvBufSize = int(ack.ReceiveBufferSize)
+	c.sendBufSize = int(ack.SendBufferSize)
+	c.sendMaxMsg = h.MaxMessageSize
+	c.sendMaxChunks = h.MaxChunkCount
+	c.s.mu.Lock()
+	c.s.buf = appendAcknowledge(c.s.buf[:0], &ack)
+	return c.flushLocked()
+}
+
+// openSecureChannel reads the first OpenSecureChannel request (Issue),
+// issues the first token and sends the response.
+func (c *Channel) openSecureChannel() error {
+	b, err := c.readChunk(phaseOpen)
+	if err != nil {
+		return err
+	}
+	return c.handleOPN(b, true)
 }
 
 // ID returns the secure channel id.
-func (c *Channel) ID() uint32 { return 0 }
+func (c *Channel) ID() uint32 { return c.id }
 
-// ReadRequest returns the next service request. OpenSecureChannel renewals,
-// CloseSecureChannel and abort chunks are handled inside.
-func (c *Channel) ReadRequest() (Request, error) { return Request{}, errors.New("uasc: not implemented") }
+// SecurityPolicyURI returns the URI of the channel's security policy.
+func (c *Channel) SecurityPolicyURI() string { return c.policy.URI() }
 
-// WriteResponse sends msg (type NodeId + body) as the response to
-// requestID, split into chunks as negotiated. A multi-chunk response leaves
-// in one write; responses queued by several goroutines are coalesced into
-// one write. msg is not retained after the call returns.
-func (c *Channel) WriteResponse(requestID uint32, msg []byte) error {
-	return errors.New("uasc: not implemented")
-}
+// SecurityMode returns the channel's message security mode.
+func (c *Channel) SecurityMode() ua.MessageSecurityMode { return c.mode }
 
 // Close sends an Error message with status and reason (unless status is
-// Good) and closes the connection.
-func (c *Channel) Close(status ua.StatusCode, reason string) error { return nil }
+// Good) and closes the connection. A ReadRequest blocked in another
+// goroutine returns ErrClosed; later calls of every method return
+// ErrClosed. Close may be called more than once and from any goroutine.
+func (c *Channel) Close(status ua.StatusCode, reason string) error {
+	var err error
+	c.closeOnce.Do(func() {
+		c.closed.Store(true)
+		if status.IsBad() {
+			c.s.mu.Lock()
+			if c.s.err == nil {
+				c.s.buf = appendError(c.s.buf, status, reason)
+				err = c.flushLocked()
+			} else {
+				c.s.mu.Unlock()
+			}
+		}
+		c.s.mu.Lock()
+		if c.s.err == nil {
+			c.s.err = ErrClosed
+		}
+		c.s.mu.Unlock()
+		if cw, ok := c.nc.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+		}
+		if cerr := c.nc.Close(); err == nil {
+			err = cerr
+		}
+	})
+	return err
+}
 
-// SecurityPolicy is one OPC UA security policy as the chunk layer uses it.
-type SecurityPolicy interface {
-	// URI is the policy's URI, e.g.
-	// "http://opcfoundation.org/UA/SecurityPolicy#None".
-	URI() string
-	// The implementation defines the rest: asymmetric and symmetric
-	// security headers, padding, signing and verifying, encrypting and
-	// decrypting, key derivation.
+// fail ends the channel after err, on the reading goroutine: a protocol
+// violation (a ua.StatusCode) is answered with an Error message, our side
+// is shut down, the client's remaining bytes are drained for up to
+// CloseTimeout, and the connection is closed. It returns the sticky error.
+func (c *Channel) fail(err error) error {
+	if c.closed.Load() {
+		// Close was called: whatever the read saw, the channel is closed.
+		err = ErrClosed
+	}
+	var code ua.StatusCode
+	send := false
+	c.s.mu.Lock()
+	if c.s.err != nil {
+		// A write failed first, or Close ran: that is the channel's error.
+		err = c.s.err
+	} else {
+		send = !errors.Is(err, ErrClosed) && errors.As(err, &code) && code.IsBad()
+		if send {
+			reason := err.Error()
+			var e *Error
+			if errors.As(err, &e) {
+				reason = e.Reason
+			}
+			c.s.buf = appendError(c.s.buf, code, reason)
+			c.flushLocked() // unlocks
+			c.s.mu.Lock()
+		}
+		if c.s.err == nil {
+			c.s.err = err
+		}
+	}
+	c.s.mu.Unlock()
+	c.closeOnce.Do(func() {
+		c.closed.Store(true)
+		if cw, ok := c.nc.(interface{ CloseWrite() error }); ok && send {
+			cw.CloseWrite()
+			c.drain()
+		}
+		c.nc.Close()
+	})
+	c.rerr = err
+	return err
+}
+
+// drain reads and discards what the client still sends, until it closes
+// its side or CloseTimeout passes, so that closing does not reset the
+// connection before the client has read our Error message.
+func (c *Channel) drain() {
+	c.nc.SetReadDeadline(time.Now().Add(c.cfg.CloseTimeout))
+	var buf [512]byte
+	for {
+		if _, err := c.nc.Read(buf[:]); err != nil {
+			return
+		}
+	}
+}
+
+// isStatus reports whether err is or wraps a ua.StatusCode.
+func isStatus(err error) bool {
+	var code ua.StatusCode
+	return errors.As(err, &code)
+}
+
+// readError translates an error of nc.Read into the channel's error.
+func (c *Channel) readError(err error, partial bool) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		now := time.Now()
+		switch {
+		case c.cur == nil:
+			return fault(ua.StatusBadTimeout, "handshake not completed within HelloTimeout")
+		case partial && !c.msgStart.IsZero() && !now.Before(c.msgStart.Add(c.cfg.MessageTimeout)):
+			return fault(ua.StatusBadTimeout, "message not completed within MessageTimeout")
+		case !now.Before(c.cur.expires):
+			return fault(ua.StatusBadSecureChannelTokenUnknown, "security token expired without renewal")
+		}
+		return fault(ua.StatusBadTimeout, "read timeout")
+	case errors.Is(err, io.EOF):
+		if partial {
+			return io.ErrUnexpectedEOF
+		}
+		return ErrClosed
+	}
+	return err
+}
+
+// lifetime revises a requested token lifetime (ms) within the Config's
+// bounds.
+func (c *Channel) lifetime(requestedMS uint32) time.Duration {
+	d := time.Duration(requestedMS) * time.Millisecond
+	if requestedMS == 0 {
+		d = c.cfg.MaxTokenLifetime
+	}
+	d = min(max(d, c.cfg.MinTokenLifetime), c.cfg.MaxTokenLifetime)
+	if d > math.MaxUint32*time.Millisecond {
+		d = math.MaxUint32 * time.Millisecond
+	}
+	return d.Truncate(time.Millisecond)
 }

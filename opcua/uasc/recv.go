@@ -1,0 +1,446 @@
+package uasc
+
+import (
+	"encoding/binary"
+	"strconv"
+	"time"
+
+	"github.com/edged/edged/opcua/ua"
+)
+
+// phase is what the reader expects next: a Hello, the first
+// OpenSecureChannel, or secure channel messages.
+type phase int
+
+const (
+	phaseHello phase = iota
+	phaseOpen
+	phaseMessages
+)
+
+// ReadRequest returns the next service request. OpenSecureChannel renewals,
+// CloseSecureChannel and abort chunks are handled inside. After
+// CloseSecureChannel, or when the client ends the connection between
+// messages, it returns ErrClosed; after a protocol violation, the
+// ua.StatusCode sent to the client in an Error message (wrapped in an
+// *Error). Errors are sticky.
+//
+// Request.Message points into the channel's buffers and is valid until the
+// next ReadRequest. ReadRequest must not be called concurrently with
+// itself.
+func (c *Channel) ReadRequest() (Request, error) {
+	if c.rerr != nil {
+		return Request{}, c.rerr
+	}
+	for {
+		chunk, err := c.readChunk(phaseMessages)
+		if err != nil {
+			return Request{}, c.fail(err)
+		}
+		var req Request
+		var ok bool
+		switch msgType(chunk) {
+		case "MSG":
+			req, ok, err = c.handleMSG(chunk)
+		case "OPN":
+			err = c.handleOPN(chunk, false)
+			if !c.inMsg {
+				c.msgStart = time.Time{}
+			}
+		case "CLO":
+			err = c.handleCLO(chunk)
+		}
+		if err != nil {
+			return Request{}, c.fail(err)
+		}
+		if ok {
+			return req, nil
+		}
+	}
+}
+
+// readChunk returns the next whole chunk from the receive buffer, reading
+// from the connection as needed. The header is checked before the body is
+// read: the type against what the phase allows, the size against the
+// negotiated receive buffer. The chunk aliases rbuf and is valid until the
+// next readChunk.
+func (c *Channel) readChunk(ph phase) ([]byte, error) {
+	for c.w-c.r < hdrLen {
+		if err := c.fill(hdrLen); err != nil {
+			return nil, err
+		}
+	}
+	h := c.rbuf[c.r:c.w]
+	size := binary.LittleEndian.Uint32(h[4:8])
+	if err := c.checkHeader(ph, h, size); err != nil {
+		return nil, err
+	}
+	n := int(size) // ≤ recvBufSize ≤ len(rbuf), so it fits an int
+	for c.w-c.r < n {
+		if err := c.fill(n); err != nil {
+			return nil, err
+		}
+	}
+	chunk := c.rbuf[c.r : c.r+n : c.r+n]
+	c.r += n
+	return chunk, nil
+}
+
+// checkHeader checks a message header before its body is read.
+func (c *Channel) checkHeader(ph phase, h []byte, size uint32) error {
+	typ, ct := msgType(h), h[3]
+	minSize := uint32(0)
+	switch ph {
+	case phaseHello:
+		if typ != "HEL" || ct != 'F' {
+			return fault(ua.StatusBadTcpMessageTypeInvalid, "expected a Hello, got "+strconv.Quote(string(h[:4])))
+		}
+		minSize = hdrLen + helloFixedLen + 4
+	case phaseOpen:
+		if typ != "OPN" || ct != 'F' {
+			return fault(ua.StatusBadTcpMessageTypeInvalid, "expected OpenSecureChannel, got "+strconv.Quote(string(h[:4])))
+		}
+		minSize = chanHdrLen + 12 + seqHdrLen
+	default:
+		switch {
+		case typ == "MSG" && (ct == 'F' || ct == 'C' || ct == 'A'):
+			minSize = symHdrLen + seqHdrLen
+		case typ == "CLO" && ct == 'F':
+			minSize = symHdrLen + seqHdrLen
+		case typ == "OPN" && ct == 'F':
+			minSize = chanHdrLen + 12 + seqHdrLen
+		default:
+			return fault(ua.StatusBadTcpMessageTypeInvalid, "unexpected message type "+strconv.Quote(string(h[:4])))
+		}
+	}
+	if size > uint32(c.recvBufSize) {
+		return fault(ua.StatusBadTcpMessageTooLarge, "chunk of "+strconv.FormatUint(uint64(size), 10)+
+			" bytes exceeds the receive buffer of "+strconv.Itoa(c.recvBufSize))
+	}
+	if size < minSize {
+		return fault(ua.StatusBadDecodingError, "chunk too short for its headers")
+	}
+	return nil
+}
+
+// fill reads more bytes into rbuf; need is how many bytes from c.r the
+// caller wants contiguous (at most len(rbuf)). It sets the read deadline:
+// between messages the expiry of the newest token (or the end of the
+// handshake); when it has to wait for the rest of a message, also
+// MessageTimeout from the first such wait (msgStart). A message that
+// arrives whole costs no clock reading and no deadline change.
+func (c *Channel) fill(need int) error {
+	if c.r == c.w {
+		c.r, c.w = 0, 0
+	} else if len(c.rbuf)-c.r < need {
+		c.w = copy(c.rbuf, c.rbuf[c.r:c.w])
+		c.r = 0
+	}
+	partial := c.w > c.r || c.inMsg
+	if partial && c.msgStart.IsZero() {
+		c.msgStart = time.Now()
+	}
+	dl := c.hsEnd
+	if c.cur != nil {
+		dl = c.cur.expires
+	}
+	if partial {
+		if end := c.msgStart.Add(c.cfg.MessageTimeout); end.Before(dl) {
+			dl = end
+		}
+	}
+	if !dl.Equal(c.deadline) {
+		if err := c.nc.SetReadDeadline(dl); err != nil {
+			return c.readError(err, partial)
+		}
+		c.deadline = dl
+	}
+	n, err := c.nc.Read(c.rbuf[c.w:])
+	c.w += n
+	if err != nil && n == 0 {
+		return c.readError(err, partial)
+	}
+	return nil
+}
+
+// checkSeq checks the sequence number of a received chunk: one more than
+// the last, or, once the last passed 4294966271, a wrap to below 1024
+// (OPC 10000-6 §6.7.2.4).
+func (c *Channel) checkSeq(seq uint32) error {
+	if seq == c.lastSeq+1 || (c.lastSeq > lastSeqBeforeWrap && seq < 1024) {
+		c.lastSeq = seq
+		return nil
+	}
+	return fault(ua.StatusBadSequenceNumberInvalid, "sequence number "+strconv.FormatUint(uint64(seq), 10)+
+		" after "+strconv.FormatUint(uint64(c.lastSeq), 10))
+}
+
+// tokenFor returns the token a MSG or CLO chunk names. The previous token
+// is accepted until the client first uses the newest one, which we then
+// also use to send; any token is accepted only until its lifetime plus
+// 25 % has passed (OPC 10000-4 §5.5.2).
+func (c *Channel) tokenFor(chunk []byte) (*token, error) {
+	if id := binary.LittleEndian.Uint32(chunk[8:]); id != c.id {
+		return nil, fault(ua.StatusBadSecureChannelIDInvalid, "chunk for secure channel "+strconv.FormatUint(uint64(id), 10))
+	}
+	id := binary.LittleEndian.Uint32(chunk[12:])
+	var t *token
+	switch {
+	case id == c.cur.id:
+		t = c.cur
+	case c.prev != nil && id == c.prev.id:
+		t = c.prev
+	default:
+		return nil, fault(ua.StatusBadSecureChannelTokenUnknown, "unknown token "+strconv.FormatUint(uint64(id), 10))
+	}
+	if time.Now().After(t.expires) {
+		return nil, fault(ua.StatusBadSecureChannelTokenUnknown, "token "+strconv.FormatUint(uint64(id), 10)+" expired")
+	}
+	if t == c.cur && c.prev != nil {
+		// The client uses the new token: the old one is done with, and
+		// our responses switch to the new one.
+		c.prev = nil
+		c.s.mu.Lock()
+		c.s.tok = c.cur
+		c.s.mu.Unlock()
+	}
+	return t, nil
+}
+
+// handleMSG processes a MSG chunk. ok reports a complete request.
+func (c *Channel) handleMSG(chunk []byte) (req Request, ok bool, err error) {
+	t, err := c.tokenFor(chunk)
+	if err != nil {
+		return req, false, err
+	}
+	plain, err := openChunk(chunk, symHdrLen, t.crypto)
+	if err != nil {
+		return req, false, fault(err.(ua.StatusCode), "MSG chunk failed the security checks")
+	}
+	if err := c.checkSeq(binary.LittleEndian.Uint32(plain)); err != nil {
+		return req, false, err
+	}
+	reqID := binary.LittleEndian.Uint32(plain[4:])
+	body := plain[seqHdrLen:]
+	if c.inMsg && reqID != c.msgReq {
+		return req, false, fault(ua.StatusBadTcpMessageTypeInvalid, "chunk of request "+strconv.FormatUint(uint64(reqID), 10)+
+			" inside request "+strconv.FormatUint(uint64(c.msgReq), 10))
+	}
+	switch chunk[3] {
+	case 'A':
+		// Abort (§6.7.3): drop the partial request; no response and the
+		// channel stays open. The body (Error, Reason) is not needed.
+		c.endMsg()
+		return req, false, nil
+	case 'C':
+		if !c.inMsg {
+			c.inMsg, c.msgReq, c.msgCount, c.msg = true, reqID, 0, c.msg[:0]
+		}
+		return req, false, c.appendBody(body)
+	}
+	// 'F'
+	if !c.inMsg {
+		if uint64(len(body)) > uint64(c.cfg.MaxMessageSize) {
+			return req, false, c.tooLarge()
+		}
+		c.msgStart = time.Time{}
+		return Request{RequestID: reqID, Message: body}, true, nil
+	}
+	if err := c.appendBody(body); err != nil {
+		return req, false, err
+	}
+	c.endMsg()
+	return Request{RequestID: reqID, Message: c.msg}, true, nil
+}
+
+// endMsg ends the reassembly of a request (complete or aborted).
+func (c *Channel) endMsg() {
+	c.inMsg, c.msgCount = false, 0
+	c.msgStart = time.Time{}
+}
+
+// appendBody adds one chunk's body to the request being reassembled,
+// within MaxChunkCount and MaxMessageSize. The reassembly buffer grows to
+// at most MaxMessageSize and is kept for the next request.
+func (c *Channel) appendBody(body []byte) error {
+	c.msgCount++
+	if c.msgCount > c.cfg.MaxChunkCount {
+		return c.tooLarge()
+	}
+	need := int64(len(c.msg)) + int64(len(body))
+	if need > int64(c.cfg.MaxMessageSize) {
+		return c.tooLarge()
+	}
+	if need > int64(cap(c.msg)) {
+		n := min(max(2*int64(cap(c.msg)), need, 4096), int64(c.cfg.MaxMessageSize))
+		m := make([]byte, len(c.msg), int(n))
+		copy(m, c.msg)
+		c.msg = m
+	}
+	c.msg = append(c.msg, body...)
+	return nil
+}
+
+func (c *Channel) tooLarge() error {
+	return fault(ua.StatusBadRequestTooLarge, "request exceeds MaxMessageSize "+
+		strconv.FormatUint(uint64(c.cfg.MaxMessageSize), 10)+" or MaxChunkCount "+
+		strconv.FormatUint(uint64(c.cfg.MaxChunkCount), 10))
+}
+
+// handleCLO processes a CloseSecureChannel request: the channel ends
+// without a response (OPC 10000-4 §5.5.3) and ReadRequest returns
+// ErrClosed.
+func (c *Channel) handleCLO(chunk []byte) error {
+	t, err := c.tokenFor(chunk)
+	if err != nil {
+		return err
+	}
+	plain, err := openChunk(chunk, symHdrLen, t.crypto)
+	if err != nil {
+		return fault(err.(ua.StatusCode), "CLO chunk failed the security checks")
+	}
+	if err := c.checkSeq(binary.LittleEndian.Uint32(plain)); err != nil {
+		return err
+	}
+	return ErrClosed
+}
+
+// handleOPN processes an OpenSecureChannel request: Issue on a new
+// channel (first), Renew on an open one.
+func (c *Channel) handleOPN(chunk []byte, first bool) error {
+	// Asymmetric security header.
+	var d ua.Decoder
+	d.Limits.MaxStringLength = maxPolicyURILength
+	d.Limits.MaxByteStringLength = len(chunk)
+	d.Alias = true
+	d.Reset(chunk[chanHdrLen:])
+	uri := d.ReadString()
+	cert := d.ReadByteString(nil)
+	thumb := d.ReadByteString(nil)
+	if d.Err() != nil {
+		return fault(ua.StatusBadDecodingError, "malformed asymmetric security header")
+	}
+	secHdr := chanHdrLen + d.Offset()
+	if len(chunk)-secHdr < seqHdrLen {
+		return fault(ua.StatusBadDecodingError, "OPN chunk too short")
+	}
+
+	policy := c.policy
+	if first {
+		for _, p := range c.cfg.Policies {
+			if p.URI() == uri {
+				policy = p
+				break
+			}
+		}
+		if policy == nil {
+			return fault(ua.StatusBadSecurityPolicyRejected, "security policy "+strconv.Quote(uri)+" not offered")
+		}
+	} else {
+		if uri != policy.URI() {
+			return fault(ua.StatusBadSecurityPolicyRejected, "renewal changes the security policy")
+		}
+		if id := binary.LittleEndian.Uint32(chunk[8:]); id != c.id {
+			return fault(ua.StatusBadSecureChannelIDInvalid, "renewal for secure channel "+strconv.FormatUint(uint64(id), 10))
+		}
+	}
+	asym, err := policy.Asymmetric(cert, thumb)
+	if err != nil {
+		return fault(statusOr(err, ua.StatusBadSecurityChecksFailed), "asymmetric security header rejected")
+	}
+	plain, err := openChunk(chunk, secHdr, asym.Crypto)
+	if err != nil {
+		return fault(err.(ua.StatusCode), "OPN chunk failed the security checks")
+	}
+	seq := binary.LittleEndian.Uint32(plain)
+	if first {
+		c.lastSeq = seq // the first chunk sets the start
+	} else if err := c.checkSeq(seq); err != nil {
+		return err
+	}
+	reqID := binary.LittleEndian.Uint32(plain[4:])
+
+	// The request.
+	c.dec.Reset(plain[seqHdrLen:])
+	if err := ua.DecodeMessageInto(&c.dec, &c.osc); err != nil {
+		return fault(ua.StatusBadDecodingError, "malformed OpenSecureChannelRequest: "+err.Error())
+	}
+	req := &c.osc
+	switch {
+	case first && req.RequestType != ua.SecurityTokenRequestTypeIssue:
+		return fault(ua.StatusBadRequestTypeInvalid, "first OpenSecureChannel must Issue")
+	case !first && req.RequestType != ua.SecurityTokenRequestTypeRenew:
+		return fault(ua.StatusBadRequestTypeInvalid, "OpenSecureChannel on an open channel must Renew")
+	case first && !policy.SupportsMode(req.SecurityMode):
+		return fault(ua.StatusBadSecurityModeRejected, "security mode "+req.SecurityMode.String()+" not supported by "+uri)
+	case !first && req.SecurityMode != c.mode:
+		return fault(ua.StatusBadSecurityModeRejected, "renewal changes the security mode")
+	}
+
+	// The new token.
+	nonce, err := policy.NewNonce()
+	if err != nil {
+		return fault(ua.StatusBadTcpInternalError, "nonce: "+err.Error())
+	}
+	sym, err := policy.Symmetric(req.SecurityMode, req.ClientNonce, nonce)
+	if err != nil {
+		return fault(statusOr(err, ua.StatusBadSecurityChecksFailed), "key derivation failed")
+	}
+	if first {
+		c.policy, c.mode = policy, req.SecurityMode
+		c.id = c.cfg.NextChannelID()
+	}
+	c.nextTok++
+	if c.nextTok == 0 {
+		c.nextTok = 1
+	}
+	now := time.Now()
+	life := c.lifetime(req.RequestedLifetime)
+	t := &token{
+		id:        c.nextTok,
+		createdAt: now,
+		lifetime:  life,
+		expires:   now.Add(life + life/4),
+		crypto:    sym,
+		maxBody:   maxBodySize(c.sendBufSize, symHdrLen, sym),
+	}
+	if t.maxBody <= 0 {
+		return fault(ua.StatusBadTcpInternalError, "send buffer too small for the security policy")
+	}
+	c.s.mu.Lock()
+	if first {
+		c.cur = t
+		c.s.tok = t
+	} else {
+		// Until the client uses the new token, it may go on with the one
+		// it used so far, and we go on sending with it.
+		c.prev, c.cur = c.s.tok, t
+	}
+	resp := ua.OpenSecureChannelResponse{
+		ResponseHeader: ua.ResponseHeader{
+			Timestamp:     now,
+			RequestHandle: req.RequestHeader.RequestHandle,
+		},
+		ServerProtocolVersion: ProtocolVersion,
+		SecurityToken: ua.ChannelSecurityToken{
+			ChannelID:       c.id,
+			TokenID:         t.id,
+			CreatedAt:       now,
+			RevisedLifetime: uint32(life / time.Millisecond),
+		},
+		ServerNonce: nonce,
+	}
+	if err := c.appendOPN(reqID, &resp, asym); err != nil {
+		c.s.mu.Unlock()
+		return err
+	}
+	return c.flushLocked()
+}
+
+// statusOr returns err's ua.StatusCode, or def when it has none.
+func statusOr(err error, def ua.StatusCode) ua.StatusCode {
+	if code, ok := err.(ua.StatusCode); ok && code.IsBad() {
+		return code
+	}
+	return def
+}

@@ -1,0 +1,227 @@
+package uasc
+
+import (
+	"sync"
+	"time"
+
+	"github.com/edged/edged/opcua/ua"
+)
+
+// sender frames outgoing messages into a shared pending buffer and writes
+// it out; concurrent writers coalesce. A writer appends its chunks (taking
+// sequence numbers in wire order) under mu; if no write is in progress it
+// becomes the flusher: it takes the whole pending buffer and writes it in
+// one Write, outside mu, while others keep appending to the spare buffer.
+// A writer returns once the batch holding its bytes has been written, so
+// every caller learns the fate of its own response and has at most one
+// response queued (natural backpressure). The two buffers are swapped and
+// reused: steady state allocates nothing.
+type sender struct {
+	mu       sync.Mutex
+	cond     sync.Cond // signalled when a flush ends; L is &mu
+	buf      []byte    // chunks waiting for the next write
+	spare    []byte    // the other buffer, while not being written
+	flushing bool
+	taken    uint64 // batches taken for writing; buf is batch taken+1
+	written  uint64 // batches whose write has ended
+	errBatch uint64 // first batch that failed (err != nil)
+	err      error  // sticky
+	seq      uint32 // sequence number of the last chunk sent
+	tok      *token // token that secures MSG chunks we send
+	scratch  []byte // for encryption
+}
+
+// WriteResponse sends msg (type NodeId + body) as the response to
+// requestID, split into chunks as negotiated. A multi-chunk response leaves
+// in one write; responses queued by several goroutines are coalesced into
+// one write. WriteResponse returns when its chunks have been written (or
+// the write failed); each write is bounded by Config.WriteTimeout. msg is
+// not retained after the call returns.
+//
+// A response larger than the client accepts (its Hello's MaxMessageSize
+// or MaxChunkCount) is not sent: the client gets a ServiceFault with
+// Bad_ResponseTooLarge for the request handle read from msg instead, and
+// WriteResponse returns ua.StatusBadResponseTooLarge; the channel stays
+// usable. Any other error is sticky: the channel is dead.
+func (c *Channel) WriteResponse(requestID uint32, msg []byte) error {
+	s := &c.s
+	s.mu.Lock()
+	if s.err != nil {
+		err := s.err
+		s.mu.Unlock()
+		return err
+	}
+	var tooLarge error
+	if !c.fitsClient(len(msg), s.tok) {
+		msg = serviceFault(msg, ua.StatusBadResponseTooLarge)
+		tooLarge = ua.StatusBadResponseTooLarge
+	}
+	start := len(s.buf)
+	b, err := c.appendMSG(s.buf, requestID, msg)
+	if err != nil {
+		s.buf = s.buf[:start]
+		s.err = fault(ua.StatusBadTcpInternalError, "sealing a chunk: "+err.Error())
+		s.mu.Unlock()
+		return s.err
+	}
+	s.buf = b
+	if err := c.flushLocked(); err != nil {
+		return err
+	}
+	return tooLarge
+}
+
+// fitsClient reports whether a response of n bytes stays within the
+// client's MaxMessageSize and MaxChunkCount.
+func (c *Channel) fitsClient(n int, t *token) bool {
+	if c.sendMaxMsg != 0 && int64(n) > int64(c.sendMaxMsg) {
+		return false
+	}
+	if c.sendMaxChunks != 0 {
+		chunks := (int64(n) + int64(t.maxBody) - 1) / int64(t.maxBody)
+		if chunks > int64(c.sendMaxChunks) {
+			return false
+		}
+	}
+	return true
+}
+
+// serviceFault returns a ServiceFault with code, for the request handle of
+// the response msg (its type NodeId, then a ResponseHeader: Timestamp,
+// RequestHandle). It allocates; it is for the error path only.
+func serviceFault(msg []byte, code ua.StatusCode) []byte {
+	d := ua.NewDecoder(msg)
+	var typeID ua.NodeID
+	typeID.Decode(d)
+	d.ReadInt64() // Timestamp
+	f := ua.ServiceFault{ResponseHeader: ua.ResponseHeader{
+		Timestamp:     time.Now(),
+		RequestHandle: d.ReadUint32(),
+		ServiceResult: code,
+	}}
+	return ua.AppendMessage(nil, &f)
+}
+
+// appendMSG appends msg as the MSG chunks of the response to requestID.
+// s.mu is held.
+func (c *Channel) appendMSG(b []byte, requestID uint32, msg []byte) ([]byte, error) {
+	s := &c.s
+	t := s.tok
+	for first := true; first || len(msg) > 0; first = false {
+		n := min(len(msg), t.maxBody)
+		ct := byte('F')
+		if n < len(msg) {
+			ct = 'C'
+		}
+		start := len(b)
+		b = appendHeader(b, "MSG", ct)
+		b = ua.AppendUint32(b, c.id)
+		b = ua.AppendUint32(b, t.id)
+		s.seq++ // wraps to 0 after 2^32-1, which both wrap rules allow
+		b = ua.AppendUint32(b, s.seq)
+		b = ua.AppendUint32(b, requestID)
+		b = append(b, msg[:n]...)
+		var err error
+		if b, err = sealChunk(b, start, symHdrLen, t.crypto, &s.scratch); err != nil {
+			return b, err
+		}
+		msg = msg[n:]
+	}
+	return b, nil
+}
+
+// appendOPN appends the OpenSecureChannel response to s.buf, secured by
+// the asymmetric step of the policy. s.mu is held.
+func (c *Channel) appendOPN(requestID uint32, resp *ua.OpenSecureChannelResponse, asym AsymmetricResult) error {
+	s := &c.s
+	b := s.buf
+	start := len(b)
+	b = appendHeader(b, "OPN", 'F')
+	b = ua.AppendUint32(b, c.id)
+	b = ua.AppendString(b, c.policy.URI())
+	b = ua.AppendByteString(b, asym.SenderCertificate)
+	b = ua.AppendByteString(b, asym.ReceiverThumbprint)
+	secHdr := len(b) - start
+	s.seq++
+	b = ua.AppendUint32(b, s.seq)
+	b = ua.AppendUint32(b, requestID)
+	b = ua.AppendMessage(b, resp)
+	if len(b)-start-secHdr-seqHdrLen > maxBodySize(c.sendBufSize, secHdr, asym.Crypto) {
+		s.buf = b[:start]
+		return fault(ua.StatusBadTcpInternalError, "OpenSecureChannel response does not fit one chunk")
+	}
+	b, err := sealChunk(b, start, secHdr, asym.Crypto, &s.scratch)
+	if err != nil {
+		s.buf = b[:start]
+		return fault(ua.StatusBadTcpInternalError, "sealing the OpenSecureChannel response: "+err.Error())
+	}
+	s.buf = b
+	return nil
+}
+
+// flushLocked writes what is queued in s.buf, or waits for the flush in
+// progress and the next one to do so. It is called with s.mu held and
+// returns with it released. It returns nil once the batch holding the
+// caller's bytes is written, or the sticky error.
+func (c *Channel) flushLocked() error {
+	s := &c.s
+	my := s.taken + 1
+	for {
+		if s.written >= my && (s.err == nil || my < s.errBatch) {
+			s.mu.Unlock()
+			return nil
+		}
+		if s.err != nil {
+			err := s.err
+			s.mu.Unlock()
+			return err
+		}
+		if s.flushing {
+			s.cond.Wait()
+			continue
+		}
+		s.flushing = true
+		b := s.buf
+		s.buf, s.spare = s.spare[:0], nil
+		s.taken++
+		batch := s.taken
+		s.mu.Unlock()
+
+		err := c.writeOut(b)
+
+		s.mu.Lock()
+		s.spare = b[:0]
+		s.flushing = false
+		s.written = batch
+		if err != nil && s.err == nil {
+			s.err, s.errBatch = err, batch
+		}
+		s.cond.Broadcast()
+	}
+}
+
+// writeOut writes b in one Write, within WriteTimeout. A failure closes
+// the connection, so that the reader stops too.
+func (c *Channel) writeOut(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	if err := c.nc.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout)); err != nil {
+		c.nc.Close()
+		return err
+	}
+	if _, err := c.nc.Write(b); err != nil {
+		c.nc.Close()
+		if c.closed.Load() {
+			return ErrClosed
+		}
+		return &writeError{err}
+	}
+	return nil
+}
+
+// writeError is a failed write to the connection.
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return "uasc: write: " + e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
