@@ -679,13 +679,21 @@ func variantVectors(t testing.TB) []vector {
 			0x86,                   // Int32 | array
 			0x00, 0x00, 0x00, 0x00, // ArrayLength 0
 		}),
-		codecVector("Variant 0×3 matrix", mustMatrix(t, []float64{}, 0, 3), []byte{
+		// A matrix with a zero dimension is accepted, but "the
+		// ArrayDimensions field shall only be present if the number of
+		// dimensions is 2 or greater and all dimensions have a length
+		// greater than 0" (§5.2.2.16): it goes out as an empty array.
+		decodeOnly(codecVector("Variant 0×3 matrix", mustMatrix(t, []float64{}, 0, 3), []byte{
 			0xCB,                   // Double | array | ArrayDimensions
 			0x00, 0x00, 0x00, 0x00, // ArrayLength 0
 			0x02, 0x00, 0x00, 0x00, // 2 dimensions
 			0x00, 0x00, 0x00, 0x00, // 0
 			0x03, 0x00, 0x00, 0x00, // 3
-		}),
+		})),
+		encodeOnly(codecVector("Variant 0×3 matrix encodes without dimensions", mustMatrix(t, []float64{}, 0, 3), []byte{
+			0x8B,                   // Double | array
+			0x00, 0x00, 0x00, 0x00, // ArrayLength 0
+		})),
 		codecVector("Variant 2×1×2 matrix", mustMatrix(t, []int16{1, 2, 3, 4}, 2, 1, 2), []byte{
 			0xC4,                   // Int16 | array | ArrayDimensions
 			0x04, 0x00, 0x00, 0x00, // ArrayLength 4
@@ -729,15 +737,20 @@ func variantVectors(t testing.TB) []vector {
 			0x01, 0x00, 0x00, 0x00, // A = 1
 			0xFF, 0xFF, 0xFF, 0xFF, // S null
 		}),
-		// One dimension is not what encoders write, but it is accepted and
-		// kept, so it passes on unchanged.
-		codecVector("Variant one ArrayDimension kept", Variant{typ: TypeBoolean, array: true, obj: []bool{true}, dims: []int32{1}}, []byte{
+		// One dimension is not what encoders write (§5.2.2.16); it is
+		// accepted, and passed on as a plain one-dimensional array.
+		decodeOnly(codecVector("Variant one ArrayDimension accepted", Variant{typ: TypeBoolean, array: true, obj: []bool{true}, dims: []int32{1}}, []byte{
 			0xC1,                   // Boolean | array | ArrayDimensions
 			0x01, 0x00, 0x00, 0x00, // ArrayLength 1
 			0x01,                   // true
 			0x01, 0x00, 0x00, 0x00, // 1 dimension
 			0x01, 0x00, 0x00, 0x00, // 1
-		}),
+		})),
+		encodeOnly(codecVector("Variant one ArrayDimension encodes without it", Variant{typ: TypeBoolean, array: true, obj: []bool{true}, dims: []int32{1}}, []byte{
+			0x81,                   // Boolean | array
+			0x01, 0x00, 0x00, 0x00, // ArrayLength 1
+			0x01,                   // true
+		})),
 		// Type ids 26-31 are reserved: a decoder reads the value as a
 		// ByteString and passes it on with its type id.
 		codecVector("Variant reserved type 26 scalar", Variant{typ: 26, bytes: []byte{0xAA}}, []byte{

@@ -112,7 +112,8 @@ func TestDecodeIntoUsedValue(t *testing.T) {
 // ArrayDimensions field shall only be present if the number of dimensions
 // is 2 or greater and all dimensions have a length greater than 0."
 //
-// It FAILS at the time of writing: NewMatrix accepts a zero dimension
+// Fixed: Variant.Encode writes ArrayDimensions only for two or more
+// dimensions all greater than 0. It failed before: NewMatrix accepts a zero dimension
 // (dims [0 3] with no values), and Variant.Encode (variant.go) writes the
 // ArrayDimensions of any Variant that has them, so that matrix goes out
 // as c6 00000000 02000000 00000000 03000000; a Variant decoded with a

@@ -58,17 +58,34 @@ func (v *Variant) Encode(b []byte) []byte {
 		return v.appendScalar(append(b, mask), v.typ)
 	}
 	mask |= variantArray
-	if len(v.dims) > 0 {
+	withDims := v.encodesDims()
+	if withDims {
 		mask |= variantDimsFlag
 	}
 	b = v.appendArray(append(b, mask), v.typ)
-	if len(v.dims) > 0 {
+	if withDims {
 		b = AppendInt32(b, int32(len(v.dims)))
 		for _, n := range v.dims {
 			b = AppendInt32(b, n)
 		}
 	}
 	return b
+}
+
+// encodesDims reports whether the ArrayDimensions are encoded: "only if
+// the number of dimensions is 2 or greater and all dimensions have a length
+// greater than 0" (OPC 10000-6 §5.2.2.16). Otherwise the values go out as a
+// one-dimensional array.
+func (v *Variant) encodesDims() bool {
+	if len(v.dims) < 2 {
+		return false
+	}
+	for _, n := range v.dims {
+		if n <= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (v *Variant) appendScalar(b []byte, typ TypeID) []byte {
