@@ -749,7 +749,7 @@ func variantVectors(t testing.TB) []vector {
 		encodeOnly(codecVector("Variant one ArrayDimension encodes without it", Variant{typ: TypeBoolean, array: true, obj: []bool{true}, dims: []int32{1}}, []byte{
 			0x81,                   // Boolean | array
 			0x01, 0x00, 0x00, 0x00, // ArrayLength 1
-			0x01,                   // true
+			0x01, // true
 		})),
 		// Type ids 26-31 are reserved: a decoder reads the value as a
 		// ByteString and passes it on with its type id.
