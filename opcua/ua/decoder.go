@@ -13,6 +13,13 @@ type Limits struct {
 	MaxByteStringLength int // bytes of one ByteString
 	MaxArrayLength      int // elements of one array (or all dimensions of a matrix)
 	MaxDepth            int // nesting of Variant, DataValue, DiagnosticInfo, ExtensionObject
+	// MaxArrayMemory bounds the bytes that arrays newly allocated while
+	// decoding one input may take in memory. Some elements take one byte on
+	// the wire and a hundred in memory (a null Variant, an empty
+	// DataValue), so the input's size alone does not bound them. Zero means
+	// 16 times the input's size plus 1 MiB. Arrays decoded into the
+	// capacity of a reused value are not counted.
+	MaxArrayMemory int64
 }
 
 // DefaultLimits are the limits a Decoder applies when its Limits are zero.
@@ -38,6 +45,8 @@ type Decoder struct {
 	// depth is the current nesting of Variant, DataValue, DiagnosticInfo and
 	// ExtensionObject.
 	depth int
+	// arrayMem is what arrays allocated for this input take, in bytes.
+	arrayMem int64
 
 	// Limits applies to every value this Decoder reads.
 	Limits Limits
@@ -56,7 +65,7 @@ func NewDecoder(b []byte) *Decoder {
 // Reset makes d read b from its start and clears the error and depth. The
 // Limits and Alias settings stay.
 func (d *Decoder) Reset(b []byte) {
-	d.buf, d.off, d.err, d.depth = b, 0, nil, 0
+	d.buf, d.off, d.err, d.depth, d.arrayMem = b, 0, nil, 0, 0
 	if d.Limits.MaxStringLength <= 0 {
 		d.Limits.MaxStringLength = DefaultLimits.MaxStringLength
 	}
@@ -322,9 +331,30 @@ func ReadArray[T any](d *Decoder, s []T, minElemSize int) []T {
 	if null || d.err != nil {
 		return nil
 	}
-	s = Grow(s, n)
-	if s == nil {
-		s = []T{}
+	return GrowArray(d, s, n)
+}
+
+// GrowArray returns s resized to n elements for decoding, as a non-nil
+// slice, reusing its capacity when it is large enough. A new allocation is
+// charged to Limits.MaxArrayMemory; past it, GrowArray records
+// StatusBadEncodingLimitsExceeded and returns an empty slice.
+func GrowArray[T any](d *Decoder, s []T, n int) []T {
+	if n <= cap(s) {
+		if s == nil {
+			return []T{}
+		}
+		return s[:n]
 	}
-	return s
+	var zero T
+	size := int64(n) * int64(unsafe.Sizeof(zero))
+	budget := d.Limits.MaxArrayMemory
+	if budget <= 0 {
+		budget = 16*int64(len(d.buf)) + 1<<20
+	}
+	if size > budget-d.arrayMem {
+		d.Fail(StatusBadEncodingLimitsExceeded)
+		return s[:0]
+	}
+	d.arrayMem += size
+	return make([]T, n)
 }

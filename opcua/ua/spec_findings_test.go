@@ -62,7 +62,8 @@ func TestEncodeNaN(t *testing.T) {
 // an empty non-nil slice, for a used one. So a null array decoded to nil
 // (encoded again as -1) into a new value and to an empty slice (encoded as
 // 0) into a used one, and an empty array likewise. Variant arrays had the
-// same fault for empty arrays until variant.go took growNonNil; the last
+// same fault for empty arrays until variant.go decoded them as non-nil
+// slices (now GrowArray); the last
 // check below guards that.
 //
 // Null and empty arrays are the same value by OPC 10000-6 v1.05 §5.1.11,

@@ -393,7 +393,7 @@ func decodeSlice[T any](v *Variant, d *Decoder, n int, null bool, read func(*Dec
 	old, _ := v.obj.([]T)
 	var s []T
 	if !null {
-		s = growNonNil(old, n)
+		s = GrowArray(d, old, n)
 		for i := range s {
 			read(d, &s[i])
 		}
@@ -405,22 +405,12 @@ func decodeCodecSlice[T any, P codec[T]](v *Variant, d *Decoder, n int, null boo
 	old, _ := v.obj.([]T)
 	var s []T
 	if !null {
-		s = growNonNil(old, n)
+		s = GrowArray(d, old, n)
 		for i := range s {
 			P(&s[i]).Decode(d)
 		}
 	}
 	storeSlice(v, old, s)
-}
-
-// growNonNil is Grow, but an empty array is a non-nil slice (a null
-// array is nil).
-func growNonNil[T any](s []T, n int) []T {
-	s = Grow(s, n)
-	if s == nil {
-		s = []T{}
-	}
-	return s
 }
 
 // storeSlice stores s in v.obj. Storing a slice in an interface allocates,
@@ -446,7 +436,7 @@ func (v *Variant) decodeDims(d *Decoder, n int) {
 		d.Fail(StatusBadDecodingError)
 		return
 	}
-	v.dims = Grow(v.dims, count)
+	v.dims = GrowArray(d, v.dims, count)
 	for i := range v.dims {
 		v.dims[i] = d.ReadInt32()
 	}
