@@ -6,19 +6,70 @@
 // with decoded request values and caller-owned result values, so the read
 // path allocates nothing.
 //
-// Variables may be backed by an external ValueSource (the scan engine's
-// process image): a Read request takes one snapshot of each source it
-// touches, so the values of one request never mix two images, and never
-// blocks the source's writer.
+// # Namespace 0
+//
+// New builds namespace 0 from generated tables (zz_ns0.go, made by
+// opcua/internal/nsgen from Opc.Ua.NodeSet2.Services.xml). It holds every
+// ReferenceType, DataType, ObjectType and VariableType, the Root, Objects,
+// Types and Views folders, the whole Server object, the properties of
+// DataTypes and the event fields of BaseEventType; the instance
+// declarations of other types and the deprecated type dictionaries are
+// left out (see nsgen). Every reference is listed at both ends and leads to
+// a node of the space.
+//
+// # Concurrency
+//
+// A Space is safe for concurrent use: one sync.RWMutex guards it. Read,
+// Browse, BrowseNext and TranslateBrowsePath take the read lock for one
+// operation, so any number of sessions read at once; AddNode,
+// AddReference, AddNamespace, Write and the Set methods take the write
+// lock. Stored values are immutable: Read hands out a Variant that shares
+// storage with the stored value (no copy, no allocation), and a write
+// replaces the stored value by a new one, never changing the old one in
+// place. Callers must therefore not modify, nor decode into, the Values
+// that Read returns.
+//
+// # Values
+//
+// A Variable's value is either static, stored in the node (Node.Value; set
+// by Write and SetValue), or external: Node.Source names a ValueSource
+// registered with AddSource, which serves values in immutable snapshots
+// (the scan engine's process image). A ReadContext, reset per request,
+// takes one snapshot per source at its first use and keeps it for the rest
+// of the request, so the values of one Read request never mix two images,
+// and reading never blocks the source's writer. SourceFunc turns a
+// function into a source that is always current: the server uses it for
+// live variables such as Server/ServerStatus/CurrentTime. Writes to an
+// external variable go to its Node.Sink; without one they fail with
+// BadNotWritable.
+//
+// # Service-level checks
+//
+// The methods check one operation each. The service layer checks what
+// concerns the whole request: TimestampsToReturn outside 0-3 is
+// BadTimestampsToReturnInvalid for the request (Part 4 §5.10.2), a
+// negative maxAge is BadMaxAgeInvalid, a non-null View is BadViewIDUnknown
+// (there are no Views), and it stores BrowseCursors as continuation points
+// and enforces their per-session limit. maxAge needs nothing here:
+// external values are always the newest snapshot, static values are
+// always current.
 package addrspace
 
+//go:generate go run ../internal/nsgen -schema ../../../shared/opcua-schema -out zz_ns0.go
+
 import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
 )
 
-// Reference is a reference from the node that holds it.
+// Reference is a reference as seen from one of its ends: of type TypeID,
+// from that node to Target (IsInverse false), or from Target to it
+// (IsInverse true).
 type Reference struct {
 	TypeID    ua.NodeID
 	IsInverse bool
@@ -26,32 +77,37 @@ type Reference struct {
 }
 
 // Node is a node of any node class; the fields that do not belong to its
-// class are zero.
+// class are zero. A Node is filled in by the caller and handed to AddNode;
+// from then on the Space owns it: its fields may be read while nothing
+// writes (Space.Node), and change only through the Space's methods.
 type Node struct {
-	ID            ua.NodeID
-	Class         ua.NodeClass
-	BrowseName    ua.QualifiedName
-	DisplayName   ua.LocalizedText
-	Description   ua.LocalizedText
-	WriteMask     uint32
-	UserWriteMask uint32
-	References    []Reference
+	ID          ua.NodeID
+	Class       ua.NodeClass
+	BrowseName  ua.QualifiedName
+	DisplayName ua.LocalizedText
+	Description ua.LocalizedText
+	// WriteMask says which attributes Write may change (ua.AttributeWriteMask
+	// bits); the UserWriteMask attribute is WriteMask and-ed with the
+	// User's.
+	WriteMask uint32
 
-	// Variable and VariableType.
-	Value                   ua.DataValue // the value when Source is nil
+	// Variable and VariableType. Value is the value when Source is 0; the
+	// UserAccessLevel attribute is AccessLevel and-ed with the User's.
+	Value                   ua.DataValue
 	DataType                ua.NodeID
 	ValueRank               int32
 	ArrayDimensions         []uint32
 	AccessLevel             uint8
-	UserAccessLevel         uint8
 	MinimumSamplingInterval float64
 	Historizing             bool
-	// Source, when set, serves the value: Handle identifies the variable in
-	// the source's snapshots.
-	Source ValueSource
+	// Source, when not 0, serves the value (see AddSource): Handle
+	// identifies the variable in the source's snapshots.
+	Source SourceID
 	Handle uint32
+	// Sink, when set, receives the Writes of the Value (with Handle).
+	Sink ValueSink
 
-	// Object.
+	// Object and View.
 	EventNotifier uint8
 	// ObjectType, VariableType, ReferenceType, DataType.
 	IsAbstract bool
@@ -60,24 +116,448 @@ type Node struct {
 	InverseName ua.LocalizedText
 	// View.
 	ContainsNoLoops bool
-	// Method.
-	Executable     bool
-	UserExecutable bool
+	// Method. The UserExecutable attribute is Executable and-ed with the
+	// User's.
+	Executable bool
+
+	refs    []ref
+	refsVer uint32 // counts changes of refs, to invalidate BrowseCursors
+	super   *Node  // the supertype of a type node (inverse HasSubtype)
+}
+
+// ref is a reference held by a node. Local targets are resolved to their
+// node; a target on another server, or in a namespace of this server that
+// the space does not hold, is kept as remote.
+type ref struct {
+	typ     *Node
+	target  *Node
+	remote  *ua.ExpandedNodeID
+	inverse bool
 }
 
 // ValueSource serves variable values in consistent snapshots.
 type ValueSource interface {
 	// Snapshot returns the current image. It must not block on the writer
-	// (an atomic pointer load, say).
+	// (an atomic pointer load, say), must not call into the Space, and
+	// should not allocate.
 	Snapshot() Snapshot
 }
 
 // Snapshot is one immutable image of a ValueSource.
 type Snapshot interface {
 	// Value writes the value, status and source timestamp of the variable
-	// with handle h into dv.
+	// with handle h into dv, preferably with the Variant Set methods,
+	// which reuse dv's storage. dv.Status and the timestamps are reset
+	// before the call.
 	Value(h uint32, dv *ua.DataValue)
 }
 
+// SourceFunc is a ValueSource that is its own snapshot: f is called for
+// every read, under the Space's read lock, so it must be quick and must
+// not call into the Space. It suits live values such as the server's
+// current time:
+//
+//	s.SetSource(ua.NewNumericNodeID(0, id.Server_ServerStatus_CurrentTime),
+//		s.AddSource(addrspace.SourceFunc(func(_ uint32, dv *ua.DataValue) {
+//			dv.Value.SetDateTime(time.Now())
+//		})), 0)
+type SourceFunc func(h uint32, dv *ua.DataValue)
+
+// Snapshot returns f.
+func (f SourceFunc) Snapshot() Snapshot { return f }
+
+// Value calls f.
+func (f SourceFunc) Value(h uint32, dv *ua.DataValue) { f(h, dv) }
+
+// SourceID identifies a ValueSource registered with AddSource; 0 is none.
+type SourceID uint32
+
+// ValueSink receives Writes of the Value attribute of external variables
+// (the scan engine queues them). It is called under the Space's write lock
+// after the access and type checks, and must not block nor call into the
+// Space; wv is the caller's and must be copied if kept. It returns the
+// operation's result (Good when the write is queued).
+type ValueSink interface {
+	WriteValue(h uint32, wv *ua.WriteValue) ua.StatusCode
+}
+
+// User is the session's user as the attribute services see it: its rights
+// are and-ed with what the node allows. A nil User has every right the
+// node grants. The methods are called under the Space's lock and must not
+// call into the Space.
+type User interface {
+	// AccessLevel returns the AccessLevel bits the user has on variable n.
+	AccessLevel(n *Node) uint8
+	// WriteMask returns the WriteMask bits the user has on n.
+	WriteMask(n *Node) uint32
+	// Executable reports whether the user may call method n.
+	Executable(n *Node) bool
+}
+
+// ReadOnlyUser may read and browse everything readable and write nothing.
+type ReadOnlyUser struct{}
+
+// AccessLevel returns CurrentRead and HistoryRead.
+func (ReadOnlyUser) AccessLevel(*Node) uint8 {
+	return uint8(ua.AccessLevelTypeCurrentRead | ua.AccessLevelTypeHistoryRead)
+}
+
+// WriteMask returns 0.
+func (ReadOnlyUser) WriteMask(*Node) uint32 { return 0 }
+
+// Executable returns false.
+func (ReadOnlyUser) Executable(*Node) bool { return false }
+
 // Clock gives the server timestamp; tests replace it.
 type Clock func() time.Time
+
+// Space is an address space. Its zero value is not usable: call New.
+type Space struct {
+	mu         sync.RWMutex
+	nodes      map[ua.NodeID]*Node
+	namespaces []string
+	sources    []ValueSource // by SourceID-1
+	clock      Clock
+
+	// Well-known nodes, resolved once.
+	hasSubtype, hasTypeDefinition, hasEncoding *Node
+	namespaceArray                             *Node
+	structure, baseDataType                    *Node
+}
+
+// Namespace-0 ids used by the package.
+const (
+	idBaseDataType      = 24
+	idStructure         = 22
+	idNumber            = 26
+	idInteger           = 27
+	idUInteger          = 28
+	idEnumeration       = 29
+	idHasSubtype        = 45
+	idHasTypeDefinition = 40
+	idHasEncoding       = 38
+	idNamespaceArray    = 2255
+)
+
+// NamespaceURI0 is the URI of namespace 0.
+const NamespaceURI0 = "http://opcfoundation.org/UA/"
+
+// New returns a Space holding namespace 0. Its clock is time.Now.
+func New() *Space {
+	s := &Space{
+		nodes:      make(map[ua.NodeID]*Node, ns0NodeCount+64),
+		namespaces: []string{NamespaceURI0},
+		clock:      time.Now,
+	}
+	loadNS0(s)
+	s.hasSubtype = s.nodes[ua.NewNumericNodeID(0, idHasSubtype)]
+	s.hasTypeDefinition = s.nodes[ua.NewNumericNodeID(0, idHasTypeDefinition)]
+	s.hasEncoding = s.nodes[ua.NewNumericNodeID(0, idHasEncoding)]
+	s.structure = s.nodes[ua.NewNumericNodeID(0, idStructure)]
+	s.baseDataType = s.nodes[ua.NewNumericNodeID(0, idBaseDataType)]
+	s.namespaceArray = s.nodes[ua.NewNumericNodeID(0, idNamespaceArray)]
+	s.setNamespaceArray()
+	return s
+}
+
+// SetClock replaces the clock that gives server timestamps.
+func (s *Space) SetClock(c Clock) {
+	s.mu.Lock()
+	s.clock = c
+	s.mu.Unlock()
+}
+
+// AddNamespace returns the index of namespace uri, adding it (and updating
+// Server/NamespaceArray) if it is new.
+func (s *Space) AddNamespace(uri string) uint16 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i := slices.Index(s.namespaces, uri); i >= 0 {
+		return uint16(i)
+	}
+	if len(s.namespaces) > 0xFFFF {
+		panic("addrspace: more than 65536 namespaces")
+	}
+	s.namespaces = append(s.namespaces, uri)
+	s.setNamespaceArray()
+	return uint16(len(s.namespaces) - 1)
+}
+
+// NamespaceIndex returns the index of namespace uri.
+func (s *Space) NamespaceIndex(uri string) (uint16, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	i := slices.Index(s.namespaces, uri)
+	return uint16(i), i >= 0
+}
+
+// Namespaces returns a copy of the namespace table.
+func (s *Space) Namespaces() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Clone(s.namespaces)
+}
+
+// setNamespaceArray stores a fresh copy of the namespace table as the
+// NamespaceArray value (the old one may be shared with a reader).
+func (s *Space) setNamespaceArray() {
+	if s.namespaceArray != nil {
+		s.namespaceArray.Value = ua.DataValue{Value: ua.MustVariant(slices.Clone(s.namespaces))}
+	}
+}
+
+// Node returns the node with id, nil if there is none. It does not
+// allocate. The node is the Space's: read its fields only while no Write
+// or Set method runs (during setup, in tests); Read reads them safely.
+func (s *Space) Node(id ua.NodeID) *Node {
+	s.mu.RLock()
+	n := s.nodes[id]
+	s.mu.RUnlock()
+	return n
+}
+
+// Len returns the number of nodes.
+func (s *Space) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.nodes)
+}
+
+// References returns the references of node id, as listed at that node,
+// nil if there is no such node. It allocates; Browse does not.
+func (s *Space) References(id ua.NodeID) []Reference {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n := s.nodes[id]
+	if n == nil {
+		return nil
+	}
+	out := make([]Reference, len(n.refs))
+	for i, r := range n.refs {
+		out[i] = Reference{TypeID: r.typ.ID, IsInverse: r.inverse, Target: r.targetID()}
+	}
+	return out
+}
+
+func (r *ref) targetID() ua.ExpandedNodeID {
+	if r.target != nil {
+		return ua.ExpandedNodeID{NodeID: r.target.ID}
+	}
+	return *r.remote
+}
+
+// Errors of AddNode and AddReference.
+var (
+	ErrNodeExists   = errors.New("addrspace: node id already in use")
+	ErrUnknownNode  = errors.New("addrspace: no such node")
+	ErrInvalidNode  = errors.New("addrspace: invalid node")
+	ErrNotReference = errors.New("addrspace: not a ReferenceType")
+)
+
+// AddNode adds n with the references refs from it; each reference is
+// added at both ends when its target is a node of the space. A target in
+// this server must exist already (add parents and types first, and give a
+// child the inverse reference to its parent) or be n itself; a target
+// with a server index or namespace URI is kept as remote. n must have a
+// non-null ID in a known namespace, a node class and a BrowseName; an
+// empty DisplayName becomes the BrowseName's name. A Variable without a
+// DataType gets BaseDataType. The Space owns n from now on.
+func (s *Space) AddNode(n *Node, refs ...Reference) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n.ID.IsNull() || int(n.ID.Namespace) >= len(s.namespaces) || n.BrowseName.Name == "" || n.refs != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidNode, n.ID)
+	}
+	switch n.Class {
+	case ua.NodeClassObject, ua.NodeClassVariable, ua.NodeClassMethod, ua.NodeClassObjectType,
+		ua.NodeClassVariableType, ua.NodeClassReferenceType, ua.NodeClassDataType, ua.NodeClassView:
+	default:
+		return fmt.Errorf("%w: %v: node class %v", ErrInvalidNode, n.ID, n.Class)
+	}
+	if s.nodes[n.ID] != nil {
+		return fmt.Errorf("%w: %v", ErrNodeExists, n.ID)
+	}
+	if n.DisplayName == (ua.LocalizedText{}) {
+		n.DisplayName.Text = n.BrowseName.Name
+	}
+	if (n.Class == ua.NodeClassVariable || n.Class == ua.NodeClassVariableType) && n.DataType.IsNull() {
+		n.DataType = s.baseDataType.ID
+	}
+	if n.Source != 0 && int(n.Source) > len(s.sources) {
+		return fmt.Errorf("%w: %v: unknown source %d", ErrInvalidNode, n.ID, n.Source)
+	}
+	// Check every reference before changing anything.
+	type resolved struct {
+		typ, target *Node
+		remote      *ua.ExpandedNodeID
+		inverse     bool
+	}
+	rs := make([]resolved, 0, len(refs))
+	for _, r := range refs {
+		typ, target, remote, err := s.resolveRef(r.TypeID, r.Target, n)
+		if err != nil {
+			return fmt.Errorf("%v: %w", n.ID, err)
+		}
+		rs = append(rs, resolved{typ, target, remote, r.IsInverse})
+	}
+	s.nodes[n.ID] = n
+	for _, r := range rs {
+		s.link(n, r.typ, r.target, r.remote, r.inverse)
+	}
+	return nil
+}
+
+// AddReference adds the reference of type typ from source to target at
+// both ends (at source only when target is remote).
+func (s *Space) AddReference(source, typ ua.NodeID, target ua.ExpandedNodeID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	src := s.nodes[source]
+	if src == nil {
+		return fmt.Errorf("%w: %v", ErrUnknownNode, source)
+	}
+	t, tgt, remote, err := s.resolveRef(typ, target, nil)
+	if err != nil {
+		return err
+	}
+	s.link(src, t, tgt, remote, false)
+	return nil
+}
+
+func (s *Space) resolveRef(typ ua.NodeID, target ua.ExpandedNodeID, self *Node) (t, tgt *Node, remote *ua.ExpandedNodeID, err error) {
+	t = s.nodes[typ]
+	if t == nil || t.Class != ua.NodeClassReferenceType {
+		return nil, nil, nil, fmt.Errorf("%w: %v", ErrNotReference, typ)
+	}
+	if target.ServerIndex != 0 || target.NamespaceURI != "" {
+		c := target
+		return t, nil, &c, nil
+	}
+	if self != nil && target.NodeID == self.ID {
+		return t, self, nil, nil
+	}
+	if tgt = s.nodes[target.NodeID]; tgt == nil {
+		return nil, nil, nil, fmt.Errorf("%w: reference target %v", ErrUnknownNode, target.NodeID)
+	}
+	return t, tgt, nil, nil
+}
+
+// link adds a reference at n and, for a local target, its inverse at the
+// target, unless already there.
+func (s *Space) link(n, typ, target *Node, remote *ua.ExpandedNodeID, inverse bool) {
+	if !n.hasRef(typ, target, remote, inverse) {
+		n.refs = append(n.refs, ref{typ: typ, target: target, remote: remote, inverse: inverse})
+		n.refsVer++
+	}
+	if target == nil {
+		return
+	}
+	if !target.hasRef(typ, n, nil, !inverse) {
+		target.refs = append(target.refs, ref{typ: typ, target: n, inverse: !inverse})
+		target.refsVer++
+	}
+	if typ == s.hasSubtype {
+		if inverse {
+			n.super = target
+		} else {
+			target.super = n
+		}
+	}
+}
+
+func (n *Node) hasRef(typ, target *Node, remote *ua.ExpandedNodeID, inverse bool) bool {
+	for _, r := range n.refs {
+		if r.typ == typ && r.target == target && r.inverse == inverse &&
+			(remote == nil) == (r.remote == nil) && (remote == nil || *remote == *r.remote) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsSubtype reports whether type t is super or one of its subtypes
+// (through HasSubtype), for ReferenceTypes, DataTypes, ObjectTypes and
+// VariableTypes. It does not allocate.
+func (s *Space) IsSubtype(t, super ua.NodeID) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return isSubtype(s.nodes[t], s.nodes[super])
+}
+
+// isSubtype walks from t up the supertype chain to super.
+func isSubtype(t, super *Node) bool {
+	if t == nil || super == nil {
+		return false
+	}
+	for ; t != nil; t = t.super {
+		if t == super {
+			return true
+		}
+	}
+	return false
+}
+
+// AddSource registers a ValueSource and returns its id, for Node.Source
+// and SetSource.
+func (s *Space) AddSource(src ValueSource) SourceID {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sources = append(s.sources, src)
+	return SourceID(len(s.sources))
+}
+
+// SetSource makes variable id external, served by source src with handle
+// h; src 0 makes it static again (with its last stored value).
+func (s *Space) SetSource(id ua.NodeID, src SourceID, h uint32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, err := s.variable(id)
+	if err != nil {
+		return err
+	}
+	if int(src) > len(s.sources) {
+		return fmt.Errorf("%w: unknown source %d", ErrInvalidNode, src)
+	}
+	n.Source, n.Handle = src, h
+	return nil
+}
+
+// SetSink sets the ValueSink of variable id (nil for none).
+func (s *Space) SetSink(id ua.NodeID, sink ValueSink) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, err := s.variable(id)
+	if err != nil {
+		return err
+	}
+	n.Sink = sink
+	return nil
+}
+
+// SetValue stores v as the static value of variable (or VariableType) id,
+// with status Good and the clock's time as source timestamp, whatever its
+// access level: it is how the server keeps its own variables
+// (ServerStatus/State, ServerCapabilities, diagnostics counters) current.
+// v is stored as it is: the caller must not change it afterwards. It does
+// not check v against the DataType.
+func (s *Space) SetValue(id ua.NodeID, v ua.Variant) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, err := s.variable(id)
+	if err != nil {
+		return err
+	}
+	n.Value = ua.DataValue{Value: v, SourceTimestamp: s.clock()}
+	return nil
+}
+
+func (s *Space) variable(id ua.NodeID) (*Node, error) {
+	n := s.nodes[id]
+	if n == nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnknownNode, id)
+	}
+	if n.Class != ua.NodeClassVariable && n.Class != ua.NodeClassVariableType {
+		return nil, fmt.Errorf("%w: %v is a %v, not a Variable", ErrInvalidNode, id, n.Class)
+	}
+	return n, nil
+}

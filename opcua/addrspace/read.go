@@ -1,0 +1,260 @@
+package addrspace
+
+import (
+	"time"
+
+	"github.com/edged/edged/opcua/ua"
+)
+
+// ReadContext carries what the operations of one Read request share: the
+// user, the server timestamp (taken from the Space's clock at the first
+// operation) and one snapshot per ValueSource (taken at the first
+// operation that needs it), so that all values of a request come from
+// one image. A session keeps one ReadContext, calls Reset before each
+// request, and uses it from one goroutine with one Space. After the first
+// requests it allocates nothing.
+type ReadContext struct {
+	// User is the session's user; nil has every right the nodes grant.
+	User User
+
+	snaps   []Snapshot // by SourceID-1
+	now     time.Time
+	haveNow bool
+}
+
+// Reset starts a new request: the next operation takes fresh snapshots
+// and a fresh server timestamp. It keeps User.
+func (rc *ReadContext) Reset() {
+	clear(rc.snaps)
+	rc.haveNow = false
+}
+
+// serverTime returns the request's server timestamp.
+func (rc *ReadContext) serverTime(s *Space) time.Time {
+	if !rc.haveNow {
+		rc.now, rc.haveNow = s.clock(), true
+	}
+	return rc.now
+}
+
+// snapshot returns the request's snapshot of source id.
+func (rc *ReadContext) snapshot(s *Space, id SourceID) Snapshot {
+	i := int(id) - 1
+	if i >= len(rc.snaps) {
+		n := len(s.sources)
+		if cap(rc.snaps) >= n {
+			rc.snaps = rc.snaps[:n]
+		} else {
+			rc.snaps = append(rc.snaps[:cap(rc.snaps)], make([]Snapshot, n-cap(rc.snaps))...)
+		}
+	}
+	if rc.snaps[i] == nil {
+		rc.snaps[i] = s.sources[i].Snapshot()
+	}
+	return rc.snaps[i]
+}
+
+// Names of the data encodings (DataEncoding of ReadValueId).
+const (
+	EncodingDefaultBinary = "Default Binary"
+	EncodingDefaultXML    = "Default XML"
+	EncodingDefaultJSON   = "Default JSON"
+)
+
+// Read performs one operation of the Read service (OPC 10000-4 §5.10.2)
+// into dv, overwriting all its fields and reusing its Value's storage.
+// Every attribute of OPC 10000-3 is served for the node classes that have
+// it; DataTypeDefinition, RolePermissions, UserRolePermissions and
+// AccessRestrictions are not supported (BadAttributeIdInvalid), nor is an
+// attribute of another node class. The Value of a Variable needs
+// CurrentRead in its AccessLevel (else BadNotReadable) and in the user's
+// (else BadUserAccessDenied). IndexRange applies to any array, String or
+// ByteString attribute (see NumericRange.Apply). DataEncoding is allowed
+// for the Value of a Variable whose DataType is a Structure: only
+// "Default Binary" is supported (BadDataEncodingUnsupported for "Default
+// XML" and "Default JSON", BadDataEncodingInvalid otherwise).
+//
+// Timestamps follow ts: the source timestamp is the value's (Value only),
+// the server timestamp the request's (rc); ts outside 0-3 is treated as
+// Neither (the service layer rejects it first). A failed operation leaves
+// only the Status in dv.
+//
+// Reading the Value of a static variable, or of an external one whose
+// snapshot does not allocate, allocates nothing. The Value shares storage
+// with the space: do not modify it.
+func (s *Space) Read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToReturn, dv *ua.DataValue) {
+	s.mu.RLock()
+	st := s.read(rc, rv, ts, dv)
+	s.mu.RUnlock()
+	if st != ua.StatusGood {
+		dv.Value.Reset()
+		*dv = ua.DataValue{Status: st}
+	}
+}
+
+func (s *Space) read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToReturn, dv *ua.DataValue) ua.StatusCode {
+	n := s.nodes[rv.NodeID]
+	if n == nil {
+		return ua.StatusBadNodeIDUnknown
+	}
+	attr := ua.AttributeID(rv.AttributeID)
+	if !hasAttribute(n.Class, attr) {
+		return ua.StatusBadAttributeIDInvalid
+	}
+	var r NumericRange
+	if rv.IndexRange != "" {
+		var err error
+		if r, err = ParseNumericRange(rv.IndexRange); err != nil {
+			return ua.StatusBadIndexRangeInvalid
+		}
+	}
+	if rv.DataEncoding != (ua.QualifiedName{}) {
+		if st := s.checkEncoding(n, attr, rv.DataEncoding); st != ua.StatusGood {
+			return st
+		}
+	}
+	if attr == ua.AttributeIDValue {
+		if n.Class == ua.NodeClassVariable {
+			if n.AccessLevel&uint8(ua.AccessLevelTypeCurrentRead) == 0 {
+				return ua.StatusBadNotReadable
+			}
+			if rc.User != nil && rc.User.AccessLevel(n)&uint8(ua.AccessLevelTypeCurrentRead) == 0 {
+				return ua.StatusBadUserAccessDenied
+			}
+		}
+		if n.Source != 0 {
+			dv.Status = ua.StatusGood
+			dv.SourceTimestamp, dv.SourcePicoseconds = time.Time{}, 0
+			rc.snapshot(s, n.Source).Value(n.Handle, dv)
+		} else {
+			*dv = n.Value
+		}
+		if ts != ua.TimestampsToReturnSource && ts != ua.TimestampsToReturnBoth {
+			dv.SourceTimestamp, dv.SourcePicoseconds = time.Time{}, 0
+		}
+	} else {
+		*dv = ua.DataValue{Value: dv.Value}
+		s.readAttribute(rc, n, attr, &dv.Value)
+	}
+	dv.ServerTimestamp, dv.ServerPicoseconds = time.Time{}, 0
+	if ts == ua.TimestampsToReturnServer || ts == ua.TimestampsToReturnBoth {
+		dv.ServerTimestamp = rc.serverTime(s)
+	}
+	if r.n > 0 && !dv.Status.IsBad() {
+		v, st := r.Apply(dv.Value)
+		if st != ua.StatusGood {
+			return st
+		}
+		dv.Value = v
+	}
+	return ua.StatusGood
+}
+
+// checkEncoding checks a DataEncoding (see Read).
+func (s *Space) checkEncoding(n *Node, attr ua.AttributeID, enc ua.QualifiedName) ua.StatusCode {
+	if attr != ua.AttributeIDValue || n.Class != ua.NodeClassVariable || !isSubtype(s.nodes[n.DataType], s.structure) {
+		return ua.StatusBadDataEncodingInvalid
+	}
+	if enc.NamespaceIndex != 0 {
+		return ua.StatusBadDataEncodingInvalid
+	}
+	switch enc.Name {
+	case EncodingDefaultBinary:
+		return ua.StatusGood
+	case EncodingDefaultXML, EncodingDefaultJSON:
+		return ua.StatusBadDataEncodingUnsupported
+	}
+	return ua.StatusBadDataEncodingInvalid
+}
+
+// hasAttribute reports whether nodes of class c have attribute a here.
+func hasAttribute(c ua.NodeClass, a ua.AttributeID) bool {
+	switch a {
+	case ua.AttributeIDNodeID, ua.AttributeIDNodeClass, ua.AttributeIDBrowseName, ua.AttributeIDDisplayName,
+		ua.AttributeIDDescription, ua.AttributeIDWriteMask, ua.AttributeIDUserWriteMask:
+		return true
+	case ua.AttributeIDIsAbstract:
+		return c == ua.NodeClassObjectType || c == ua.NodeClassVariableType ||
+			c == ua.NodeClassReferenceType || c == ua.NodeClassDataType
+	case ua.AttributeIDSymmetric, ua.AttributeIDInverseName:
+		return c == ua.NodeClassReferenceType
+	case ua.AttributeIDContainsNoLoops:
+		return c == ua.NodeClassView
+	case ua.AttributeIDEventNotifier:
+		return c == ua.NodeClassObject || c == ua.NodeClassView
+	case ua.AttributeIDValue, ua.AttributeIDDataType, ua.AttributeIDValueRank, ua.AttributeIDArrayDimensions:
+		return c == ua.NodeClassVariable || c == ua.NodeClassVariableType
+	case ua.AttributeIDAccessLevel, ua.AttributeIDUserAccessLevel, ua.AttributeIDMinimumSamplingInterval,
+		ua.AttributeIDHistorizing, ua.AttributeIDAccessLevelEx:
+		return c == ua.NodeClassVariable
+	case ua.AttributeIDExecutable, ua.AttributeIDUserExecutable:
+		return c == ua.NodeClassMethod
+	}
+	// DataTypeDefinition, RolePermissions, UserRolePermissions,
+	// AccessRestrictions: not supported; other ids: invalid.
+	return false
+}
+
+// readAttribute sets v to attribute a (not Value) of n.
+func (s *Space) readAttribute(rc *ReadContext, n *Node, a ua.AttributeID, v *ua.Variant) {
+	switch a {
+	case ua.AttributeIDNodeID:
+		*v = ua.MustVariant(n.ID)
+	case ua.AttributeIDNodeClass:
+		v.SetInt32(int32(n.Class))
+	case ua.AttributeIDBrowseName:
+		*v = ua.MustVariant(n.BrowseName)
+	case ua.AttributeIDDisplayName:
+		*v = ua.MustVariant(n.DisplayName)
+	case ua.AttributeIDDescription:
+		*v = ua.MustVariant(n.Description)
+	case ua.AttributeIDWriteMask:
+		v.SetUint32(n.WriteMask)
+	case ua.AttributeIDUserWriteMask:
+		v.SetUint32(userWriteMask(rc.User, n))
+	case ua.AttributeIDIsAbstract:
+		v.SetBool(n.IsAbstract)
+	case ua.AttributeIDSymmetric:
+		v.SetBool(n.Symmetric)
+	case ua.AttributeIDInverseName:
+		*v = ua.MustVariant(n.InverseName)
+	case ua.AttributeIDContainsNoLoops:
+		v.SetBool(n.ContainsNoLoops)
+	case ua.AttributeIDEventNotifier:
+		v.SetUint8(n.EventNotifier)
+	case ua.AttributeIDDataType:
+		*v = ua.MustVariant(n.DataType)
+	case ua.AttributeIDValueRank:
+		v.SetInt32(n.ValueRank)
+	case ua.AttributeIDArrayDimensions:
+		*v = ua.MustVariant(n.ArrayDimensions)
+	case ua.AttributeIDAccessLevel:
+		v.SetUint8(n.AccessLevel)
+	case ua.AttributeIDUserAccessLevel:
+		v.SetUint8(userAccessLevel(rc.User, n))
+	case ua.AttributeIDAccessLevelEx:
+		v.SetUint32(uint32(n.AccessLevel))
+	case ua.AttributeIDMinimumSamplingInterval:
+		v.SetFloat64(n.MinimumSamplingInterval)
+	case ua.AttributeIDHistorizing:
+		v.SetBool(n.Historizing)
+	case ua.AttributeIDExecutable:
+		v.SetBool(n.Executable)
+	case ua.AttributeIDUserExecutable:
+		v.SetBool(n.Executable && (rc.User == nil || rc.User.Executable(n)))
+	}
+}
+
+func userAccessLevel(u User, n *Node) uint8 {
+	if u == nil {
+		return n.AccessLevel
+	}
+	return n.AccessLevel & u.AccessLevel(n)
+}
+
+func userWriteMask(u User, n *Node) uint32 {
+	if u == nil {
+		return n.WriteMask
+	}
+	return n.WriteMask & u.WriteMask(n)
+}
