@@ -78,6 +78,9 @@ type Config struct {
 	// points a session may hold (default 10); one more is
 	// Bad_NoContinuationPoints.
 	MaxBrowseContinuationPoints int
+	// MinSupportedSampleRate is advertised in ServerCapabilities (default
+	// 5 ms, the scan cycle).
+	MinSupportedSampleRate time.Duration
 	// Limits bound the operations per request.
 	Limits OperationLimits
 
@@ -146,6 +149,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxBrowseContinuationPoints <= 0 {
 		c.MaxBrowseContinuationPoints = DefaultMaxBrowseContinuationPoints
+	}
+	if c.MinSupportedSampleRate <= 0 {
+		c.MinSupportedSampleRate = 5 * time.Millisecond
 	}
 	lim := func(v *uint32) {
 		if *v == 0 {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/uasc"
 )
@@ -26,6 +27,9 @@ type Server struct {
 	diag      diagnostics
 	sessions  *sessionTable
 	space     space
+	as        *addrspace.Space
+	ns        uint16    // index of the application namespace
+	gateway   ua.NodeID // the Gateway folder
 	app       ua.ApplicationDescription
 	endpoints []ua.EndpointDescription
 	startTime time.Time
@@ -257,16 +261,20 @@ func (s *Server) untrack(nc net.Conn) {
 }
 
 // rejectTimeout bounds how long a rejected connection may take to send
-// its Hello.
-const rejectTimeout = 2 * time.Second
+// its Hello; maxRejecting bounds the rejections in progress (each is a
+// goroutine with a small stack for at most rejectTimeout).
+const (
+	rejectTimeout = 2 * time.Second
+	maxRejecting  = 512
+)
 
 // reject answers a connection the server does not serve: it waits for the
 // client's Hello (so that closing does not reset the connection before
 // the client has read our answer), sends a UA-TCP Error with status and
-// reason, and closes the connection. Under a flood, beyond MaxConnections
+// reason, and closes the connection. Under a flood, beyond maxRejecting
 // rejections in progress, connections are closed without an answer.
 func (s *Server) reject(nc net.Conn, status ua.StatusCode, reason string) {
-	if int(s.rejecting.Add(1)) > s.cfg.MaxConnections {
+	if s.rejecting.Add(1) > maxRejecting {
 		s.rejecting.Add(-1)
 		nc.Close()
 		return

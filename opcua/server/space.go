@@ -1,42 +1,72 @@
 package server
 
 import (
+	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
 )
 
-// browseState is a browse in progress: what to browse, how many
-// references per call, and where the address space stopped.
+// browseState is a browse in progress, kept as a continuation point: the
+// address space's cursor and the client's RequestedMaxReferencesPerNode.
 type browseState struct {
-	desc ua.BrowseDescription
-	max  uint32
-	pos  int
+	cursor addrspace.BrowseCursor
+	max    uint32
 }
 
-// scratch holds a connection's per-request values for the address space.
-type scratch struct{}
+// scratch holds a connection's per-request values for the address space:
+// the read context (one image per source per request).
+type scratch struct {
+	rc addrspace.ReadContext
+}
 
 // space adapts the address space to the services.
-type space struct{}
+type space struct {
+	as *addrspace.Space
+}
 
-func (s *Server) initAddressSpace() error { return nil }
+// initAddressSpace creates the address space with namespace 0, the
+// Server object and the Gateway folder.
+func (s *Server) initAddressSpace() error {
+	s.as = addrspace.New()
+	s.as.SetClock(s.clock)
+	s.space.as = s.as
+	return s.initServerObject()
+}
 
+// user returns the address space's view of the session's user: nil, all
+// the rights the nodes grant, for every identity accepted so far
+// (anonymous only). Per-user rights come with user-name and X.509 tokens.
+func (s *session) user() addrspace.User { return nil }
+
+// read reads the operations of req into out with one read context.
 func (sp *space) read(scr *scratch, s *session, req *ua.ReadRequest, out []ua.DataValue) {
-	for i := range out {
-		out[i] = ua.DataValue{Status: ua.StatusBadNodeIDUnknown}
+	scr.rc.User = s.user()
+	scr.rc.Reset()
+	for i := range req.NodesToRead {
+		sp.as.Read(&scr.rc, &req.NodesToRead[i], req.TimestampsToReturn, &out[i])
 	}
 }
 
-func (sp *space) write(scr *scratch, s *session, nodes []ua.WriteValue, out []ua.StatusCode) {
-	for i := range out {
-		out[i] = ua.StatusBadNodeIDUnknown
+// write writes the operations with the session user's rights.
+func (sp *space) write(_ *scratch, s *session, nodes []ua.WriteValue, out []ua.StatusCode) {
+	u := s.user()
+	for i := range nodes {
+		out[i] = sp.as.Write(&nodes[i], u)
 	}
 }
 
-func (sp *space) browse(st *browseState, res *ua.BrowseResult) (more bool) {
-	res.StatusCode = ua.StatusBadNodeIDUnknown
-	return false
+// browse starts the browse of st.desc into res and reports whether
+// references remain (st.cursor then continues it).
+func (sp *space) browse(d *ua.BrowseDescription, st *browseState, res *ua.BrowseResult) (more bool) {
+	sp.as.Browse(d, st.max, res, &st.cursor)
+	return st.cursor.More()
+}
+
+// browseNext continues st into res.
+func (sp *space) browseNext(st *browseState, res *ua.BrowseResult) (more bool) {
+	sp.as.BrowseNext(&st.cursor, st.max, res)
+	return st.cursor.More()
 }
 
 func (sp *space) translate(bp *ua.BrowsePath, res *ua.BrowsePathResult) {
-	*res = ua.BrowsePathResult{StatusCode: ua.StatusBadNodeIDUnknown}
+	sp.as.TranslateBrowsePath(bp, res)
 }

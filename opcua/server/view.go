@@ -66,19 +66,17 @@ func (c *conn) browse(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	resp.Results = grow(resp.Results, len(req.NodesToBrowse))
 	resp.DiagnosticInfos = nil
 	for i := range req.NodesToBrowse {
-		st := browseState{desc: req.NodesToBrowse[i], max: req.RequestedMaxReferencesPerNode}
-		c.browseFrom(s, &st, &resp.Results[i])
+		res := &resp.Results[i]
+		st := browseState{max: req.RequestedMaxReferencesPerNode}
+		res.ContinuationPoint = nil
+		more := c.srv.space.browse(&req.NodesToBrowse[i], &st, res)
+		c.keep(s, &st, more, res)
 	}
 	return resp, nil
 }
 
-// browseFrom continues the browse st into res and stores a continuation
-// point if references remain.
-func (c *conn) browseFrom(s *session, st *browseState, res *ua.BrowseResult) {
-	res.StatusCode = ua.StatusGood
-	res.ContinuationPoint = nil
-	res.References = res.References[:0]
-	more := c.srv.space.browse(st, res)
+// keep stores st as a continuation point of s if references remain.
+func (c *conn) keep(s *session, st *browseState, more bool, res *ua.BrowseResult) {
 	if res.StatusCode.IsBad() || !more {
 		return
 	}
@@ -117,7 +115,9 @@ func (c *conn) browseNext(s *session, h *ua.RequestHeader) (ua.Body, error) {
 			*res = ua.BrowseResult{StatusCode: ua.StatusGood}
 			continue
 		}
-		c.browseFrom(s, &st, res)
+		res.ContinuationPoint = nil
+		more := c.srv.space.browseNext(&st, res)
+		c.keep(s, &st, more, res)
 	}
 	return resp, nil
 }

@@ -1,0 +1,304 @@
+package server
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+)
+
+// ServerProfileURI is the profile edged's server claims in
+// ServerCapabilities/ServerProfileArray (OPC 10000-7): Nano Embedded
+// Device, the one without subscriptions, which edged does not have yet.
+const ServerProfileURI = "http://opcfoundation.org/UA-Profile/Server/NanoEmbeddedDevice2017"
+
+// liveVar is a variable of the Server object whose value the server
+// computes at each read (a handle of the server's SourceFunc).
+type liveVar uint32
+
+const (
+	liveCurrentTime liveVar = iota
+	liveState
+	liveServerStatus
+	liveSecondsTillShutdown
+	liveShutdownReason
+	liveServiceLevel
+	liveDiagnosticsSummary
+	// The counters of ServerDiagnosticsSummary, in the order of the
+	// DataType's fields.
+	liveServerViewCount
+	liveCurrentSessionCount
+	liveCumulatedSessionCount
+	liveSecurityRejectedSessionCount
+	liveRejectedSessionCount
+	liveSessionTimeoutCount
+	liveSessionAbortCount
+	liveCurrentSubscriptionCount
+	liveCumulatedSubscriptionCount
+	livePublishingIntervalCount
+	liveSecurityRejectedRequestsCount
+	liveRejectedRequestsCount
+)
+
+// liveNodes maps the live variables to their namespace-0 nodes.
+var liveNodes = []struct {
+	node uint32
+	h    liveVar
+}{
+	{id.Server_ServerStatus_CurrentTime, liveCurrentTime},
+	{id.Server_ServerStatus_State, liveState},
+	{id.Server_ServerStatus, liveServerStatus},
+	{id.Server_ServerStatus_SecondsTillShutdown, liveSecondsTillShutdown},
+	{id.Server_ServerStatus_ShutdownReason, liveShutdownReason},
+	{id.Server_ServiceLevel, liveServiceLevel},
+	{id.Server_ServerDiagnostics_ServerDiagnosticsSummary, liveDiagnosticsSummary},
+	{id.Server_ServerDiagnostics_ServerDiagnosticsSummary_ServerViewCount, liveServerViewCount},
+	{id.Server_ServerDiagnostics_ServerDiagnosticsSummary_CurrentSessionCount, liveCurrentSessionCount},
+	{id.Server_ServerDiagnostics_ServerDiagnosticsSummary_CumulatedSessionCount, liveCumulatedSessionCount},
+	{id.Server_ServerDiagnostics_ServerDiagnosticsSummary_SecurityRejectedSessionCount, liveSecurityRejectedSessionCount},
+	{id.Server_ServerDiagnostics_ServerDiagnosticsSummary_RejectedSessionCount, liveRejectedSessionCount},
+	{id.Server_ServerDiagnostics_ServerDiagnosticsSummary_SessionTimeoutCount, liveSessionTimeoutCount},
+	{id.Server_ServerDiagnostics_ServerDiagnosticsSummary_SessionAbortCount, liveSessionAbortCount},
+	{id.Server_ServerDiagnostics_ServerDiagnosticsSummary_CurrentSubscriptionCount, liveCurrentSubscriptionCount},
+	{id.Server_ServerDiagnostics_ServerDiagnosticsSummary_CumulatedSubscriptionCount, liveCumulatedSubscriptionCount},
+	{id.Server_ServerDiagnostics_ServerDiagnosticsSummary_PublishingIntervalCount, livePublishingIntervalCount},
+	{id.Server_ServerDiagnostics_ServerDiagnosticsSummary_SecurityRejectedRequestsCount, liveSecurityRejectedRequestsCount},
+	{id.Server_ServerDiagnostics_ServerDiagnosticsSummary_RejectedRequestsCount, liveRejectedRequestsCount},
+}
+
+// liveValue is the server's SourceFunc: it fills dv with the current value
+// of variable h. Scalars are set without allocating (reading CurrentTime
+// is free); the structures allocate their ExtensionObject.
+func (s *Server) liveValue(h uint32, dv *ua.DataValue) {
+	switch liveVar(h) {
+	case liveCurrentTime:
+		dv.Value.SetDateTime(s.clock())
+	case liveState:
+		dv.Value.SetInt32(s.state.Load())
+	case liveServerStatus:
+		st := s.serverStatus()
+		dv.Value = ua.MustVariant(ua.ExtensionObject{Body: &st})
+	case liveSecondsTillShutdown:
+		dv.Value.SetUint32(s.secondsTillShutdown())
+	case liveShutdownReason:
+		dv.Value = ua.MustVariant(s.shutdownText())
+	case liveServiceLevel:
+		dv.Value.SetUint8(s.serviceLevel())
+	case liveDiagnosticsSummary:
+		sum := s.diag.summary()
+		dv.Value = ua.MustVariant(ua.ExtensionObject{Body: &sum})
+	default:
+		if h >= uint32(liveServerViewCount) && h <= uint32(liveRejectedRequestsCount) {
+			sum := s.diag.summary()
+			counters := [...]uint32{
+				sum.ServerViewCount, sum.CurrentSessionCount, sum.CumulatedSessionCount,
+				sum.SecurityRejectedSessionCount, sum.RejectedSessionCount, sum.SessionTimeoutCount,
+				sum.SessionAbortCount, sum.CurrentSubscriptionCount, sum.CumulatedSubscriptionCount,
+				sum.PublishingIntervalCount, sum.SecurityRejectedRequestsCount, sum.RejectedRequestsCount,
+			}
+			dv.Value.SetUint32(counters[h-uint32(liveServerViewCount)])
+			return
+		}
+		dv.Status = ua.StatusBadInternalError
+	}
+}
+
+// serverStatus returns Server/ServerStatus now.
+func (s *Server) serverStatus() ua.ServerStatusDataType {
+	return ua.ServerStatusDataType{
+		StartTime:           s.startTime,
+		CurrentTime:         s.clock(),
+		State:               ua.ServerState(s.state.Load()),
+		BuildInfo:           s.buildInfo(),
+		SecondsTillShutdown: s.secondsTillShutdown(),
+		ShutdownReason:      s.shutdownText(),
+	}
+}
+
+func (s *Server) buildInfo() ua.BuildInfo {
+	return ua.BuildInfo{
+		ProductURI:       s.cfg.ProductURI,
+		ManufacturerName: s.cfg.ManufacturerName,
+		ProductName:      DefaultProductName,
+		SoftwareVersion:  s.cfg.SoftwareVersion,
+		BuildNumber:      s.cfg.BuildNumber,
+		BuildDate:        s.cfg.BuildDate,
+	}
+}
+
+// secondsTillShutdown is 0 unless a shutdown is announced.
+func (s *Server) secondsTillShutdown() uint32 {
+	at := s.shutdownAt.Load()
+	if at == 0 {
+		return 0
+	}
+	left := time.Duration(at - s.clock().UnixNano())
+	if left <= 0 {
+		return 0
+	}
+	return uint32(math.Ceil(left.Seconds()))
+}
+
+func (s *Server) shutdownText() ua.LocalizedText {
+	if r := s.shutdownReason.Load(); r != nil {
+		return ua.LocalizedText{Locale: "en", Text: *r}
+	}
+	return ua.LocalizedText{}
+}
+
+// serviceLevel is Config.ServiceLevel while running, 0 during shutdown.
+func (s *Server) serviceLevel() byte {
+	if ua.ServerState(s.state.Load()) != ua.ServerStateRunning {
+		return 0
+	}
+	return s.cfg.ServiceLevel
+}
+
+// Gateway namespace nodes.
+const (
+	// GatewayFolderName is the BrowseName of the folder under Objects that
+	// holds the gateway's own nodes, in the application namespace.
+	GatewayFolderName = "Gateway"
+)
+
+// initServerObject fills in the Server object of namespace 0 and the
+// application namespace with its Gateway folder.
+func (s *Server) initServerObject() error {
+	sp := s.as
+	set := func(node uint32, v any) error {
+		if err := sp.SetValue(ua.NewNumericNodeID(0, node), ua.MustVariant(v)); err != nil {
+			return fmt.Errorf("server: Server object node %s: %w", id.Name(node), err)
+		}
+		return nil
+	}
+	lim := s.cfg.Limits
+	bi := s.buildInfo()
+	for _, v := range []struct {
+		node uint32
+		v    any
+	}{
+		{id.Server_ServerArray, []string{s.cfg.ApplicationURI}},
+		{id.Server_ServerStatus_StartTime, s.startTime},
+		{id.Server_ServerStatus_BuildInfo, ua.ExtensionObject{Body: &bi}},
+		{id.Server_ServerStatus_BuildInfo_ProductUri, bi.ProductURI},
+		{id.Server_ServerStatus_BuildInfo_ManufacturerName, bi.ManufacturerName},
+		{id.Server_ServerStatus_BuildInfo_ProductName, bi.ProductName},
+		{id.Server_ServerStatus_BuildInfo_SoftwareVersion, bi.SoftwareVersion},
+		{id.Server_ServerStatus_BuildInfo_BuildNumber, bi.BuildNumber},
+		{id.Server_ServerStatus_BuildInfo_BuildDate, bi.BuildDate},
+		{id.Server_ServerCapabilities_ServerProfileArray, []string{ServerProfileURI}},
+		{id.Server_ServerCapabilities_LocaleIdArray, []string{"en"}},
+		{id.Server_ServerCapabilities_MinSupportedSampleRate, float64(s.cfg.MinSupportedSampleRate) / float64(time.Millisecond)},
+		{id.Server_ServerCapabilities_MaxBrowseContinuationPoints, uint16(min(s.cfg.MaxBrowseContinuationPoints, math.MaxUint16))},
+		{id.Server_ServerCapabilities_MaxQueryContinuationPoints, uint16(0)},
+		{id.Server_ServerCapabilities_MaxHistoryContinuationPoints, uint16(0)},
+		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerRead, lim.MaxNodesPerRead},
+		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerWrite, lim.MaxNodesPerWrite},
+		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerBrowse, lim.MaxNodesPerBrowse},
+		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerRegisterNodes, lim.MaxNodesPerRegisterNodes},
+		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerTranslateBrowsePathsToNodeIds, lim.MaxNodesPerTranslateBrowsePathsToNodeIDs},
+		{id.Server_ServerDiagnostics_EnabledFlag, true},
+		{id.Server_Auditing, false},
+	} {
+		if sp.Node(ua.NewNumericNodeID(0, v.node)) == nil {
+			continue // not in the generated namespace 0 (optional node)
+		}
+		if err := set(v.node, v.v); err != nil {
+			return err
+		}
+	}
+	src := sp.AddSource(addrspace.SourceFunc(s.liveValue))
+	for _, l := range liveNodes {
+		nid := ua.NewNumericNodeID(0, l.node)
+		if sp.Node(nid) == nil {
+			continue
+		}
+		if err := sp.SetSource(nid, src, uint32(l.h)); err != nil {
+			return fmt.Errorf("server: Server object node %s: %w", id.Name(l.node), err)
+		}
+	}
+
+	// The application namespace and its Gateway folder with two demo
+	// variables: Setpoint (writable) and Model (read-only).
+	s.ns = sp.AddNamespace(s.cfg.NamespaceURI)
+	s.gateway = ua.NewStringNodeID(s.ns, GatewayFolderName)
+	if err := sp.AddNode(&addrspace.Node{
+		ID:          s.gateway,
+		Class:       ua.NodeClassObject,
+		BrowseName:  ua.QualifiedName{NamespaceIndex: s.ns, Name: GatewayFolderName},
+		Description: ua.LocalizedText{Locale: "en", Text: "The gateway's own variables"},
+	},
+		addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.Organizes), IsInverse: true, Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.ObjectsFolder)}},
+		addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasTypeDefinition), Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.FolderType)}},
+	); err != nil {
+		return fmt.Errorf("server: Gateway folder: %w", err)
+	}
+	if err := s.AddVariable(GatewayVariable{Name: "Setpoint", Value: ua.MustVariant(float64(0)), DataType: id.Double, Writable: true,
+		Description: "A writable demo setpoint (Double)"}); err != nil {
+		return err
+	}
+	return s.AddVariable(GatewayVariable{Name: "Model", Value: ua.MustVariant("edged gateway"), DataType: id.String,
+		Description: "The gateway model (read-only)"})
+}
+
+// GatewayVariable describes a variable to add under the Gateway folder
+// (see AddVariable).
+type GatewayVariable struct {
+	// Name is the BrowseName and DisplayName; the NodeId is
+	// ns=<application namespace>;s=Gateway.<Name>.
+	Name        string
+	Description string
+	// DataType is the namespace-0 id of the DataType (id.Double, ...).
+	DataType uint32
+	// Value is the initial value of a static variable.
+	Value ua.Variant
+	// Source and Handle, when Source is set, serve the value instead.
+	Source addrspace.ValueSource
+	Handle uint32
+	// Writable allows clients to write the value.
+	Writable bool
+}
+
+// AddVariable adds a variable under the Gateway folder.
+func (s *Server) AddVariable(v GatewayVariable) error {
+	access := uint8(ua.AccessLevelTypeCurrentRead)
+	if v.Writable {
+		access |= uint8(ua.AccessLevelTypeCurrentWrite)
+	}
+	n := &addrspace.Node{
+		ID:          s.GatewayNodeID(v.Name),
+		Class:       ua.NodeClassVariable,
+		BrowseName:  ua.QualifiedName{NamespaceIndex: s.ns, Name: v.Name},
+		Description: ua.LocalizedText{Locale: "en", Text: v.Description},
+		Value:       ua.DataValue{Value: v.Value, SourceTimestamp: s.clock()},
+		DataType:    ua.NewNumericNodeID(0, v.DataType),
+		ValueRank:   -1,
+		AccessLevel: access,
+	}
+	if err := s.as.AddNode(n,
+		addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasComponent), IsInverse: true, Target: ua.ExpandedNodeID{NodeID: s.gateway}},
+		addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasTypeDefinition), Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.BaseDataVariableType)}},
+	); err != nil {
+		return fmt.Errorf("server: Gateway variable %s: %w", v.Name, err)
+	}
+	if v.Source != nil {
+		if err := s.as.SetSource(n.ID, s.as.AddSource(v.Source), v.Handle); err != nil {
+			return fmt.Errorf("server: Gateway variable %s: %w", v.Name, err)
+		}
+	}
+	return nil
+}
+
+// GatewayNodeID returns the NodeId of the Gateway variable name.
+func (s *Server) GatewayNodeID(name string) ua.NodeID {
+	return ua.NewStringNodeID(s.ns, GatewayFolderName+"."+name)
+}
+
+// GatewayFolder returns the NodeId of the Gateway folder.
+func (s *Server) GatewayFolder() ua.NodeID { return s.gateway }
+
+// AddressSpace returns the server's address space, to add nodes to.
+func (s *Server) AddressSpace() *addrspace.Space { return s.as }
