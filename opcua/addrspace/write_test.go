@@ -1,0 +1,260 @@
+package addrspace
+
+import (
+	"testing"
+	"time"
+
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+)
+
+func (f *fixture) write(node string, attr ua.AttributeID, rng string, dv ua.DataValue, user User) ua.StatusCode {
+	return f.s.Write(&ua.WriteValue{NodeID: f.id(node), AttributeID: uint32(attr), IndexRange: rng, Value: dv}, user)
+}
+
+func val(x any) ua.DataValue { return ua.DataValue{Value: ua.MustVariant(x)} }
+
+func TestWriteValueTypes(t *testing.T) {
+	mismatch := ua.StatusBadTypeMismatch
+	m2, _ := ua.NewMatrix([]int32{1, 2, 3, 4}, []int32{2, 2})
+	for _, tc := range []struct {
+		node string
+		v    ua.DataValue
+		want ua.StatusCode
+	}{
+		{"Int", val(int32(5)), ua.StatusGood},
+		{"Int", val(int64(5)), mismatch},
+		{"Int", val(uint32(5)), mismatch},
+		{"Int", val([]int32{5}), mismatch},
+		{"Int", ua.DataValue{}, mismatch},
+		{"Arr", val([]float64{1, 2}), ua.StatusGood},
+		{"Arr", val([]float64{}), ua.StatusGood},
+		{"Arr", val(1.0), mismatch},
+		{"Arr", val([]float32{1}), mismatch},
+		{"Matrix", ua.DataValue{Value: m2}, ua.StatusGood},
+		{"Matrix", val([]int32{1}), mismatch},
+		{"Any", ua.DataValue{}, ua.StatusGood},
+		{"Any", val("x"), ua.StatusGood},
+		{"Any", val([]string{"x"}), ua.StatusGood},
+		{"Num", val(int8(1)), ua.StatusGood},
+		{"Num", val(2.5), ua.StatusGood},
+		{"Num", val([]uint64{1}), ua.StatusGood},
+		{"Num", ua.DataValue{Value: m2}, mismatch},
+		{"Num", val("1"), mismatch},
+		{"Num", val(true), mismatch},
+		{"Time", val(testTime), ua.StatusGood},
+		{"Time", val(int64(1)), mismatch},
+		{"State", val(int32(1)), ua.StatusGood},
+		{"State", val(uint32(1)), mismatch},
+		{"Status", val(ua.ExtensionObject{Body: &ua.BuildInfo{ProductName: "x"}}), ua.StatusGood},
+		{"Status", val("x"), mismatch},
+		{"Str", val("x"), ua.StatusGood},
+		{"Str", val([]byte("x")), mismatch},
+		{"Bytes", val([]byte("x")), ua.StatusGood},
+		{"ByteArr", val([]byte{1, 2}), ua.StatusGood},
+		{"ByteArr", ua.DataValue{Value: ua.NewByteArray([]byte{1})}, ua.StatusGood},
+		{"RO", val(1.0), ua.StatusBadNotWritable},
+		{"Nope", val(1.0), ua.StatusBadNodeIDUnknown},
+		{"Plant", val(1.0), ua.StatusBadAttributeIDInvalid},
+	} {
+		f := newFixture(t)
+		if got := f.write(tc.node, ua.AttributeIDValue, "", tc.v, nil); got != tc.want {
+			t.Errorf("write %v to %s: %v, want %v", tc.v.Value, tc.node, got, tc.want)
+			continue
+		}
+		if tc.want != ua.StatusGood {
+			continue
+		}
+		dv := f.read(f.id(tc.node), ua.AttributeIDValue, "")
+		want := tc.v.Value
+		if b, ok := want.ByteString(); ok && tc.node == "ByteArr" {
+			want = ua.NewByteArray(b)
+		}
+		if !dv.Value.Equal(want) {
+			t.Errorf("%s after write = %v, want %v", tc.node, dv.Value, want)
+		}
+	}
+}
+
+func TestWriteAccess(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		node string
+		dv   ua.DataValue
+		user User
+		want ua.StatusCode
+	}{
+		{"Int", val(int32(1)), ReadOnlyUser{}, ua.StatusBadUserAccessDenied},
+		{"Int", val(int32(1)), denyAll{}, ua.StatusBadUserAccessDenied},
+		{"RO", val(1.0), denyAll{}, ua.StatusBadNotWritable},
+		{"Int", ua.DataValue{Value: ua.MustVariant(int32(1)), Status: ua.StatusUncertain}, nil, ua.StatusBadWriteNotSupported},
+		{"Int", ua.DataValue{Value: ua.MustVariant(int32(1)), SourceTimestamp: testTime}, nil, ua.StatusBadWriteNotSupported},
+		{"Int", ua.DataValue{Value: ua.MustVariant(int32(1)), ServerTimestamp: testTime}, nil, ua.StatusBadWriteNotSupported},
+		{"Time", ua.DataValue{Value: ua.MustVariant(testTime), Status: ua.StatusUncertain, SourceTimestamp: testTime.Add(-time.Minute)}, nil, ua.StatusGood},
+		{"Time", ua.DataValue{Value: ua.MustVariant(testTime), ServerTimestamp: testTime}, nil, ua.StatusBadWriteNotSupported},
+		{"Ext0", val(int64(1)), nil, ua.StatusBadNotWritable},
+		{"MyVarType", val(int32(1)), nil, ua.StatusBadNotWritable},
+	} {
+		if got := f.write(tc.node, ua.AttributeIDValue, "", tc.dv, tc.user); got != tc.want {
+			t.Errorf("write %+v to %s as %T: %v, want %v", tc.dv, tc.node, tc.user, got, tc.want)
+		}
+	}
+	// Status and source timestamp were stored.
+	var rc ReadContext
+	var dv ua.DataValue
+	f.s.Read(&rc, &ua.ReadValueID{NodeID: f.id("Time"), AttributeID: 13}, ua.TimestampsToReturnBoth, &dv)
+	if dv.Status != ua.StatusUncertain || !dv.SourceTimestamp.Equal(testTime.Add(-time.Minute)) {
+		t.Errorf("Time = %+v", dv)
+	}
+	// Without a source timestamp the clock's time is stored.
+	if st := f.write("Int", ua.AttributeIDValue, "", val(int32(9)), nil); st != ua.StatusGood {
+		t.Fatal(st)
+	}
+	f.s.Read(&rc, &ua.ReadValueID{NodeID: f.id("Int"), AttributeID: 13}, ua.TimestampsToReturnBoth, &dv)
+	if !dv.SourceTimestamp.Equal(testTime) {
+		t.Errorf("Int source timestamp %v", dv.SourceTimestamp)
+	}
+}
+
+func TestWriteSink(t *testing.T) {
+	f := newFixture(t)
+	var sink sinkRecorder
+	if err := f.s.SetSink(f.id("Ext2"), &sink); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.write("Ext2", ua.AttributeIDValue, "", val(int64(77)), nil); st != ua.StatusGood {
+		t.Fatal(st)
+	}
+	if x, _ := sink.got.Int64(); sink.n != 1 || sink.h != 2 || x != 77 {
+		t.Errorf("sink got %d writes, handle %d, %v", sink.n, sink.h, sink.got)
+	}
+	// Type checks come first.
+	if st := f.write("Ext2", ua.AttributeIDValue, "", val(int32(77)), nil); st != ua.StatusBadTypeMismatch || sink.n != 1 {
+		t.Errorf("mistyped write to a sink: %v, %d writes", st, sink.n)
+	}
+	// The source still serves the value.
+	if dv := f.read(f.id("Ext2"), ua.AttributeIDValue, ""); !dv.Value.Equal(ua.MustVariant(int64(12))) {
+		t.Errorf("Ext2 = %v", dv.Value)
+	}
+}
+
+func TestWriteIndexRange(t *testing.T) {
+	for _, tc := range []struct {
+		node, rng string
+		v         ua.DataValue
+		want      ua.StatusCode
+		after     any
+	}{
+		{"Arr", "1:2", val([]float64{10, 20}), ua.StatusGood, []float64{0, 10, 20, 3, 4, 5}},
+		{"Arr", "5", val([]float64{50}), ua.StatusGood, []float64{0, 1, 2, 3, 4, 50}},
+		{"Arr", "1:2", val([]float64{10}), ua.StatusBadIndexRangeDataMismatch, nil},
+		{"Arr", "5:6", val([]float64{10, 20}), ua.StatusBadIndexRangeNoData, nil},
+		{"Arr", "1", val(1.0), ua.StatusBadTypeMismatch, nil},
+		{"Arr", "1", val([]int32{1}), ua.StatusBadTypeMismatch, nil},
+		{"Arr", "x", val([]float64{1}), ua.StatusBadIndexRangeInvalid, nil},
+		{"Str", "1:2", val("XY"), ua.StatusGood, "aXYdef"},
+		{"Str", "5:6", val("XY"), ua.StatusBadIndexRangeNoData, nil},
+		{"Bytes", "0", val([]byte{9}), ua.StatusGood, []byte{9, 2, 3, 4}},
+		{"ByteArr", "0:1", val([]byte{1, 2}), ua.StatusGood, ua.NewByteArray([]byte{1, 2, 7})},
+		{"Matrix", "0,0", val([]int32{1}), ua.StatusBadWriteNotSupported, nil},
+		{"Int", "0", val(int32(1)), ua.StatusBadIndexRangeNoData, nil},
+	} {
+		f := newFixture(t)
+		before := f.read(f.id(tc.node), ua.AttributeIDValue, "")
+		if got := f.write(tc.node, ua.AttributeIDValue, tc.rng, tc.v, nil); got != tc.want {
+			t.Errorf("write %v to %s[%s]: %v, want %v", tc.v.Value, tc.node, tc.rng, got, tc.want)
+			continue
+		}
+		dv := f.read(f.id(tc.node), ua.AttributeIDValue, "")
+		want := before.Value
+		if tc.after != nil {
+			if want, _ = tc.after.(ua.Variant); want.IsNull() {
+				want = ua.MustVariant(tc.after)
+			}
+		}
+		if !dv.Value.Equal(want) {
+			t.Errorf("%s after write [%s] = %v, want %v", tc.node, tc.rng, dv.Value, want)
+		}
+	}
+}
+
+// TestWriteCopies checks that a stored value shares nothing with the
+// request, and that a reader's value is not changed by a later write.
+func TestWriteCopies(t *testing.T) {
+	f := newFixture(t)
+	old := f.read(f.id("Arr"), ua.AttributeIDValue, "")
+	in := []float64{7, 8, 9}
+	if st := f.write("Arr", ua.AttributeIDValue, "", val(in), nil); st != ua.StatusGood {
+		t.Fatal(st)
+	}
+	in[0] = 100
+	if dv := f.read(f.id("Arr"), ua.AttributeIDValue, ""); !dv.Value.Equal(ua.MustVariant([]float64{7, 8, 9})) {
+		t.Errorf("stored value follows the request: %v", dv.Value)
+	}
+	if st := f.write("Arr", ua.AttributeIDValue, "0", val([]float64{1}), nil); st != ua.StatusGood {
+		t.Fatal(st)
+	}
+	if !old.Value.Equal(ua.MustVariant([]float64{0, 1, 2, 3, 4, 5})) {
+		t.Errorf("a reader's value changed: %v", old.Value)
+	}
+}
+
+func TestWriteAttributes(t *testing.T) {
+	f := newFixture(t)
+	lt := ua.LocalizedText{Locale: "de", Text: "Anlage"}
+	for _, tc := range []struct {
+		node string
+		attr ua.AttributeID
+		dv   ua.DataValue
+		user User
+		want ua.StatusCode
+	}{
+		{"Plant", ua.AttributeIDDisplayName, val(lt), denyAll{}, ua.StatusBadUserAccessDenied},
+		{"Plant", ua.AttributeIDDisplayName, val("Anlage"), nil, ua.StatusBadTypeMismatch},
+		{"Plant", ua.AttributeIDDisplayName, ua.DataValue{Value: ua.MustVariant(lt), Status: ua.StatusUncertain}, nil, ua.StatusBadWriteNotSupported},
+		{"Plant", ua.AttributeIDDisplayName, val(lt), nil, ua.StatusGood},
+		{"Plant", ua.AttributeIDDescription, val(lt), nil, ua.StatusBadNotWritable},
+		{"Plant", ua.AttributeIDBrowseName, val(ua.QualifiedName{Name: "x"}), nil, ua.StatusBadNotWritable},
+		{"Plant", ua.AttributeIDNodeID, val(nid(1)), nil, ua.StatusBadNotWritable},
+		{"Plant", ua.AttributeIDValue, val(1.0), nil, ua.StatusBadAttributeIDInvalid},
+		{"Plant", 99, val(1.0), nil, ua.StatusBadAttributeIDInvalid},
+		{"Int", ua.AttributeIDAccessLevel, val(uint8(1)), nil, ua.StatusBadNotWritable},
+	} {
+		if got := f.write(tc.node, tc.attr, "", tc.dv, tc.user); got != tc.want {
+			t.Errorf("write %v %v: %v, want %v", tc.node, tc.attr, got, tc.want)
+		}
+	}
+	if dv := f.read(f.id("Plant"), ua.AttributeIDDisplayName, ""); !dv.Value.Equal(ua.MustVariant(lt)) {
+		t.Errorf("DisplayName = %v", dv.Value)
+	}
+	// Browse sees the new DisplayName.
+	res := f.browse(ua.BrowseDescription{NodeID: nid(id.ObjectsFolder), ReferenceTypeID: nid(id.Organizes), ResultMask: 63})
+	found := false
+	for _, r := range res.References {
+		found = found || r.DisplayName == lt
+	}
+	if !found {
+		t.Error("Browse does not show the written DisplayName")
+	}
+}
+
+func TestCheckValue(t *testing.T) {
+	f := newFixture(t)
+	if st := f.s.CheckValue(f.id("Int"), ua.MustVariant(int32(1))); st != ua.StatusGood {
+		t.Error(st)
+	}
+	if st := f.s.CheckValue(f.id("Int"), ua.MustVariant(1.0)); st != ua.StatusBadTypeMismatch {
+		t.Error(st)
+	}
+	if st := f.s.CheckValue(f.id("Plant"), ua.MustVariant(1.0)); st != ua.StatusBadTypeMismatch {
+		t.Error(st)
+	}
+	// A subtype of Int32 takes an Int32.
+	if err := f.s.AddNode(&Node{ID: f.id("Sub"), Class: ua.NodeClassVariable, BrowseName: ua.QualifiedName{Name: "Sub"},
+		DataType: f.id("MyData"), ValueRank: ValueRankScalar, AccessLevel: 3}, mkRef(id.HasComponent, f.id("Plant"), true)); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.s.CheckValue(f.id("Sub"), ua.MustVariant(int32(1))); st != ua.StatusGood {
+		t.Error(st)
+	}
+}
