@@ -8,6 +8,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/edged/edged/opcua/server"
 )
 
 // config is the result of parsing edged's command line.
@@ -18,6 +20,11 @@ type config struct {
 	// advertiseHost is the host name or IP literal (without brackets)
 	// that goes into the endpoint URL; see resolveAdvertiseHost.
 	advertiseHost string
+	// maxSessions and maxConnections bound the OPC UA sessions and TCP
+	// connections; dataEfficient leaves Nagle's algorithm on.
+	maxSessions    int
+	maxConnections int
+	dataEfficient  bool
 }
 
 // usageError is a bad command line: main reports it and exits with code 2.
@@ -51,6 +58,14 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 	endpointHost := fs.String("endpoint-host", host,
 		"host `name` (or IP) advertised in the endpoint URL opc.tcp://<name>:<port>.\n"+
 			"If not given: the host of --listen when it names one, else this machine's host name")
+	fs.IntVar(&cfg.maxSessions, "max-sessions", server.DefaultMaxSessions,
+		"most OPC UA sessions at a time; CreateSession beyond it gets BadTooManySessions")
+	fs.IntVar(&cfg.maxConnections, "max-connections", server.DefaultMaxConnections,
+		"most client TCP connections at a time; one more is answered with the UA-TCP error\n"+
+			"BadTcpNotEnoughResources and closed")
+	fs.BoolVar(&cfg.dataEfficient, "data-efficient", false,
+		"leave Nagle's algorithm on (fewer, fuller TCP segments); by default TCP_NODELAY\n"+
+			"is set for the lowest latency")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: edged [flags]\n\n"+
 			"edged polls PLCs and serves their values over OPC UA.\n"+
@@ -70,6 +85,13 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 	}
 	if cfg.showVersion {
 		return cfg, nil
+	}
+
+	if cfg.maxSessions < 1 {
+		return cfg, &usageError{msg: fmt.Sprintf("invalid value %d for --max-sessions: want at least 1", cfg.maxSessions)}
+	}
+	if cfg.maxConnections < 1 {
+		return cfg, &usageError{msg: fmt.Sprintf("invalid value %d for --max-connections: want at least 1", cfg.maxConnections)}
 	}
 
 	listenHost, err := checkListen(cfg.listen)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/edged/edged/opcua/server"
 )
 
 func fixedHostname(name string) func() (string, error) {
@@ -48,6 +50,9 @@ func TestParseFlags(t *testing.T) {
 		{args: []string{"--no-such-flag"}, wantErrFor: "-no-such-flag"},
 		{args: []string{"--listen"}, wantErrFor: "-listen"},
 		{args: []string{"extra"}, wantErrFor: "extra"},
+		{args: []string{"--max-sessions", "0"}, wantErrFor: "--max-sessions"},
+		{args: []string{"--max-connections", "-1"}, wantErrFor: "--max-connections"},
+		{args: []string{"--max-sessions", "x"}, wantErrFor: "-max-sessions"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -88,7 +93,8 @@ func TestParseFlagsHelp(t *testing.T) {
 		if !errors.Is(err, flag.ErrHelp) {
 			t.Errorf("%s: err = %v, want flag.ErrHelp", arg, err)
 		}
-		for _, want := range []string{"-version", "-listen", "-endpoint-host", `default ":4840"`, `default "gw01"`, "Usage: edged"} {
+		for _, want := range []string{"-version", "-listen", "-endpoint-host", "-max-sessions", "-max-connections",
+			"-data-efficient", `default ":4840"`, `default "gw01"`, "Usage: edged"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%s: help does not mention %q:\n%s", arg, want, out.String())
 			}
@@ -150,5 +156,22 @@ func TestIsWildcard(t *testing.T) {
 		if got := isWildcard(host); got != want {
 			t.Errorf("isWildcard(%q) = %t, want %t", host, got, want)
 		}
+	}
+}
+
+func TestParseFlagsServerOptions(t *testing.T) {
+	cfg, err := parseFlags(nil, fixedHostname("gw01"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.maxSessions != server.DefaultMaxSessions || cfg.maxConnections != server.DefaultMaxConnections || cfg.dataEfficient {
+		t.Errorf("defaults %+v", cfg)
+	}
+	cfg, err = parseFlags([]string{"--max-sessions", "7", "--max-connections=9", "--data-efficient"}, fixedHostname("gw01"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.maxSessions != 7 || cfg.maxConnections != 9 || !cfg.dataEfficient {
+		t.Errorf("got %+v", cfg)
 	}
 }

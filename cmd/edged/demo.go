@@ -5,7 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync/atomic"
 	"time"
+
+	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/server"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
 )
 
 // The built-in demo stands in for the scan engine until it lands: a few
@@ -46,20 +52,76 @@ func (v demoValues) String() string {
 	return fmt.Sprintf("demo: Counter=%d Sine=%+.4f Toggle=%t", v.Counter, v.Sine, v.Toggle)
 }
 
-// runDemo advances the demo one cycle per value received on cycle and
-// prints the current values to out on every value received on report,
+// runDemo advances the demo one cycle per value received on cycle,
+// publishes each cycle's values to pub (if not nil) with the cycle's time,
+// and prints the current values to out on every value received on report,
 // until ctx is done. A cycle the ticker drops because the machine was busy
 // is not counted, as a real scan cycle that overran would not be.
-func runDemo(ctx context.Context, cycle, report <-chan time.Time, out io.Writer) demoValues {
+func runDemo(ctx context.Context, cycle, report <-chan time.Time, out io.Writer, pub *demoSource) demoValues {
 	v := demoValuesAt(0)
 	for {
 		select {
 		case <-ctx.Done():
 			return v
-		case <-cycle:
+		case at := <-cycle:
 			v = demoValuesAt(v.Tick + 1)
+			pub.publish(v, at)
 		case <-report:
 			fmt.Fprintln(out, v)
 		}
 	}
 }
+
+// The demo variables as OPC UA nodes: handles of demoSource's snapshots.
+const (
+	demoCounter uint32 = iota
+	demoSine
+	demoToggle
+)
+
+// demoVariables describes the demo variables under the Gateway folder.
+var demoVariables = []server.GatewayVariable{
+	{Name: "Counter", Handle: demoCounter, DataType: id.UInt32, Description: "Demo: +1 per 5 ms scan cycle, wraps at 2^32"},
+	{Name: "Sine", Handle: demoSine, DataType: id.Double, Description: "Demo: sine of amplitude 1 and period 10 s"},
+	{Name: "Toggle", Handle: demoToggle, DataType: id.Boolean, Description: "Demo: flips every second"},
+}
+
+// demoImage is one published image of the demo: the values of a cycle
+// and the cycle's time. It is immutable once published.
+type demoImage struct {
+	v  demoValues
+	at time.Time
+}
+
+// Value implements addrspace.Snapshot without allocating.
+func (m *demoImage) Value(h uint32, dv *ua.DataValue) {
+	dv.SourceTimestamp = m.at
+	switch h {
+	case demoCounter:
+		dv.Value.SetUint32(m.v.Counter)
+	case demoSine:
+		dv.Value.SetFloat64(m.v.Sine)
+	case demoToggle:
+		dv.Value.SetBool(m.v.Toggle)
+	default:
+		dv.Status = ua.StatusBadNodeIDUnknown
+	}
+}
+
+// demoSource is the demo's process image for the OPC UA server: the demo
+// loop publishes a new image per cycle, readers load the latest one
+// without locking (an addrspace.ValueSource).
+type demoSource struct{ cur atomic.Pointer[demoImage] }
+
+// publish makes v, of the cycle at, the current image. A nil source
+// ignores it.
+func (s *demoSource) publish(v demoValues, at time.Time) {
+	if s != nil {
+		s.cur.Store(&demoImage{v: v, at: at})
+	}
+}
+
+// Snapshot implements addrspace.ValueSource.
+func (s *demoSource) Snapshot() addrspace.Snapshot { return s.cur.Load() }
+
+var _ addrspace.ValueSource = (*demoSource)(nil)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edged/edged/opcua/ua"
 )
 
 func TestDemoValuesAt(t *testing.T) {
@@ -70,7 +72,7 @@ func TestRunDemo(t *testing.T) {
 	report := make(chan time.Time)
 	var out lockedBuffer
 	done := make(chan demoValues)
-	go func() { done <- runDemo(ctx, cycle, report, &out) }()
+	go func() { done <- runDemo(ctx, cycle, report, &out, nil) }()
 
 	report <- time.Time{}
 	for range 150 {
@@ -96,4 +98,30 @@ func TestRunDemo(t *testing.T) {
 	if final != demoValuesAt(500) {
 		t.Errorf("runDemo returned %+v, want %+v", final, demoValuesAt(500))
 	}
+}
+
+func TestDemoSource(t *testing.T) {
+	var src demoSource
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	src.publish(demoValuesAt(500), at)
+	snap := src.Snapshot()
+	src.publish(demoValuesAt(501), at.Add(demoCycle)) // the snapshot taken stays as it was
+	var dv ua.DataValue
+	snap.Value(demoCounter, &dv)
+	if n, ok := dv.Value.Uint32(); !ok || n != 500 || !dv.SourceTimestamp.Equal(at) {
+		t.Errorf("Counter = %v at %v, want 500 at %v", dv.Value, dv.SourceTimestamp, at)
+	}
+	snap.Value(demoSine, &dv)
+	if f, ok := dv.Value.Float64(); !ok || math.Abs(f-1) > 1e-9 {
+		t.Errorf("Sine = %v, want 1", dv.Value)
+	}
+	snap.Value(demoToggle, &dv)
+	if b, ok := dv.Value.Bool(); !ok || b {
+		t.Errorf("Toggle = %v, want false", dv.Value)
+	}
+	if a := testing.AllocsPerRun(100, func() { src.Snapshot().Value(demoCounter, &dv) }); a != 0 {
+		t.Errorf("reading a demo value allocates %v times", a)
+	}
+	var nilSrc *demoSource
+	nilSrc.publish(demoValuesAt(1), at) // no panic
 }

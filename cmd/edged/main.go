@@ -1,6 +1,6 @@
 // Command edged is the gateway firmware: it polls PLCs over Modbus and GPIO
-// and serves their values over OPC UA. Until the scan engine and the OPC UA
-// server land it runs a built-in demo (see demo.go).
+// and serves their values over OPC UA. Until the scan engine lands it
+// serves a built-in demo (see demo.go) under Objects/Gateway.
 package main
 
 import (

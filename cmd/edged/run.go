@@ -5,55 +5,88 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
-	"sync"
 	"time"
+
+	"github.com/edged/edged/opcua/server"
 )
 
-// run binds the OPC UA listen address, runs the demo and prints its values
-// every reportEvery until ctx is done. The OPC UA server is not built yet:
-// the port is bound (so it is reserved and a conflict shows at start-up),
-// and connections to it are closed at once.
+// shutdownTimeout bounds how long run waits for connections to close.
+const shutdownTimeout = 5 * time.Second
+
+// run binds the OPC UA listen address, starts the OPC UA server with the
+// demo variables under Objects/Gateway, runs the demo and prints its
+// values every reportEvery until ctx is done, then shuts the server down.
 func run(ctx context.Context, cfg config, out io.Writer, reportEvery time.Duration) error {
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
 		return fmt.Errorf("cannot listen on --listen %s: %w", cfg.listen, err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	fmt.Fprintf(out, "edged %s: OPC UA endpoint URL %s (listening on %s)\n",
-		version, endpointURL(cfg.advertiseHost, port), ln.Addr())
-	fmt.Fprintf(out, "edged: note: the OPC UA server is not built yet; the port is bound but "+
-		"connections are closed at once. Printing the built-in demo variables every %v.\n", reportEvery)
+	url := endpointURL(cfg.advertiseHost, port)
+	srv, err := newServer(cfg, url, out)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	demo := &demoSource{}
+	demo.publish(demoValuesAt(0), time.Now())
+	for _, v := range demoVariables {
+		v.Source = demo
+		if err := srv.AddVariable(v); err != nil {
+			ln.Close()
+			return err
+		}
+	}
 
-	var wg sync.WaitGroup
-	wg.Go(func() { closeConnections(ln, out) })
+	fmt.Fprintf(out, "edged %s: OPC UA endpoint URL %s (listening on %s)\n", version, url, ln.Addr())
+	fmt.Fprintf(out, "edged: serving the demo variables as Objects/Gateway/{Counter,Sine,Toggle} "+
+		"(SecurityPolicy None, anonymous); printing them every %v.\n", reportEvery)
+
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
 
 	cycle := time.NewTicker(demoCycle)
 	defer cycle.Stop()
 	report := time.NewTicker(reportEvery)
 	defer report.Stop()
-	runDemo(ctx, cycle.C, report.C, out)
+	dctx, stopDemo := context.WithCancel(ctx)
+	defer stopDemo()
+	demoDone := make(chan struct{})
+	go func() {
+		runDemo(dctx, cycle.C, report.C, out, demo)
+		close(demoDone)
+	}()
 
-	ln.Close()
-	wg.Wait()
+	select {
+	case <-ctx.Done():
+	case err := <-serveErr: // the listener failed
+		stopDemo()
+		<-demoDone
+		return fmt.Errorf("OPC UA server: %w", err)
+	}
+	<-demoDone
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		fmt.Fprintf(out, "edged: shutdown: %v\n", err)
+	}
+	if err := <-serveErr; !errors.Is(err, server.ErrServerClosed) {
+		fmt.Fprintf(out, "edged: OPC UA server: %v\n", err)
+	}
 	fmt.Fprintln(out, "edged: shut down cleanly")
 	return nil
 }
 
-// closeConnections accepts connections on ln and closes them, until ln is
-// closed. It stands in for the OPC UA server.
-func closeConnections(ln net.Listener, out io.Writer) {
-	for {
-		c, err := ln.Accept()
-		if errors.Is(err, net.ErrClosed) {
-			return
-		}
-		if err != nil { // e.g. out of file descriptors: back off, keep going
-			fmt.Fprintf(out, "edged: accept: %v\n", err)
-			time.Sleep(100 * time.Millisecond)
-			continue
-		}
-		fmt.Fprintf(out, "edged: closed connection from %s: no OPC UA server yet\n", c.RemoteAddr())
-		c.Close()
-	}
+// newServer configures the OPC UA server from the command line.
+func newServer(cfg config, url string, out io.Writer) (*server.Server, error) {
+	return server.New(server.Config{
+		EndpointURL:     url,
+		SoftwareVersion: version,
+		MaxSessions:     cfg.maxSessions,
+		MaxConnections:  cfg.maxConnections,
+		DataEfficient:   cfg.dataEfficient,
+		Logger:          slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
 }

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gopcua/opcua"
+	gua "github.com/gopcua/opcua/ua"
 )
 
 // waitFor polls out until re matches and returns the match. The deadline
@@ -42,22 +45,39 @@ func TestRun(t *testing.T) {
 	if m[2] != "127.0.0.1" || m[3] == "0" || m[4] != "127.0.0.1:"+m[3] {
 		t.Errorf("endpoint line %q: want the bound 127.0.0.1 port, not 0", m[0])
 	}
-	if !strings.Contains(out.String(), "OPC UA server is not built yet") {
-		t.Errorf("start-up message does not say the OPC UA server is missing:\n%s", out.String())
-	}
 	waitFor(t, &out, regexp.MustCompile(`demo: Counter=[1-9]\d* Sine=[-+]\d\.\d{4} Toggle=(true|false)`))
 
-	// The port is really bound; the stand-in closes connections at once.
-	c, err := net.Dial("tcp", "127.0.0.1:"+m[3])
+	// An OPC UA client reads the demo's Counter, live, under Objects/Gateway.
+	cctx, ccancel := context.WithTimeout(ctx, time.Minute)
+	defer ccancel()
+	c, err := opcua.NewClient(m[1], opcua.SecurityPolicy("None"), opcua.SecurityMode(gua.MessageSecurityModeNone),
+		opcua.AuthAnonymous(), opcua.AutoReconnect(false))
 	if err != nil {
-		t.Fatalf("dial %s: %v", m[1], err)
+		t.Fatal(err)
 	}
-	c.SetReadDeadline(time.Now().Add(time.Minute))
-	if n, err := c.Read(make([]byte, 1)); err == nil {
-		t.Errorf("read %d bytes from the placeholder listener, want the connection closed", n)
+	if err := c.Connect(cctx); err != nil {
+		t.Fatalf("connect to %s: %v", m[1], err)
 	}
-	c.Close()
-	waitFor(t, &out, regexp.MustCompile(`closed connection from 127\.0\.0\.1:\d+`))
+	counter := gua.NewStringNodeID(1, "Gateway.Counter")
+	read := func() uint32 {
+		t.Helper()
+		r, err := c.Read(cctx, &gua.ReadRequest{NodesToRead: []*gua.ReadValueID{{NodeID: counter, AttributeID: gua.AttributeIDValue}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, ok := r.Results[0].Value.Value().(uint32)
+		if !ok {
+			t.Fatalf("Counter = %v (%v)", r.Results[0].Value.Value(), r.Results[0].Status)
+		}
+		return n
+	}
+	first := read()
+	for deadline := time.Now().Add(time.Minute); read() == first; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("Counter does not change")
+		}
+	}
+	c.Close(cctx)
 
 	cancel()
 	if err := <-errc; err != nil {
