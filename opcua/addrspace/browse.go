@@ -27,12 +27,13 @@ type BrowseCursor struct {
 func (c *BrowseCursor) More() bool { return c.node != nil }
 
 // Browse performs one operation of the Browse service (OPC 10000-4 §5.9.2)
-// into res: res.StatusCode and res.References (reusing its slice and the
-// strings nowhere: the descriptions share the space's strings).
-// res.ContinuationPoint is left alone: when more than maxRefs references
-// match (maxRefs 0: no limit), the first maxRefs are returned, *next is
-// set to continue, and the server makes the continuation point. Otherwise
-// *next is reset to a finished cursor.
+// into res: it sets res.StatusCode and res.References, reusing that
+// slice's capacity (the descriptions share the space's strings, which are
+// never changed in place). res.ContinuationPoint is left alone: when more
+// than maxRefs references match (maxRefs 0: no limit), the first maxRefs
+// are returned and *next is set to continue (next.More() is true); the
+// server then makes the continuation point. Otherwise *next is a finished
+// cursor.
 //
 // The references are those of the node in the direction d.BrowseDirection
 // (BadBrowseDirectionInvalid outside Forward, Inverse, Both) of type

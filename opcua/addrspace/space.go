@@ -43,12 +43,29 @@
 // external variable go to its Node.Sink; without one they fail with
 // BadNotWritable.
 //
+// # API
+//
+// Setup: New, AddNamespace, AddNode, AddReference, AddSource, SetSource,
+// SetSink, SetValue, SetClock. Services, one call per operation into
+// caller-owned results: Read (with a ReadContext per request), Write (with
+// the session's User), Browse and BrowseNext (with a BrowseCursor per
+// continuation point), TranslateBrowsePath. Queries: Node, References,
+// IsSubtype, CheckValue, NamespaceIndex, Namespaces, Len;
+// ParseNumericRange and NumericRange.Apply for IndexRanges elsewhere
+// (monitored items).
+//
+// Live server variables: a value the server changes now and then
+// (ServerStatus/State, ServerCapabilities, diagnostics counters) is set
+// with SetValue; a value that changes all the time
+// (ServerStatus/CurrentTime) is served by a SourceFunc attached with
+// AddSource and SetSource.
+//
 // # Service-level checks
 //
 // The methods check one operation each. The service layer checks what
 // concerns the whole request: TimestampsToReturn outside 0-3 is
 // BadTimestampsToReturnInvalid for the request (Part 4 §5.10.2), a
-// negative maxAge is BadMaxAgeInvalid, a non-null View is BadViewIDUnknown
+// negative maxAge is BadMaxAgeInvalid, a non-null View is BadViewIdUnknown
 // (there are no Views), and it stores BrowseCursors as continuation points
 // and enforces their per-session limit. maxAge needs nothing here:
 // external values are always the newest snapshot, static values are
@@ -60,6 +77,7 @@ package addrspace
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -498,10 +516,20 @@ func isSubtype(t, super *Node) bool {
 }
 
 // AddSource registers a ValueSource and returns its id, for Node.Source
-// and SetSource.
+// and SetSource. A request takes one snapshot per id, so all variables of
+// one image must share one id: registering a comparable source (a
+// pointer, say) that is already registered returns its existing id. A
+// SourceFunc is not comparable and gets a new id each time.
 func (s *Space) AddSource(src ValueSource) SourceID {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if reflect.ValueOf(src).Comparable() {
+		for i, old := range s.sources {
+			if reflect.ValueOf(old).Comparable() && reflect.TypeOf(old) == reflect.TypeOf(src) && old == src {
+				return SourceID(i + 1)
+			}
+		}
+	}
 	s.sources = append(s.sources, src)
 	return SourceID(len(s.sources))
 }

@@ -139,3 +139,17 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestAddSourceOnce(t *testing.T) {
+	f := newFixture(t)
+	if id := f.s.AddSource(f.src); id != f.sid {
+		t.Errorf("the same source registered again: id %d, want %d", id, f.sid)
+	}
+	if a, b := f.s.AddSource(&imageSource{}), f.s.AddSource(&imageSource{}); a == b || a == f.sid {
+		t.Errorf("two sources share id %d", a)
+	}
+	fn := SourceFunc(func(uint32, *ua.DataValue) {})
+	if a, b := f.s.AddSource(fn), f.s.AddSource(fn); a == b {
+		t.Errorf("SourceFuncs share id %d", a)
+	}
+}
