@@ -1,0 +1,284 @@
+package server
+
+import (
+	"context"
+	"net"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+)
+
+func valueOf(n ua.NodeID) ua.ReadValueID {
+	return ua.ReadValueID{NodeID: n, AttributeID: uint32(ua.AttributeIDValue)}
+}
+
+func TestReadServiceChecks(t *testing.T) {
+	s := newTestServer(t, Config{Limits: OperationLimits{MaxNodesPerRead: 2, MaxNodesPerWrite: 1, MaxNodesPerBrowse: 1,
+		MaxNodesPerRegisterNodes: 1, MaxNodesPerTranslateBrowsePathsToNodeIDs: 1}})
+	tc := newTestConn(t, s, 1)
+	tc.openSession()
+	ct := valueOf(ua.NewNumericNodeID(0, id.Server_ServerStatus_CurrentTime))
+
+	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct}, MaxAge: -1}), ua.StatusBadMaxAgeInvalid)
+	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct}, TimestampsToReturn: ua.TimestampsToReturnInvalid}), ua.StatusBadTimestampsToReturnInvalid)
+	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct}, TimestampsToReturn: -1}), ua.StatusBadTimestampsToReturnInvalid)
+	wantFault(t, tc.call(&ua.ReadRequest{}), ua.StatusBadNothingToDo)
+	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct, ct, ct}}), ua.StatusBadTooManyOperations)
+	r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct, valueOf(ua.NewNumericNodeID(7, 7))}}))
+	if len(r.Results) != 2 || r.Results[0].Status != ua.StatusGood || r.Results[1].Status != ua.StatusBadNodeIDUnknown {
+		t.Errorf("results %+v", r.Results)
+	}
+
+	wv := ua.WriteValue{NodeID: s.GatewayNodeID("Setpoint"), AttributeID: uint32(ua.AttributeIDValue), Value: ua.DataValue{Value: ua.MustVariant(1.5)}}
+	wantFault(t, tc.call(&ua.WriteRequest{}), ua.StatusBadNothingToDo)
+	wantFault(t, tc.call(&ua.WriteRequest{NodesToWrite: []ua.WriteValue{wv, wv}}), ua.StatusBadTooManyOperations)
+	w := wantOK[ua.WriteResponse](t, tc.call(&ua.WriteRequest{NodesToWrite: []ua.WriteValue{wv}}))
+	if w.Results[0] != ua.StatusGood {
+		t.Errorf("write %v", w.Results)
+	}
+
+	bd := ua.BrowseDescription{NodeID: ua.NewNumericNodeID(0, id.ObjectsFolder), BrowseDirection: ua.BrowseDirectionForward, IncludeSubtypes: true}
+	wantFault(t, tc.call(&ua.BrowseRequest{}), ua.StatusBadNothingToDo)
+	wantFault(t, tc.call(&ua.BrowseRequest{NodesToBrowse: []ua.BrowseDescription{bd, bd}}), ua.StatusBadTooManyOperations)
+	wantFault(t, tc.call(&ua.BrowseRequest{View: ua.ViewDescription{ViewID: ua.NewNumericNodeID(0, 1)}, NodesToBrowse: []ua.BrowseDescription{bd}}), ua.StatusBadViewIDUnknown)
+	wantFault(t, tc.call(&ua.BrowseNextRequest{}), ua.StatusBadNothingToDo)
+	wantFault(t, tc.call(&ua.TranslateBrowsePathsToNodeIDsRequest{}), ua.StatusBadNothingToDo)
+	wantFault(t, tc.call(&ua.TranslateBrowsePathsToNodeIDsRequest{BrowsePaths: make([]ua.BrowsePath, 2)}), ua.StatusBadTooManyOperations)
+	wantFault(t, tc.call(&ua.RegisterNodesRequest{}), ua.StatusBadNothingToDo)
+	wantFault(t, tc.call(&ua.RegisterNodesRequest{NodesToRegister: make([]ua.NodeID, 2)}), ua.StatusBadTooManyOperations)
+	wantFault(t, tc.call(&ua.UnregisterNodesRequest{}), ua.StatusBadNothingToDo)
+	reg := wantOK[ua.RegisterNodesResponse](t, tc.call(&ua.RegisterNodesRequest{NodesToRegister: []ua.NodeID{s.GatewayNodeID("Model")}}))
+	if len(reg.RegisteredNodeIDs) != 1 || reg.RegisteredNodeIDs[0] != s.GatewayNodeID("Model") {
+		t.Errorf("RegisterNodes %v", reg.RegisteredNodeIDs)
+	}
+	wantOK[ua.UnregisterNodesResponse](t, tc.call(&ua.UnregisterNodesRequest{NodesToUnregister: reg.RegisteredNodeIDs}))
+
+	// The limits are advertised.
+	r = wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{
+		valueOf(ua.NewNumericNodeID(0, id.Server_ServerCapabilities_OperationLimits_MaxNodesPerRead)),
+		valueOf(ua.NewNumericNodeID(0, id.Server_ServerCapabilities_OperationLimits_MaxNodesPerTranslateBrowsePathsToNodeIds)),
+	}}))
+	for i, want := range []uint32{2, 1} {
+		if n, ok := r.Results[i].Value.Uint32(); !ok || n != want {
+			t.Errorf("limit %d read as %v (%v), want %d", i, r.Results[i].Value, r.Results[i].Status, want)
+		}
+	}
+}
+
+func TestTranslateBrowsePath(t *testing.T) {
+	s := newTestServer(t, Config{})
+	tc := newTestConn(t, s, 1)
+	tc.openSession()
+	r := wantOK[ua.TranslateBrowsePathsToNodeIDsResponse](t, tc.call(&ua.TranslateBrowsePathsToNodeIDsRequest{BrowsePaths: []ua.BrowsePath{{
+		StartingNode: ua.NewNumericNodeID(0, id.ObjectsFolder),
+		RelativePath: ua.RelativePath{Elements: []ua.RelativePathElement{
+			{ReferenceTypeID: ua.NewNumericNodeID(0, id.HierarchicalReferences), IncludeSubtypes: true, TargetName: ua.QualifiedName{NamespaceIndex: 1, Name: "Gateway"}},
+			{ReferenceTypeID: ua.NewNumericNodeID(0, id.HierarchicalReferences), IncludeSubtypes: true, TargetName: ua.QualifiedName{NamespaceIndex: 1, Name: "Setpoint"}},
+		}},
+	}}}))
+	if len(r.Results) != 1 || r.Results[0].StatusCode != ua.StatusGood || len(r.Results[0].Targets) != 1 ||
+		r.Results[0].Targets[0].TargetID.NodeID != s.GatewayNodeID("Setpoint") {
+		t.Errorf("TranslateBrowsePaths %+v", r.Results)
+	}
+}
+
+func TestBrowseContinuationPoints(t *testing.T) {
+	s := newTestServer(t, Config{MaxBrowseContinuationPoints: 2})
+	tc := newTestConn(t, s, 1)
+	tc.openSession()
+	bd := ua.BrowseDescription{NodeID: ua.NewNumericNodeID(0, id.Server), BrowseDirection: ua.BrowseDirectionForward, IncludeSubtypes: true}
+	full := wantOK[ua.BrowseResponse](t, tc.call(&ua.BrowseRequest{NodesToBrowse: []ua.BrowseDescription{bd}})).Results[0]
+	if len(full.References) < 4 || full.ContinuationPoint != nil {
+		t.Fatalf("Server has %d references (cp %x)", len(full.References), full.ContinuationPoint)
+	}
+	// Three browses of one reference each: the third finds no point.
+	r := wantOK[ua.BrowseResponse](t, tc.call(&ua.BrowseRequest{RequestedMaxReferencesPerNode: 1, NodesToBrowse: []ua.BrowseDescription{bd, bd, bd}}))
+	if r.Results[0].StatusCode != ua.StatusGood || r.Results[1].StatusCode != ua.StatusGood || r.Results[2].StatusCode != ua.StatusBadNoContinuationPoints {
+		t.Fatalf("statuses %v %v %v", r.Results[0].StatusCode, r.Results[1].StatusCode, r.Results[2].StatusCode)
+	}
+	cp0, cp1 := r.Results[0].ContinuationPoint, r.Results[1].ContinuationPoint
+	if len(cp0) == 0 || len(cp1) == 0 || len(r.Results[0].References) != 1 {
+		t.Fatalf("continuation points %x %x", cp0, cp1)
+	}
+	// Release one; an unknown one is invalid; then follow the other to the end.
+	n := wantOK[ua.BrowseNextResponse](t, tc.call(&ua.BrowseNextRequest{ReleaseContinuationPoints: true, ContinuationPoints: [][]byte{cp1, {1, 2, 3}}}))
+	if n.Results[0].StatusCode != ua.StatusGood || n.Results[1].StatusCode != ua.StatusBadContinuationPointInvalid {
+		t.Errorf("release: %v %v", n.Results[0].StatusCode, n.Results[1].StatusCode)
+	}
+	n = wantOK[ua.BrowseNextResponse](t, tc.call(&ua.BrowseNextRequest{ContinuationPoints: [][]byte{cp1}}))
+	if n.Results[0].StatusCode != ua.StatusBadContinuationPointInvalid {
+		t.Errorf("released point: %v", n.Results[0].StatusCode)
+	}
+	got := len(r.Results[0].References)
+	for cp := cp0; cp != nil; {
+		n = wantOK[ua.BrowseNextResponse](t, tc.call(&ua.BrowseNextRequest{ContinuationPoints: [][]byte{cp}}))
+		if n.Results[0].StatusCode != ua.StatusGood {
+			t.Fatalf("BrowseNext: %v", n.Results[0].StatusCode)
+		}
+		got += len(n.Results[0].References)
+		cp = n.Results[0].ContinuationPoint
+		if got > len(full.References) {
+			t.Fatal("BrowseNext does not end")
+		}
+	}
+	if got != len(full.References) {
+		t.Errorf("BrowseNext gave %d references in all, Browse %d", got, len(full.References))
+	}
+	// Points are per session: a new session cannot use another's.
+	r = wantOK[ua.BrowseResponse](t, tc.call(&ua.BrowseRequest{RequestedMaxReferencesPerNode: 1, NodesToBrowse: []ua.BrowseDescription{bd}}))
+	other := newTestConn(t, s, 2)
+	other.openSession()
+	n = wantOK[ua.BrowseNextResponse](t, other.call(&ua.BrowseNextRequest{ContinuationPoints: [][]byte{r.Results[0].ContinuationPoint}}))
+	if n.Results[0].StatusCode != ua.StatusBadContinuationPointInvalid {
+		t.Errorf("another session's point: %v", n.Results[0].StatusCode)
+	}
+}
+
+func TestServerObject(t *testing.T) {
+	clk := &fakeClock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	s := newTestServer(t, Config{Clock: clk.Now, SoftwareVersion: "v1.2.3", ShutdownDelay: 3 * time.Second})
+	tc := newTestConn(t, s, 1)
+	tc.openSession()
+	clk.Add(time.Minute)
+	read := func(nodes ...uint32) []ua.DataValue {
+		t.Helper()
+		req := &ua.ReadRequest{}
+		for _, n := range nodes {
+			req.NodesToRead = append(req.NodesToRead, valueOf(ua.NewNumericNodeID(0, n)))
+		}
+		r := wantOK[ua.ReadResponse](t, tc.call(req))
+		for i, dv := range r.Results {
+			if dv.Status != ua.StatusGood {
+				t.Fatalf("%s: %v", id.Name(nodes[i]), dv.Status)
+			}
+		}
+		return r.Results
+	}
+	r := read(id.Server_ServerStatus_CurrentTime, id.Server_ServerStatus_StartTime, id.Server_ServerStatus_State,
+		id.Server_ServerStatus, id.Server_ServerStatus_BuildInfo_SoftwareVersion, id.Server_NamespaceArray, id.Server_ServerArray,
+		id.Server_ServiceLevel, id.Server_ServerDiagnostics_ServerDiagnosticsSummary_CurrentSessionCount,
+		id.Server_ServerDiagnostics_ServerDiagnosticsSummary, id.Server_ServerCapabilities_ServerProfileArray,
+		id.Server_ServerCapabilities_MaxBrowseContinuationPoints)
+	if ct, _ := r[0].Value.DateTime(); !ct.Equal(clk.Now()) {
+		t.Errorf("CurrentTime %v, want %v", ct, clk.Now())
+	}
+	if st, _ := r[1].Value.DateTime(); !st.Equal(clk.Now().Add(-time.Minute)) {
+		t.Errorf("StartTime %v", st)
+	}
+	if state, _ := r[2].Value.Int32(); ua.ServerState(state) != ua.ServerStateRunning {
+		t.Errorf("State %v", state)
+	}
+	eo, ok := r[3].Value.Value().(ua.ExtensionObject)
+	if !ok {
+		t.Fatalf("ServerStatus is %T", r[3].Value.Value())
+	}
+	if ss, ok := eo.Body.(*ua.ServerStatusDataType); !ok || ss.BuildInfo.SoftwareVersion != "v1.2.3" || ss.State != ua.ServerStateRunning || !ss.CurrentTime.Equal(clk.Now()) {
+		t.Errorf("ServerStatus %+v", eo.Body)
+	}
+	if v, _ := r[4].Value.StringValue(); v != "v1.2.3" {
+		t.Errorf("SoftwareVersion %q", v)
+	}
+	if ns, ok := r[5].Value.Value().([]string); !ok || len(ns) != 2 || ns[1] != DefaultNamespaceURI {
+		t.Errorf("NamespaceArray %v", r[5].Value)
+	}
+	if sa, ok := r[6].Value.Value().([]string); !ok || len(sa) != 1 || sa[0] != DefaultApplicationURI {
+		t.Errorf("ServerArray %v", r[6].Value)
+	}
+	if sl, _ := r[7].Value.Uint8(); sl != 255 {
+		t.Errorf("ServiceLevel %v", sl)
+	}
+	if n, _ := r[8].Value.Uint32(); n != 1 {
+		t.Errorf("CurrentSessionCount %v", n)
+	}
+	if eo, ok := r[9].Value.Value().(ua.ExtensionObject); !ok || eo.Body.(*ua.ServerDiagnosticsSummaryDataType).CumulatedSessionCount != 1 {
+		t.Errorf("ServerDiagnosticsSummary %v", r[9].Value)
+	}
+	if p, ok := r[10].Value.Value().([]string); !ok || len(p) != 1 || p[0] != ServerProfileURI {
+		t.Errorf("ServerProfileArray %v", r[10].Value)
+	}
+	if n, _ := r[11].Value.Uint16(); n != DefaultMaxBrowseContinuationPoints {
+		t.Errorf("MaxBrowseContinuationPoints %v", r[11].Value)
+	}
+
+	// During the ShutdownDelay, State is Shutdown and SecondsTillShutdown
+	// counts down. The real-time delay of Shutdown is cut by ctx.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(ctx) }()
+	waitUntil(t, func() bool { return ua.ServerState(s.state.Load()) == ua.ServerStateShutdown })
+	clk.Add(time.Second)
+	r = read(id.Server_ServerStatus_State, id.Server_ServerStatus_SecondsTillShutdown, id.Server_ServerStatus_ShutdownReason, id.Server_ServiceLevel)
+	if state, _ := r[0].Value.Int32(); ua.ServerState(state) != ua.ServerStateShutdown {
+		t.Errorf("State %v during shutdown", state)
+	}
+	if n, _ := r[1].Value.Uint32(); n != 2 {
+		t.Errorf("SecondsTillShutdown %v, want 2", n)
+	}
+	if lt, ok := r[2].Value.Value().(ua.LocalizedText); !ok || lt.Text == "" {
+		t.Errorf("ShutdownReason %v", r[2].Value)
+	}
+	if sl, _ := r[3].Value.Uint8(); sl != 0 {
+		t.Errorf("ServiceLevel %v during shutdown", sl)
+	}
+	cancel()
+	<-done
+	wantFault(t, tc.call(&ua.CreateSessionRequest{}), ua.StatusBadShutdown)
+	if d := s.Diagnostics(); d.CurrentSessionCount != 0 || d.SessionAbortCount != 1 {
+		t.Errorf("after shutdown %+v", d)
+	}
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
+}
+
+// TestSessionTimeoutSweeper runs the sweeper in a synctest bubble: its
+// ticker and the server's clock (time.Now) are the bubble's fake time.
+func TestSessionTimeoutSweeper(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newTestServer(t, Config{MinSessionTimeout: time.Second, MaxSessionTimeout: time.Minute})
+		ln := &idleListener{done: make(chan struct{})}
+		go s.Serve(ln) // starts the sweeper
+		tc := newTestConn(t, s, 1)
+		cs := wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{RequestedSessionTimeout: 5000}))
+		tc.token = cs.AuthenticationToken
+		wantOK[ua.ActivateSessionResponse](t, tc.call(anonymousActivate()))
+		ping := &ua.ReadRequest{NodesToRead: []ua.ReadValueID{valueOf(ua.NewNumericNodeID(0, id.Server_ServiceLevel))}}
+		for range 4 { // requests every 4 s keep it alive
+			time.Sleep(4 * time.Second)
+			synctest.Wait()
+			wantOK[ua.ReadResponse](t, tc.call(ping))
+		}
+		time.Sleep(5*time.Second + time.Second) // idle beyond its timeout and a sweep
+		synctest.Wait()
+		wantFault(t, tc.call(ping), ua.StatusBadSessionIDInvalid)
+		if d := s.Diagnostics(); d.SessionTimeoutCount != 1 || d.CurrentSessionCount != 0 {
+			t.Errorf("diagnostics %+v", d)
+		}
+		if err := s.Shutdown(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// idleListener accepts nothing until closed.
+type idleListener struct{ done chan struct{} }
+
+func (l *idleListener) Accept() (net.Conn, error) { <-l.done; return nil, net.ErrClosed }
+func (l *idleListener) Close() error {
+	select {
+	case <-l.done:
+	default:
+		close(l.done)
+	}
+	return nil
+}
+func (l *idleListener) Addr() net.Addr { return memAddr{} }
