@@ -74,6 +74,9 @@ const (
 // "Default Binary" is supported (BadDataEncodingUnsupported for "Default
 // XML" and "Default JSON", BadDataEncodingInvalid otherwise).
 //
+// A source whose Snapshot returns nil (no image yet) gives
+// BadWaitingForInitialData.
+//
 // Timestamps follow ts: the source timestamp is the value's (Value only),
 // the server timestamp the request's (rc); ts outside 0-3 is treated as
 // Neither (the service layer rejects it first). A failed operation leaves
@@ -123,9 +126,13 @@ func (s *Space) read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToRetu
 			}
 		}
 		if n.Source != 0 {
+			snap := rc.snapshot(s, n.Source)
+			if snap == nil {
+				return ua.StatusBadWaitingForInitialData
+			}
 			dv.Status = ua.StatusGood
 			dv.SourceTimestamp, dv.SourcePicoseconds = time.Time{}, 0
-			rc.snapshot(s, n.Source).Value(n.Handle, dv)
+			snap.Value(n.Handle, dv)
 		} else {
 			*dv = n.Value
 		}

@@ -442,3 +442,19 @@ func TestParseNumericRange(t *testing.T) {
 		t.Errorf("ParseNumericRange allocates %v times", allocs)
 	}
 }
+
+func TestReadNoImageYet(t *testing.T) {
+	f := newFixture(t)
+	empty := f.s.AddSource(nilSource{})
+	if err := f.s.SetSource(f.id("Ext0"), empty, 0); err != nil {
+		t.Fatal(err)
+	}
+	if dv := f.read(f.id("Ext0"), ua.AttributeIDValue, ""); dv.Status != ua.StatusBadWaitingForInitialData {
+		t.Errorf("Read before the first image: %v", dv.Status)
+	}
+}
+
+// nilSource has no image yet.
+type nilSource struct{}
+
+func (nilSource) Snapshot() Snapshot { return nil }
