@@ -12,6 +12,7 @@ import (
 	"math"
 	"net"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -579,4 +580,73 @@ func TestRobustness(t *testing.T) {
 		}
 	})
 	rd.finish(t, rd.okCount())
+}
+
+// TestShutdownClosesConnections: a connected channel gets a UA-TCP Error
+// Bad_Shutdown and is closed, its session is closed, and Serve returns.
+func TestShutdownClosesConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "opc.tcp://" + ln.Addr().String()
+	srv, err := server.New(server.Config{EndpointURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	ctx := testCtx(t)
+	c := connect(t, ctx, url)
+	defer c.Close(ctx)
+	r := dialRaw(t, url)
+	r.hello(url)
+	r.open()
+
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.wantError(ua.StatusBadShutdown)
+	if err := <-served; !errors.Is(err, server.ErrServerClosed) {
+		t.Errorf("Serve returned %v", err)
+	}
+	if d := srv.Diagnostics(); d.CurrentSessionCount != 0 || d.SessionAbortCount != 1 {
+		t.Errorf("diagnostics after shutdown %+v", d)
+	}
+	if _, err := c.Read(ctx, &gua.ReadRequest{NodesToRead: []*gua.ReadValueID{
+		{NodeID: gua.NewNumericNodeID(0, gid.Server_ServerStatus_CurrentTime), AttributeID: gua.AttributeIDValue}}}); err == nil {
+		t.Error("a Read after Shutdown succeeded")
+	}
+	if err := srv.Serve(ln); !errors.Is(err, server.ErrServerClosed) {
+		t.Errorf("Serve after Shutdown returned %v", err)
+	}
+}
+
+func TestListenAndServe(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	url := "opc.tcp://127.0.0.1:" + strconv.Itoa(port)
+	srv, err := server.New(server.Config{EndpointURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.ListenAndServe(ctx) }()
+	var eps []*gua.EndpointDescription
+	waitFor(t, "the server to listen", func() bool {
+		eps, err = opcua.GetEndpoints(testCtx(t), url)
+		return err == nil
+	})
+	if len(eps) != 1 {
+		t.Errorf("%d endpoints", len(eps))
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("ListenAndServe: %v", err)
+	}
 }
