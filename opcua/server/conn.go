@@ -79,8 +79,8 @@ func (c *conn) handle(msg []byte) []byte {
 		return c.fault(c.peekHandle(), ua.StatusBadServiceUnsupported)
 	}
 	body, h := svc.req(c)
-	body.Decode(d)
-	if d.Err() != nil || d.Remaining() != 0 {
+	d.Reset(msg)
+	if err := ua.DecodeMessageInto(d, body); err != nil {
 		// The header may have decoded: echo its handle if it did.
 		d.Reset(msg)
 		c.typeID.Decode(d)
