@@ -478,7 +478,7 @@ func (r *reader) finish(t *testing.T, before int) {
 func TestRobustness(t *testing.T) {
 	cfg := server.Config{MaxConnections: 20}
 	cfg.Channel = &uasc.Config{MessageTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond,
-		HelloTimeout: 2 * time.Second, CloseTimeout: 100 * time.Millisecond}
+		HelloTimeout: 500 * time.Millisecond, CloseTimeout: 100 * time.Millisecond}
 	_, url := startServer(t, cfg)
 	ctx := testCtx(t)
 	rd := startReader(t, ctx, url)
@@ -512,6 +512,11 @@ func TestRobustness(t *testing.T) {
 		if recv := binary.LittleEndian.Uint32(body[4:]); recv > 1<<20 {
 			t.Errorf("ReceiveBufferSize %d taken from the client", recv)
 		}
+	})
+	t.Run("silent", func(t *testing.T) {
+		// Connects and sends nothing: the Hello timeout ends it.
+		r := dialRaw(t, url)
+		r.wantError(ua.StatusBadTimeout)
 	})
 	t.Run("chunks never complete", func(t *testing.T) {
 		r := dialRaw(t, url)
