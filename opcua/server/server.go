@@ -290,24 +290,12 @@ func (s *Server) reject(nc net.Conn, status ua.StatusCode, reason string) {
 		if size := int64(uint32(hdr[4]) | uint32(hdr[5])<<8 | uint32(hdr[6])<<16 | uint32(hdr[7])<<24); string(hdr[:3]) == "HEL" && size > 8 && size <= 8+24+4096 {
 			io.CopyN(io.Discard, nc, size-8)
 		}
-		nc.Write(appendTCPError(nil, status, reason))
+		nc.Write(uasc.AppendError(nil, status, reason))
 	})
 	if !ok {
 		s.rejecting.Add(-1)
 		nc.Close()
 	}
-}
-
-// appendTCPError appends a UA-TCP Error message (OPC 10000-6 §7.1.2.5).
-// TODO: use uasc's once it exports one.
-func appendTCPError(b []byte, status ua.StatusCode, reason string) []byte {
-	start := len(b)
-	b = append(b, 'E', 'R', 'R', 'F', 0, 0, 0, 0)
-	b = ua.AppendUint32(b, uint32(status))
-	b = ua.AppendString(b, reason)
-	n := uint32(len(b) - start)
-	b[start+4], b[start+5], b[start+6], b[start+7] = byte(n), byte(n>>8), byte(n>>16), byte(n>>24)
-	return b
 }
 
 // Shutdown stops the server: it stops accepting connections, sets

@@ -373,7 +373,7 @@ func (c *Channel) Close(status ua.StatusCode, reason string) error {
 		if status.IsBad() {
 			c.s.mu.Lock()
 			if c.s.err == nil {
-				c.s.buf = appendError(c.s.buf, status, reason)
+				c.s.buf = AppendError(c.s.buf, status, reason)
 				err = c.flushLocked()
 			} else {
 				c.s.mu.Unlock()
@@ -417,7 +417,7 @@ func (c *Channel) fail(err error) error {
 			if errors.As(err, &e) {
 				reason = e.Reason
 			}
-			c.s.buf = appendError(c.s.buf, code, reason)
+			c.s.buf = AppendError(c.s.buf, code, reason)
 			c.flushLocked() // unlocks
 			c.s.mu.Lock()
 		}

@@ -129,9 +129,10 @@ func appendAcknowledge(b []byte, a *acknowledge) []byte {
 	return b
 }
 
-// appendError appends an Error message (§7.1.2.5): the status code and a
-// reason, cut to 4096 bytes.
-func appendError(b []byte, code ua.StatusCode, reason string) []byte {
+// AppendError appends a UA-TCP Error message (OPC 10000-6 §7.1.2.5): the
+// status code and a reason, cut to 4096 bytes. A server that turns a
+// connection away before Open (too many connections, say) sends one.
+func AppendError(b []byte, code ua.StatusCode, reason string) []byte {
 	if len(reason) > maxURLLength {
 		reason = reason[:maxURLLength]
 	}

@@ -83,10 +83,10 @@ func TestVectorError(t *testing.T) {
 		04 00 00 00    // Reason length 4
 		6e 6f 70 65    // "nope"
 	`)
-	if got := appendError(nil, ua.StatusBadTcpMessageTypeInvalid, "nope"); !bytes.Equal(got, want) {
+	if got := AppendError(nil, ua.StatusBadTcpMessageTypeInvalid, "nope"); !bytes.Equal(got, want) {
 		t.Fatalf("encoded\n%x\nwant\n%x", got, want)
 	}
-	long := appendError(nil, ua.StatusBadTcpInternalError, strings.Repeat("x", 5000))
+	long := AppendError(nil, ua.StatusBadTcpInternalError, strings.Repeat("x", 5000))
 	if len(long) != hdrLen+4+4+4096 {
 		t.Fatalf("reason not cut to 4096 bytes: %d", len(long))
 	}
