@@ -2,6 +2,12 @@ module github.com/edged/edged
 
 go 1.26
 
-// gopcua is imported only by opcua/ua/gopcua_test.go, to cross-check our
-// codec against an independent implementation; no binary links it.
+// gopcua is imported only by test files (opcua/..., cmd/edged), as an
+// independent implementation to cross-check our codec and interoperate
+// with our server; no binary links it.
 require github.com/gopcua/opcua v0.8.0
+
+require (
+	github.com/goburrow/modbus v0.1.0 // indirect
+	github.com/goburrow/serial v0.1.0 // indirect
+)
