@@ -1,0 +1,158 @@
+// Command uabench is the end-to-end load benchmark of edged's OPC UA
+// server (opcua/server), run by `make bench-e2e` (and `make bench`).
+//
+// It has two roles:
+//
+//	uabench server [-listen 127.0.0.1:0] [-cpuprofile FILE] [-cycle 0] [-max-run 10m]
+//	uabench load [-server 'CMD ...'] [-scenarios 10x100x1,...] [-warmup 1s] [-duration 5s]
+//
+// The server role serves opcua/server on a loopback port with 120
+// variables (Double, UInt32, Boolean) under Objects/Gateway, ns=1;s=Gateway.D000
+// etc., and answers "stats" lines on stdin with its CPU time (getrusage,
+// user + system) and runtime.MemStats TotalAlloc and Mallocs; it exits at
+// "quit", at the end of its input, or after -max-run.
+//
+// The load role starts the server role as a child process (-server, by
+// default this program's "server"; `make bench-e2e` wraps it in taskset to
+// pin it to core 0 while the load runs on core 1) and runs each scenario
+// CONNSxINFLIGHTxNODES: CONNS connections, each with an anonymous session
+// and INFLIGHT Read requests of NODES nodes outstanding. It is a minimal
+// client written with our codec: the Read request is encoded once, its
+// sequence number and request id patched per send; the requests that
+// replace the answered ones leave in one write per read, and responses are
+// parsed just enough (chunk header, request id, type, ServiceResult,
+// result count, first status) to match and count them. Per scenario it
+// prints requests/s, latency p50/p99 (send to response; with more than one
+// request in flight this includes queueing), and per request the server's
+// CPU time, bytes and allocations and the load's own CPU time, measured
+// over the window after the warm-up only.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/edged/edged/opcua/server"
+	"github.com/edged/edged/opcua/ua"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: uabench server [flags]   (uabench server -h for the flags)
+       uabench load [flags]     (uabench load -h for the flags)`
+
+func run(args []string, in io.Reader, out, errOut io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%s", usage)
+	}
+	switch args[0] {
+	case "server":
+		fs := flag.NewFlagSet("uabench server", flag.ContinueOnError)
+		fs.SetOutput(errOut)
+		var f serveFlags
+		fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "loopback `address` to serve on")
+		fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the server's whole run to `file`")
+		fs.DurationVar(&f.cycle, "cycle", 0, "publish a new process image every `interval` (0: one image, no writer)")
+		fs.DurationVar(&f.maxRun, "max-run", 10*time.Minute, "exit after this `long` whatever happens")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return serve(f, in, out)
+	case "load":
+		fs := flag.NewFlagSet("uabench load", flag.ContinueOnError)
+		fs.SetOutput(errOut)
+		var f loadFlags
+		self, _ := os.Executable()
+		srvCmd := fs.String("server", self+" server", "`command` line that starts the server role")
+		scs := fs.String("scenarios", "10x100x1,10x100x100,1x1x1,1x1x100", "`list` of CONNSxINFLIGHTxNODES")
+		fs.DurationVar(&f.warmup, "warmup", time.Second, "warm-up per scenario, not measured")
+		fs.DurationVar(&f.duration, "duration", 5*time.Second, "measured window per scenario")
+		ts := fs.String("timestamps", "both", "TimestampsToReturn: source, server, both or neither")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		var ok bool
+		if f.timestamps, ok = map[string]ua.TimestampsToReturn{
+			"source": ua.TimestampsToReturnSource, "server": ua.TimestampsToReturnServer,
+			"both": ua.TimestampsToReturnBoth, "neither": ua.TimestampsToReturnNeither,
+		}[*ts]; !ok {
+			return fmt.Errorf("uabench: -timestamps %q: want source, server, both or neither", *ts)
+		}
+		if f.warmup < 0 || f.duration <= 0 || f.duration > time.Hour {
+			return fmt.Errorf("uabench: -warmup %v -duration %v: want a warm-up ≥ 0 and a duration in (0, 1h]", f.warmup, f.duration)
+		}
+		list, err := parseScenarios(*scs)
+		if err != nil {
+			return fmt.Errorf("uabench: -scenarios: %w", err)
+		}
+		argv := strings.Fields(*srvCmd)
+		if len(argv) == 0 {
+			return fmt.Errorf("uabench: -server is empty")
+		}
+		return load(argv, list, f, out)
+	}
+	return fmt.Errorf("uabench: unknown role %q\n%s", args[0], usage)
+}
+
+// load starts the server and runs the scenarios against it.
+func load(argv []string, list []scenario, f loadFlags, out io.Writer) (err error) {
+	p, err := startServer(argv)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := p.stop(); err == nil && serr != nil {
+			err = fmt.Errorf("uabench: server: %w", serr)
+		}
+	}()
+	if err := checkLoopback(p.addr); err != nil {
+		return err
+	}
+	ids := benchIDs(p.ns, maxNodes(list))
+	fmt.Fprintf(out, "uabench: server %q at %s\n", strings.Join(argv, " "), p.addr)
+	var rs []result
+	for _, sc := range list {
+		fmt.Fprintf(out, "uabench: %v ...\n", sc)
+		r, err := runScenario(p.addr, ids, sc, f, p)
+		if err != nil {
+			return err
+		}
+		rs = append(rs, r)
+	}
+	fmt.Fprintln(out)
+	report(out, rs, f)
+	for _, r := range rs {
+		if r.errors > 0 {
+			return fmt.Errorf("uabench: %v: %d bad responses", r.sc, r.errors)
+		}
+	}
+	return nil
+}
+
+func maxNodes(list []scenario) int {
+	n := 1
+	for _, sc := range list {
+		n = max(n, sc.nodes)
+	}
+	return n
+}
+
+// benchIDs returns the NodeIds of n bench variables in namespace ns, the
+// ones the server role serves (see benchNodeName), cycling through them if
+// n is larger than their number.
+func benchIDs(ns uint16, n int) []ua.NodeID {
+	ids := make([]ua.NodeID, n)
+	for i := range ids {
+		ids[i] = ua.NewStringNodeID(ns, server.GatewayFolderName+"."+benchNodeName(i%(3*benchVars)))
+	}
+	return ids
+}

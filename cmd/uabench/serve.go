@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/server"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+)
+
+// The server role: opcua/server on a loopback port with benchVars
+// variables under Objects/Gateway, served from a process image as the scan
+// engine will serve them, and a line protocol on stdin/stdout for the load
+// role:
+//
+//	→ (at start)  ready addr=127.0.0.1:PORT ns=1
+//	← stats
+//	→ stats cpu_ns=N total_alloc=N mallocs=N
+//	← quit (or end of input): shut down and exit
+
+// benchVars is the number of variables per type (Double, UInt32, Boolean).
+const benchVars = 40
+
+// benchNodeName returns the name of the i-th variable in the order the
+// Read requests use: Double, UInt32 and Boolean in turn.
+func benchNodeName(i int) string {
+	return fmt.Sprintf("%c%03d", "DUB"[i%3], i/3)
+}
+
+// benchImage is the one process image of the bench variables. It is
+// immutable; with -cycle a new one is published per cycle.
+type benchImage struct {
+	tick uint32
+	at   time.Time
+}
+
+// Value implements addrspace.Snapshot without allocating.
+func (m *benchImage) Value(h uint32, dv *ua.DataValue) {
+	dv.SourceTimestamp = m.at
+	v := m.tick + h
+	switch h % 3 {
+	case 0:
+		dv.Value.SetFloat64(float64(v) * 0.5)
+	case 1:
+		dv.Value.SetUint32(v)
+	default:
+		dv.Value.SetBool(v%2 == 1)
+	}
+}
+
+type benchSource struct{ cur atomic.Pointer[benchImage] }
+
+func (s *benchSource) Snapshot() addrspace.Snapshot { return s.cur.Load() }
+
+// newBenchServer creates the server for ln with the bench variables and
+// returns it with the source of their values.
+func newBenchServer(ln net.Listener) (*server.Server, *benchSource, error) {
+	srv, err := server.New(server.Config{EndpointURL: "opc.tcp://" + ln.Addr().String()})
+	if err != nil {
+		return nil, nil, err
+	}
+	src := &benchSource{}
+	src.cur.Store(&benchImage{at: time.Now()})
+	types := [3]uint32{id.Double, id.UInt32, id.Boolean}
+	for i := range 3 * benchVars {
+		err := srv.AddVariable(server.GatewayVariable{
+			Name: benchNodeName(i), DataType: types[i%3], Source: src, Handle: uint32(i),
+			Description: "uabench variable",
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return srv, src, nil
+}
+
+type serveFlags struct {
+	listen     string
+	cpuprofile string
+	cycle      time.Duration
+	maxRun     time.Duration
+}
+
+// serve runs the server role until "quit", the end of in, or maxRun.
+func serve(f serveFlags, in io.Reader, out io.Writer) error {
+	host, _, err := net.SplitHostPort(f.listen)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("uabench: -listen %s: the bench serves on loopback only", f.listen)
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return err
+	}
+	srv, src, err := newBenchServer(ln)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			ln.Close()
+			return err
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			pf.Close()
+		}()
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	ctx, cancel := context.WithTimeout(context.Background(), f.maxRun)
+	defer cancel()
+	if f.cycle > 0 {
+		go func() {
+			t := time.NewTicker(f.cycle)
+			defer t.Stop()
+			for tick := uint32(1); ; tick++ {
+				select {
+				case <-ctx.Done():
+					return
+				case at := <-t.C:
+					src.cur.Store(&benchImage{tick: tick, at: at})
+				}
+			}
+		}()
+	}
+
+	ns := srv.GatewayNodeID("").Namespace
+	fmt.Fprintf(out, "ready addr=%s ns=%d\n", ln.Addr(), ns)
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		for sc.Scan() {
+			lines <- strings.TrimSpace(sc.Text())
+		}
+	}()
+	var runErr error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			runErr = fmt.Errorf("uabench: server role ran for -max-run %v; stopping", f.maxRun)
+			break loop
+		case err := <-serveErr:
+			return err
+		case l, ok := <-lines:
+			if !ok || l == "quit" {
+				break loop
+			}
+			if l == "stats" {
+				st := readProcStats()
+				fmt.Fprintf(out, "stats cpu_ns=%d total_alloc=%d mallocs=%d\n", st.cpu, st.totalAlloc, st.mallocs)
+			} else {
+				fmt.Fprintf(out, "error unknown command %q\n", l)
+			}
+		}
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	srv.Shutdown(sctx)
+	<-serveErr
+	return runErr
+}
+
+// procStats are a process's CPU time (user and system, all threads) and
+// its allocations so far.
+type procStats struct {
+	cpu        time.Duration
+	totalAlloc uint64
+	mallocs    uint64
+}
+
+func readProcStats() procStats {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return procStats{cpu: cpuTime(), totalAlloc: ms.TotalAlloc, mallocs: ms.Mallocs}
+}
+
+// cpuTime returns the process's user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
