@@ -12,7 +12,18 @@ BENCH    ?= .
 PKG      ?= ./...
 FUZZTIME ?= 10s
 
-.PHONY: all help build arm64 armv7 run deps test test-arm bench fuzz lint check-binaries clean
+# End-to-end load (bench-e2e): scenarios CONNSxINFLIGHTxNODES, the warm-up and
+# measured window of each, extra flags of the server role (e.g.
+# E2E_SERVER_FLAGS=-cpuprofile=/tmp/srv.pprof), and E2E=0 to leave it out
+# of `make bench`.
+E2E           ?= 1
+E2E_SCENARIOS ?= 10x100x1,10x100x100,1x1x1,1x1x100
+E2E_WARMUP    ?= 1s
+E2E_DURATION  ?= 5s
+E2E_SERVER_FLAGS ?=
+E2E_TIMEOUT   ?= 600
+
+.PHONY: all help build arm64 armv7 run deps test test-arm bench bench-e2e fuzz lint check-binaries clean
 
 all: build
 
@@ -23,7 +34,8 @@ help:
 	@echo "make deps            install the Debian packages the tests need (scripts/deps.sh)"
 	@echo "make test            deps, then all tests"
 	@echo "make test-arm        deps, then all tests for arm64 and armv7 under qemu"
-	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...)"
+	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not)"
+	@echo "make bench-e2e       end-to-end OPC UA load on loopback, server on core 0, load on core 1"
 	@echo "make fuzz            every fuzz target for FUZZTIME=$(FUZZTIME)"
 	@echo "make lint            gofmt, go vet, no raw 64-bit sync/atomic calls"
 	@echo "make check-binaries  static/arch/size/--version checks of the ARM binaries"
@@ -53,6 +65,19 @@ test-arm: deps
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKG)
+ifneq ($(E2E),0)
+	@$(MAKE) --no-print-directory bench-e2e
+endif
+
+# The server role runs pinned to core 0, the load to core 1 (taskset, from
+# util-linux), over loopback; each scenario is bounded and the whole run is
+# cut off after E2E_TIMEOUT seconds. The load starts and stops the server.
+bench-e2e:
+	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-e2e: needs 2 cores (server on 0, load on 1)" >&2; exit 1; fi
+	$(GO) build -buildvcs=false -o $(BIN)/uabench ./cmd/uabench
+	timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench load \
+		-server 'taskset -c 0 ./$(BIN)/uabench server $(E2E_SERVER_FLAGS)' \
+		-scenarios '$(E2E_SCENARIOS)' -warmup $(E2E_WARMUP) -duration $(E2E_DURATION)
 
 fuzz:
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
