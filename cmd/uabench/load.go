@@ -61,6 +61,8 @@ type result struct {
 	srvBytes uint64
 	srvAlloc uint64
 	loadCPU  time.Duration
+	minConn  uint64 // fewest and most responses of one connection in the window
+	maxConn  uint64
 }
 
 func (r *result) perReq(d time.Duration) float64 {
@@ -134,6 +136,7 @@ func runScenario(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv sta
 		return res, err
 	}
 	done0, errs0 := counts(readers)
+	per0 := perConn(readers)
 	cpu0, t0 := cpuTime(), time.Now()
 	phase.Store(phaseMeasure)
 
@@ -144,6 +147,7 @@ func runScenario(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv sta
 		return res, err
 	}
 	done1, errs1 := counts(readers)
+	per1 := perConn(readers)
 	cpu1, t1 := cpuTime(), time.Now()
 	stop()
 	if err := errors.Join(errs...); err != nil {
@@ -163,6 +167,13 @@ func runScenario(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv sta
 			res.lastErr = *e
 		}
 	}
+	for i := range per1 {
+		n := per1[i] - per0[i]
+		if i == 0 || n < res.minConn {
+			res.minConn = n
+		}
+		res.maxConn = max(res.maxConn, n)
+	}
 	res.window = t1.Sub(t0)
 	res.requests = done1 - done0
 	res.errors = errs1 - errs0
@@ -180,6 +191,14 @@ func counts(rs []*reader) (done, errs uint64) {
 		errs += r.errs.Load()
 	}
 	return done, errs
+}
+
+func perConn(rs []*reader) []uint64 {
+	n := make([]uint64, len(rs))
+	for i, r := range rs {
+		n[i] = r.done.Load()
+	}
+	return n
 }
 
 // serverProc is the server role in a child process, spoken to over its
@@ -336,6 +355,9 @@ func report(w io.Writer, rs []result, f loadFlags) {
 	fmt.Fprintln(w, "Server figures are the server process's deltas (getrusage user+sys, MemStats TotalAlloc and")
 	fmt.Fprintln(w, "Mallocs) over the window divided by the responses received in it; load CPU is this process's.")
 	for _, r := range rs {
+		if r.sc.conns > 1 {
+			fmt.Fprintf(w, "%v: responses per connection in the window: %d to %d\n", r.sc, r.minConn, r.maxConn)
+		}
 		if r.errors > 0 {
 			fmt.Fprintf(w, "%v: %d bad responses, e.g. %s\n", r.sc, r.errors, r.lastErr)
 		}
