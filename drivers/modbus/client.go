@@ -1,0 +1,228 @@
+package modbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	gb "github.com/goburrow/modbus"
+)
+
+// link is a transport shared by the devices (unit ids) on one TCP
+// connection or one serial bus. The Client holds link.lock() around a
+// transaction; send runs with the lock held.
+type link interface {
+	lock() *sync.Mutex
+	// send performs one transaction: it writes adu and returns the response
+	// ADU, valid until the next send. It honours ctx's deadline.
+	send(ctx context.Context, adu []byte) ([]byte, error)
+	// fail is told that the transaction failed after send returned
+	// (verification, CRC or decoding failure, exception or not) so it can
+	// resynchronise.
+	fail(err error)
+	stats() *Stats
+}
+
+// boundTransporter adapts a link to goburrow's context-free Transporter:
+// the Client sets ctx under the link's lock before each call.
+type boundTransporter struct {
+	ctx context.Context
+	l   link
+}
+
+func (b *boundTransporter) Send(adu []byte) ([]byte, error) { return b.l.send(b.ctx, adu) }
+
+// Client talks to one device (one unit id) over a link, using goburrow's
+// framing (its TCP or RTU packager) through modbus.NewClient2 with this
+// package's transports. Every call takes a context whose deadline bounds
+// the transaction. A Client is safe for concurrent use; transactions of all
+// Clients of one link run one after another.
+type Client struct {
+	unit  uint8
+	l     link
+	bt    boundTransporter
+	mb    gb.Client
+	Stats Stats // this device's counters; link state and reconnects are the link's
+}
+
+func newClient(l link, unit uint8, p gb.Packager) *Client {
+	c := &Client{unit: unit, l: l}
+	c.bt.l = l
+	c.mb = gb.NewClient2(p, &c.bt)
+	return c
+}
+
+// Unit returns the client's unit id.
+func (c *Client) Unit() uint8 { return c.unit }
+
+// Snapshot returns the device's counters with the link's state and
+// reconnect count.
+func (c *Client) Snapshot() StatsSnapshot {
+	s := c.Stats.Snapshot()
+	ls := c.l.stats().Snapshot()
+	s.State = ls.State
+	s.Reconnects = ls.Reconnects
+	return s
+}
+
+// do runs one goburrow call with the link locked and ctx bound, copies the
+// result into dst and records statistics.
+func (c *Client) do(ctx context.Context, op func() ([]byte, error), dst []byte, opName func() string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		err = wrapErr(opName(), err)
+		c.Stats.record(err, 0)
+		return dst[:0], err
+	}
+	mu := c.l.lock()
+	mu.Lock()
+	c.bt.ctx = ctx
+	t0 := time.Now()
+	res, err := op()
+	rtt := time.Since(t0)
+	if err != nil {
+		c.l.fail(err)
+	} else {
+		dst = append(dst[:0], res...)
+	}
+	c.bt.ctx = nil
+	mu.Unlock()
+	if err != nil {
+		err = wrapErr(opName(), err)
+		c.l.stats().record(err, rtt)
+		c.Stats.record(err, rtt)
+		return dst[:0], err
+	}
+	c.l.stats().record(nil, rtt)
+	c.Stats.record(nil, rtt)
+	return dst, nil
+}
+
+// Read reads count registers (register areas; 2 bytes each, as on the wire)
+// or bits (bit areas; packed least significant bit first) of area from
+// address, appending the response data to dst[:0].
+func (c *Client) Read(ctx context.Context, area Area, address, count uint16, dst []byte) ([]byte, error) {
+	name := func() string { return fmt.Sprintf("read %v %d+%d unit %d", area, address, count, c.unit) }
+	if area.IsBit() && (count < 1 || count > MaxBits) || !area.IsBit() && (count < 1 || count > MaxRegisters) {
+		return dst[:0], &Error{Op: name(), Status: StatusBadOutOfRange, Err: fmt.Errorf("count %d out of range", count)}
+	}
+	if int(address)+int(count) > 65536 {
+		return dst[:0], &Error{Op: name(), Status: StatusBadOutOfRange, Err: errors.New("range runs past address 65535")}
+	}
+	var op func() ([]byte, error)
+	switch area {
+	case Coils:
+		op = func() ([]byte, error) { return c.mb.ReadCoils(address, count) }
+	case DiscreteInputs:
+		op = func() ([]byte, error) { return c.mb.ReadDiscreteInputs(address, count) }
+	case InputRegisters:
+		op = func() ([]byte, error) { return c.mb.ReadInputRegisters(address, count) }
+	case HoldingRegisters:
+		op = func() ([]byte, error) { return c.mb.ReadHoldingRegisters(address, count) }
+	default:
+		return dst[:0], &Error{Op: name(), Status: StatusBadConfigurationError, Err: fmt.Errorf("invalid area %d", area)}
+	}
+	out, err := c.do(ctx, op, dst, name)
+	if err == nil {
+		want := 2 * int(count)
+		if area.IsBit() {
+			want = (int(count) + 7) / 8
+		}
+		if len(out) != want {
+			err = &Error{Op: name(), Status: StatusBadCommunicationError, Err: fmt.Errorf("%w: %d data bytes, want %d", ErrFrame, len(out), want)}
+			return dst[:0], err
+		}
+	}
+	return out, err
+}
+
+// ReadBlock reads one block of a plan.
+func (c *Client) ReadBlock(ctx context.Context, b *Block, dst []byte) ([]byte, error) {
+	return c.Read(ctx, b.Area, b.Start, b.Count, dst)
+}
+
+// WriteRegisters writes registers (2 bytes each, as on the wire) to holding
+// registers from address: function code 6 for one register, 16 for more.
+func (c *Client) WriteRegisters(ctx context.Context, address uint16, regs []byte) error {
+	n := len(regs) / 2
+	name := func() string { return fmt.Sprintf("write holding registers %d+%d unit %d", address, n, c.unit) }
+	if len(regs)%2 != 0 || n < 1 || n > 123 || int(address)+n > 65536 {
+		return &Error{Op: name(), Status: StatusBadOutOfRange, Err: fmt.Errorf("%d bytes: want 1..123 whole registers within the address space", len(regs))}
+	}
+	var op func() ([]byte, error)
+	if n == 1 {
+		v := uint16(regs[0])<<8 | uint16(regs[1])
+		op = func() ([]byte, error) { return c.mb.WriteSingleRegister(address, v) }
+	} else {
+		op = func() ([]byte, error) { return c.mb.WriteMultipleRegisters(address, uint16(n), regs) }
+	}
+	_, err := c.do(ctx, op, nil, name)
+	return err
+}
+
+// WriteCoils writes n coils from address, packed least significant bit
+// first in bits: function code 5 for one coil, 15 for more.
+func (c *Client) WriteCoils(ctx context.Context, address uint16, n uint16, bits []byte) error {
+	name := func() string { return fmt.Sprintf("write coils %d+%d unit %d", address, n, c.unit) }
+	if n < 1 || n > 1968 || len(bits) < (int(n)+7)/8 || int(address)+int(n) > 65536 {
+		return &Error{Op: name(), Status: StatusBadOutOfRange, Err: fmt.Errorf("%d coils in %d bytes: want 1..1968 within the address space", n, len(bits))}
+	}
+	var op func() ([]byte, error)
+	if n == 1 {
+		var v uint16
+		if bits[0]&1 != 0 {
+			v = 0xFF00
+		}
+		op = func() ([]byte, error) { return c.mb.WriteSingleCoil(address, v) }
+	} else {
+		op = func() ([]byte, error) { return c.mb.WriteMultipleCoils(address, n, bits[:(n+7)/8]) }
+	}
+	_, err := c.do(ctx, op, nil, name)
+	return err
+}
+
+// WritePoint encodes v for p (see Point.EncodeRegisters: range checks,
+// scaling reversed) and writes it. def is the device's default order. A Bit
+// point is a read-modify-write of its register (not atomic on the device).
+func (c *Client) WritePoint(ctx context.Context, p *Point, v Value, def Order) error {
+	if err := p.Validate(); err != nil {
+		return &Error{Op: "write point", Status: StatusBadConfigurationError, Err: err}
+	}
+	switch p.Area {
+	case Coils:
+		if v.typ == String || v.typ == 0 {
+			return &Error{Op: "write coil", Status: StatusBadTypeMismatch, Err: fmt.Errorf("value of type %v for a coil", v.typ)}
+		}
+		var b [1]byte
+		if v.Bool() {
+			b[0] = 1
+		}
+		return c.WriteCoils(ctx, p.Address, 1, b[:])
+	case HoldingRegisters:
+	default:
+		return &Error{Op: "write point", Status: StatusBadNotSupported, Err: fmt.Errorf("%v are read-only", p.Area)}
+	}
+	var cur uint16
+	if p.Type == Bit {
+		var buf [2]byte
+		r, err := c.Read(ctx, HoldingRegisters, p.Address, 1, buf[:0])
+		if err != nil {
+			return err
+		}
+		cur = uint16(r[0])<<8 | uint16(r[1])
+		// Read returns the register as on the wire; Bit applies the order,
+		// so hand EncodeRegisters the value in the point's order.
+		if p.Order.resolve(def).byteSwap() {
+			cur = cur<<8 | cur>>8
+		}
+	}
+	var buf [2 * MaxRegisters]byte
+	regs, err := p.EncodeRegisters(buf[:0], v, def, cur)
+	if err != nil {
+		return &Error{Op: fmt.Sprintf("write %v at %d unit %d", p.Type, p.Address, c.unit), Status: StatusOf(err), Err: err}
+	}
+	return c.WriteRegisters(ctx, p.Address, regs)
+}
+
+func asError(err error, e **Error) bool { return errors.As(err, e) }
