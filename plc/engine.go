@@ -1,0 +1,724 @@
+package plc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Config configures an Engine. Zero durations take the defaults named.
+type Config struct {
+	// Period is the base cycle (default 5 ms); every scan class is a
+	// multiple of it.
+	Period time.Duration
+	// Devices are the devices, by name; each Tag names one.
+	Devices []DeviceConfig
+	// Tags are the tags; a tag's Handle is its index here.
+	Tags []Tag
+	// PollTimeout is the deadline of each Poll and Write (default 1 s).
+	// A poll still running after it makes its device count as not
+	// answering even if the driver ignores its context.
+	PollTimeout time.Duration
+	// CollectTimeout is how long a cycle waits for the polls it started
+	// before it publishes its image (default Period/2). A poll that ends
+	// later is published by a later cycle.
+	CollectTimeout time.Duration
+	// NoCommAfter is how long a tag's source may stay silent before its
+	// status goes from UncertainLastUsableValue (or
+	// BadWaitingForInitialData) to BadNoCommunication (default 10 s).
+	NoCommAfter time.Duration
+	// WriteTimeout is how long a queued write may wait for its busy
+	// device before it fails with BadTimeout (default 1 s).
+	WriteTimeout time.Duration
+	// WriteQueue is the capacity of the queue between Write and the
+	// cycle (default 256); Write fails with BadResourceUnavailable when
+	// it is full.
+	WriteQueue int
+	// Window is the number of cycles over which Diagnostics computes
+	// percentiles (default 1024).
+	Window int
+}
+
+// DeviceConfig names a Device.
+type DeviceConfig struct {
+	Name   string
+	Device Device
+}
+
+// Engine is the scan engine. New builds it, Run runs the cycle until its
+// context ends. Image, Write, Subscribe, Lookup, Diagnostics and Healthy
+// are safe to call from any goroutine at any time.
+//
+// One goroutine (Run's) owns the tag state: it starts the polls, merges
+// their results, queues writes and publishes images. Each device has its
+// own goroutine that runs Write and Poll for it; they talk to Run's
+// goroutine over channels.
+type Engine struct {
+	period, pollTimeout, collectTimeout, noCommAfter, writeTimeout time.Duration
+
+	tags   []Tag
+	tagDev []int32 // device index by handle
+	byName map[string]Handle
+	devs   []*device
+
+	// Owned by Run's goroutine.
+	work    []entry // the tag state, copied into each image
+	meta    []tagMeta
+	results chan *job
+	collect *time.Timer
+
+	writes chan writeReq
+	wmu    sync.RWMutex // orders Write's send against shutdown
+	state  atomic.Int32
+
+	cur         atomic.Pointer[Image]
+	subMu       sync.Mutex
+	subs        atomic.Pointer[[]*subscriber]
+	lastPublish atomic.Int64 // Unix ns
+
+	// Diagnostics.
+	dmu      sync.Mutex
+	cycleWin window
+	jitWin   window
+	cycles   uint64
+	overruns uint64
+	lastN    uint64
+
+	wg sync.WaitGroup
+}
+
+const (
+	stateNew int32 = iota
+	stateRunning
+	stateStopped
+)
+
+// tagMeta is Run's bookkeeping per tag beyond what the image shows.
+type tagMeta struct {
+	last     Value // last usable value
+	lastTS   int64 // its source timestamp
+	lastOK   int64 // when the source last answered for the tag
+	hasValue bool
+}
+
+// class is the tags of one device that share a scan class.
+type class struct {
+	every   uint64 // in cycles
+	next    uint64 // the next cycle it is due
+	handles []Handle
+}
+
+// device is Run's state for one Device.
+type device struct {
+	name    string
+	dev     Device
+	handles []Handle
+	classes []class
+	jobs    chan *job // capacity 1; one job in flight at most
+	job     *job
+	pending []writeReq
+
+	busy    bool
+	hung    bool
+	failing bool
+
+	// Counters, read by Diagnostics.
+	polls, pollErrors, skipped, writes, writeErrors atomic.Uint64
+	pollTime                                        atomic.Int64
+	busyNow, failingNow                             atomic.Bool
+}
+
+// job is the work of one device in one cycle, reused from cycle to cycle.
+type job struct {
+	dev        int
+	cycle      uint64
+	dispatched int64 // Unix ns
+	due        []Handle
+	out        []Sample
+	writes     []writeReq
+	err        error
+	start, end time.Time
+}
+
+type writeReq struct {
+	h      Handle
+	v      Value
+	done   func(Status)
+	queued int64
+	result Status
+}
+
+type subscriber struct{ fn func(*Image) }
+
+// New checks cfg, binds each device to its tags and returns an Engine
+// whose image holds every tag as BadWaitingForInitialData. Errors name the
+// device, the tag and the field.
+func New(cfg Config) (*Engine, error) {
+	e := &Engine{
+		period:         cfg.Period,
+		pollTimeout:    cfg.PollTimeout,
+		collectTimeout: cfg.CollectTimeout,
+		noCommAfter:    cfg.NoCommAfter,
+		writeTimeout:   cfg.WriteTimeout,
+		byName:         make(map[string]Handle, len(cfg.Tags)),
+	}
+	if e.period == 0 {
+		e.period = 5 * time.Millisecond
+	}
+	if e.period < 0 {
+		return nil, fmt.Errorf("plc: Period %v is negative", e.period)
+	}
+	if e.pollTimeout <= 0 {
+		e.pollTimeout = time.Second
+	}
+	if e.collectTimeout <= 0 {
+		e.collectTimeout = e.period / 2
+	}
+	if e.noCommAfter <= 0 {
+		e.noCommAfter = 10 * time.Second
+	}
+	if e.writeTimeout <= 0 {
+		e.writeTimeout = time.Second
+	}
+	wq := cfg.WriteQueue
+	if wq <= 0 {
+		wq = 256
+	}
+	win := cfg.Window
+	if win <= 0 {
+		win = 1024
+	}
+	e.cycleWin.buf = make([]time.Duration, win)
+	e.jitWin.buf = make([]time.Duration, win)
+
+	devIdx := make(map[string]int, len(cfg.Devices))
+	for i, dc := range cfg.Devices {
+		if dc.Name == "" {
+			return nil, fmt.Errorf("plc: device %d: empty Name", i)
+		}
+		if _, dup := devIdx[dc.Name]; dup {
+			return nil, fmt.Errorf("plc: device %q: Name used twice", dc.Name)
+		}
+		if dc.Device == nil {
+			return nil, fmt.Errorf("plc: device %q: Device is nil", dc.Name)
+		}
+		devIdx[dc.Name] = i
+		e.devs = append(e.devs, &device{name: dc.Name, dev: dc.Device, jobs: make(chan *job, 1)})
+	}
+	e.tags = slices.Clone(cfg.Tags)
+	e.tagDev = make([]int32, len(e.tags))
+	e.work = make([]entry, len(e.tags))
+	e.meta = make([]tagMeta, len(e.tags))
+	for i := range e.tags {
+		t := &e.tags[i]
+		di, ok := devIdx[t.Device]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("plc: tag %s.%s: Device: no device %q", t.Device, t.Name, t.Device)
+		case t.Name == "":
+			return nil, fmt.Errorf("plc: tag %d of device %s: empty Name", i, t.Device)
+		case !t.Type.Valid():
+			return nil, fmt.Errorf("plc: tag %s.%s: Type: %v is not a tag type", t.Device, t.Name, t.Type)
+		case t.Access > ReadWrite:
+			return nil, fmt.Errorf("plc: tag %s.%s: Access: invalid mode %d", t.Device, t.Name, t.Access)
+		case t.Scan < 0 || t.Scan%e.period != 0:
+			return nil, fmt.Errorf("plc: tag %s.%s: Scan: %v is not a positive multiple of the period %v", t.Device, t.Name, t.Scan, e.period)
+		}
+		if t.Scan == 0 {
+			t.Scan = e.period
+		}
+		key := t.Device + "\x00" + t.Name
+		if _, dup := e.byName[key]; dup {
+			return nil, fmt.Errorf("plc: tag %s.%s: Name used twice in the device", t.Device, t.Name)
+		}
+		e.byName[key] = Handle(i)
+		e.tagDev[i] = int32(di)
+		d := e.devs[di]
+		d.handles = append(d.handles, Handle(i))
+		every := uint64(t.Scan / e.period)
+		ci := slices.IndexFunc(d.classes, func(c class) bool { return c.every == every })
+		if ci < 0 {
+			d.classes = append(d.classes, class{every: every, next: 1})
+			ci = len(d.classes) - 1
+		}
+		d.classes[ci].handles = append(d.classes[ci].handles, Handle(i))
+		e.work[i] = entry{status: BadWaitingForInitialData}
+	}
+	for i, d := range e.devs {
+		slices.SortFunc(d.classes, func(a, b class) int { return int(a.every) - int(b.every) })
+		bound := make([]BoundTag, len(d.handles))
+		for j, h := range d.handles {
+			bound[j] = BoundTag{Handle: h, Tag: e.tags[h]}
+		}
+		if err := d.dev.Bind(bound); err != nil {
+			return nil, fmt.Errorf("plc: device %s: %w", d.name, err)
+		}
+		n := len(d.handles)
+		d.job = &job{dev: i, due: make([]Handle, 0, n), out: make([]Sample, n), writes: make([]writeReq, 0, 16)}
+	}
+	e.results = make(chan *job, len(e.devs))
+	e.writes = make(chan writeReq, wq)
+	e.subs.Store(new([]*subscriber))
+	e.cur.Store(&Image{entries: slices.Clone(e.work)})
+	return e, nil
+}
+
+// Period returns the base cycle.
+func (e *Engine) Period() time.Duration { return e.period }
+
+// Len returns the number of tags.
+func (e *Engine) Len() int { return len(e.tags) }
+
+// Tag returns the tag with handle h (Scan filled in).
+func (e *Engine) Tag(h Handle) Tag { return e.tags[h] }
+
+// Lookup returns the handle of the tag device.name.
+func (e *Engine) Lookup(device, name string) (Handle, bool) {
+	h, ok := e.byName[device+"\x00"+name]
+	return h, ok
+}
+
+// Image returns the newest image. It never blocks and never allocates;
+// before the first cycle it is an image of cycle 0 with every tag
+// BadWaitingForInitialData.
+func (e *Engine) Image() *Image { return e.cur.Load() }
+
+// Subscribe registers fn to be called with each image as it is published,
+// on Run's goroutine, right after the swap: fn must return quickly and
+// must not call Subscribe or its cancel. cancel unregisters it.
+func (e *Engine) Subscribe(fn func(*Image)) (cancel func()) {
+	s := &subscriber{fn: fn}
+	e.subMu.Lock()
+	subs := append(slices.Clone(*e.subs.Load()), s)
+	e.subs.Store(&subs)
+	e.subMu.Unlock()
+	return func() {
+		e.subMu.Lock()
+		defer e.subMu.Unlock()
+		old := *e.subs.Load()
+		if i := slices.Index(old, s); i >= 0 {
+			subs := slices.Delete(slices.Clone(old), i, i+1)
+			e.subs.Store(&subs)
+		}
+	}
+}
+
+// Healthy reports whether the cycle is running and published an image
+// within the last two periods: the condition on which to feed a hardware
+// watchdog.
+func (e *Engine) Healthy() bool {
+	if e.state.Load() != stateRunning {
+		return false
+	}
+	last := e.lastPublish.Load()
+	return last != 0 && time.Now().UnixNano()-last <= int64(2*e.period)
+}
+
+// Write queues a write of v to tag h for the next cycle in which h's
+// device is idle, and returns at once: Good when queued;
+// BadNodeIdUnknown, BadNotWritable (a Read tag), BadTypeMismatch or
+// BadOutOfRange (v does not convert to the tag's type), or
+// BadResourceUnavailable (the queue is full) or BadShutdown (Run has
+// ended) when not. A queued write runs on the device's goroutine before
+// the cycle's poll, so the poll reads the written value back; done, if
+// not nil, is then called once with the device's answer (Good,
+// BadTimeout, BadCommunicationError, the driver's mapped error), or with
+// BadTimeout if the device stayed busy for Config.WriteTimeout, or
+// BadShutdown if Run ended first. done is called from an engine
+// goroutine and must not block.
+func (e *Engine) Write(h Handle, v Value, done func(Status)) Status {
+	if int(h) >= len(e.tags) {
+		return BadNodeIDUnknown
+	}
+	t := &e.tags[h]
+	if t.Access != ReadWrite {
+		return BadNotWritable
+	}
+	v, st := v.Convert(t.Type)
+	if st != Good {
+		return st
+	}
+	e.wmu.RLock()
+	defer e.wmu.RUnlock()
+	if e.state.Load() == stateStopped {
+		return BadShutdown
+	}
+	select {
+	case e.writes <- writeReq{h: h, v: v, done: done, queued: time.Now().UnixNano()}:
+		return Good
+	default:
+		return BadResourceUnavailable
+	}
+}
+
+// Run runs the cycle until ctx is done, then waits for the device
+// goroutines to return (a driver must honour its context) and returns
+// nil. It may be called once.
+//
+// Cycle n is due at start + (n-1)·Period, on absolute deadlines, so the
+// schedule does not drift. If Run's goroutine wakes a whole period or more
+// after a cycle's deadline, that cycle and any other whose slot has passed
+// are counted as overruns and skipped: the next cycle run is the one whose
+// slot contains now, never two in a row to catch up.
+func (e *Engine) Run(ctx context.Context) error {
+	if !e.state.CompareAndSwap(stateNew, stateRunning) {
+		return errors.New("plc: Run called twice")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	e.start(ctx)
+	defer e.stop()
+
+	t0 := time.Now()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	n := uint64(1)
+	for {
+		if !e.idle(ctx, timer.C) {
+			return nil
+		}
+		now := time.Now()
+		late := now.Sub(t0.Add(time.Duration(n-1) * e.period))
+		if late >= e.period {
+			skip := uint64(late / e.period)
+			e.dmu.Lock()
+			e.overruns += skip
+			e.dmu.Unlock()
+			n += skip
+			late -= time.Duration(skip) * e.period
+		}
+		e.cycle(ctx, n, now)
+		end := time.Now()
+		e.record(n, end.Sub(now), late)
+		n++
+		timer.Reset(t0.Add(time.Duration(n-1) * e.period).Sub(end))
+	}
+}
+
+// start starts the device goroutines and the clocks of the tag state.
+func (e *Engine) start(ctx context.Context) {
+	now := time.Now().UnixNano()
+	for i := range e.meta {
+		e.meta[i].lastOK = now
+	}
+	e.collect = time.NewTimer(time.Hour)
+	e.collect.Stop()
+	for _, d := range e.devs {
+		e.wg.Add(1)
+		go e.worker(ctx, d)
+	}
+}
+
+// stop ends the device goroutines and fails the writes still queued.
+// The results of polls that were running are dropped: their context was
+// cancelled, so their errors say nothing about the devices.
+func (e *Engine) stop() {
+	e.wmu.Lock()
+	e.state.Store(stateStopped)
+	e.wmu.Unlock()
+	for _, d := range e.devs {
+		close(d.jobs)
+	}
+	e.wg.Wait()
+	for {
+		select {
+		case <-e.results: // a poll cut short by the shutdown: dropped
+			continue
+		case w := <-e.writes:
+			e.queueWrite(w)
+			continue
+		default:
+		}
+		break
+	}
+	for _, d := range e.devs {
+		for _, w := range d.pending {
+			if w.done != nil {
+				w.done(BadShutdown)
+			}
+		}
+		d.pending = d.pending[:0]
+	}
+}
+
+// worker runs the jobs of device d.
+func (e *Engine) worker(ctx context.Context, d *device) {
+	defer e.wg.Done()
+	for j := range d.jobs {
+		j.start = time.Now()
+		for i := range j.writes {
+			w := &j.writes[i]
+			wctx, cancel := context.WithTimeout(ctx, e.pollTimeout)
+			w.result = StatusOf(d.dev.Write(wctx, w.h, w.v))
+			cancel()
+			if w.done != nil {
+				w.done(w.result)
+			}
+		}
+		j.err = nil
+		if len(j.due) > 0 {
+			pctx, cancel := context.WithTimeout(ctx, e.pollTimeout)
+			j.err = d.dev.Poll(pctx, j.due, j.out)
+			cancel()
+		}
+		j.end = time.Now()
+		e.results <- j
+	}
+}
+
+// idle handles results and writes until c fires; false when ctx ends.
+func (e *Engine) idle(ctx context.Context, c <-chan time.Time) bool {
+	for {
+		select {
+		case <-c:
+			return true
+		case j := <-e.results:
+			e.merge(j)
+		case w := <-e.writes:
+			e.queueWrite(w)
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// cycle runs cycle n, which started at now: it starts the due polls and
+// writes, waits for them up to CollectTimeout and publishes the image.
+func (e *Engine) cycle(ctx context.Context, n uint64, now time.Time) {
+	nowNs := now.UnixNano()
+	for drained := false; !drained; {
+		select {
+		case j := <-e.results:
+			e.merge(j)
+		case w := <-e.writes:
+			e.queueWrite(w)
+		default:
+			drained = true
+		}
+	}
+	outstanding := 0
+	for _, d := range e.devs {
+		if d.busy {
+			if len(d.pending) > 0 || d.due(n) {
+				d.skipped.Add(1)
+			}
+			e.expireWrites(d, nowNs)
+			if !d.hung && nowNs-d.job.dispatched > int64(e.pollTimeout) {
+				d.hung = true
+				e.deviceDown(d, nowNs)
+			}
+			continue
+		}
+		j := d.job
+		j.due = j.due[:0]
+		for ci := range d.classes {
+			c := &d.classes[ci]
+			if n >= c.next {
+				j.due = append(j.due, c.handles...)
+				c.next = n - (n-1)%c.every + c.every
+			}
+		}
+		j.writes = append(j.writes[:0], d.pending...)
+		clear(d.pending)
+		d.pending = d.pending[:0]
+		if len(j.due) == 0 && len(j.writes) == 0 {
+			continue
+		}
+		j.out = j.out[:len(j.due)]
+		clear(j.out)
+		j.cycle, j.dispatched = n, nowNs
+		d.busy = true
+		d.busyNow.Store(true)
+		d.jobs <- j
+		outstanding++
+	}
+	for _, d := range e.devs {
+		if d.failing {
+			e.checkStale(d, nowNs)
+		}
+	}
+	if outstanding > 0 {
+		e.collect.Reset(e.collectTimeout - time.Since(now))
+	wait:
+		for outstanding > 0 {
+			select {
+			case j := <-e.results:
+				if j.cycle == n {
+					outstanding--
+				}
+				e.merge(j)
+			case w := <-e.writes:
+				e.queueWrite(w)
+			case <-e.collect.C:
+				break wait
+			case <-ctx.Done():
+				break wait
+			}
+		}
+		e.collect.Stop()
+	}
+	e.publish(n, nowNs)
+}
+
+// due reports whether a class of d is due in cycle n.
+func (d *device) due(n uint64) bool {
+	for i := range d.classes {
+		if n >= d.classes[i].next {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Engine) queueWrite(w writeReq) {
+	d := e.devs[e.tagDev[w.h]]
+	d.pending = append(d.pending, w)
+}
+
+// expireWrites fails the writes that waited for busy device d too long.
+func (e *Engine) expireWrites(d *device, nowNs int64) {
+	keep := d.pending[:0]
+	for _, w := range d.pending {
+		if nowNs-w.queued >= int64(e.writeTimeout) {
+			d.writes.Add(1)
+			d.writeErrors.Add(1)
+			if w.done != nil {
+				w.done(BadTimeout)
+			}
+			continue
+		}
+		keep = append(keep, w)
+	}
+	clear(d.pending[len(keep):])
+	d.pending = keep
+}
+
+// merge takes in a finished job.
+func (e *Engine) merge(j *job) {
+	d := e.devs[j.dev]
+	d.busy, d.hung = false, false
+	d.busyNow.Store(false)
+	for i := range j.writes {
+		d.writes.Add(1)
+		if j.writes[i].result != Good {
+			d.writeErrors.Add(1)
+		}
+	}
+	clear(j.writes) // drop the done funcs
+	j.writes = j.writes[:0]
+	if len(j.due) == 0 {
+		return
+	}
+	d.polls.Add(1)
+	d.pollTime.Store(int64(j.end.Sub(j.start)))
+	endNs := j.end.UnixNano()
+	if j.err != nil {
+		d.pollErrors.Add(1)
+		st := StatusOf(j.err)
+		if st.IsCommunication() {
+			e.deviceDown(d, endNs)
+			return
+		}
+		if !st.IsBad() {
+			st = BadUnexpectedError
+		}
+		d.failing = false
+		d.failingNow.Store(false)
+		for _, h := range j.due {
+			e.work[h] = entry{ts: endNs, status: st}
+			e.meta[h].lastOK = endNs
+		}
+		return
+	}
+	d.failing = false
+	d.failingNow.Store(false)
+	for i, h := range j.due {
+		e.apply(h, &j.out[i], endNs)
+	}
+	clear(j.out) // drop strings
+}
+
+// apply stores sample s of tag h, read by a poll that ended at endNs.
+func (e *Engine) apply(h Handle, s *Sample, endNs int64) {
+	w, m := &e.work[h], &e.meta[h]
+	ts := endNs
+	if !s.Time.IsZero() {
+		ts = s.Time.UnixNano()
+	}
+	st := s.Status
+	switch {
+	case st.IsCommunication():
+		e.commFail(h, endNs)
+		return
+	case st.IsBad():
+		*w = entry{ts: ts, status: st}
+		m.lastOK = endNs
+		return
+	}
+	v := s.Value
+	if t := e.tags[h].Type; v.typ != t {
+		var cst Status
+		if v, cst = v.Convert(t); cst != Good {
+			*w = entry{ts: ts, status: cst}
+			m.lastOK = endNs
+			return
+		}
+	}
+	w.setValue(v)
+	w.status, w.ts = st, ts
+	m.last, m.lastTS, m.lastOK, m.hasValue = v, ts, endNs, true
+}
+
+// deviceDown marks every tag of d as not answering.
+func (e *Engine) deviceDown(d *device, nowNs int64) {
+	d.failing = true
+	d.failingNow.Store(true)
+	for _, h := range d.handles {
+		e.commFail(h, nowNs)
+	}
+}
+
+// commFail sets tag h after its source did not answer: the last usable
+// value as UncertainLastUsableValue with its original source timestamp,
+// BadWaitingForInitialData if there is none, and BadNoCommunication (no
+// value, the time it was recognized) once the source has been silent for
+// NoCommAfter.
+func (e *Engine) commFail(h Handle, nowNs int64) {
+	w, m := &e.work[h], &e.meta[h]
+	switch {
+	case nowNs-m.lastOK >= int64(e.noCommAfter):
+		if w.status != BadNoCommunication {
+			*w = entry{ts: nowNs, status: BadNoCommunication}
+		}
+	case m.hasValue:
+		w.setValue(m.last)
+		w.status, w.ts = UncertainLastUsableValue, m.lastTS
+	default:
+		*w = entry{status: BadWaitingForInitialData}
+	}
+}
+
+// checkStale moves the tags of failing device d to BadNoCommunication
+// when their time has come.
+func (e *Engine) checkStale(d *device, nowNs int64) {
+	for _, h := range d.handles {
+		if st := e.work[h].status; st != BadNoCommunication && nowNs-e.meta[h].lastOK >= int64(e.noCommAfter) {
+			e.commFail(h, nowNs)
+		}
+	}
+}
+
+// publish swaps in a new image of the tag state.
+func (e *Engine) publish(n uint64, nowNs int64) {
+	im := &Image{cycle: n, time: nowNs, entries: make([]entry, len(e.work))}
+	copy(im.entries, e.work)
+	e.cur.Store(im)
+	e.lastPublish.Store(time.Now().UnixNano())
+	for _, s := range *e.subs.Load() {
+		s.fn(im)
+	}
+}

@@ -1,0 +1,514 @@
+package plc_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/edged/edged/plc"
+	"github.com/edged/edged/plc/plctest"
+)
+
+const ms = time.Millisecond
+
+// build makes an engine over one plctest.Fake per device name.
+func build(t testing.TB, cfg plc.Config, devs ...string) (*plc.Engine, map[string]*plctest.Fake) {
+	t.Helper()
+	fakes := make(map[string]*plctest.Fake)
+	for _, d := range devs {
+		f := &plctest.Fake{}
+		fakes[d] = f
+		cfg.Devices = append(cfg.Devices, plc.DeviceConfig{Name: d, Device: f})
+	}
+	e, err := plc.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, fakes
+}
+
+// start runs e in the background; stop cancels it and waits for Run.
+func start(t testing.TB, e *plc.Engine) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	return func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}
+}
+
+// clock moves fake time to t0+d and waits for the bubble to settle.
+type clock struct{ t0 time.Time }
+
+func (c clock) at(d time.Duration) {
+	time.Sleep(c.t0.Add(d).Sub(time.Now()))
+	synctest.Wait()
+}
+
+func (c clock) ms(t time.Time) time.Duration {
+	if t.IsZero() {
+		return -1
+	}
+	return t.Sub(c.t0)
+}
+
+func handle(t testing.TB, e *plc.Engine, dev, name string) plc.Handle {
+	t.Helper()
+	h, ok := e.Lookup(dev, name)
+	if !ok {
+		t.Fatalf("no tag %s.%s", dev, name)
+	}
+	return h
+}
+
+func TestNewErrors(t *testing.T) {
+	f := &plctest.Fake{}
+	dev := []plc.DeviceConfig{{Name: "plc1", Device: f}}
+	for _, tt := range []struct {
+		cfg  plc.Config
+		want string
+	}{
+		{plc.Config{Devices: dev, Tags: []plc.Tag{{Device: "plc2", Name: "a", Type: plc.Bool}}}, `tag plc2.a: Device: no device "plc2"`},
+		{plc.Config{Devices: dev, Tags: []plc.Tag{{Device: "plc1", Name: "a"}}}, "tag plc1.a: Type"},
+		{plc.Config{Devices: dev, Tags: []plc.Tag{{Device: "plc1", Name: "a", Type: plc.Bool, Scan: 7 * ms}}}, "tag plc1.a: Scan: 7ms is not a positive multiple of the period 5ms"},
+		{plc.Config{Devices: dev, Tags: []plc.Tag{{Device: "plc1", Name: "a", Type: plc.Bool}, {Device: "plc1", Name: "a", Type: plc.Int16}}}, "tag plc1.a: Name used twice"},
+		{plc.Config{Devices: append(dev, dev...)}, `device "plc1": Name used twice`},
+		{plc.Config{Devices: []plc.DeviceConfig{{Name: "x"}}}, `device "x": Device is nil`},
+	} {
+		_, err := plc.New(tt.cfg)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("New: %v, want an error with %q", err, tt.want)
+		}
+	}
+	f.FailBind(plc.BadConfigurationError)
+	_, err := plc.New(plc.Config{Devices: dev, Tags: []plc.Tag{{Device: "plc1", Name: "a", Type: plc.Bool}}})
+	if err == nil || !strings.Contains(err.Error(), "device plc1: BadConfigurationError") {
+		t.Errorf("New with failing Bind: %v", err)
+	}
+}
+
+func TestInitialImage(t *testing.T) {
+	e, _ := build(t, plc.Config{Tags: []plc.Tag{{Device: "d", Name: "a", Type: plc.Float64}, {Device: "d", Name: "b", Type: plc.String}}}, "d")
+	im := e.Image()
+	if im.Cycle() != 0 || im.Len() != 2 || !im.Time().IsZero() {
+		t.Fatalf("initial image: cycle %d, len %d, time %v", im.Cycle(), im.Len(), im.Time())
+	}
+	for h := range plc.Handle(2) {
+		if s := im.Sample(h); s.Status != plc.BadWaitingForInitialData || s.Value.Type() != plc.Invalid || !s.Time.IsZero() {
+			t.Errorf("tag %d: %+v", h, s)
+		}
+	}
+	if e.Healthy() {
+		t.Error("Healthy before Run")
+	}
+}
+
+// TestScanClasses runs one second of cycles and checks that each tag was
+// read in exactly the cycles of its class.
+func TestScanClasses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		classes := map[string]time.Duration{"a": 0, "b": 10 * ms, "c": 100 * ms, "d": time.Second, "e": 15 * ms, "f": 5 * ms}
+		var tags []plc.Tag
+		for _, n := range []string{"a", "b", "c", "d", "e", "f"} {
+			tags = append(tags, plc.Tag{Device: "dev", Name: n, Type: plc.UInt16, Scan: classes[n]})
+		}
+		e, fakes := build(t, plc.Config{Tags: tags}, "dev")
+		f := fakes["dev"]
+		f.LogPolls(true)
+		c := clock{time.Now()}
+		stop := start(t, e)
+		c.at(999 * ms) // cycles 1..200, at 0, 5, ..., 995 ms
+		stop()
+
+		every := map[plc.Handle]int{}
+		for i, tag := range tags {
+			every[plc.Handle(i)] = int(max(tag.Scan, 5*ms) / (5 * ms))
+		}
+		want := map[string]int{"a": 200, "f": 200, "b": 100, "e": 67, "c": 10, "d": 1}
+		for i, tag := range tags {
+			if got := f.Reads(plc.Handle(i)); got != want[tag.Name] {
+				t.Errorf("tag %s (scan %v) read %d times, want %d", tag.Name, tag.Scan, got, want[tag.Name])
+			}
+		}
+		log := f.PollLog()
+		if len(log) != 200 {
+			t.Fatalf("%d polls, want 200", len(log))
+		}
+		for i, p := range log {
+			k := int(c.ms(p.Start)/(5*ms)) + 1
+			if k != i+1 || c.ms(p.Start)%(5*ms) != 0 {
+				t.Fatalf("poll %d at %v, want cycle %d's deadline", i, c.ms(p.Start), i+1)
+			}
+			var due []plc.Handle
+			for h := range plc.Handle(len(tags)) {
+				if (k-1)%every[h] == 0 {
+					due = append(due, h)
+				}
+			}
+			got := slices.Sorted(slices.Values(p.Due))
+			if !slices.Equal(got, due) {
+				t.Errorf("cycle %d read %v, want %v", k, got, due)
+			}
+		}
+		var d plc.Diagnostics
+		e.Diagnostics(&d)
+		if d.Cycles != 200 || d.Cycle != 200 || d.Overruns != 0 || d.StartJitter.Max != 0 {
+			t.Errorf("diagnostics: %+v", d)
+		}
+	})
+}
+
+// TestSlowDeviceDoesNotDelayOther: a device whose polls take 12 ms (more
+// than two periods) is skipped while busy; the other is read every cycle
+// and published in its own cycle.
+func TestSlowDeviceDoesNotDelayOther(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, fakes := build(t, plc.Config{Tags: []plc.Tag{
+			{Device: "slow", Name: "s", Type: plc.Int32},
+			{Device: "fast", Name: "f", Type: plc.Int32},
+		}}, "slow", "fast")
+		fakes["slow"].SetDelay(12 * ms)
+		hs, hf := handle(t, e, "slow", "s"), handle(t, e, "fast", "f")
+		var images []*plc.Image
+		e.Subscribe(func(im *plc.Image) { images = append(images, im) })
+		c := clock{time.Now()}
+		stop := start(t, e)
+		c.at(99 * ms) // cycles 1..20
+		var d plc.Diagnostics
+		e.Diagnostics(&d)
+		stop()
+
+		if len(images) != 20 {
+			t.Fatalf("%d images, want 20", len(images))
+		}
+		for i, im := range images {
+			if im.Cycle() != uint64(i+1) || c.ms(im.Time()) != time.Duration(i)*5*ms {
+				t.Errorf("image %d: cycle %d at %v", i, im.Cycle(), c.ms(im.Time()))
+			}
+			// The fast device answers in its own cycle.
+			if s := im.Sample(hf); s.Status != plc.Good || !s.Time.Equal(im.Time()) {
+				t.Errorf("cycle %d: fast tag %v at %v", im.Cycle(), s.Status, c.ms(s.Time))
+			}
+		}
+		// The slow device: polled in cycles 1, 4, 7, ..., 19 (every 15 ms),
+		// each result published by the first cycle after it ends.
+		if s := images[2].Sample(hs); s.Status != plc.BadWaitingForInitialData {
+			t.Errorf("cycle 3: slow tag %v", s.Status)
+		}
+		if s := images[3].Sample(hs); s.Status != plc.Good || c.ms(s.Time) != 12*ms {
+			t.Errorf("cycle 4: slow tag %v at %v, want Good at 12ms", s.Status, c.ms(s.Time))
+		}
+		if got := fakes["slow"].Polls(); got != 7 {
+			t.Errorf("slow device: %d polls, want 7", got)
+		}
+		if got := fakes["fast"].Polls(); got != 20 {
+			t.Errorf("fast device: %d polls, want 20", got)
+		}
+		if fakes["slow"].Overlapped() {
+			t.Error("two polls of the slow device overlapped")
+		}
+		if d.Overruns != 0 {
+			t.Errorf("overruns %d", d.Overruns)
+		}
+		if d.Devices[0].Name != "slow" || d.Devices[0].SkippedPolls != 13 || d.Devices[0].Polls != 6 || d.Devices[1].SkippedPolls != 0 {
+			t.Errorf("device diagnostics: %+v", d.Devices)
+		}
+		if d.Devices[0].Driver.Requests != 7 {
+			t.Errorf("driver stats not passed through: %+v", d.Devices[0].Driver)
+		}
+		// The cycles that waited for the slow device waited CollectTimeout.
+		if d.CycleTime.Max != 2500*time.Microsecond {
+			t.Errorf("cycle time max %v, want 2.5ms", d.CycleTime.Max)
+		}
+	})
+}
+
+// TestOverrun stalls the cycle goroutine for 17 ms in cycle 10: cycles 11
+// and 12 are overruns, skipped; cycle 13 runs 2 ms late; none runs twice.
+func TestOverrun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, fakes := build(t, plc.Config{Tags: []plc.Tag{{Device: "d", Name: "a", Type: plc.Bool}}}, "d")
+		var cycles []uint64
+		e.Subscribe(func(im *plc.Image) {
+			cycles = append(cycles, im.Cycle())
+			if im.Cycle() == 10 {
+				time.Sleep(17 * ms)
+			}
+		})
+		c := clock{time.Now()}
+		stop := start(t, e)
+		c.at(99 * ms)
+		stop()
+		want := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 15, 16, 17, 18, 19, 20}
+		if !slices.Equal(cycles, want) {
+			t.Errorf("cycles %v, want %v", cycles, want)
+		}
+		if got := fakes["d"].Polls(); got != len(want) {
+			t.Errorf("%d polls, want %d", got, len(want))
+		}
+		var d plc.Diagnostics
+		e.Diagnostics(&d)
+		if d.Overruns != 2 || d.Cycles != 18 || d.Cycle != 20 {
+			t.Errorf("overruns %d, cycles %d, last %d; want 2, 18, 20", d.Overruns, d.Cycles, d.Cycle)
+		}
+		if d.StartJitter.Max != 2*ms || d.StartJitter.P50 != 0 || d.CycleTime.Max != 17*ms || d.CycleTime.P50 != 0 || d.CycleTime.N != 18 {
+			t.Errorf("jitter %+v, cycle time %+v", d.StartJitter, d.CycleTime)
+		}
+	})
+}
+
+// TestQuality follows a tag through its statuses: Good, then its device
+// stops answering (Uncertain with the last value and its original
+// timestamp), BadNoCommunication after NoCommAfter, Good again; per-tag
+// errors; a device that never answers; a device whose driver hangs.
+func TestQuality(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, fakes := build(t, plc.Config{
+			NoCommAfter: 100 * ms,
+			PollTimeout: 30 * ms,
+			Tags: []plc.Tag{
+				{Device: "d", Name: "x", Type: plc.Int32},
+				{Device: "dead", Name: "y", Type: plc.Int32},
+				{Device: "stuck", Name: "z", Type: plc.Float64},
+			},
+		}, "d", "dead", "stuck")
+		hx, hy, hz := handle(t, e, "d", "x"), handle(t, e, "dead", "y"), handle(t, e, "stuck", "z")
+		fd, fdead, fstuck := fakes["d"], fakes["dead"], fakes["stuck"]
+		fd.Set(hx, plc.Int32Value(7))
+		fdead.SetError(plc.BadCommunicationError)
+		fstuck.Set(hz, plc.Float64Value(1.5))
+		c := clock{time.Now()}
+		check := func(h plc.Handle, st plc.Status, v plc.Value, ts time.Duration) {
+			t.Helper()
+			s := e.Image().Sample(h)
+			if s.Status != st || !s.Value.Equal(v) || c.ms(s.Time) != ts {
+				t.Errorf("at %v: tag %d: %v %v(%v) at %v; want %v %v(%v) at %v", c.ms(time.Now()), h,
+					s.Status, s.Value.Type(), s.Value, c.ms(s.Time), st, v.Type(), v, ts)
+			}
+		}
+		none := plc.Value{}
+		stop := start(t, e)
+
+		c.at(22 * ms)
+		check(hx, plc.Good, plc.Int32Value(7), 20*ms)
+		check(hy, plc.BadWaitingForInitialData, none, -1)
+		check(hz, plc.Good, plc.Float64Value(1.5), 20*ms)
+		fd.SetError(plc.BadTimeout)
+		fstuck.Hang() // the poll of cycle 6 (25 ms) hangs
+
+		c.at(28 * ms) // cycle 6 waits CollectTimeout (2.5 ms) for the hung poll
+		check(hx, plc.UncertainLastUsableValue, plc.Int32Value(7), 20*ms)
+		check(hz, plc.Good, plc.Float64Value(1.5), 20*ms) // busy, not yet late
+		c.at(57 * ms)
+		check(hz, plc.Good, plc.Float64Value(1.5), 20*ms) // 30 ms after 25 ms: not over PollTimeout yet
+		c.at(62 * ms)
+		check(hz, plc.UncertainLastUsableValue, plc.Float64Value(1.5), 20*ms)
+		c.at(97 * ms)
+		check(hy, plc.BadWaitingForInitialData, none, -1)
+		c.at(102 * ms)
+		check(hy, plc.BadNoCommunication, none, 100*ms) // silent since the start
+		c.at(117 * ms)
+		check(hx, plc.UncertainLastUsableValue, plc.Int32Value(7), 20*ms)
+		check(hz, plc.UncertainLastUsableValue, plc.Float64Value(1.5), 20*ms)
+		c.at(122 * ms)
+		check(hx, plc.BadNoCommunication, none, 120*ms) // last answer at 20 ms
+		check(hz, plc.BadNoCommunication, none, 120*ms)
+
+		fd.SetError(nil)
+		fstuck.Release() // the hung poll answers now, and the device is polled again at 125 ms
+		c.at(123 * ms)
+		check(hz, plc.BadNoCommunication, none, 120*ms) // published by the next cycle
+		c.at(127 * ms)
+		check(hz, plc.Good, plc.Float64Value(1.5), 125*ms)
+		check(hx, plc.Good, plc.Int32Value(7), 125*ms)
+
+		fd.SetTagStatus(hx, plc.BadDeviceFailure)
+		c.at(132 * ms)
+		check(hx, plc.BadDeviceFailure, none, 130*ms)
+		fd.SetTagStatus(hx, plc.BadTimeout) // a per-tag timeout: no answer for this tag
+		c.at(137 * ms)
+		check(hx, plc.UncertainLastUsableValue, plc.Int32Value(7), 125*ms)
+		fd.SetTagStatus(hx, plc.Good)
+		fd.Set(hx, plc.Int16Value(-3)) // converted to the tag's type
+		c.at(142 * ms)
+		check(hx, plc.Good, plc.Int32Value(-3), 140*ms)
+		fd.Set(hx, plc.StringValue("x"))
+		c.at(147 * ms)
+		check(hx, plc.BadTypeMismatch, none, 145*ms)
+		stop()
+
+		var d plc.Diagnostics
+		e.Diagnostics(&d)
+		if !d.Devices[1].Failing || d.Devices[0].Failing || d.Devices[2].Failing {
+			t.Errorf("Failing: %v %v %v", d.Devices[0].Failing, d.Devices[1].Failing, d.Devices[2].Failing)
+		}
+		if d.Devices[1].PollErrors != d.Devices[1].Polls || d.Devices[1].Polls == 0 {
+			t.Errorf("dead device: %+v", d.Devices[1])
+		}
+	})
+}
+
+// TestWrite: a write is queued, applied in the next cycle before that
+// cycle's poll (which reads it back), and its result is delivered.
+func TestWrite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, fakes := build(t, plc.Config{
+			WriteTimeout: 50 * ms,
+			Tags: []plc.Tag{
+				{Device: "w", Name: "sp", Type: plc.Float32, Access: plc.ReadWrite},
+				{Device: "w", Name: "st", Type: plc.UInt16},
+			},
+		}, "w")
+		f := fakes["w"]
+		hsp, hst := handle(t, e, "w", "sp"), handle(t, e, "w", "st")
+		f.Set(hsp, plc.Float32Value(1))
+		c := clock{time.Now()}
+		type result struct {
+			st plc.Status
+			at time.Duration
+		}
+		var mu sync.Mutex
+		var results []result
+		done := func(st plc.Status) {
+			mu.Lock()
+			results = append(results, result{st, c.ms(time.Now())})
+			mu.Unlock()
+		}
+		last := func() result {
+			mu.Lock()
+			defer mu.Unlock()
+			if len(results) == 0 {
+				return result{0, -1}
+			}
+			return results[len(results)-1]
+		}
+		stop := start(t, e)
+
+		c.at(7 * ms)
+		if st := e.Write(hsp, plc.Float64Value(2.5), done); st != plc.Good {
+			t.Fatalf("Write: %v", st)
+		}
+		for _, tt := range []struct {
+			h    plc.Handle
+			v    plc.Value
+			want plc.Status
+		}{
+			{hst, plc.UInt16Value(1), plc.BadNotWritable},
+			{hsp, plc.StringValue("1"), plc.BadTypeMismatch},
+			{hsp, plc.Float64Value(1e300), plc.BadOutOfRange},
+			{99, plc.Float32Value(1), plc.BadNodeIDUnknown},
+		} {
+			if st := e.Write(tt.h, tt.v, done); st != tt.want {
+				t.Errorf("Write(%d, %v) = %v, want %v", tt.h, tt.v, st, tt.want)
+			}
+		}
+		c.at(9 * ms)
+		if r := last(); r.at != -1 {
+			t.Errorf("write done before its cycle: %+v", r)
+		}
+		if s := e.Image().Sample(hsp); !s.Value.Equal(plc.Float32Value(1)) {
+			t.Errorf("image before the write's cycle: %v", s.Value)
+		}
+		c.at(12 * ms)
+		if r := last(); r != (result{plc.Good, 10 * ms}) {
+			t.Errorf("write result %+v, want Good at 10ms", r)
+		}
+		w := f.Written()
+		if len(w) != 1 || w[0].Handle != hsp || !w[0].Value.Equal(plc.Float32Value(2.5)) || c.ms(w[0].Time) != 10*ms {
+			t.Errorf("device got %+v", w)
+		}
+		im := e.Image()
+		if s := im.Sample(hsp); im.Cycle() != 3 || s.Status != plc.Good || !s.Value.Equal(plc.Float32Value(2.5)) || c.ms(s.Time) != 10*ms {
+			t.Errorf("cycle %d: %+v, want 2.5 read back in cycle 3", im.Cycle(), s)
+		}
+
+		f.SetWriteError(plc.BadDeviceFailure)
+		e.Write(hsp, plc.Float32Value(3), done)
+		c.at(17 * ms)
+		if r := last(); r != (result{plc.BadDeviceFailure, 15 * ms}) {
+			t.Errorf("failed write result %+v", r)
+		}
+		f.SetWriteError(nil)
+
+		f.Hang() // cycle 4's poll (20 ms) never ends: the next write waits, then times out
+		c.at(21 * ms)
+		e.Write(hsp, plc.Float32Value(4), done)
+		c.at(72 * ms)
+		if r := last(); r.st != plc.BadDeviceFailure {
+			t.Errorf("write to a busy device ended early: %+v", r)
+		}
+		c.at(77 * ms)
+		if r := last(); r != (result{plc.BadTimeout, 75 * ms}) {
+			t.Errorf("write to a hung device: %+v, want BadTimeout at 75ms", r)
+		}
+		// A write still queued when Run ends gets BadShutdown.
+		e.Write(hsp, plc.Float32Value(5), done)
+		c.at(78 * ms)
+		ended := make(chan struct{})
+		go func() { stop(); close(ended) }()
+		synctest.Wait()
+		f.Release()
+		<-ended
+		if r := last(); r.st != plc.BadShutdown {
+			t.Errorf("write at shutdown: %+v", r)
+		}
+		if st := e.Write(hsp, plc.Float32Value(1), done); st != plc.BadShutdown {
+			t.Errorf("Write after Run: %v", st)
+		}
+		var d plc.Diagnostics
+		e.Diagnostics(&d)
+		if d.Devices[0].Writes != 3 || d.Devices[0].WriteErrors != 2 {
+			t.Errorf("writes %d, errors %d; want 3, 2", d.Devices[0].Writes, d.Devices[0].WriteErrors)
+		}
+	})
+}
+
+func TestSubscribeHealthy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, fakes := build(t, plc.Config{Tags: []plc.Tag{{Device: "d", Name: "a", Type: plc.Bool}}}, "d")
+		var a, b int
+		e.Subscribe(func(*plc.Image) { a++ })
+		cancelB := e.Subscribe(func(*plc.Image) { b++ })
+		c := clock{time.Now()}
+		stop := start(t, e)
+		c.at(22 * ms)
+		if !e.Healthy() {
+			t.Error("not Healthy while running")
+		}
+		cancelB()
+		fakes["d"].Hang() // a hung device does not stop the cycle
+		c.at(102 * ms)
+		if !e.Healthy() {
+			t.Error("not Healthy with a hung device")
+		}
+		fakes["d"].Release()
+		stop()
+		if a != 21 || b != 5 {
+			t.Errorf("subscribers called %d and %d times, want 21 and 5", a, b)
+		}
+		if e.Healthy() {
+			t.Error("Healthy after Run")
+		}
+	})
+}
+
+func TestPercentiles(t *testing.T) {
+	var d []time.Duration
+	for i := range 200 {
+		d = append(d, time.Duration(i+1))
+	}
+	n, p50, p99, mx := plc.Percentile(d)
+	if n != 200 || p50 != 100 || p99 != 198 || mx != 200 {
+		t.Errorf("percentiles of 1..200: %d %v %v %v", n, p50, p99, mx)
+	}
+	if n, p50, _, _ := plc.Percentile(nil); n != 0 || p50 != 0 {
+		t.Error("empty window")
+	}
+}

@@ -1,0 +1,150 @@
+package plc_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/edged/edged/plc"
+	"github.com/edged/edged/plc/plctest"
+)
+
+// bigConfig is 1,000 Float64 tags on 4 devices, all in the 5 ms class.
+func bigConfig(devs, perDev int) (plc.Config, []string) {
+	var cfg plc.Config
+	var names []string
+	for d := range devs {
+		name := fmt.Sprintf("dev%d", d)
+		names = append(names, name)
+		for i := range perDev {
+			cfg.Tags = append(cfg.Tags, plc.Tag{Device: name, Name: fmt.Sprintf("t%d", i), Type: plc.Float64})
+		}
+	}
+	return cfg, names
+}
+
+// TestConcurrentReaders runs the engine in real time while readers take
+// images: every image must be whole (all tags of a device from one poll)
+// and the cycle numbers a reader sees must never go back. Run it with
+// -race; it asserts nothing about time.
+func TestConcurrentReaders(t *testing.T) {
+	const devs, perDev = 2, 50
+	cfg, names := bigConfig(devs, perDev)
+	cfg.Period = time.Millisecond
+	cfg.CollectTimeout = 500 * time.Millisecond // so that each image holds every device's newest poll
+	e, fakes := build(t, cfg, names...)
+	fs := make([]*plctest.Fake, devs)
+	for i, n := range names {
+		fs[i] = fakes[n]
+	}
+	// After each image, give every tag the next value: the polls of the
+	// next cycle read it.
+	e.Subscribe(func(im *plc.Image) {
+		for d, f := range fs {
+			for i := range perDev {
+				f.Set(plc.Handle(d*perDev+i), plc.Float64Value(float64(im.Cycle()+1)))
+			}
+		}
+	})
+	stop := start(t, e)
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	for range 4 {
+		wg.Go(func() {
+			var last uint64
+			reads := 0
+			for ctx.Err() == nil {
+				im := e.Image()
+				if im.Cycle() < last {
+					t.Errorf("cycle went back from %d to %d", last, im.Cycle())
+					return
+				}
+				last = im.Cycle()
+				for d := range devs {
+					first := im.Sample(plc.Handle(d * perDev))
+					for i := 1; i < perDev; i++ {
+						if s := im.Sample(plc.Handle(d*perDev + i)); s != first {
+							t.Errorf("cycle %d: tag %d is %+v, tag %d is %+v", im.Cycle(), d*perDev, first, d*perDev+i, s)
+							return
+						}
+					}
+				}
+				reads++
+			}
+			if last == 0 || reads == 0 {
+				t.Errorf("reader saw no cycle (%d reads)", reads)
+			}
+		})
+	}
+	wg.Wait()
+	stop()
+}
+
+// TestCycleAllocs measures the allocations of one cycle step with 1,000
+// tags on 4 devices (each device polled, the image published).
+func TestCycleAllocs(t *testing.T) {
+	cfg, names := bigConfig(4, 250)
+	e, _ := build(t, cfg, names...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.StartForTest(ctx)
+	defer e.StopForTest()
+	n := uint64(0)
+	for range 10 {
+		n++
+		e.CycleForTest(ctx, n)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		n++
+		e.CycleForTest(ctx, n)
+	})
+	// The image (header and entries) is allocated per cycle: 2
+	// allocations. Each poll's context.WithTimeout costs the rest, a
+	// fixed number per device; nothing grows with the tags.
+	t.Logf("%.1f allocations per cycle", allocs)
+	if allocs > maxCycleAllocs {
+		t.Errorf("%.1f allocations per cycle, want at most %d", allocs, maxCycleAllocs)
+	}
+}
+
+const maxCycleAllocs = 2 + 4*4
+
+func BenchmarkCycle1000Tags4Devices(b *testing.B) {
+	cfg, names := bigConfig(4, 250)
+	e, _ := build(b, cfg, names...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.StartForTest(ctx)
+	defer e.StopForTest()
+	n := uint64(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		n++
+		e.CycleForTest(ctx, n)
+	}
+}
+
+func BenchmarkImageRead100(b *testing.B) {
+	cfg, names := bigConfig(4, 250)
+	e, _ := build(b, cfg, names...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.StartForTest(ctx)
+	e.CycleForTest(ctx, 1)
+	e.StopForTest()
+	var sum float64
+	b.ReportAllocs()
+	for b.Loop() {
+		im := e.Image()
+		for h := plc.Handle(0); h < 1000; h += 10 {
+			s := im.Sample(h)
+			if s.Status == plc.Good {
+				sum += s.Value.Float64()
+			}
+		}
+	}
+	_ = sum
+}
