@@ -66,8 +66,11 @@ type Engine struct {
 	devs   []*device
 
 	// Owned by Run's goroutine.
-	work    []entry // the tag state, copied into each image
+	work    tagState // the tag state, copied into each image
 	meta    []tagMeta
+	changed []Handle // tags changed since the last publish
+	marked  []uint64 // by handle: the publish in whose changed list it is
+	pubSeq  uint64   // publishes so far
 	results chan *job
 	collect *time.Timer
 
@@ -211,7 +214,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.tags = slices.Clone(cfg.Tags)
 	e.tagDev = make([]int32, len(e.tags))
-	e.work = make([]entry, len(e.tags))
+	e.work.entries = make([]entry, len(e.tags))
+	e.work.slot = make([]int32, len(e.tags))
+	e.marked = make([]uint64, len(e.tags))
 	e.meta = make([]tagMeta, len(e.tags))
 	for i := range e.tags {
 		t := &e.tags[i]
@@ -246,7 +251,12 @@ func New(cfg Config) (*Engine, error) {
 			ci = len(d.classes) - 1
 		}
 		d.classes[ci].handles = append(d.classes[ci].handles, Handle(i))
-		e.work[i] = entry{status: BadWaitingForInitialData}
+		e.work.entries[i] = entry{status: BadWaitingForInitialData}
+		e.work.slot[i] = -1
+		if t.Type == String {
+			e.work.slot[i] = int32(len(e.work.strs))
+			e.work.strs = append(e.work.strs, "")
+		}
 	}
 	for i, d := range e.devs {
 		slices.SortFunc(d.classes, func(a, b class) int { return int(a.every) - int(b.every) })
@@ -263,7 +273,11 @@ func New(cfg Config) (*Engine, error) {
 	e.results = make(chan *job, len(e.devs))
 	e.writes = make(chan writeReq, wq)
 	e.subs.Store(new([]*subscriber))
-	e.cur.Store(&Image{entries: slices.Clone(e.work)})
+	e.cur.Store(&Image{state: tagState{
+		entries: slices.Clone(e.work.entries),
+		strs:    slices.Clone(e.work.strs),
+		slot:    e.work.slot,
+	}})
 	return e, nil
 }
 
@@ -629,7 +643,7 @@ func (e *Engine) merge(j *job) {
 		d.failing = false
 		d.failingNow.Store(false)
 		for _, h := range j.due {
-			e.work[h] = entry{ts: endNs, status: st}
+			e.set(h, Value{}, st, endNs)
 			e.meta[h].lastOK = endNs
 		}
 		return
@@ -644,7 +658,7 @@ func (e *Engine) merge(j *job) {
 
 // apply stores sample s of tag h, read by a poll that ended at endNs.
 func (e *Engine) apply(h Handle, s *Sample, endNs int64) {
-	w, m := &e.work[h], &e.meta[h]
+	m := &e.meta[h]
 	ts := endNs
 	if !s.Time.IsZero() {
 		ts = s.Time.UnixNano()
@@ -655,7 +669,7 @@ func (e *Engine) apply(h Handle, s *Sample, endNs int64) {
 		e.commFail(h, endNs)
 		return
 	case st.IsBad():
-		*w = entry{ts: ts, status: st}
+		e.set(h, Value{}, st, ts)
 		m.lastOK = endNs
 		return
 	}
@@ -663,13 +677,12 @@ func (e *Engine) apply(h Handle, s *Sample, endNs int64) {
 	if t := e.tags[h].Type; v.typ != t {
 		var cst Status
 		if v, cst = v.Convert(t); cst != Good {
-			*w = entry{ts: ts, status: cst}
+			e.set(h, Value{}, cst, ts)
 			m.lastOK = endNs
 			return
 		}
 	}
-	w.setValue(v)
-	w.status, w.ts = st, ts
+	e.set(h, v, st, ts)
 	m.last, m.lastTS, m.lastOK, m.hasValue = v, ts, endNs, true
 }
 
@@ -688,17 +701,16 @@ func (e *Engine) deviceDown(d *device, nowNs int64) {
 // value, the time it was recognized) once the source has been silent for
 // NoCommAfter.
 func (e *Engine) commFail(h Handle, nowNs int64) {
-	w, m := &e.work[h], &e.meta[h]
+	m := &e.meta[h]
 	switch {
 	case nowNs-m.lastOK >= int64(e.noCommAfter):
-		if w.status != BadNoCommunication {
-			*w = entry{ts: nowNs, status: BadNoCommunication}
+		if e.work.entries[h].status != BadNoCommunication {
+			e.set(h, Value{}, BadNoCommunication, nowNs)
 		}
 	case m.hasValue:
-		w.setValue(m.last)
-		w.status, w.ts = UncertainLastUsableValue, m.lastTS
+		e.set(h, m.last, UncertainLastUsableValue, m.lastTS)
 	default:
-		*w = entry{status: BadWaitingForInitialData}
+		e.set(h, Value{}, BadWaitingForInitialData, 0)
 	}
 }
 
@@ -706,16 +718,50 @@ func (e *Engine) commFail(h Handle, nowNs int64) {
 // when their time has come.
 func (e *Engine) checkStale(d *device, nowNs int64) {
 	for _, h := range d.handles {
-		if st := e.work[h].status; st != BadNoCommunication && nowNs-e.meta[h].lastOK >= int64(e.noCommAfter) {
+		if st := e.work.entries[h].status; st != BadNoCommunication && nowNs-e.meta[h].lastOK >= int64(e.noCommAfter) {
 			e.commFail(h, nowNs)
 		}
 	}
 }
 
+// set sets tag h's state and notes the change for Image.Changed.
+func (e *Engine) set(h Handle, v Value, st Status, ts int64) {
+	ne := entry{bits: v.bits, ts: ts, status: st, typ: v.typ}
+	sl := e.work.slot[h]
+	if e.work.entries[h] == ne && (sl < 0 || e.work.strs[sl] == v.str) {
+		return
+	}
+	e.work.entries[h] = ne
+	if sl >= 0 {
+		e.work.strs[sl] = v.str
+	}
+	if e.marked[h] != e.pubSeq+1 {
+		e.marked[h] = e.pubSeq + 1
+		e.changed = append(e.changed, h)
+	}
+}
+
 // publish swaps in a new image of the tag state.
 func (e *Engine) publish(n uint64, nowNs int64) {
-	im := &Image{cycle: n, time: nowNs, entries: make([]entry, len(e.work))}
-	copy(im.entries, e.work)
+	prev := e.cur.Load()
+	im := &Image{cycle: n, time: nowNs, state: tagState{
+		entries: slices.Clone(e.work.entries),
+		strs:    slices.Clone(e.work.strs),
+		slot:    e.work.slot,
+	}}
+	// Keep the tags that differ from the previous image (a tag may have
+	// changed and changed back between two publishes).
+	keep := e.changed[:0]
+	for _, h := range e.changed {
+		if prev.state.entries[h] != e.work.entries[h] || prev.state.text(h) != e.work.text(h) {
+			keep = append(keep, h)
+		}
+	}
+	if len(keep) > 0 {
+		im.changed = slices.Clone(keep)
+	}
+	e.changed = e.changed[:0]
+	e.pubSeq++
 	e.cur.Store(im)
 	e.lastPublish.Store(time.Now().UnixNano())
 	for _, s := range *e.subs.Load() {

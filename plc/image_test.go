@@ -3,8 +3,11 @@ package plc_test
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/edged/edged/plc"
@@ -101,16 +104,18 @@ func TestCycleAllocs(t *testing.T) {
 		n++
 		e.CycleForTest(ctx, n)
 	})
-	// The image (header and entries) is allocated per cycle: 2
-	// allocations. Each poll's context.WithTimeout costs the rest, a
-	// fixed number per device; nothing grows with the tags.
+	// Per cycle: the image's header, its entries and its Changed list
+	// (3 allocations; a fourth for the texts when there are String
+	// tags), and 4 for each poll's context.WithTimeout (the context, its
+	// timer, the timer's func, the cancel func). Nothing grows with the
+	// number of tags.
 	t.Logf("%.1f allocations per cycle", allocs)
 	if allocs > maxCycleAllocs {
 		t.Errorf("%.1f allocations per cycle, want at most %d", allocs, maxCycleAllocs)
 	}
 }
 
-const maxCycleAllocs = 2 + 4*4
+const maxCycleAllocs = 3 + 4*4
 
 func BenchmarkCycle1000Tags4Devices(b *testing.B) {
 	cfg, names := bigConfig(4, 250)
@@ -147,4 +152,45 @@ func BenchmarkImageRead100(b *testing.B) {
 		}
 	}
 	_ = sum
+}
+
+// TestChanged checks Image.Changed and String tags across cycles.
+func TestChanged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, fakes := build(t, plc.Config{Tags: []plc.Tag{
+			{Device: "d", Name: "a", Type: plc.UInt32},
+			{Device: "d", Name: "b", Type: plc.UInt32, Scan: 10 * ms},
+			{Device: "d", Name: "s", Type: plc.String, Scan: 10 * ms},
+			{Device: "d", Name: "t", Type: plc.String},
+		}}, "d")
+		f := fakes["d"]
+		f.Set(2, plc.StringValue("hello"))
+		f.Set(3, plc.StringValue("world"))
+		var changed [][]plc.Handle
+		var images []*plc.Image
+		e.Subscribe(func(im *plc.Image) {
+			changed = append(changed, slices.Sorted(slices.Values(im.Changed())))
+			images = append(images, im)
+		})
+		c := clock{time.Now()}
+		stop := start(t, e)
+		c.at(7 * ms)
+		f.Set(3, plc.StringValue("there"))
+		f.SetTagStatus(0, plc.BadDeviceFailure)
+		c.at(17 * ms)
+		stop()
+		// Cycle 1 reads all; 2 (5 ms) a and t; 3 (10 ms) all, with t's new
+		// text and a failing; 4 (15 ms) a and t again (a's failure is read
+		// again, with a new timestamp).
+		want := [][]plc.Handle{{0, 1, 2, 3}, {0, 3}, {0, 1, 2, 3}, {0, 3}}
+		if !reflect.DeepEqual(changed, want) {
+			t.Errorf("changed %v, want %v", changed, want)
+		}
+		if v := images[0].Value(2); v.Text() != "hello" || images[0].Value(3).Text() != "world" || images[2].Value(3).Text() != "there" {
+			t.Errorf("texts %q %q %q", v.Text(), images[0].Value(3).Text(), images[2].Value(3).Text())
+		}
+		if s := images[3].Sample(0); s.Status != plc.BadDeviceFailure || c.ms(s.Time) != 15*ms {
+			t.Errorf("tag 0 in cycle 4: %+v", s)
+		}
+	})
 }

@@ -19,17 +19,18 @@ var _ plc.Device = (*Fake)(nil)
 // are safe for concurrent use.
 //
 // A Poll answers each due tag with the value set by Set (the zero Value
-// of the tag's type if none) and Good, unless SetTagStatus gave the tag
+// of the tag's type if none, BadNotFound for a handle never bound or set) and Good, unless SetTagStatus gave the tag
 // an error; it waits SetDelay first (honouring its context), fails as a
 // whole with SetError's error, and blocks while Hang is in effect even if
 // its context ends, as a stuck driver would. A Write stores the value, so
 // the next Poll reads it back, unless SetWriteError set an error.
 type Fake struct {
-	mu        sync.Mutex
-	tags      map[plc.Handle]plc.Tag
-	values    map[plc.Handle]plc.Value
-	tagStatus map[plc.Handle]plc.Status
-	reads     map[plc.Handle]int
+	mu sync.Mutex
+	// By handle; grown to the largest handle seen.
+	tags      []plc.Tag
+	values    []plc.Value
+	tagStatus []plc.Status
+	reads     []int
 	err       error
 	writeErr  error
 	delay     time.Duration
@@ -57,25 +58,38 @@ type PollRecord struct {
 	Due   []plc.Handle
 }
 
-func (f *Fake) init() {
-	if f.tags == nil {
-		f.tags = make(map[plc.Handle]plc.Tag)
-		f.values = make(map[plc.Handle]plc.Value)
-		f.tagStatus = make(map[plc.Handle]plc.Status)
-		f.reads = make(map[plc.Handle]int)
+// grow makes room for handle h.
+func (f *Fake) grow(h plc.Handle) {
+	for int(h) >= len(f.tags) {
+		f.tags = append(f.tags, plc.Tag{})
+		f.values = append(f.values, plc.Value{})
+		f.tagStatus = append(f.tagStatus, plc.Good)
+		f.reads = append(f.reads, 0)
 	}
+}
+
+// zero is the zero Value of type t.
+func zero(t plc.Type) plc.Value {
+	if t == plc.String {
+		return plc.StringValue("")
+	}
+	v, _ := plc.Int64Value(0).Convert(t)
+	return v
 }
 
 // Bind records the tags; it fails with the error of FailBind if set.
 func (f *Fake) Bind(tags []plc.BoundTag) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.init()
 	if f.bindErr != nil {
 		return f.bindErr
 	}
 	for _, t := range tags {
+		f.grow(t.Handle)
 		f.tags[t.Handle] = t.Tag
+		if f.values[t.Handle].Type() == plc.Invalid {
+			f.values[t.Handle] = zero(t.Tag.Type)
+		}
 	}
 	return nil
 }
@@ -86,7 +100,6 @@ func (f *Fake) FailBind(err error) { f.mu.Lock(); f.bindErr = err; f.mu.Unlock()
 // Poll implements plc.Device.
 func (f *Fake) Poll(ctx context.Context, due []plc.Handle, out []plc.Sample) error {
 	f.mu.Lock()
-	f.init()
 	if f.inPoll {
 		f.overlap = true
 	}
@@ -125,19 +138,16 @@ func (f *Fake) Poll(ctx context.Context, due []plc.Handle, out []plc.Sample) err
 		return f.err
 	}
 	for i, h := range due {
+		if int(h) >= len(f.tags) {
+			out[i] = plc.Sample{Status: plc.BadNotFound}
+			continue
+		}
 		f.reads[h]++
-		if st, ok := f.tagStatus[h]; ok && st != plc.Good {
+		if st := f.tagStatus[h]; st != plc.Good {
 			out[i] = plc.Sample{Status: st}
 			continue
 		}
-		v, ok := f.values[h]
-		if !ok {
-			v, _ = plc.Int64Value(0).Convert(f.tags[h].Type)
-			if f.tags[h].Type == plc.String {
-				v = plc.StringValue("")
-			}
-		}
-		out[i] = plc.Sample{Value: v}
+		out[i] = plc.Sample{Value: f.values[h]}
 	}
 	return nil
 }
@@ -146,7 +156,7 @@ func (f *Fake) Poll(ctx context.Context, due []plc.Handle, out []plc.Sample) err
 func (f *Fake) Write(ctx context.Context, h plc.Handle, v plc.Value) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.init()
+	f.grow(h)
 	f.stats.Requests++
 	if f.writeErr != nil {
 		f.stats.Errors++
@@ -167,7 +177,7 @@ func (f *Fake) Stats() plc.DeviceStats {
 // Set sets the value the next polls return for h.
 func (f *Fake) Set(h plc.Handle, v plc.Value) {
 	f.mu.Lock()
-	f.init()
+	f.grow(h)
 	f.values[h] = v
 	f.mu.Unlock()
 }
@@ -175,7 +185,7 @@ func (f *Fake) Set(h plc.Handle, v plc.Value) {
 // SetTagStatus makes polls answer h with st and no value (Good clears it).
 func (f *Fake) SetTagStatus(h plc.Handle, st plc.Status) {
 	f.mu.Lock()
-	f.init()
+	f.grow(h)
 	f.tagStatus[h] = st
 	f.mu.Unlock()
 }
@@ -213,7 +223,14 @@ func (f *Fake) Release() {
 func (f *Fake) Polls() int { f.mu.Lock(); defer f.mu.Unlock(); return f.polls }
 
 // Reads returns how many answered polls read h.
-func (f *Fake) Reads(h plc.Handle) int { f.mu.Lock(); defer f.mu.Unlock(); return f.reads[h] }
+func (f *Fake) Reads(h plc.Handle) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if int(h) >= len(f.reads) {
+		return 0
+	}
+	return f.reads[h]
+}
 
 // LogPolls turns the record of polls (PollLog) on or off; it is off at
 // first, so that polls allocate nothing.
