@@ -314,13 +314,14 @@ func (d *debouncer) sample(v bool) bool {
 
 func (d *debouncer) reset() { d.count = 0 }
 
-// activeLow inverts a line.
-type activeLow struct {
-	l interface {
-		Read() (bool, error)
-		Close() error
-	}
+// line is what Input and Output have in common.
+type line interface {
+	Read() (bool, error)
+	Close() error
 }
+
+// activeLow inverts a line.
+type activeLow struct{ l line }
 
 func (a activeLow) Read() (bool, error) {
 	v, err := a.l.Read()

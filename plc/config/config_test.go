@@ -459,3 +459,35 @@ func TestLoadMissingFile(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+func TestNoCommTimeoutLongerThanScan(t *testing.T) {
+	got := mutate(t, func(c *Config) { c.Devices[1].NoCommTimeoutMs = 1000 })
+	if !strings.Contains(got, "devices[meters].no_comm_timeout_ms: 1000 is not longer than the 1000 ms scan period of devices[meters].tags[Power1]") {
+		t.Fatal(got)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	ex, err := os.ReadFile("testdata/example.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(ex)
+	s := Simulator()
+	b, _ := s.Marshal()
+	f.Add(b)
+	f.Add([]byte(`{}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data)
+		if err == nil {
+			// A valid configuration survives a round trip.
+			b, err := c.Marshal()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Parse(b); err != nil {
+				t.Fatalf("round trip of a valid config fails: %v", err)
+			}
+		}
+	})
+}

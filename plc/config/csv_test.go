@@ -122,3 +122,40 @@ func TestWriteTagsCSVRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func FuzzReadTagsCSV(f *testing.F) {
+	ex, err := os.ReadFile("testdata/tags.csv")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(ex)
+	f.Add([]byte("name,type,address,scan_class,access\nA,bool,00001,fast,read\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tags, err := ReadTagsCSV(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		var b bytes.Buffer
+		if err := WriteTagsCSV(&b, tags); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadTagsCSV(&b); err != nil {
+			t.Fatalf("rewritten CSV does not read back: %v\n%s", err, b.Bytes())
+		}
+	})
+}
+
+func FuzzParseAddress(f *testing.F) {
+	for _, s := range []string{"40001", "400001", "hr:0", "co:65535", "4x0001"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, off, err := ParseAddress(s)
+		if err != nil {
+			return
+		}
+		if off < 0 || off > 65535 || !(a == Coils || a == DiscreteInputs || a == InputRegisters || a == HoldingRegisters) {
+			t.Fatalf("%q: %v %d", s, a, off)
+		}
+	})
+}

@@ -200,9 +200,13 @@ func (v *validator) device(c *Config, dp string, d *Device) {
 		v.add(dp+".tags", "missing (an empty list is allowed)")
 	}
 	seen := map[string]int{}
+	slowest, slowTag := 0, ""
 	for i := range d.Tags {
 		t := &d.Tags[i]
 		tp := tagPath(dp, i, t)
+		if m := c.ScanClasses[t.ScanClass]; m > slowest {
+			slowest, slowTag = m, tp
+		}
 		if t.Name != "" {
 			if j, ok := seen[t.Name]; ok {
 				v.add(tp+".name", "%q is also the name of tags[#%d]", t.Name, j)
@@ -218,6 +222,9 @@ func (v *validator) device(c *Config, dp string, d *Device) {
 		case KindModbusTCP, KindModbusRTU, KindSim:
 			v.modbusTag(tp, d, t, units, unitKey)
 		}
+	}
+	if p := slowest * c.BaseCycleMs; d.NoCommTimeoutMs > 0 && p > 0 && d.NoCommTimeoutMs <= p {
+		v.add(dp+".no_comm_timeout_ms", "%d is not longer than the %d ms scan period of %s: its tags would turn bad between two reads", d.NoCommTimeoutMs, p, slowTag)
 	}
 }
 
