@@ -68,6 +68,7 @@ type Engine struct {
 	// Owned by Run's goroutine.
 	work    tagState // the tag state, copied into each image
 	meta    []tagMeta
+	lastStr []string // the last usable text of the String tags, by slot
 	changed []Handle // tags changed since the last publish
 	marked  []uint64 // by handle: the publish in whose changed list it is
 	pubSeq  uint64   // publishes so far
@@ -100,11 +101,14 @@ const (
 	stateStopped
 )
 
-// tagMeta is Run's bookkeeping per tag beyond what the image shows.
+// tagMeta is Run's bookkeeping per tag beyond what the image shows. It
+// holds no pointer (a String's last text is in Engine.lastStr), so
+// updating it costs no write barrier.
 type tagMeta struct {
-	last     Value // last usable value
-	lastTS   int64 // its source timestamp
-	lastOK   int64 // when the source last answered for the tag
+	lastBits uint64 // last usable value
+	lastTS   int64  // its source timestamp
+	lastOK   int64  // when the source last answered for the tag
+	lastTyp  Type
 	hasValue bool
 }
 
@@ -273,6 +277,7 @@ func New(cfg Config) (*Engine, error) {
 	e.results = make(chan *job, len(e.devs))
 	e.writes = make(chan writeReq, wq)
 	e.subs.Store(new([]*subscriber))
+	e.lastStr = make([]string, len(e.work.strs))
 	e.cur.Store(&Image{state: tagState{
 		entries: slices.Clone(e.work.entries),
 		strs:    slices.Clone(e.work.strs),
@@ -653,7 +658,6 @@ func (e *Engine) merge(j *job) {
 	for i, h := range j.due {
 		e.apply(h, &j.out[i], endNs)
 	}
-	clear(j.out) // drop strings
 }
 
 // apply stores sample s of tag h, read by a poll that ended at endNs.
@@ -683,7 +687,10 @@ func (e *Engine) apply(h Handle, s *Sample, endNs int64) {
 		}
 	}
 	e.set(h, v, st, ts)
-	m.last, m.lastTS, m.lastOK, m.hasValue = v, ts, endNs, true
+	m.lastBits, m.lastTyp, m.lastTS, m.lastOK, m.hasValue = v.bits, v.typ, ts, endNs, true
+	if sl := e.work.slot[h]; sl >= 0 {
+		e.lastStr[sl] = v.str
+	}
 }
 
 // deviceDown marks every tag of d as not answering.
@@ -708,7 +715,11 @@ func (e *Engine) commFail(h Handle, nowNs int64) {
 			e.set(h, Value{}, BadNoCommunication, nowNs)
 		}
 	case m.hasValue:
-		e.set(h, m.last, UncertainLastUsableValue, m.lastTS)
+		last := Value{bits: m.lastBits, typ: m.lastTyp}
+		if sl := e.work.slot[h]; sl >= 0 {
+			last.str = e.lastStr[sl]
+		}
+		e.set(h, last, UncertainLastUsableValue, m.lastTS)
 	default:
 		e.set(h, Value{}, BadWaitingForInitialData, 0)
 	}

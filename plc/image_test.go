@@ -194,3 +194,44 @@ func TestChanged(t *testing.T) {
 		}
 	})
 }
+
+// TestStringLastUsable: a String tag whose device stops answering keeps
+// its last text as UncertainLastUsableValue.
+func TestStringLastUsable(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, fakes := build(t, plc.Config{Tags: []plc.Tag{{Device: "d", Name: "s", Type: plc.String}}}, "d")
+		f := fakes["d"]
+		f.Set(0, plc.StringValue("last words"))
+		c := clock{time.Now()}
+		stop := start(t, e)
+		c.at(2 * ms)
+		f.SetError(plc.BadConnectionClosed)
+		f.Set(0, plc.StringValue("never read"))
+		c.at(7 * ms)
+		stop()
+		if s := e.Image().Sample(0); s.Status != plc.UncertainLastUsableValue || s.Value.Text() != "last words" || c.ms(s.Time) != 0 {
+			t.Errorf("%+v", s)
+		}
+	})
+}
+
+// TestDiagnosticsAllocs: filling a reused Diagnostics allocates nothing.
+func TestDiagnosticsAllocs(t *testing.T) {
+	cfg, names := bigConfig(4, 10)
+	e, _ := build(t, cfg, names...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.StartForTest(ctx)
+	for n := range uint64(50) {
+		e.CycleForTest(ctx, n+1)
+	}
+	e.StopForTest()
+	var d plc.Diagnostics
+	e.Diagnostics(&d)
+	if d.Cycles != 50 || d.CycleTime.N != 50 || len(d.Devices) != 4 || d.Devices[3].Polls != 50 {
+		t.Fatalf("diagnostics: %+v", d)
+	}
+	if a := testing.AllocsPerRun(100, func() { e.Diagnostics(&d) }); a != 0 {
+		t.Errorf("Diagnostics: %.1f allocations, want 0", a)
+	}
+}
