@@ -77,8 +77,9 @@ var (
 	ErrClosed = errors.New("gpio: driver closed")
 )
 
-// Invalid is an Input and Output that fails every call: the do-nothing value.
-var Invalid invalid
+// Invalid is a line that fails every call, the do-nothing value. It is an
+// Output and, having Read and Close, also an Input.
+var Invalid Output = invalid{}
 
 type invalid struct{}
 
@@ -89,8 +90,8 @@ func (invalid) Out(bool) error      { return errInvalid }
 func (invalid) Close() error        { return nil }
 
 var (
-	_ Input  = Invalid
-	_ Output = Invalid
+	_ Input  = invalid{}
+	_ Output = invalid{}
 )
 
 // PinConfig selects one pin of the board for a Driver.
