@@ -1,6 +1,7 @@
 package plc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,8 +25,8 @@ type Config struct {
 	// answering even if the driver ignores its context.
 	PollTimeout time.Duration
 	// CollectTimeout is how long a cycle waits for the polls it started
-	// before it publishes its image (default Period/2). A poll that ends
-	// later is published by a later cycle.
+	// before it publishes its image (default Period/2; it must be shorter
+	// than Period). A poll that ends later is published by a later cycle.
 	CollectTimeout time.Duration
 	// NoCommAfter is how long a tag's source may stay silent before its
 	// status goes from UncertainLastUsableValue (or
@@ -185,6 +186,9 @@ func New(cfg Config) (*Engine, error) {
 	if e.collectTimeout <= 0 {
 		e.collectTimeout = e.period / 2
 	}
+	if e.collectTimeout >= e.period {
+		return nil, fmt.Errorf("plc: CollectTimeout %v is not shorter than the Period %v: a slow device would delay every cycle", e.collectTimeout, e.period)
+	}
 	if e.noCommAfter <= 0 {
 		e.noCommAfter = 10 * time.Second
 	}
@@ -263,7 +267,7 @@ func New(cfg Config) (*Engine, error) {
 		}
 	}
 	for i, d := range e.devs {
-		slices.SortFunc(d.classes, func(a, b class) int { return int(a.every) - int(b.every) })
+		slices.SortFunc(d.classes, func(a, b class) int { return cmp.Compare(a.every, b.every) })
 		bound := make([]BoundTag, len(d.handles))
 		for j, h := range d.handles {
 			bound[j] = BoundTag{Handle: h, Tag: e.tags[h]}
@@ -308,7 +312,16 @@ func (e *Engine) Image() *Image { return e.cur.Load() }
 
 // Subscribe registers fn to be called with each image as it is published,
 // on Run's goroutine, right after the swap: fn must return quickly and
-// must not call Subscribe or its cancel. cancel unregisters it.
+// must not call Subscribe or its cancel. cancel unregisters it. A
+// goroutine that wants to be woken instead subscribes a non-blocking send
+// on a channel of capacity 1, which coalesces the images it missed:
+//
+//	e.Subscribe(func(*plc.Image) {
+//		select {
+//		case wake <- struct{}{}:
+//		default:
+//		}
+//	})
 func (e *Engine) Subscribe(fn func(*Image)) (cancel func()) {
 	s := &subscriber{fn: fn}
 	e.subMu.Lock()

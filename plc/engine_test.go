@@ -81,6 +81,7 @@ func TestNewErrors(t *testing.T) {
 		{plc.Config{Devices: dev, Tags: []plc.Tag{{Device: "plc1", Name: "a", Type: plc.Bool}, {Device: "plc1", Name: "a", Type: plc.Int16}}}, "tag plc1.a: Name used twice"},
 		{plc.Config{Devices: append(dev, dev...)}, `device "plc1": Name used twice`},
 		{plc.Config{Devices: []plc.DeviceConfig{{Name: "x"}}}, `device "x": Device is nil`},
+		{plc.Config{CollectTimeout: 5 * ms}, "CollectTimeout 5ms is not shorter than the Period 5ms"},
 	} {
 		_, err := plc.New(tt.cfg)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {

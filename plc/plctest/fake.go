@@ -182,6 +182,18 @@ func (f *Fake) Set(h plc.Handle, v plc.Value) {
 	f.mu.Unlock()
 }
 
+// SetAll sets the value of every bound tag at once: a poll sees all the
+// old values or all the new ones.
+func (f *Fake) SetAll(v plc.Value) {
+	f.mu.Lock()
+	for h, t := range f.tags {
+		if t.Name != "" {
+			f.values[h] = v
+		}
+	}
+	f.mu.Unlock()
+}
+
 // SetTagStatus makes polls answer h with st and no value (Good clears it).
 func (f *Fake) SetTagStatus(h plc.Handle, st plc.Status) {
 	f.mu.Lock()
