@@ -10,7 +10,7 @@ require github.com/gopcua/opcua v0.8.0
 require (
 	github.com/goburrow/modbus v0.1.0
 	github.com/goburrow/serial v0.1.0 // required explicitly: goburrow/modbus v0.1.0 does not resolve without it
-	github.com/jonboulle/clockwork v0.5.0 // indirect
+	github.com/jonboulle/clockwork v0.5.0 // indirect: periph's gpiotest fakes use it (drivers/gpio's simulated board)
 	periph.io/x/conn/v3 v3.7.3
 	periph.io/x/host/v3 v3.8.5
 )
