@@ -60,7 +60,12 @@ type Diagnostics struct {
 	// against their deadline. Both over the last Config.Window cycles.
 	CycleTime   Percentiles
 	StartJitter Percentiles
-	Devices     []DeviceDiagnostics
+	// ImagesReused counts publishes that reused an image nobody kept;
+	// ImagesAllocated those that could not, because a reader kept the
+	// previous image (see Image).
+	ImagesReused    uint64
+	ImagesAllocated uint64
+	Devices         []DeviceDiagnostics
 
 	scratch []time.Duration
 }
@@ -103,6 +108,7 @@ func (e *Engine) Diagnostics(d *Diagnostics) {
 	c := append(d.scratch[:0], e.cycleWin.buf[:e.cycleWin.n]...)
 	j := append(d.scratch[win:win], e.jitWin.buf[:e.jitWin.n]...)
 	e.dmu.Unlock()
+	d.ImagesReused, d.ImagesAllocated = e.recycled.Load(), e.allocated.Load()
 	slices.Sort(c)
 	slices.Sort(j)
 	d.CycleTime, d.StartJitter = percentiles(c), percentiles(j)

@@ -81,6 +81,9 @@ type Engine struct {
 	state  atomic.Int32
 
 	cur         atomic.Pointer[Image]
+	spare       *Image        // a claimed image for the next publish
+	recycled    atomic.Uint64 // publishes that set an image aside for reuse
+	allocated   atomic.Uint64 // publishes that could not: a reader kept the previous image
 	subMu       sync.Mutex
 	subs        atomic.Pointer[[]*subscriber]
 	lastPublish atomic.Int64 // Unix ns
@@ -282,11 +285,10 @@ func New(cfg Config) (*Engine, error) {
 	e.writes = make(chan writeReq, wq)
 	e.subs.Store(new([]*subscriber))
 	e.lastStr = make([]string, len(e.work.strs))
-	e.cur.Store(&Image{state: tagState{
-		entries: slices.Clone(e.work.entries),
-		strs:    slices.Clone(e.work.strs),
-		slot:    e.work.slot,
-	}})
+	im := e.newImage()
+	copy(im.state.entries, e.work.entries)
+	im.pin.Store(pinFree)
+	e.cur.Store(im)
 	return e, nil
 }
 
@@ -305,14 +307,38 @@ func (e *Engine) Lookup(device, name string) (Handle, bool) {
 	return h, ok
 }
 
-// Image returns the newest image. It never blocks and never allocates;
-// before the first cycle it is an image of cycle 0 with every tag
-// BadWaitingForInitialData.
-func (e *Engine) Image() *Image { return e.cur.Load() }
+// Image returns the newest image, to keep as long as the caller likes. It
+// never blocks and never allocates; before the first cycle it is an image
+// of cycle 0 with every tag BadWaitingForInitialData.
+//
+// Image marks the image kept, so the engine never reuses it (see Image
+// for the protocol); an image nobody took this way is reused two cycles
+// later, so that publishing allocates nothing while nobody reads.
+func (e *Engine) Image() *Image {
+	for {
+		if im := e.cur.Load(); im.retain() {
+			return im
+		}
+		// The engine claimed it for reuse, so it is no longer current:
+		// the next load returns a newer image.
+	}
+}
+
+// newImage allocates an image for the engine's tags, claimed.
+func (e *Engine) newImage() *Image {
+	im := &Image{state: tagState{
+		entries: make([]entry, len(e.work.entries)),
+		strs:    make([]string, len(e.work.strs)),
+		slot:    e.work.slot,
+	}}
+	im.pin.Store(pinClaimed)
+	return im
+}
 
 // Subscribe registers fn to be called with each image as it is published,
 // on Run's goroutine, right after the swap: fn must return quickly and
-// must not call Subscribe or its cancel. cancel unregisters it. A
+// must not call Subscribe or its cancel. The image is fn's to read during
+// the call; to keep it longer, fn calls its Retain. cancel unregisters fn. A
 // goroutine that wants to be woken instead subscribes a non-blocking send
 // on a channel of capacity 1, which coalesces the images it missed:
 //
@@ -768,25 +794,37 @@ func (e *Engine) set(h Handle, v Value, st Status, ts int64) {
 // publish swaps in a new image of the tag state.
 func (e *Engine) publish(n uint64, nowNs int64) {
 	prev := e.cur.Load()
-	im := &Image{cycle: n, time: nowNs, state: tagState{
-		entries: slices.Clone(e.work.entries),
-		strs:    slices.Clone(e.work.strs),
-		slot:    e.work.slot,
-	}}
+	im := e.spare // claimed: no reader has it (see Image)
+	e.spare = nil
+	if im == nil {
+		im = e.newImage()
+	}
+	im.cycle, im.time = n, nowNs
+	copy(im.state.entries, e.work.entries)
+	copy(im.state.strs, e.work.strs)
 	// Keep the tags that differ from the previous image (a tag may have
 	// changed and changed back between two publishes).
-	keep := e.changed[:0]
+	if cap(im.changed) < len(e.changed) {
+		im.changed = make([]Handle, 0, len(e.work.entries))
+	}
+	im.changed = im.changed[:0]
 	for _, h := range e.changed {
 		if prev.state.entries[h] != e.work.entries[h] || prev.state.text(h) != e.work.text(h) {
-			keep = append(keep, h)
+			im.changed = append(im.changed, h)
 		}
-	}
-	if len(keep) > 0 {
-		im.changed = slices.Clone(keep)
 	}
 	e.changed = e.changed[:0]
 	e.pubSeq++
+	im.pin.Store(pinFree) // after the writes above, before the swap
 	e.cur.Store(im)
+	// prev is no longer current: unless a reader kept it, claim it for
+	// the next cycle.
+	if prev.pin.CompareAndSwap(pinFree, pinClaimed) {
+		e.spare = prev
+		e.recycled.Add(1)
+	} else {
+		e.allocated.Add(1)
+	}
 	e.lastPublish.Store(time.Now().UnixNano())
 	for _, s := range *e.subs.Load() {
 		s.fn(im)

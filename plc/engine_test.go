@@ -178,7 +178,10 @@ func TestSlowDeviceDoesNotDelayOther(t *testing.T) {
 		fakes["slow"].SetDelay(12 * ms)
 		hs, hf := handle(t, e, "slow", "s"), handle(t, e, "fast", "f")
 		var images []*plc.Image
-		e.Subscribe(func(im *plc.Image) { images = append(images, im) })
+		e.Subscribe(func(im *plc.Image) {
+			im.Retain()
+			images = append(images, im)
+		})
 		c := clock{time.Now()}
 		stop := start(t, e)
 		c.at(99 * ms) // cycles 1..20

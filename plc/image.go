@@ -1,6 +1,9 @@
 package plc
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // entry is one tag in an image: 24 bytes without pointers, so the
 // garbage collector need not scan an image's entries. The text of a String
@@ -36,14 +39,72 @@ func (s *tagState) text(h Handle) string {
 }
 
 // Image is one published process image: per tag its value, status and
-// source timestamp, as one cycle left them. An Image never changes once
-// published, so any number of goroutines may read it, and hold it, without
-// locks; reading it never allocates. Get the newest with Engine.Image.
+// source timestamp, as one cycle left them. An Image obtained from
+// Engine.Image never changes, so any number of goroutines may read it, and
+// hold it, without locks; reading it never allocates.
+//
+// # Reuse
+//
+// To publish without allocating, the engine reuses images that no reader
+// kept. Each image has a pin word: pinClaimed while the engine writes it,
+// pinFree once published, pinKept once a reader took it. The rules:
+//
+//  1. The engine writes an image only while it is pinClaimed; it stores
+//     pinFree after the writes and before the atomic pointer swap that
+//     publishes it.
+//  2. The engine claims an image (CAS pinFree→pinClaimed) only after it
+//     has swapped in its successor, and never claims a pinKept image:
+//     pinKept is final.
+//  3. A reader (Engine.Image, Image.Retain) may read an image only after
+//     it made its pin pinKept (CAS pinFree→pinKept, or found pinKept);
+//     finding pinClaimed it reloads the current image, which is then a
+//     newer one.
+//
+// So when a reader's retain succeeds, the image is not being written (the
+// pin was not pinClaimed) and will never be written again (pinKept is
+// final, rule 2); its contents are complete, since the reader's atomic
+// operation on the pin is ordered after the engine's pinFree store, which
+// follows the writes (rule 1). The race detector checks this in
+// TestConcurrentReaders and TestImageKept. The cost of a kept image is one
+// allocation at a later publish.
 type Image struct {
 	cycle   uint64
 	time    int64
 	state   tagState
 	changed []Handle
+	pin     atomic.Int32
+}
+
+const (
+	pinClaimed int32 = iota
+	pinFree
+	pinKept
+)
+
+// retain makes im's pin pinKept; false if the engine claimed it.
+func (im *Image) retain() bool {
+	for {
+		switch im.pin.Load() {
+		case pinKept:
+			return true
+		case pinClaimed:
+			return false
+		}
+		if im.pin.CompareAndSwap(pinFree, pinKept) {
+			return true
+		}
+	}
+}
+
+// Retain marks im kept, so that the engine never reuses it. Images from
+// Engine.Image are kept already. A subscriber (Engine.Subscribe) that
+// keeps the image it is passed beyond its call must call Retain during
+// the call; Retain panics if im is being reused, which happens only when
+// it is called later.
+func (im *Image) Retain() {
+	if !im.retain() {
+		panic("plc: Image.Retain of an image being reused; call it during the Subscribe callback")
+	}
 }
 
 // Cycle is the number of the cycle that published the image: 0 for the

@@ -103,18 +103,70 @@ func TestCycleAllocs(t *testing.T) {
 		n++
 		e.CycleForTest(ctx, n)
 	})
-	// Per cycle: the image's header, its entries and its Changed list
-	// (3 allocations; a fourth for the texts when there are String
-	// tags), and 4 for each poll's context.WithTimeout (the context, its
-	// timer, the timer's func, the cancel func). Nothing grows with the
-	// number of tags.
+	// Nobody reads, so every image is reused: no allocation for it. Each
+	// poll's context.WithTimeout costs 4 (the context, its timer, the
+	// timer's func, the cancel func). Nothing grows with the number of
+	// tags.
 	t.Logf("%.1f allocations per cycle", allocs)
 	if allocs > maxCycleAllocs {
 		t.Errorf("%.1f allocations per cycle, want at most %d", allocs, maxCycleAllocs)
 	}
+	// A reader that keeps every image costs the image's header, entries
+	// and Changed list per cycle (3 more).
+	withReader := testing.AllocsPerRun(100, func() {
+		n++
+		e.CycleForTest(ctx, n)
+		_ = e.Image()
+	})
+	t.Logf("%.1f allocations per cycle with a reader keeping each image", withReader)
+	if withReader > maxCycleAllocs+3 {
+		t.Errorf("%.1f allocations per cycle with a reader, want at most %d", withReader, maxCycleAllocs+3)
+	}
 }
 
-const maxCycleAllocs = 3 + 4*4
+// TestImageKept: an image taken with Engine.Image keeps its contents
+// while the engine goes on; images nobody took are reused.
+func TestImageKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, fakes := build(t, plc.Config{Tags: []plc.Tag{
+			{Device: "d", Name: "a", Type: plc.UInt32},
+			{Device: "d", Name: "s", Type: plc.String},
+		}}, "d")
+		f := fakes["d"]
+		cycle := uint32(0)
+		e.Subscribe(func(im *plc.Image) {
+			cycle++
+			f.Set(0, plc.UInt32Value(cycle))
+			f.Set(1, plc.StringValue(fmt.Sprint(cycle)))
+		})
+		c := clock{time.Now()}
+		stop := start(t, e)
+		c.at(12 * ms)
+		kept := e.Image()
+		want := []plc.Sample{kept.Sample(0), kept.Sample(1)}
+		if kept.Cycle() != 3 || !want[0].Value.Equal(plc.UInt32Value(2)) || want[1].Value.Text() != "2" {
+			t.Fatalf("image %d: %+v", kept.Cycle(), want)
+		}
+		var d0 plc.Diagnostics
+		e.Diagnostics(&d0)
+		c.at(999 * ms) // cycles 4..200, nobody reading
+		var d plc.Diagnostics
+		e.Diagnostics(&d)
+		stop()
+		if got := []plc.Sample{kept.Sample(0), kept.Sample(1)}; kept.Cycle() != 3 || !reflect.DeepEqual(got, want) {
+			t.Errorf("kept image changed: cycle %d, %+v", kept.Cycle(), got)
+		}
+		// The publish after the kept one could not reuse it; all others did.
+		if alloc := d.ImagesAllocated - d0.ImagesAllocated; alloc != 1 {
+			t.Errorf("%d images allocated in 197 cycles, want 1", alloc)
+		}
+		if reused := d.ImagesReused - d0.ImagesReused; reused != 196 {
+			t.Errorf("%d images reused, want 196", reused)
+		}
+	})
+}
+
+const maxCycleAllocs = 4 * 4
 
 func BenchmarkCycle1000Tags4Devices(b *testing.B) {
 	cfg, names := bigConfig(4, 250)
@@ -169,6 +221,7 @@ func TestChanged(t *testing.T) {
 		var images []*plc.Image
 		e.Subscribe(func(im *plc.Image) {
 			changed = append(changed, slices.Sorted(slices.Values(im.Changed())))
+			im.Retain()
 			images = append(images, im)
 		})
 		c := clock{time.Now()}
