@@ -25,12 +25,15 @@ type Device interface {
 	// say), and the others still count. Poll returns an error only when
 	// the device did not answer at all (no connection, a timeout); the
 	// error is or wraps a Status (see StatusOf), and out is then ignored.
-	// ctx carries the poll's deadline. Poll must not keep due or out.
+	// ctx carries the poll's deadline (Config.PollTimeout) and ends with
+	// Run. Poll must not keep due, out or ctx after it returns: the
+	// engine reuses them, ctx included, for the next call.
 	Poll(ctx context.Context, due []Handle, out []Sample) error
 
 	// Write writes v (of the tag's type) to the tag with handle h and
 	// returns when the device confirmed it, or an error that is or wraps a
 	// Status (BadTimeout, BadCommunicationError, a mapped exception).
+	// ctx is as for Poll.
 	Write(ctx context.Context, h Handle, v Value) error
 
 	// Stats returns the driver's statistics; it must be safe to call

@@ -506,22 +506,23 @@ func (e *Engine) stop() {
 // worker runs the jobs of device d.
 func (e *Engine) worker(ctx context.Context, d *device) {
 	defer e.wg.Done()
+	cc := newCallCtx(ctx)
 	for j := range d.jobs {
 		j.start = time.Now()
 		for i := range j.writes {
 			w := &j.writes[i]
-			wctx, cancel := context.WithTimeout(ctx, e.pollTimeout)
-			w.result = StatusOf(d.dev.Write(wctx, w.h, w.v))
-			cancel()
+			cc.begin(time.Now().Add(e.pollTimeout))
+			w.result = StatusOf(d.dev.Write(cc, w.h, w.v))
+			cc.end()
 			if w.done != nil {
 				w.done(w.result)
 			}
 		}
 		j.err = nil
 		if len(j.due) > 0 {
-			pctx, cancel := context.WithTimeout(ctx, e.pollTimeout)
-			j.err = d.dev.Poll(pctx, j.due, j.out)
-			cancel()
+			cc.begin(time.Now().Add(e.pollTimeout))
+			j.err = d.dev.Poll(cc, j.due, j.out)
+			cc.end()
 		}
 		j.end = time.Now()
 		e.results <- j

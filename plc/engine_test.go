@@ -516,3 +516,35 @@ func TestPercentiles(t *testing.T) {
 		t.Error("empty window")
 	}
 }
+
+// TestPollTimeout: a poll that outlives PollTimeout sees its context end
+// (the fake honours it) and fails with BadTimeout; the next poll gets a
+// live context again.
+func TestPollTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, fakes := build(t, plc.Config{PollTimeout: 32 * ms, Tags: []plc.Tag{{Device: "d", Name: "a", Type: plc.Int16}}}, "d")
+		f := fakes["d"]
+		f.Set(0, plc.Int16Value(5))
+		c := clock{time.Now()}
+		stop := start(t, e)
+		c.at(2 * ms)
+		f.SetDelay(time.Hour) // the poll of cycle 2 (5 ms) times out at 37 ms
+		c.at(36 * ms)
+		if s := e.Image().Sample(0); s.Status != plc.Good {
+			t.Errorf("before the timeout: %+v", s)
+		}
+		c.at(43 * ms) // cycle 9 (40 ms) waited 2.5 ms for its own poll, which hangs again
+		if s := e.Image().Sample(0); s.Status != plc.UncertainLastUsableValue || c.ms(s.Time) != 0 {
+			t.Errorf("after the timeout: %+v", s)
+		}
+		f.SetDelay(0) // the poll started at 40 ms still times out, at 72 ms
+		c.at(77 * ms)
+		if s := e.Image().Sample(0); s.Status != plc.Good || c.ms(s.Time) != 75*ms {
+			t.Errorf("after recovery: %+v at %v", s, c.ms(s.Time))
+		}
+		if st := f.Stats(); st.Timeouts != 2 {
+			t.Errorf("driver timeouts %d, want 2", st.Timeouts)
+		}
+		stop()
+	})
+}
