@@ -72,6 +72,7 @@ type Engine struct {
 	lastStr []string // the last usable text of the String tags, by slot
 	changed []Handle // tags changed since the last publish
 	marked  []uint64 // by handle: the publish in whose changed list it is
+	dueMark []uint64 // by handle: the cycle that read it back after a write
 	pubSeq  uint64   // publishes so far
 	results chan *job
 	collect *time.Timer
@@ -228,6 +229,7 @@ func New(cfg Config) (*Engine, error) {
 	e.work.entries = make([]entry, len(e.tags))
 	e.work.slot = make([]int32, len(e.tags))
 	e.marked = make([]uint64, len(e.tags))
+	e.dueMark = make([]uint64, len(e.tags))
 	e.meta = make([]tagMeta, len(e.tags))
 	for i := range e.tags {
 		t := &e.tags[i]
@@ -382,7 +384,8 @@ func (e *Engine) Healthy() bool {
 // BadOutOfRange (v does not convert to the tag's type), or
 // BadResourceUnavailable (the queue is full) or BadShutdown (Run has
 // ended) when not. A queued write runs on the device's goroutine before
-// the cycle's poll, so the poll reads the written value back; done, if
+// the cycle's poll, and that poll reads the tag back whatever its scan
+// class, so the image of that cycle holds the device's value; done, if
 // not nil, is then called once with the device's answer (Good,
 // BadTimeout, BadCommunicationError, the driver's mapped error), or with
 // BadTimeout if the device stayed busy for Config.WriteTimeout, or
@@ -584,6 +587,14 @@ func (e *Engine) cycle(ctx context.Context, n uint64, now time.Time) {
 		j.writes = append(j.writes[:0], d.pending...)
 		clear(d.pending)
 		d.pending = d.pending[:0]
+		// Read written tags back in the same poll, whatever their class.
+		for i := range j.writes {
+			h := j.writes[i].h
+			if e.dueMark[h] != n && !slices.Contains(j.due, h) {
+				j.due = append(j.due, h)
+			}
+			e.dueMark[h] = n
+		}
 		if len(j.due) == 0 && len(j.writes) == 0 {
 			continue
 		}

@@ -548,3 +548,31 @@ func TestPollTimeout(t *testing.T) {
 		stop()
 	})
 }
+
+// TestWriteReadBack: a written tag of a slow class is read back in the
+// write's cycle.
+func TestWriteReadBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, fakes := build(t, plc.Config{Tags: []plc.Tag{
+			{Device: "d", Name: "slow", Type: plc.UInt16, Access: plc.ReadWrite, Scan: time.Second},
+			{Device: "d", Name: "fast", Type: plc.UInt16, Access: plc.ReadWrite},
+		}}, "d")
+		f := fakes["d"]
+		f.LogPolls(true)
+		c := clock{time.Now()}
+		stop := start(t, e)
+		c.at(7 * ms)
+		e.Write(0, plc.UInt16Value(9), nil)
+		e.Write(0, plc.UInt16Value(10), nil)
+		e.Write(1, plc.UInt16Value(11), nil)
+		c.at(12 * ms)
+		stop()
+		if s := e.Image().Sample(0); !s.Value.Equal(plc.UInt16Value(10)) || c.ms(s.Time) != 10*ms {
+			t.Errorf("slow tag after the write: %+v", s)
+		}
+		log := f.PollLog()
+		if got := log[2].Due; c.ms(log[2].Start) != 10*ms || !slices.Equal(got, []plc.Handle{1, 0}) {
+			t.Errorf("cycle 3 read %v at %v, want [1 0]", got, c.ms(log[2].Start))
+		}
+	})
+}
