@@ -3,6 +3,7 @@ package plc
 import (
 	"math"
 	"strconv"
+	"strings"
 )
 
 // Type is the data type of a tag and of a Value.
@@ -33,10 +34,11 @@ func (t Type) String() string {
 	return "Type(" + strconv.Itoa(int(t)) + ")"
 }
 
-// ParseType returns the Type named s (as Type.String spells it).
+// ParseType returns the Type named s, as Type.String spells it or in any
+// case ("float32" as the configuration file spells it).
 func ParseType(s string) (Type, bool) {
 	for i, n := range typeNames {
-		if i > 0 && n == s {
+		if i > 0 && strings.EqualFold(n, s) {
 			return Type(i), true
 		}
 	}

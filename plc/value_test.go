@@ -70,6 +70,9 @@ func TestValueAccessors(t *testing.T) {
 			t.Errorf("ParseType(%q) = %v, %v", typ.String(), got, ok)
 		}
 	}
+	if got, ok := plc.ParseType("uint16"); !ok || got != plc.UInt16 {
+		t.Errorf("ParseType(uint16) = %v, %v", got, ok)
+	}
 	if _, ok := plc.ParseType("Invalid"); ok {
 		t.Error("ParseType(Invalid) ok")
 	}
