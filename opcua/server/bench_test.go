@@ -27,6 +27,8 @@ type memConn struct {
 	in      []byte // bytes still to be read
 	queue   [][]byte
 	msg     []byte // the MSG chunk repeated once queue is empty
+	batch   int    // copies of msg handed out per Read (pipelining); 0: 1
+	pending []byte // the batch being handed out
 	seq     uint32
 	keep    bool   // keep written bytes (during the handshake)
 	written []byte // kept writes
@@ -38,10 +40,14 @@ func (m *memConn) Read(p []byte) (int, error) {
 		if len(m.queue) > 0 {
 			m.in, m.queue = m.queue[0], m.queue[1:]
 		} else {
-			m.seq++
-			binary.LittleEndian.PutUint32(m.msg[16:], m.seq) // SequenceNumber
-			binary.LittleEndian.PutUint32(m.msg[20:], m.seq) // RequestId
-			m.in = m.msg
+			m.pending = m.pending[:0]
+			for range max(m.batch, 1) {
+				m.seq++
+				binary.LittleEndian.PutUint32(m.msg[16:], m.seq) // SequenceNumber
+				binary.LittleEndian.PutUint32(m.msg[20:], m.seq) // RequestId
+				m.pending = append(m.pending, m.msg...)
+			}
+			m.in = m.pending
 		}
 	}
 	n := copy(p, m.in)
@@ -151,7 +157,7 @@ func (bc *benchConn) step(tb testing.TB) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := bc.ch.WriteResponse(r.RequestID, bc.c.handle(r.Message)); err != nil {
+	if err := bc.c.answer(r); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -227,5 +233,47 @@ func TestServerReadAllocs(t *testing.T) {
 		} else {
 			t.Logf("a %d-node Read allocates %v times per request", n, allocs)
 		}
+	}
+}
+
+// BenchmarkServerRead1Pipelined is BenchmarkServerRead1 with the requests
+// arriving 10 at a time, as from a pipelining client: their responses are
+// queued and leave in one Write per 10.
+func BenchmarkServerRead1Pipelined(b *testing.B) {
+	req := readRequest(newTestServer(b, Config{}), 1)
+	bc := newBenchConn(b, req)
+	bc.mc.batch = 10
+	bc.step(b)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(bc.mc.msg)))
+	for b.Loop() {
+		bc.step(b)
+	}
+}
+
+// TestServerReadAllocsPipelined asserts that the pipelined path (requests
+// read 10 per Read, responses queued and written once per 10) allocates
+// nothing either, and that it writes once per batch.
+func TestServerReadAllocsPipelined(t *testing.T) {
+	const batch = 10
+	req := readRequest(newTestServer(t, Config{}), 1)
+	bc := newBenchConn(t, req)
+	bc.mc.batch = batch
+	for range batch {
+		bc.step(t)
+	}
+	checkReadResponse(t, bc, 1)
+	bc.mc.nWrites = 0
+	allocs := testing.AllocsPerRun(100, func() {
+		for range batch {
+			bc.step(t)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("a batch of %d pipelined 1-node Reads allocates %v times, want 0", batch, allocs)
+	}
+	// AllocsPerRun runs the function once more to warm up.
+	if got, want := bc.mc.nWrites, 101; got != want {
+		t.Errorf("%d writes for %d batches of %d requests, want %d", got, want, batch, want)
 	}
 }

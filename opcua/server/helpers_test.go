@@ -34,6 +34,14 @@ func (f *fakeChannel) ReadRequest() (uasc.Request, error) {
 	return uasc.Request{RequestID: uint32(len(f.out) + 1), Message: m}, nil
 }
 
+func (f *fakeChannel) Buffered() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.in) > 0
+}
+
+func (f *fakeChannel) QueueResponse(id uint32, msg []byte) error { return f.WriteResponse(id, msg) }
+
 func (f *fakeChannel) WriteResponse(_ uint32, msg []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

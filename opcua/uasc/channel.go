@@ -18,7 +18,11 @@
 //		req, err := ch.ReadRequest()      // one goroutine reads
 //		if err != nil { ... }             // ErrClosed, or why the channel died
 //		resp := handle(req.Message)       // req.Message is valid until the next ReadRequest
-//		ch.WriteResponse(req.RequestID, resp) // any goroutine may write
+//		if ch.Buffered() {                // the client pipelines: the next request is here
+//			ch.QueueResponse(req.RequestID, resp) // written with the batch's last
+//		} else {
+//			ch.WriteResponse(req.RequestID, resp) // any goroutine may write
+//		}
 //	}
 //
 // # Errors
@@ -38,8 +42,12 @@
 // reused, a single-chunk request is returned in place, and responses are
 // framed into a reused send buffer. All chunks of a response leave in one
 // Write, and responses queued by concurrent WriteResponse calls while a
-// write is in progress leave together in the next one. TCP_NODELAY is the
-// caller's choice (Go's default for TCP is on).
+// write is in progress leave together in the next one. The responses to
+// pipelined requests (Buffered, QueueResponse) leave in one Write per
+// batch: one per receive buffer of requests, or per negotiated send
+// buffer of responses, whichever comes first; a lone request's response
+// is written at once. TCP_NODELAY is the caller's choice (Go's default
+// for TCP is on).
 package uasc
 
 import (
@@ -230,6 +238,7 @@ type Channel struct {
 	sendBufSize   int
 	sendMaxMsg    uint32 // the client's MaxMessageSize; 0: no limit
 	sendMaxChunks uint32 // the client's MaxChunkCount; 0: no limit
+	maxQueued     int    // QueueResponse writes once this many bytes are queued
 
 	// Reader state, owned by the goroutine in Open and ReadRequest.
 	rbuf     []byte // receive buffer: unread bytes are rbuf[r:w]
@@ -338,6 +347,7 @@ func (c *Channel) acknowledge(h *hello) error {
 	c.sendBufSize = int(ack.SendBufferSize)
 	c.sendMaxMsg = h.MaxMessageSize
 	c.sendMaxChunks = h.MaxChunkCount
+	c.maxQueued = queuedBuffers * c.sendBufSize
 	c.s.mu.Lock()
 	c.s.buf = appendAcknowledge(c.s.buf[:0], &ack)
 	return c.flushLocked()
@@ -362,22 +372,28 @@ func (c *Channel) SecurityPolicyURI() string { return c.policy.URI() }
 // SecurityMode returns the channel's message security mode.
 func (c *Channel) SecurityMode() ua.MessageSecurityMode { return c.mode }
 
-// Close sends an Error message with status and reason (unless status is
-// Good) and closes the connection. A ReadRequest blocked in another
-// goroutine returns ErrClosed; later calls of every method return
-// ErrClosed. Close may be called more than once and from any goroutine.
+// Close writes the responses QueueResponse left, sends an Error message
+// with status and reason (unless status is Good) and closes the
+// connection. A ReadRequest blocked in another goroutine returns
+// ErrClosed; later calls of every method return ErrClosed. Close may be
+// called more than once and from any goroutine.
 func (c *Channel) Close(status ua.StatusCode, reason string) error {
 	var err error
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
-		if status.IsBad() {
-			c.s.mu.Lock()
-			if c.s.err == nil {
-				c.s.buf = AppendError(c.s.buf, status, reason)
-				err = c.flushLocked()
-			} else {
-				c.s.mu.Unlock()
-			}
+		c.s.mu.Lock()
+		switch {
+		case c.s.err != nil:
+			c.s.mu.Unlock()
+		case status.IsBad():
+			// After the responses QueueResponse left, if any.
+			c.s.buf = AppendError(c.s.buf, status, reason)
+			err = c.flushLocked()
+		case len(c.s.buf) > 0:
+			// The responses QueueResponse left go out first.
+			err = c.flushLocked()
+		default:
+			c.s.mu.Unlock()
 		}
 		c.s.mu.Lock()
 		if c.s.err == nil {
@@ -420,6 +436,15 @@ func (c *Channel) fail(err error) error {
 			c.s.buf = AppendError(c.s.buf, code, reason)
 			c.flushLocked() // unlocks
 			c.s.mu.Lock()
+		} else if len(c.s.buf) > 0 {
+			// Responses QueueResponse left (the client pipelined
+			// requests and then CloseSecureChannel, or the read
+			// failed): they go out before the channel ends, as they
+			// would have without queueing; a failure of this write
+			// does not replace err.
+			c.flushLocked() // unlocks
+			c.s.mu.Lock()
+			c.s.err = err
 		}
 		if c.s.err == nil {
 			c.s.err = err

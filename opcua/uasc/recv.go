@@ -59,6 +59,55 @@ func (c *Channel) ReadRequest() (Request, error) {
 	}
 }
 
+// Buffered reports whether the receive buffer already holds the whole of
+// the next request, so that the next ReadRequest returns it without
+// waiting for the connection: the client pipelines. Its chunks may follow
+// intermediate and abort chunks and OpenSecureChannel renewals; a
+// CloseSecureChannel, or a chunk the next ReadRequest rejects, also counts
+// (that ReadRequest does not wait either). It reads no bytes and does not
+// allocate; like ReadRequest, only the reading goroutine may call it.
+//
+// A server answers a request with QueueResponse while Buffered reports
+// true and with WriteResponse when it does not, so that a batch of
+// pipelined requests costs one write and a lone request is written at
+// once.
+func (c *Channel) Buffered() bool {
+	if c.rerr != nil || c.cur == nil {
+		return false
+	}
+	b := c.rbuf[c.r:c.w]
+	for range maxScanChunks {
+		if len(b) < hdrLen {
+			return false
+		}
+		size := binary.LittleEndian.Uint32(b[4:8])
+		if size < hdrLen || size > uint32(c.recvBufSize) {
+			return true // rejected without reading further
+		}
+		if uint64(size) > uint64(len(b)) {
+			return false
+		}
+		switch typ, ct := msgType(b), b[3]; {
+		case typ == "MSG" && (ct == 'C' || ct == 'A'), typ == "OPN":
+			// Handled inside ReadRequest, which then reads on.
+			b = b[size:]
+		default:
+			return true // the final chunk of a request, CLO, or garbage
+		}
+	}
+	return false // many small chunks: do not look further
+}
+
+// maxScanChunks bounds the chunks Buffered looks at.
+const maxScanChunks = 64
+
+// queuedBuffers is how many negotiated send buffers of responses
+// QueueResponse lets queue up before it writes them: it bounds the
+// memory of a pipelining channel (two send buffers of about this size
+// plus one response each), while a write of 64 KiB costs little more
+// than the system call of a smaller one.
+const queuedBuffers = 1
+
 // readChunk returns the next whole chunk from the receive buffer, reading
 // from the connection as needed. The header is checked before the body is
 // read: the type against what the phase allows, the size against the
@@ -147,6 +196,13 @@ func (c *Channel) fill(need int) error {
 	if partial {
 		if end := c.msgStart.Add(c.cfg.MessageTimeout); end.Before(dl) {
 			dl = end
+		}
+	}
+	if c.cur != nil {
+		// About to wait for the client: what QueueResponse left goes
+		// out first (the client may be waiting for it).
+		if err := c.flushQueued(); err != nil {
+			return err
 		}
 	}
 	if !dl.Equal(c.deadline) {

@@ -14,8 +14,9 @@ import (
 // one Write, outside mu, while others keep appending to the spare buffer.
 // A writer returns once the batch holding its bytes has been written, so
 // every caller learns the fate of its own response and has at most one
-// response queued (natural backpressure). The two buffers are swapped and
-// reused: steady state allocates nothing.
+// response queued (natural backpressure). QueueResponse appends without
+// writing: its bytes leave with the next flush, whoever does it. The two
+// buffers are swapped and reused: steady state allocates nothing.
 type sender struct {
 	mu       sync.Mutex
 	cond     sync.Cond // signalled when a flush ends; L is &mu
@@ -33,10 +34,11 @@ type sender struct {
 
 // WriteResponse sends msg (type NodeId + body) as the response to
 // requestID, split into chunks as negotiated. A multi-chunk response leaves
-// in one write; responses queued by several goroutines are coalesced into
-// one write. WriteResponse returns when its chunks have been written (or
-// the write failed); each write is bounded by Config.WriteTimeout. msg is
-// not retained after the call returns.
+// in one write; responses queued by several goroutines (and by
+// QueueResponse) are coalesced into one write. WriteResponse returns when
+// its chunks have been written (or the write failed); each write is
+// bounded by Config.WriteTimeout. msg is not retained after the call
+// returns.
 //
 // A response larger than the client accepts (its Hello's MaxMessageSize
 // or MaxChunkCount) is not sent: the client gets a ServiceFault with
@@ -44,6 +46,57 @@ type sender struct {
 // WriteResponse returns ua.StatusBadResponseTooLarge; the channel stays
 // usable. Any other error is sticky: the channel is dead.
 func (c *Channel) WriteResponse(requestID uint32, msg []byte) error {
+	return c.writeResponse(requestID, msg, false)
+}
+
+// QueueResponse is WriteResponse for pipelined requests: it frames msg
+// into the send buffer like WriteResponse but does not write it, so that
+// the responses to the requests a client pipelined leave in one write.
+// The queued bytes are written by the next WriteResponse or Flush (from
+// any goroutine), by ReadRequest before it waits for the connection, or
+// by QueueResponse itself once they reach the negotiated send buffer
+// size (the client's ReceiveBufferSize, at most Config.SendBufferSize),
+// which bounds the memory of a channel. Use it while Buffered reports the
+// next request ready: the response to the last one of a batch goes with
+// WriteResponse (or QueueResponse and then Flush).
+//
+// It returns nil once the response is queued (or written, at the bound),
+// ua.StatusBadResponseTooLarge as WriteResponse does, or the sticky error.
+func (c *Channel) QueueResponse(requestID uint32, msg []byte) error {
+	return c.writeResponse(requestID, msg, true)
+}
+
+// Flush writes the responses queued by QueueResponse and returns once they
+// have been written (also when a concurrent WriteResponse took them into
+// its write), or the sticky error.
+func (c *Channel) Flush() error {
+	s := &c.s
+	s.mu.Lock()
+	if s.err != nil {
+		err := s.err
+		s.mu.Unlock()
+		return err
+	}
+	my := s.taken // nothing queued: the write in progress, if any
+	if len(s.buf) > 0 {
+		my++
+	}
+	return c.flushBatch(my)
+}
+
+// flushQueued writes what QueueResponse left in the send buffer, if
+// anything; ReadRequest calls it before it waits for the connection.
+func (c *Channel) flushQueued() error {
+	s := &c.s
+	s.mu.Lock()
+	if len(s.buf) == 0 || s.err != nil {
+		s.mu.Unlock()
+		return nil // a sticky error is reported by the writers
+	}
+	return c.flushLocked()
+}
+
+func (c *Channel) writeResponse(requestID uint32, msg []byte, queue bool) error {
 	s := &c.s
 	s.mu.Lock()
 	if s.err != nil {
@@ -65,6 +118,10 @@ func (c *Channel) WriteResponse(requestID uint32, msg []byte) error {
 		return s.err
 	}
 	s.buf = b
+	if queue && len(b) < c.maxQueued {
+		s.mu.Unlock()
+		return tooLarge
+	}
 	if err := c.flushLocked(); err != nil {
 		return err
 	}
@@ -164,8 +221,14 @@ func (c *Channel) appendOPN(requestID uint32, resp *ua.OpenSecureChannelResponse
 // returns with it released. It returns nil once the batch holding the
 // caller's bytes is written, or the sticky error.
 func (c *Channel) flushLocked() error {
+	return c.flushBatch(c.s.taken + 1)
+}
+
+// flushBatch is flushLocked for the bytes of batch my: it returns once
+// batch my has been written (writing it if no one else is), or the sticky
+// error. s.mu is held on entry and released on return.
+func (c *Channel) flushBatch(my uint64) error {
 	s := &c.s
-	my := s.taken + 1
 	for {
 		if s.written >= my && (s.err == nil || my < s.errBatch) {
 			s.mu.Unlock()
