@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	gb "github.com/goburrow/modbus"
@@ -14,7 +13,8 @@ import (
 // connection or one serial bus. The Client holds link.lock() around a
 // transaction; send runs with the lock held.
 type link interface {
-	lock() *sync.Mutex
+	acquire(ctx context.Context) error
+	release()
 	// send performs one transaction: it writes adu and returns the response
 	// ADU, valid until the next send. It honours ctx's deadline.
 	send(ctx context.Context, adu []byte) ([]byte, error)
@@ -24,6 +24,29 @@ type link interface {
 	fail(err error)
 	stats() *Stats
 }
+
+// sem is a lock whose waiters queue in order and can give up when their
+// context ends. (A channel, unlike sync.Mutex, is also what testing/synctest
+// treats as durably blocking.)
+type sem chan struct{}
+
+func newSem() sem { return make(sem, 1) }
+
+func (s sem) acquire(ctx context.Context) error {
+	select {
+	case s <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case s <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s sem) release() { <-s }
 
 // boundTransporter adapts a link to goburrow's context-free Transporter:
 // the Client sets ctx under the link's lock before each call.
@@ -38,7 +61,9 @@ func (b *boundTransporter) Send(adu []byte) ([]byte, error) { return b.l.send(b.
 // framing (its TCP or RTU packager) through modbus.NewClient2 with this
 // package's transports. Every call takes a context whose deadline bounds
 // the transaction. A Client is safe for concurrent use; transactions of all
-// Clients of one link run one after another.
+// Clients of one link run one after another, in the order they asked (a
+// channel semaphore: its waiters queue in order); a call whose context ends
+// while it waits gives up without touching the link.
 type Client struct {
 	unit  uint8
 	l     link
@@ -75,8 +100,11 @@ func (c *Client) do(ctx context.Context, op func() ([]byte, error), dst []byte, 
 		c.Stats.record(err, 0)
 		return dst[:0], err
 	}
-	mu := c.l.lock()
-	mu.Lock()
+	if err := c.l.acquire(ctx); err != nil {
+		err = wrapErr(opName(), err)
+		c.Stats.record(err, 0)
+		return dst[:0], err
+	}
 	c.bt.ctx = ctx
 	t0 := time.Now()
 	res, err := op()
@@ -87,7 +115,7 @@ func (c *Client) do(ctx context.Context, op func() ([]byte, error), dst []byte, 
 		dst = append(dst[:0], res...)
 	}
 	c.bt.ctx = nil
-	mu.Unlock()
+	c.l.release()
 	if err != nil {
 		err = wrapErr(opName(), err)
 		c.l.stats().record(err, rtt)

@@ -36,7 +36,8 @@ type TCPConfig struct {
 // exception responses are complete transactions and keep the connection.
 type TCP struct {
 	cfg   TCPConfig
-	mu    sync.Mutex
+	sem   sem        // held for a transaction and for Close
+	mu    sync.Mutex // guards the Client map
 	conn  net.Conn
 	buf   [tcpMaxADU]byte
 	st    Stats
@@ -66,7 +67,7 @@ func NewTCP(cfg TCPConfig) *TCP {
 	if cfg.BackoffMax < cfg.BackoffMin {
 		cfg.BackoffMax = cfg.BackoffMin
 	}
-	t := &TCP{cfg: cfg, ctxs: map[uint8]*Client{}}
+	t := &TCP{cfg: cfg, sem: newSem(), ctxs: map[uint8]*Client{}}
 	t.st.setState(StateDown)
 	return t
 }
@@ -91,8 +92,8 @@ func (t *TCP) Stats() *Stats { return &t.st }
 
 // Close closes the connection; later calls fail with ErrClosed.
 func (t *TCP) Close() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.sem.acquire(context.Background())
+	defer t.sem.release()
 	t.done = true
 	t.st.setState(StateDown)
 	if t.conn != nil {
@@ -103,8 +104,9 @@ func (t *TCP) Close() error {
 	return nil
 }
 
-func (t *TCP) lock() *sync.Mutex { return &t.mu }
-func (t *TCP) stats() *Stats     { return &t.st }
+func (t *TCP) acquire(ctx context.Context) error { return t.sem.acquire(ctx) }
+func (t *TCP) release()                          { t.sem.release() }
+func (t *TCP) stats() *Stats                     { return &t.st }
 
 // backoff returns the wait before the next dial after n consecutive
 // failures: 0 for the first, then BackoffMin doubling up to BackoffMax.
@@ -179,7 +181,7 @@ func (t *TCP) connectLocked(ctx context.Context) error {
 }
 
 // send writes one request ADU and reads its response ADU (MBAP header
-// length-checked before the body is read). Caller holds t.mu.
+// length-checked before the body is read). Caller holds t.sem.
 func (t *TCP) send(ctx context.Context, adu []byte) ([]byte, error) {
 	if err := t.connectLocked(ctx); err != nil {
 		return nil, err

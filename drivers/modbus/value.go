@@ -582,4 +582,3 @@ func (p *Point) rawBits(v Value) (uint64, error) {
 	}
 	return u & mask, nil
 }
-
