@@ -1,0 +1,246 @@
+// Package sim is edged's built-in simulated PLC: what edged runs when it has
+// no configuration, and what the tests of the scan engine poll.
+//
+// The simulated PLC is a real Modbus TCP slave (drivers/modbus/slave) on
+// loopback, on a port chosen at run time, whose registers a tick updates
+// every 5 ms. edged polls it through the real Modbus driver, exactly as it
+// polls a PLC on the network: Start returns the configuration to do so
+// (config.Simulator with the real port filled in). Beside it, GPIO returns
+// the simulated GPIO board (drivers/gpio), whose outputs DO1..DO4 loop back
+// to the inputs DI1..DI4.
+//
+// # Register map
+//
+// The map is config.Simulator's; registers are 0-based, multi-register
+// values in the order ABCD (big-endian bytes, high word first, the Modbus
+// standard and DefaultModbusTCP's order).
+//
+//	address  tag       type     access      behaviour (tick n, t = n·5 ms)
+//	hr:0     Counter   uint32   read        n: +1 every tick (wraps at 2³²)
+//	hr:2     Sine      float64  read        sin(2π·t/10 s)
+//	hr:6     Ramp      float32  read        100·(t mod 10 s)/10 s: 0..100 in 10 s, then again
+//	hr:8     Status    uint16   read        a copy of Command, made by the tick after the write
+//	hr:100   Setpoint  float32  read-write  kept as written (0 at start)
+//	hr:102   Command   uint16   read-write  kept as written (0 at start)
+//	co:0     Toggle    bool     read        flips every 500 ms (100 ticks): true while (n/100) is odd
+//
+// Every area (coils, discrete inputs, input registers, holding registers)
+// has BankSize entries; the addresses not in the map read as 0 (false) and
+// may be written, and an address at or beyond BankSize is answered with
+// exception 2 (illegal data address), which tests use to provoke an
+// exception. Every unit id is served from the same memory.
+//
+// # Time
+//
+// The tick is driven by a time.Ticker of Period, or by the caller: with
+// Options.Manual no goroutine ticks and Step advances the simulation by one
+// tick, synchronously, so tests are deterministic. The simulated values
+// depend only on the number of ticks, never on the wall clock.
+package sim
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/edged/edged/board"
+	"github.com/edged/edged/drivers/gpio"
+	"github.com/edged/edged/drivers/modbus/slave"
+	"github.com/edged/edged/plc/config"
+)
+
+// Period is the simulated PLC's cycle: one tick.
+const Period = 5 * time.Millisecond
+
+// BankSize is the number of entries in each Modbus area of the simulated
+// PLC.
+const BankSize = 4096
+
+// The register map (0-based addresses; see the package documentation).
+const (
+	RegCounter  = 0   // holding registers 0..1, uint32
+	RegSine     = 2   // holding registers 2..5, float64
+	RegRamp     = 6   // holding registers 6..7, float32
+	RegStatus   = 8   // holding register 8, uint16
+	RegSetpoint = 100 // holding registers 100..101, float32, writable
+	RegCommand  = 102 // holding register 102, uint16, writable
+	CoilToggle  = 0   // coil 0, bool
+)
+
+// Periods of the simulated signals, in ticks.
+const (
+	SinePeriodTicks   = 2000 // 10 s
+	RampPeriodTicks   = 2000 // 10 s
+	ToggleHalfPeriod  = 100  // 500 ms
+	DeviceName        = "sim"
+	GPIODeviceName    = "io"
+	rampMax           = 100.0
+	defaultListenAddr = config.SimulatorAddress
+)
+
+// Options configure a Sim. The zero value is what edged runs.
+type Options struct {
+	// Addr is the slave's listen address; "" is config.SimulatorAddress
+	// (127.0.0.1, a free port).
+	Addr string
+	// Manual, when true, starts no ticker: the simulation advances only
+	// when Step is called.
+	Manual bool
+}
+
+// Sim is a running simulated PLC and GPIO board.
+type Sim struct {
+	srv   *slave.Server
+	addr  string
+	board *gpio.Sim
+	ticks atomic.Uint64
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// Start starts the simulated PLC with the zero Options: its slave listens on
+// a free loopback port and a ticker advances it every 5 ms until ctx ends or
+// Close is called.
+func Start(ctx context.Context) (*Sim, error) {
+	return StartOptions(ctx, Options{})
+}
+
+// StartOptions starts the simulated PLC with opt; see Start.
+func StartOptions(ctx context.Context, opt Options) (*Sim, error) {
+	if opt.Addr == "" {
+		opt.Addr = defaultListenAddr
+	}
+	s := &Sim{
+		srv:   slave.New(slave.NewBank(BankSize)),
+		board: gpio.NewSim(board.Sim()),
+	}
+	s.srv.Update(func(b *slave.Bank) { s.apply(b, 0) })
+	a, err := s.srv.ListenAndServe(opt.Addr)
+	if err != nil {
+		return nil, errors.Join(errors.New("sim: start the Modbus slave"), err)
+	}
+	s.addr = a.String()
+	ctx, s.cancel = context.WithCancel(ctx)
+	if !opt.Manual {
+		s.wg.Add(1)
+		go s.run(ctx)
+	} else {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			<-ctx.Done()
+			s.srv.Close()
+		}()
+	}
+	return s, nil
+}
+
+func (s *Sim) run(ctx context.Context) {
+	defer s.wg.Done()
+	defer s.srv.Close()
+	t := time.NewTicker(Period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.Step()
+		}
+	}
+}
+
+// Step advances the simulation by one tick: it copies Command into Status
+// and sets Counter, Sine, Ramp and Toggle for the new tick count, all under
+// the slave's lock, so that a client never reads half a tick. Step is safe
+// to call from any goroutine; with Options.Manual it is the only clock.
+func (s *Sim) Step() {
+	s.srv.Update(func(b *slave.Bank) {
+		n := s.ticks.Add(1)
+		b.HoldingRegisters[RegStatus] = b.HoldingRegisters[RegCommand]
+		s.apply(b, n)
+	})
+}
+
+// apply writes the signals of tick n into b.
+func (s *Sim) apply(b *slave.Bank, n uint64) {
+	hr := b.HoldingRegisters
+	put32(hr[RegCounter:], uint32(n))
+	put64(hr[RegSine:], math.Float64bits(Sine(n)))
+	put32(hr[RegRamp:], math.Float32bits(Ramp(n)))
+	b.Coils[CoilToggle] = Toggle(n)
+}
+
+// Counter returns the Counter of tick n.
+func Counter(n uint64) uint32 { return uint32(n) }
+
+// Sine returns the Sine of tick n: sin(2π·t/10 s).
+func Sine(n uint64) float64 {
+	return math.Sin(2 * math.Pi * float64(n%SinePeriodTicks) / SinePeriodTicks)
+}
+
+// Ramp returns the Ramp of tick n: 0..100 in 10 s, then again.
+func Ramp(n uint64) float32 {
+	return float32(rampMax * float64(n%RampPeriodTicks) / RampPeriodTicks)
+}
+
+// Toggle returns the Toggle of tick n: it flips every 100 ticks (500 ms).
+func Toggle(n uint64) bool { return (n/ToggleHalfPeriod)%2 == 1 }
+
+// put32 stores x in two registers, high word first (ABCD).
+func put32(r []uint16, x uint32) {
+	r[0] = uint16(x >> 16)
+	r[1] = uint16(x)
+}
+
+// put64 stores x in four registers, high word first (ABCD).
+func put64(r []uint16, x uint64) {
+	r[0] = uint16(x >> 48)
+	r[1] = uint16(x >> 32)
+	r[2] = uint16(x >> 16)
+	r[3] = uint16(x)
+}
+
+// Addr returns the slave's address, "127.0.0.1:<port>".
+func (s *Sim) Addr() string { return s.addr }
+
+// Ticks returns the number of ticks so far (Counter's value, before it
+// wraps).
+func (s *Sim) Ticks() uint64 { return s.ticks.Load() }
+
+// GPIO returns the simulated GPIO board (board "sim"), for
+// devices.Options.GPIO: DOn loops back to DIn; tests inject faults with its
+// SetFault.
+func (s *Sim) GPIO() *gpio.Sim { return s.board }
+
+// Update runs f with the simulated PLC's memory locked (see
+// slave.Server.Update): for tests that set or inspect registers directly.
+func (s *Sim) Update(f func(b *slave.Bank)) { s.srv.Update(f) }
+
+// Config returns the configuration that polls this simulator through the
+// real drivers: config.Simulator() with the sim device's address set to
+// Addr. Each call returns a new Config.
+func (s *Sim) Config() config.Config {
+	c := config.Simulator()
+	for i := range c.Devices {
+		if d := &c.Devices[i]; d.Name == DeviceName && d.ModbusTCP != nil {
+			d.ModbusTCP.Address = s.addr
+		}
+	}
+	return c
+}
+
+// Close stops the ticker and the slave (closing its connections) and waits
+// for them. Calling it again does nothing.
+func (s *Sim) Close() error {
+	s.once.Do(func() {
+		s.cancel()
+		s.wg.Wait()
+	})
+	return nil
+}

@@ -1,0 +1,225 @@
+package sim_test
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edged/edged/drivers/modbus"
+	"github.com/edged/edged/plc/config"
+	"github.com/edged/edged/plc/sim"
+)
+
+func startManual(t *testing.T) *sim.Sim {
+	t.Helper()
+	s, err := sim.StartOptions(t.Context(), sim.Options{Manual: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func client(t *testing.T, s *sim.Sim) *modbus.Client {
+	t.Helper()
+	l := modbus.NewTCP(modbus.TCPConfig{Address: s.Addr()})
+	t.Cleanup(func() { l.Close() })
+	return l.Client(1)
+}
+
+func readHR(t *testing.T, c *modbus.Client, addr, n uint16) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	b, err := c.Read(ctx, modbus.HoldingRegisters, addr, n, nil)
+	if err != nil {
+		t.Fatalf("read hr:%d+%d: %v", addr, n, err)
+	}
+	return b
+}
+
+// TestRegisterMap steps the simulator by hand and reads every signal of the
+// documented map through the real driver.
+func TestRegisterMap(t *testing.T) {
+	s := startManual(t)
+	c := client(t, s)
+	for range 150 {
+		s.Step()
+	}
+	const n = 150
+	regs := readHR(t, c, 0, 9)
+	if got := binary.BigEndian.Uint32(regs[0:]); got != n {
+		t.Errorf("Counter = %d, want %d", got, n)
+	}
+	if got, want := math.Float64frombits(binary.BigEndian.Uint64(regs[4:])), math.Sin(2*math.Pi*n/2000); got != want {
+		t.Errorf("Sine = %v, want %v", got, want)
+	}
+	if got, want := math.Float32frombits(binary.BigEndian.Uint32(regs[12:])), float32(100*float64(n)/2000); got != want {
+		t.Errorf("Ramp = %v, want %v", got, want)
+	}
+	ctx := t.Context()
+	bits, err := c.Read(ctx, modbus.Coils, sim.CoilToggle, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := bits[0]&1 != 0; got != sim.Toggle(n) || !got {
+		t.Errorf("Toggle at tick %d = %v, want true", n, got)
+	}
+	// Toggle flips every 100 ticks.
+	for i, want := range map[uint64]bool{0: false, 99: false, 100: true, 199: true, 200: false} {
+		if sim.Toggle(i) != want {
+			t.Errorf("Toggle(%d) = %v, want %v", i, !want, want)
+		}
+	}
+	// Ramp wraps after 10 s.
+	if sim.Ramp(2000) != 0 || sim.Ramp(1999) <= 99 {
+		t.Errorf("Ramp(1999) = %v, Ramp(2000) = %v", sim.Ramp(1999), sim.Ramp(2000))
+	}
+}
+
+// TestCommandStatus checks that Status copies Command on the tick after the
+// write, not before, and that Setpoint keeps what is written.
+func TestCommandStatus(t *testing.T) {
+	s := startManual(t)
+	c := client(t, s)
+	ctx := t.Context()
+	if err := c.WriteRegisters(ctx, sim.RegCommand, []byte{0x12, 0x34}); err != nil {
+		t.Fatal(err)
+	}
+	var sp [4]byte
+	binary.BigEndian.PutUint32(sp[:], math.Float32bits(21.5))
+	if err := c.WriteRegisters(ctx, sim.RegSetpoint, sp[:]); err != nil {
+		t.Fatal(err)
+	}
+	if got := binary.BigEndian.Uint16(readHR(t, c, sim.RegStatus, 1)); got != 0 {
+		t.Fatalf("Status before the next tick = %#x, want 0", got)
+	}
+	s.Step()
+	if got := binary.BigEndian.Uint16(readHR(t, c, sim.RegStatus, 1)); got != 0x1234 {
+		t.Fatalf("Status after a tick = %#x, want 0x1234", got)
+	}
+	if got := math.Float32frombits(binary.BigEndian.Uint32(readHR(t, c, sim.RegSetpoint, 2))); got != 21.5 {
+		t.Fatalf("Setpoint = %v, want 21.5", got)
+	}
+}
+
+// TestOutOfBank checks the exception that tests rely on.
+func TestOutOfBank(t *testing.T) {
+	s := startManual(t)
+	c := client(t, s)
+	_, err := c.Read(t.Context(), modbus.HoldingRegisters, sim.BankSize, 1, nil)
+	if modbus.StatusOf(err) != modbus.StatusBadConfigurationError {
+		t.Fatalf("read beyond the bank: %v, want exception 2 (BadConfigurationError)", err)
+	}
+}
+
+// TestTicker runs the real 5 ms ticker: the Counter increases. Bounded wait,
+// no timing assertion.
+func TestTicker(t *testing.T) {
+	s, err := sim.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := client(t, s)
+	first := binary.BigEndian.Uint32(readHR(t, c, sim.RegCounter, 2))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if got := binary.BigEndian.Uint32(readHR(t, c, sim.RegCounter, 2)); got > first {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Counter stayed at %d", first)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConfig checks that Config is config.Simulator with the slave's port
+// and that it validates.
+func TestConfig(t *testing.T) {
+	s := startManual(t)
+	c := s.Config()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	d, ok := c.Device(sim.DeviceName)
+	if !ok || d.Kind != config.KindModbusTCP || d.ModbusTCP.Address != s.Addr() {
+		t.Fatalf("device sim: %+v", d)
+	}
+	if strings.HasSuffix(s.Addr(), ":0") {
+		t.Fatalf("address %s has no port", s.Addr())
+	}
+	// The map in the configuration is the slave's.
+	want := map[string]string{"Counter": "hr:0", "Sine": "hr:2", "Ramp": "hr:6", "Status": "hr:8", "Setpoint": "hr:100", "Command": "hr:102", "Toggle": "co:0"}
+	for _, tag := range d.Tags {
+		if want[tag.Name] != tag.Address {
+			t.Errorf("tag %s at %s, the simulator has it at %s", tag.Name, tag.Address, want[tag.Name])
+		}
+	}
+	if _, ok := c.Device(sim.GPIODeviceName); !ok {
+		t.Error("no GPIO device")
+	}
+}
+
+var mbpollLine = regexp.MustCompile(`(?m)^\[(\d+)\]:\s+(-?\d+)\s*$`)
+
+// mbpoll runs mbpoll against the simulator with the options args and the
+// values to write (none for a read), and returns the values it printed, by
+// reference.
+func mbpoll(t *testing.T, s *sim.Sim, args []string, write ...string) map[int]int64 {
+	t.Helper()
+	_, port, _ := strings.Cut(s.Addr(), ":")
+	full := append([]string{"-m", "tcp", "-a", "1", "-1", "-0", "-p", port}, args...)
+	full = append(full, "127.0.0.1")
+	full = append(full, write...)
+	out, err := exec.CommandContext(t.Context(), "mbpoll", full...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("mbpoll %s: %v\n%s", strings.Join(full, " "), err, out)
+	}
+	vals := map[int]int64{}
+	for _, m := range mbpollLine.FindAllStringSubmatch(string(out), -1) {
+		ref, _ := strconv.Atoi(m[1])
+		v, _ := strconv.ParseInt(m[2], 10, 64)
+		vals[ref] = v
+	}
+	return vals
+}
+
+// TestMbpoll reads the simulator with mbpoll (an independent Modbus master):
+// the Counter as a big-endian 32-bit integer, and the Command→Status loop
+// written and read by mbpoll. mbpoll's -0 makes references 0-based.
+func TestMbpoll(t *testing.T) {
+	if _, err := exec.LookPath("mbpoll"); err != nil {
+		t.Skip("mbpoll not installed")
+	}
+	s := startManual(t)
+	for range 42 {
+		s.Step()
+	}
+	got := mbpoll(t, s, []string{"-t", "4:int", "-B", "-r", "0", "-c", "1"})
+	if got[0] != 42 {
+		t.Fatalf("mbpoll read Counter %v, want [0]=42", got)
+	}
+	// Write Command = 4321 with mbpoll, tick, read Status with mbpoll.
+	mbpoll(t, s, []string{"-t", "4", "-r", strconv.Itoa(sim.RegCommand)}, "4321")
+	if got := mbpoll(t, s, []string{"-t", "4", "-r", strconv.Itoa(sim.RegStatus), "-c", "1"}); got[sim.RegStatus] != 0 {
+		t.Fatalf("Status before the tick: %v, want 0", got)
+	}
+	s.Step()
+	if got := mbpoll(t, s, []string{"-t", "4", "-r", strconv.Itoa(sim.RegStatus), "-c", "1"}); got[sim.RegStatus] != 4321 {
+		t.Fatalf("Status after the tick: %v, want [%d]=4321", got, sim.RegStatus)
+	}
+	if got := mbpoll(t, s, []string{"-t", "4:int", "-B", "-r", "0", "-c", "1"}); got[0] != 43 {
+		t.Fatalf("Counter after the tick: %v, want [0]=43", got)
+	}
+}
