@@ -1,0 +1,323 @@
+// Package binding shows the scan engine's process image in the OPC UA
+// address space: it connects package plc to package opcua/addrspace, which
+// know nothing of each other.
+//
+// # Tags
+//
+// Every configured tag is a Variable in the namespace NamespaceURI with the
+// NodeId s=<device>.<tag>, a component of its device's folder (NodeId
+// s=<device>), which Objects organizes. Its DataType is that of the values
+// in the image (a scaled tag is a Double), scalar; AccessLevel is
+// CurrentRead, with CurrentWrite for a read-write tag;
+// MinimumSamplingInterval is its scan period. A tag with units has the
+// EngineeringUnits property (an EUInformation of the UNECE table, OPC
+// 10000-8 §5.6.3), a scaled tag the EURange property (the scaling's EU
+// range).
+//
+// Values come from the engine's current Image through one ValueSource:
+// its Snapshot is Engine.Image (a pointer, no allocation) and a read copies
+// the tag's value, status and source timestamp from it, so what the image
+// holds is exactly what a Read returns, and the values of one Read request
+// all come from one image.
+//
+// Writes go to Engine.Write: the written Variant (of the tag's DataType,
+// which the address space has checked) is converted to the tag's type,
+// BadOutOfRange when it does not fit. The address space calls a sink under
+// its write lock and requires it not to block, so the Write operation's
+// result is that of queuing the write (Good, BadOutOfRange,
+// BadResourceUnavailable, BadShutdown); the device's answer comes later and
+// is counted in the device's Writes and WriteErrors diagnostics. Waiting
+// for it (write-through) needs a sink the server can wait on outside the
+// lock: not done yet.
+//
+// # Diagnostics
+//
+// The engine's statistics are variables under Objects/Diagnostics, in the
+// namespace DiagnosticsNamespaceURI (see diag.go).
+package binding
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/plc"
+	"github.com/edged/edged/plc/config"
+)
+
+// NamespaceURI is the namespace of the tags and their device folders.
+const NamespaceURI = "urn:edged:tags"
+
+// UnitsNamespaceURI is the NamespaceUri of the EngineeringUnits of a tag:
+// the UNECE codes (OPC 10000-8 §5.6.3).
+const UnitsNamespaceURI = "http://www.opcfoundation.org/UA/units/un/cefact"
+
+// Binding is the address space's view of one engine.
+type Binding struct {
+	as   *addrspace.Space
+	e    *plc.Engine
+	ns   uint16
+	diag *diagSource
+	dns  uint16
+}
+
+// New adds the tags of cfg, served by e, and the Diagnostics object to as.
+// Every tag of cfg must be one of e's (Engine.Lookup); cfg supplies what
+// the engine does not keep: units, scaling ranges and descriptions.
+func New(as *addrspace.Space, e *plc.Engine, cfg *config.Config) (*Binding, error) {
+	b := &Binding{as: as, e: e}
+	b.ns = as.AddNamespace(NamespaceURI)
+	src := as.AddSource((*imageSource)(e))
+	sink := (*tagSink)(e)
+	for i := range cfg.Devices {
+		d := &cfg.Devices[i]
+		folder := ua.NewStringNodeID(b.ns, d.Name)
+		if err := as.AddNode(&addrspace.Node{
+			ID:          folder,
+			Class:       ua.NodeClassObject,
+			BrowseName:  ua.QualifiedName{NamespaceIndex: b.ns, Name: d.Name},
+			Description: text(fmt.Sprintf("Device %s (%s)", d.Name, d.Kind)),
+		},
+			ref(id.Organizes, true, ua.NewNumericNodeID(0, id.ObjectsFolder)),
+			ref(id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.FolderType)),
+		); err != nil {
+			return nil, fmt.Errorf("binding: device %s: %w", d.Name, err)
+		}
+		for j := range d.Tags {
+			if err := b.addTag(d, &d.Tags[j], folder, src, sink); err != nil {
+				return nil, fmt.Errorf("binding: devices[%s].tags[%s]: %w", d.Name, d.Tags[j].Name, err)
+			}
+		}
+	}
+	if err := b.addDiagnostics(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// Namespace returns the index of NamespaceURI.
+func (b *Binding) Namespace() uint16 { return b.ns }
+
+// NodeID returns the NodeId of tag device.tag.
+func (b *Binding) NodeID(device, tag string) ua.NodeID {
+	return ua.NewStringNodeID(b.ns, device+"."+tag)
+}
+
+func (b *Binding) addTag(d *config.Device, t *config.Tag, folder ua.NodeID, src addrspace.SourceID, sink *tagSink) error {
+	h, ok := b.e.Lookup(d.Name, t.Name)
+	if !ok {
+		return fmt.Errorf("not a tag of the engine")
+	}
+	pt := b.e.Tag(h)
+	dt, ok := dataTypes[pt.Type]
+	if !ok {
+		return fmt.Errorf("type %v has no OPC UA DataType", pt.Type)
+	}
+	access := uint8(ua.AccessLevelTypeCurrentRead)
+	if pt.Access == plc.ReadWrite {
+		access |= uint8(ua.AccessLevelTypeCurrentWrite)
+	}
+	scan := pt.Scan
+	if scan == 0 {
+		scan = b.e.Period()
+	}
+	nid := b.NodeID(d.Name, t.Name)
+	n := &addrspace.Node{
+		ID:                      nid,
+		Class:                   ua.NodeClassVariable,
+		BrowseName:              ua.QualifiedName{NamespaceIndex: b.ns, Name: t.Name},
+		Description:             text(t.Description),
+		DataType:                ua.NewNumericNodeID(0, dt),
+		ValueRank:               addrspace.ValueRankScalar,
+		AccessLevel:             access,
+		MinimumSamplingInterval: ms(scan),
+		Source:                  src,
+		Handle:                  uint32(h),
+	}
+	if pt.Access == plc.ReadWrite {
+		n.Sink = sink
+	}
+	if err := b.as.AddNode(n,
+		ref(id.HasComponent, true, folder),
+		ref(id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.BaseDataVariableType)),
+	); err != nil {
+		return err
+	}
+	if t.Units != "" {
+		u, ok := config.LookupUnit(t.Units)
+		if !ok {
+			return fmt.Errorf("units: %q is not a UNECE code", t.Units)
+		}
+		eu := &ua.EUInformation{
+			NamespaceURI: UnitsNamespaceURI,
+			UnitID:       u.UnitID,
+			DisplayName:  ua.LocalizedText{Locale: "en", Text: u.DisplayName},
+			Description:  ua.LocalizedText{Locale: "en", Text: u.Description},
+		}
+		if err := b.addProperty(nid, "EngineeringUnits", id.EUInformation, ua.MustVariant(ua.ExtensionObject{Body: eu})); err != nil {
+			return err
+		}
+	}
+	if s := t.Scaling; s != nil {
+		r := &ua.Range{Low: s.EUMin, High: s.EUMax}
+		if err := b.addProperty(nid, "EURange", id.Range, ua.MustVariant(ua.ExtensionObject{Body: r})); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addProperty adds the static property name (a BrowseName of namespace 0,
+// as the standard properties have) of DataType dt to variable owner.
+func (b *Binding) addProperty(owner ua.NodeID, name string, dt uint32, v ua.Variant) error {
+	return b.as.AddNode(&addrspace.Node{
+		ID:          ua.NewStringNodeID(owner.Namespace, owner.Text+"."+name),
+		Class:       ua.NodeClassVariable,
+		BrowseName:  ua.QualifiedName{Name: name},
+		Value:       ua.DataValue{Value: v},
+		DataType:    ua.NewNumericNodeID(0, dt),
+		ValueRank:   addrspace.ValueRankScalar,
+		AccessLevel: uint8(ua.AccessLevelTypeCurrentRead),
+	},
+		ref(id.HasProperty, true, owner),
+		ref(id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.PropertyType)),
+	)
+}
+
+// dataTypes maps the tag types to their namespace-0 DataTypes.
+var dataTypes = map[plc.Type]uint32{
+	plc.Bool:    id.Boolean,
+	plc.Int16:   id.Int16,
+	plc.UInt16:  id.UInt16,
+	plc.Int32:   id.Int32,
+	plc.UInt32:  id.UInt32,
+	plc.Int64:   id.Int64,
+	plc.UInt64:  id.UInt64,
+	plc.Float32: id.Float,
+	plc.Float64: id.Double,
+	plc.String:  id.String,
+}
+
+// imageSource is the engine as a ValueSource: its snapshots are images.
+type imageSource plc.Engine
+
+// Snapshot returns the engine's current image, which never changes.
+func (s *imageSource) Snapshot() addrspace.Snapshot {
+	return (*imageSnapshot)((*plc.Engine)(s).Image())
+}
+
+// imageSnapshot is an image as a Snapshot.
+type imageSnapshot plc.Image
+
+// Value copies tag h's sample into dv: value (none when the status is
+// Bad), status (the same numbers) and source timestamp.
+func (im *imageSnapshot) Value(h uint32, dv *ua.DataValue) {
+	s := (*plc.Image)(im).Sample(plc.Handle(h))
+	setVariant(&dv.Value, s.Value)
+	dv.Status = ua.StatusCode(s.Status)
+	dv.SourceTimestamp = s.Time
+}
+
+// setVariant makes v the Variant of x (null for an Invalid x), without
+// allocating.
+func setVariant(v *ua.Variant, x plc.Value) {
+	switch x.Type() {
+	case plc.Bool:
+		v.SetBool(x.Bool())
+	case plc.Int16:
+		v.SetInt16(int16(x.Int64()))
+	case plc.UInt16:
+		v.SetUint16(uint16(x.Uint64()))
+	case plc.Int32:
+		v.SetInt32(int32(x.Int64()))
+	case plc.UInt32:
+		v.SetUint32(uint32(x.Uint64()))
+	case plc.Int64:
+		v.SetInt64(x.Int64())
+	case plc.UInt64:
+		v.SetUint64(x.Uint64())
+	case plc.Float32:
+		v.SetFloat32(x.Float32())
+	case plc.Float64:
+		v.SetFloat64(x.Float64())
+	case plc.String:
+		v.SetString(x.Text())
+	default:
+		v.Reset()
+	}
+}
+
+// tagSink is the engine as the ValueSink of the read-write tags.
+type tagSink plc.Engine
+
+// WriteValue queues the write of wv's value (of the tag's DataType, checked
+// by the address space) and returns Engine.Write's answer: Good when
+// queued. It does not wait for the device (see the package doc).
+func (s *tagSink) WriteValue(h uint32, wv *ua.WriteValue) ua.StatusCode {
+	if wv.IndexRange != "" {
+		return ua.StatusBadWriteNotSupported
+	}
+	v, ok := plcValue(wv.Value.Value)
+	if !ok {
+		return ua.StatusBadTypeMismatch
+	}
+	return ua.StatusCode((*plc.Engine)(s).Write(plc.Handle(h), v, nil))
+}
+
+// plcValue converts a scalar Variant of a tag's DataType to a Value; a
+// String is copied, since the Variant may share the request's buffer.
+func plcValue(v ua.Variant) (plc.Value, bool) {
+	if v.IsArray() {
+		return plc.Value{}, false
+	}
+	switch v.Type() {
+	case ua.TypeBoolean:
+		x, _ := v.Bool()
+		return plc.BoolValue(x), true
+	case ua.TypeInt16:
+		x, _ := v.Int16()
+		return plc.Int16Value(x), true
+	case ua.TypeUInt16:
+		x, _ := v.Uint16()
+		return plc.UInt16Value(x), true
+	case ua.TypeInt32:
+		x, _ := v.Int32()
+		return plc.Int32Value(x), true
+	case ua.TypeUInt32:
+		x, _ := v.Uint32()
+		return plc.UInt32Value(x), true
+	case ua.TypeInt64:
+		x, _ := v.Int64()
+		return plc.Int64Value(x), true
+	case ua.TypeUInt64:
+		x, _ := v.Uint64()
+		return plc.UInt64Value(x), true
+	case ua.TypeFloat:
+		x, _ := v.Float32()
+		return plc.Float32Value(x), true
+	case ua.TypeDouble:
+		x, _ := v.Float64()
+		return plc.Float64Value(x), true
+	case ua.TypeString:
+		x, _ := v.StringValue()
+		return plc.StringValue(strings.Clone(x)), true
+	}
+	return plc.Value{}, false
+}
+
+func ref(typ uint32, inverse bool, target ua.NodeID) addrspace.Reference {
+	return addrspace.Reference{TypeID: ua.NewNumericNodeID(0, typ), IsInverse: inverse, Target: ua.ExpandedNodeID{NodeID: target}}
+}
+
+func text(s string) ua.LocalizedText {
+	if s == "" {
+		return ua.LocalizedText{}
+	}
+	return ua.LocalizedText{Locale: "en", Text: s}
+}
+
+// ms returns d in milliseconds, as OPC UA's Duration.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,471 @@
+package binding_test
+
+import (
+	"context"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edged/edged/binding"
+	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/plc"
+	"github.com/edged/edged/plc/config"
+	"github.com/edged/edged/plc/plctest"
+)
+
+// rig is an engine over two fake devices, its configuration and a space
+// with the binding.
+type rig struct {
+	cfg  config.Config
+	e    *plc.Engine
+	plc1 *plctest.Fake
+	io   *plctest.Fake
+	as   *addrspace.Space
+	b    *binding.Binding
+	rc   addrspace.ReadContext
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	r := &rig{plc1: &plctest.Fake{}, io: &plctest.Fake{}}
+	r.cfg = config.Default()
+	tcp := config.DefaultModbusTCP("127.0.0.1:502")
+	r.cfg.Devices = []config.Device{
+		{Name: "plc1", Kind: config.KindModbusTCP, NoCommTimeoutMs: 3000, ModbusTCP: tcp, Tags: []config.Tag{
+			{Name: "Temp", Type: config.Int16, Address: "30001", ScanClass: "normal", Access: config.Read,
+				Scaling: &config.Scaling{RawMin: 0, RawMax: 10000, EUMin: -50, EUMax: 150}, Units: "CEL", Description: "tank temperature"},
+			{Name: "Counter", Type: config.UInt32, Address: "hr:0", ScanClass: "fast", Access: config.Read},
+			{Name: "Setpoint", Type: config.Float32, Address: "hr:10", ScanClass: "slow", Access: config.ReadWrite, Units: "BAR"},
+			{Name: "Recipe", Type: config.String, Address: "hr:100", Length: 8, ScanClass: "second", Access: config.ReadWrite},
+			{Name: "Level", Type: config.Int16, Address: "hr:20", ScanClass: "fast", Access: config.ReadWrite},
+		}},
+		{Name: "io", Kind: config.KindGPIO, NoCommTimeoutMs: 1000, Tags: []config.Tag{
+			{Name: "Lamp", Type: config.Bool, Address: "DO1", ScanClass: "fast", Access: config.ReadWrite},
+		}},
+	}
+	e, err := plc.New(plc.Config{
+		Period: 5 * time.Millisecond,
+		Devices: []plc.DeviceConfig{
+			{Name: "plc1", Device: r.plc1},
+			{Name: "io", Device: r.io},
+		},
+		Tags: []plc.Tag{
+			{Device: "plc1", Name: "Temp", Type: plc.Float64, Scan: 10 * time.Millisecond},
+			{Device: "plc1", Name: "Counter", Type: plc.UInt32},
+			{Device: "plc1", Name: "Setpoint", Type: plc.Float32, Access: plc.ReadWrite, Scan: 100 * time.Millisecond},
+			{Device: "plc1", Name: "Recipe", Type: plc.String, Access: plc.ReadWrite, Scan: time.Second},
+			{Device: "plc1", Name: "Level", Type: plc.Int16, Access: plc.ReadWrite},
+			{Device: "io", Name: "Lamp", Type: plc.Bool, Access: plc.ReadWrite},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.e = e
+	r.as = addrspace.New()
+	r.as.AddNamespace("urn:edged:gateway") // as the server does: tags are ns=2
+	r.b, err = binding.New(r.as, e, &r.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// run runs the engine until the test ends and waits for n images.
+func (r *rig) run(t *testing.T, n int) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.e.Run(ctx) }()
+	stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+	t.Cleanup(func() {
+		if ctx.Err() == nil {
+			stop()
+		}
+	})
+	r.waitCycles(t, n)
+	return stop
+}
+
+func (r *rig) waitCycles(t *testing.T, n int) {
+	t.Helper()
+	start := r.e.Image().Cycle()
+	deadline := time.Now().Add(5 * time.Second)
+	for r.e.Image().Cycle() < start+uint64(n) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %d cycles in 5 s", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (r *rig) read(nid ua.NodeID, attr ua.AttributeID) ua.DataValue {
+	r.rc.Reset()
+	var dv ua.DataValue
+	r.as.Read(&r.rc, &ua.ReadValueID{NodeID: nid, AttributeID: uint32(attr)}, ua.TimestampsToReturnBoth, &dv)
+	return dv
+}
+
+func (r *rig) write(nid ua.NodeID, v any) ua.StatusCode {
+	return r.as.Write(&ua.WriteValue{NodeID: nid, AttributeID: uint32(ua.AttributeIDValue),
+		Value: ua.DataValue{Value: ua.MustVariant(v)}}, nil)
+}
+
+func TestNamespaceAndNodeIDs(t *testing.T) {
+	r := newRig(t)
+	if got := r.b.Namespace(); got != 2 {
+		t.Errorf("tags namespace index %d, want 2", got)
+	}
+	if i, ok := r.as.NamespaceIndex(binding.NamespaceURI); !ok || i != r.b.Namespace() {
+		t.Errorf("NamespaceIndex(%s) = %d, %v", binding.NamespaceURI, i, ok)
+	}
+	if got, want := r.b.NodeID("plc1", "Temp").String(), "ns=2;s=plc1.Temp"; got != want {
+		t.Errorf("NodeID = %s, want %s", got, want)
+	}
+}
+
+// TestTagAttributes checks each tag's attributes against its configuration.
+func TestTagAttributes(t *testing.T) {
+	r := newRig(t)
+	for _, c := range []struct {
+		dev, tag string
+		dt       uint32
+		access   uint8
+		sampling float64
+	}{
+		{"plc1", "Temp", id.Double, 1, 10},
+		{"plc1", "Counter", id.UInt32, 1, 5},
+		{"plc1", "Setpoint", id.Float, 3, 100},
+		{"plc1", "Recipe", id.String, 3, 1000},
+		{"plc1", "Level", id.Int16, 3, 5},
+		{"io", "Lamp", id.Boolean, 3, 5},
+	} {
+		n := r.as.Node(r.b.NodeID(c.dev, c.tag))
+		if n == nil {
+			t.Errorf("%s.%s: no node", c.dev, c.tag)
+			continue
+		}
+		if n.Class != ua.NodeClassVariable || n.DataType != ua.NewNumericNodeID(0, c.dt) || n.ValueRank != -1 ||
+			n.AccessLevel != c.access || n.MinimumSamplingInterval != c.sampling || n.BrowseName.Name != c.tag {
+			t.Errorf("%s.%s: class %v DataType %v ValueRank %d AccessLevel %d MinimumSamplingInterval %v BrowseName %v",
+				c.dev, c.tag, n.Class, n.DataType, n.ValueRank, n.AccessLevel, n.MinimumSamplingInterval, n.BrowseName)
+		}
+		if dv := r.read(n.ID, ua.AttributeIDUserAccessLevel); !dv.Value.Equal(ua.MustVariant(c.access)) {
+			t.Errorf("%s.%s: UserAccessLevel %v, want %d", c.dev, c.tag, dv.Value, c.access)
+		}
+		refs := r.as.References(n.ID)
+		if !hasRef(refs, id.HasComponent, true, ua.NewStringNodeID(2, c.dev)) ||
+			!hasRef(refs, id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.BaseDataVariableType)) {
+			t.Errorf("%s.%s: references %v", c.dev, c.tag, refs)
+		}
+	}
+	if dv := r.read(r.b.NodeID("plc1", "Temp"), ua.AttributeIDDescription); !dv.Value.Equal(ua.MustVariant(ua.LocalizedText{Locale: "en", Text: "tank temperature"})) {
+		t.Errorf("Temp's Description %v", dv.Value)
+	}
+}
+
+func hasRef(refs []addrspace.Reference, typ uint32, inverse bool, target ua.NodeID) bool {
+	for _, r := range refs {
+		if r.TypeID == ua.NewNumericNodeID(0, typ) && r.IsInverse == inverse && r.Target.NodeID == target {
+			return true
+		}
+	}
+	return false
+}
+
+// TestBrowsePath finds a tag from Objects through its device folder.
+func TestBrowsePath(t *testing.T) {
+	r := newRig(t)
+	for _, dev := range []string{"plc1", "io"} {
+		f := ua.NewStringNodeID(2, dev)
+		refs := r.as.References(f)
+		if !hasRef(refs, id.Organizes, true, ua.NewNumericNodeID(0, id.ObjectsFolder)) ||
+			!hasRef(refs, id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.FolderType)) {
+			t.Errorf("folder %s: references %v", dev, refs)
+		}
+	}
+	bp := ua.BrowsePath{
+		StartingNode: ua.NewNumericNodeID(0, id.ObjectsFolder),
+		RelativePath: ua.RelativePath{Elements: []ua.RelativePathElement{
+			{ReferenceTypeID: ua.NewNumericNodeID(0, id.HierarchicalReferences), IncludeSubtypes: true, TargetName: ua.QualifiedName{NamespaceIndex: 2, Name: "plc1"}},
+			{ReferenceTypeID: ua.NewNumericNodeID(0, id.HierarchicalReferences), IncludeSubtypes: true, TargetName: ua.QualifiedName{NamespaceIndex: 2, Name: "Setpoint"}},
+			{ReferenceTypeID: ua.NewNumericNodeID(0, id.HasProperty), TargetName: ua.QualifiedName{Name: "EngineeringUnits"}},
+		}},
+	}
+	var res ua.BrowsePathResult
+	r.as.TranslateBrowsePath(&bp, &res)
+	if res.StatusCode != ua.StatusGood || len(res.Targets) != 1 ||
+		res.Targets[0].TargetID.NodeID != ua.NewStringNodeID(2, "plc1.Setpoint.EngineeringUnits") {
+		t.Errorf("Objects/plc1/Setpoint/EngineeringUnits: %v %+v", res.StatusCode, res.Targets)
+	}
+}
+
+// TestProperties checks EngineeringUnits (UNECE) and EURange.
+func TestProperties(t *testing.T) {
+	r := newRig(t)
+	eu := r.read(ua.NewStringNodeID(2, "plc1.Temp.EngineeringUnits"), ua.AttributeIDValue)
+	eo, ok := eu.Value.Value().(ua.ExtensionObject)
+	if eu.Status != ua.StatusGood || !ok {
+		t.Fatalf("Temp's EngineeringUnits: %v %v", eu.Status, eu.Value)
+	}
+	info, ok := eo.Body.(*ua.EUInformation)
+	cel, _ := config.LookupUnit("CEL")
+	if !ok || info.NamespaceURI != "http://www.opcfoundation.org/UA/units/un/cefact" || info.UnitID != cel.UnitID ||
+		info.UnitID != 4408652 || info.DisplayName.Text != "°C" || info.Description.Text != cel.Description {
+		t.Errorf("Temp's EngineeringUnits %+v", eo.Body)
+	}
+	rg := r.read(ua.NewStringNodeID(2, "plc1.Temp.EURange"), ua.AttributeIDValue)
+	eo, _ = rg.Value.Value().(ua.ExtensionObject)
+	if rng, ok := eo.Body.(*ua.Range); !ok || rng.Low != -50 || rng.High != 150 {
+		t.Errorf("Temp's EURange %v", rg.Value)
+	}
+	n := r.as.Node(ua.NewStringNodeID(2, "plc1.Temp.EURange"))
+	if n.DataType != ua.NewNumericNodeID(0, id.Range) || n.BrowseName != (ua.QualifiedName{Name: "EURange"}) ||
+		!hasRef(r.as.References(n.ID), id.HasProperty, true, r.b.NodeID("plc1", "Temp")) ||
+		!hasRef(r.as.References(n.ID), id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.PropertyType)) {
+		t.Errorf("EURange node %+v, references %v", n, r.as.References(n.ID))
+	}
+	if r.as.Node(ua.NewStringNodeID(2, "plc1.Setpoint.EngineeringUnits")) == nil {
+		t.Error("Setpoint has no EngineeringUnits")
+	}
+	for _, nid := range []string{"plc1.Setpoint.EURange", "plc1.Counter.EngineeringUnits", "plc1.Counter.EURange"} {
+		if r.as.Node(ua.NewStringNodeID(2, nid)) != nil {
+			t.Errorf("%s exists but was not configured", nid)
+		}
+	}
+}
+
+// TestReadIsImage checks that a Read returns exactly the image's sample.
+func TestReadIsImage(t *testing.T) {
+	r := newRig(t)
+	temp, _ := r.e.Lookup("plc1", "Temp")
+	cnt, _ := r.e.Lookup("plc1", "Counter")
+	rec, _ := r.e.Lookup("plc1", "Recipe")
+	if dv := r.read(r.b.NodeID("plc1", "Counter"), ua.AttributeIDValue); dv.Status != ua.StatusBadWaitingForInitialData || !dv.Value.IsNull() {
+		t.Errorf("Counter before the first cycle: %v %v", dv.Status, dv.Value)
+	}
+	r.plc1.Set(temp, plc.Float64Value(21.25))
+	r.plc1.Set(cnt, plc.UInt32Value(42))
+	r.plc1.Set(rec, plc.StringValue("PUMP-7"))
+	r.plc1.SetTagStatus(cnt, plc.Good)
+	r.run(t, 3)
+	for _, c := range []struct {
+		tag string
+		h   plc.Handle
+		v   any
+	}{{"Temp", temp, 21.25}, {"Counter", cnt, uint32(42)}, {"Recipe", rec, "PUMP-7"}} {
+		// The image of the same request as the Read: take it after.
+		dv := r.read(r.b.NodeID("plc1", c.tag), ua.AttributeIDValue)
+		s := r.e.Image().Sample(c.h)
+		if dv.Status != ua.StatusGood || !dv.Value.Equal(ua.MustVariant(c.v)) {
+			t.Errorf("%s: %v %v, want Good %v", c.tag, dv.Status, dv.Value, c.v)
+		}
+		if dv.SourceTimestamp.IsZero() || dv.SourceTimestamp.After(s.Time) {
+			t.Errorf("%s: source timestamp %v, image's now %v", c.tag, dv.SourceTimestamp, s.Time)
+		}
+	}
+
+	// A device that stops answering: Uncertain, the last value, its time.
+	r.plc1.SetError(plc.BadTimeout)
+	r.waitCycles(t, 5)
+	dv := r.read(r.b.NodeID("plc1", "Counter"), ua.AttributeIDValue)
+	s := r.e.Image().Sample(cnt)
+	if dv.Status != ua.StatusUncertainLastUsableValue || dv.Status != ua.StatusCode(s.Status) ||
+		!dv.Value.Equal(ua.MustVariant(uint32(42))) || !dv.SourceTimestamp.Equal(s.Time) {
+		t.Errorf("Counter of a silent device: %v %v %v; image %v %v %v", dv.Status, dv.Value, dv.SourceTimestamp, s.Status, s.Value, s.Time)
+	}
+	// A Bad tag status: no value.
+	r.plc1.SetError(nil)
+	r.plc1.SetTagStatus(cnt, plc.Status(0x80DB0000)) // a mapped exception the binding does not know
+	r.waitCycles(t, 3)
+	dv = r.read(r.b.NodeID("plc1", "Counter"), ua.AttributeIDValue)
+	if dv.Status != 0x80DB0000 || !dv.Value.IsNull() {
+		t.Errorf("Counter with a Bad status: %v %v", dv.Status, dv.Value)
+	}
+}
+
+// TestReadAllocs asserts that reading a tag, and a Diagnostics variable,
+// through the address space allocates nothing.
+func TestReadAllocs(t *testing.T) {
+	r := newRig(t)
+	rec, _ := r.e.Lookup("plc1", "Recipe")
+	r.plc1.Set(rec, plc.StringValue("PUMP-7"))
+	stop := r.run(t, 3)
+	stop() // the engine's goroutines must not count
+	// Every request refreshes the Diagnostics cache: a period has passed.
+	now := time.Now()
+	binding.SetDiagnosticsClock(r.b, func() time.Time { now = now.Add(10 * time.Millisecond); return now })
+	for _, nid := range []ua.NodeID{
+		r.b.NodeID("plc1", "Counter"), r.b.NodeID("plc1", "Temp"), r.b.NodeID("plc1", "Recipe"),
+		r.b.DiagnosticsNodeID("CycleTimeP99"), r.b.DeviceDiagnosticsNodeID("plc1", "State"),
+	} {
+		rv := ua.ReadValueID{NodeID: nid, AttributeID: uint32(ua.AttributeIDValue)}
+		var dv ua.DataValue
+		var rc addrspace.ReadContext
+		r.as.Read(&rc, &rv, ua.TimestampsToReturnBoth, &dv) // warm the context
+		if dv.Status.IsBad() {
+			t.Errorf("%v: %v", nid, dv.Status)
+		}
+		if n := testing.AllocsPerRun(100, func() {
+			rc.Reset()
+			r.as.Read(&rc, &rv, ua.TimestampsToReturnBoth, &dv)
+		}); n != 0 {
+			t.Errorf("reading %v: %v allocations, want 0", nid, n)
+		}
+	}
+}
+
+// TestWrite writes through the sink to the device.
+func TestWrite(t *testing.T) {
+	r := newRig(t)
+	r.run(t, 2)
+	sp, _ := r.e.Lookup("plc1", "Setpoint")
+	rec, _ := r.e.Lookup("plc1", "Recipe")
+	lamp, _ := r.e.Lookup("io", "Lamp")
+	for _, c := range []struct {
+		dev, tag string
+		v        any
+		want     ua.StatusCode
+	}{
+		{"plc1", "Setpoint", float32(21.5), ua.StatusGood},
+		{"plc1", "Recipe", "MIX-2", ua.StatusGood},
+		{"io", "Lamp", true, ua.StatusGood},
+		{"plc1", "Setpoint", 21.5, ua.StatusBadTypeMismatch},    // a Double to a Float
+		{"plc1", "Level", int32(7), ua.StatusBadTypeMismatch},   // an Int32 to an Int16
+		{"plc1", "Counter", uint32(1), ua.StatusBadNotWritable}, // a read tag
+		{"plc1", "Setpoint", []float32{1}, ua.StatusBadTypeMismatch},
+	} {
+		if got := r.write(r.b.NodeID(c.dev, c.tag), c.v); got != c.want {
+			t.Errorf("write %v to %s.%s: %v, want %v", c.v, c.dev, c.tag, got, c.want)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		im := r.e.Image()
+		if im.Value(sp).Float32() == 21.5 && im.Value(rec).Text() == "MIX-2" && im.Value(lamp).Bool() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("written values not read back: %v %v %v", im.Value(sp), im.Value(rec), im.Value(lamp))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if dv := r.read(r.b.NodeID("plc1", "Setpoint"), ua.AttributeIDValue); !dv.Value.Equal(ua.MustVariant(float32(21.5))) {
+		t.Errorf("Setpoint read back %v", dv.Value)
+	}
+	w := r.plc1.Written()
+	if len(w) != 2 || w[0].Handle != sp || w[1].Handle != rec {
+		t.Errorf("plc1 received %+v", w)
+	}
+	// IndexRange is not supported on tags.
+	wv := ua.WriteValue{NodeID: r.b.NodeID("plc1", "Recipe"), AttributeID: uint32(ua.AttributeIDValue), IndexRange: "0:1",
+		Value: ua.DataValue{Value: ua.MustVariant("AB")}}
+	if st := r.as.Write(&wv, nil); st != ua.StatusBadWriteNotSupported {
+		t.Errorf("write with IndexRange: %v", st)
+	}
+}
+
+// TestWriteResults: what Engine.Write answers reaches the client.
+func TestWriteResults(t *testing.T) {
+	r := newRig(t)
+	stop := r.run(t, 2)
+	// A failing device: the write is queued (Good); the failure is counted.
+	r.plc1.SetWriteError(plc.BadCommunicationError)
+	if st := r.write(r.b.NodeID("plc1", "Setpoint"), float32(1)); st != ua.StatusGood {
+		t.Errorf("write to a failing device: %v, want Good (queued)", st)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		dv := r.read(r.b.DeviceDiagnosticsNodeID("plc1", "WriteErrors"), ua.AttributeIDValue)
+		if n, _ := dv.Value.Uint64(); n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("WriteErrors %v, want 1", dv.Value)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+	if st := r.write(r.b.NodeID("plc1", "Setpoint"), float32(1)); st != ua.StatusBadShutdown {
+		t.Errorf("write after Run: %v, want BadShutdown", st)
+	}
+}
+
+// TestDiagnostics reads the Diagnostics object's variables.
+func TestDiagnostics(t *testing.T) {
+	r := newRig(t)
+	r.run(t, 20)
+	time.Sleep(10 * time.Millisecond) // older than a period: refreshed
+	num := func(nid ua.NodeID) float64 {
+		t.Helper()
+		dv := r.read(nid, ua.AttributeIDValue)
+		if dv.Status != ua.StatusGood {
+			t.Errorf("%v: %v", nid, dv.Status)
+		}
+		switch x := dv.Value.Value().(type) {
+		case uint64:
+			return float64(x)
+		case float64:
+			return x
+		}
+		t.Errorf("%v: %v", nid, dv.Value)
+		return math.NaN()
+	}
+	if n := num(r.b.DiagnosticsNodeID("Cycles")); n < 20 {
+		t.Errorf("Cycles %v, want 20 or more", n)
+	}
+	if p := num(r.b.DiagnosticsNodeID("Period")); p != 5 {
+		t.Errorf("Period %v ms, want 5", p)
+	}
+	for _, name := range []string{"Overruns", "CycleTimeP50", "CycleTimeP99", "CycleTimeMax", "StartJitterP50", "StartJitterP99", "StartJitterMax"} {
+		if v := num(r.b.DiagnosticsNodeID(name)); v < 0 || math.IsNaN(v) {
+			t.Errorf("%s %v", name, v)
+		}
+	}
+	if num(r.b.DiagnosticsNodeID("CycleTimeMax")) < num(r.b.DiagnosticsNodeID("CycleTimeP50")) {
+		t.Error("CycleTimeMax below CycleTimeP50")
+	}
+	if n := num(r.b.DeviceDiagnosticsNodeID("plc1", "Requests")); n < 20 {
+		t.Errorf("plc1 Requests %v", n)
+	}
+	if n := num(r.b.DeviceDiagnosticsNodeID("io", "Polls")); n < 20 {
+		t.Errorf("io Polls %v", n)
+	}
+	if dv := r.read(r.b.DeviceDiagnosticsNodeID("plc1", "LastError"), ua.AttributeIDValue); dv.Value.Type() != ua.TypeString {
+		t.Errorf("LastError %v", dv.Value)
+	}
+	// Browsable: Objects/Diagnostics/plc1/Requests.
+	bp := ua.BrowsePath{
+		StartingNode: ua.NewNumericNodeID(0, id.ObjectsFolder),
+		RelativePath: ua.RelativePath{Elements: []ua.RelativePathElement{
+			{ReferenceTypeID: ua.NewNumericNodeID(0, id.HierarchicalReferences), IncludeSubtypes: true, TargetName: ua.QualifiedName{NamespaceIndex: 3, Name: "Diagnostics"}},
+			{ReferenceTypeID: ua.NewNumericNodeID(0, id.HierarchicalReferences), IncludeSubtypes: true, TargetName: ua.QualifiedName{NamespaceIndex: 3, Name: "plc1"}},
+			{ReferenceTypeID: ua.NewNumericNodeID(0, id.HierarchicalReferences), IncludeSubtypes: true, TargetName: ua.QualifiedName{NamespaceIndex: 3, Name: "Requests"}},
+		}},
+	}
+	var res ua.BrowsePathResult
+	r.as.TranslateBrowsePath(&bp, &res)
+	if res.StatusCode != ua.StatusGood || len(res.Targets) != 1 || res.Targets[0].TargetID.NodeID != r.b.DeviceDiagnosticsNodeID("plc1", "Requests") {
+		t.Errorf("Objects/Diagnostics/plc1/Requests: %v %+v", res.StatusCode, res.Targets)
+	}
+}
+
+// TestUnknownTag: a configured tag the engine lacks is an error naming it.
+func TestUnknownTag(t *testing.T) {
+	r := newRig(t)
+	cfg := r.cfg
+	cfg.Devices = append([]config.Device(nil), cfg.Devices...)
+	cfg.Devices[1].Tags = append(cfg.Devices[1].Tags, config.Tag{Name: "Ghost", Type: config.Bool, Address: "DI1", ScanClass: "fast", Access: config.Read})
+	_, err := binding.New(addrspace.New(), r.e, &cfg)
+	if err == nil || !strings.Contains(err.Error(), "devices[io].tags[Ghost]") {
+		t.Errorf("New with an unknown tag: %v", err)
+	}
+}
