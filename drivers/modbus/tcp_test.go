@@ -285,7 +285,7 @@ func TestTCPBackoff(t *testing.T) {
 }
 
 func TestTCPContextCancel(t *testing.T) {
-	s := newLateSlave(t, 1, 2*time.Second)
+	s := newLateSlave(t, 1, 300*time.Millisecond)
 	link := NewTCP(TCPConfig{Address: s.l.Addr().String(), Timeout: 10 * time.Second})
 	defer link.Close()
 	ctx, cancel := context.WithCancel(context.Background())
