@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	gb "github.com/goburrow/modbus"
@@ -42,5 +44,31 @@ func TestExceptionStatus(t *testing.T) {
 	}
 	if StatusBadTimeout.String() != "BadTimeout" || StatusCode(0x80AB0000).String() != "0x80AB0000" {
 		t.Error("String")
+	}
+}
+
+// The constants agree with the OPC UA schema's StatusCode.csv (in the
+// shared checkout next to the repository).
+func TestStatusCodesMatchSchema(t *testing.T) {
+	b, err := os.ReadFile("../../../shared/opcua-schema/StatusCode.csv")
+	if err != nil {
+		t.Skipf("StatusCode.csv not available: %v", err)
+	}
+	schema := map[string]uint32{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(line, ",", 3)
+		if len(f) < 2 {
+			continue
+		}
+		v, err := strconv.ParseUint(strings.TrimPrefix(f[1], "0x"), 16, 32)
+		if err == nil {
+			schema[f[0]] = uint32(v)
+		}
+	}
+	for code, name := range statusNames {
+		v, ok := schema[name]
+		if !ok || v != uint32(code) {
+			t.Errorf("%s = 0x%08X here, 0x%08X (%v) in StatusCode.csv", name, uint32(code), v, ok)
+		}
 	}
 }

@@ -312,3 +312,42 @@ func BenchmarkTCPReadLoopback(b *testing.B) {
 		}
 	}
 }
+
+// Whatever a device sends back, the TCP link returns an error or a
+// response of the right size, never panics, and recovers with a new
+// connection.
+func FuzzTCPResponse(f *testing.F) {
+	f.Add([]byte{0, 1, 0, 0, 0, 5, 1, 3, 2, 0x12, 0x34}, true)
+	f.Add([]byte{0, 1, 0, 0, 0, 3, 1, 0x83, 2}, true)
+	f.Add([]byte{0, 1, 0, 0, 0, 1, 1}, true)
+	f.Add([]byte{0, 1, 0, 0, 0, 0}, false)
+	f.Add([]byte{0, 9, 0, 0, 0xFF, 0xFF, 1, 3}, false)
+	f.Fuzz(func(t *testing.T, resp []byte, fixTID bool) {
+		link := NewTCP(TCPConfig{Address: "pipe", Dial: func(ctx context.Context, n, a string) (net.Conn, error) {
+			c1, c2 := net.Pipe()
+			go func() {
+				defer c2.Close()
+				var req [12]byte
+				if _, err := io.ReadFull(c2, req[:]); err != nil {
+					return
+				}
+				r := append([]byte(nil), resp...)
+				if fixTID && len(r) >= 2 {
+					copy(r, req[:2])
+				}
+				c2.Write(r)
+			}()
+			return c1, nil
+		}})
+		defer link.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		data, err := link.Client(1).Read(ctx, HoldingRegisters, 0, 1, nil)
+		if err == nil && len(data) != 2 {
+			t.Fatalf("%d bytes of data", len(data))
+		}
+		if err != nil && StatusOf(err) == StatusGood {
+			t.Fatal("error with status Good")
+		}
+	})
+}
