@@ -7,8 +7,9 @@
 // Every configured tag is a Variable in the namespace NamespaceURI with the
 // NodeId s=<device>.<tag>, a component of its device's folder (NodeId
 // s=<device>), which Objects organizes. Its DataType is that of the values
-// in the image (a scaled tag is a Double), scalar; AccessLevel is
-// CurrentRead, with CurrentWrite for a read-write tag;
+// in the image (plc.Tag.Type: a scaled tag other than a float32 is a
+// Double), scalar; AccessLevel and UserAccessLevel are CurrentRead, with
+// CurrentWrite for a read-write tag;
 // MinimumSamplingInterval is its scan period. A tag with units has the
 // EngineeringUnits property (an EUInformation of the UNECE table, OPC
 // 10000-8 §5.6.3), a scaled tag the EURange property (the scaling's EU
