@@ -327,8 +327,13 @@ func (b *RTU) readFrame(ctx context.Context, deadline time.Time) (int, error) {
 			case l < 0:
 				want = len(b.buf) // unknown function: read until silence
 			}
-			if n == want && responseLength(b.buf[:n]) == n {
-				return n, nil
+			if n == want {
+				if responseLength(b.buf[:n]) == n {
+					return n, nil
+				}
+				if n == len(b.buf) {
+					return 0, fmt.Errorf("%w: response longer than %d bytes", ErrFrame, len(b.buf))
+				}
 			}
 			continue
 		}

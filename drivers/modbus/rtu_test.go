@@ -82,6 +82,9 @@ func (f *fakePort) Write(p []byte) (int, error) {
 }
 
 func (f *fakePort) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
 	deadline := time.Now().Add(PollInterval)
 	for {
 		f.mu.Lock()
@@ -352,5 +355,32 @@ func TestRTUSharedBus(t *testing.T) {
 				t.Errorf("request %d: %v of silence", i, gap)
 			}
 		}
+	})
+}
+
+// Whatever arrives on the line, the RTU bus returns an error or a response
+// of the right size and never panics.
+func FuzzRTUResponse(f *testing.F) {
+	f.Add(registerDevice([]byte{1, 3, 0, 0, 0, 2}), false)
+	f.Add([]byte{1, 0x83, 2}, true)
+	f.Add([]byte{1, 3, 0xFF}, true)
+	f.Add([]byte{1, 43, 1, 2, 3}, true)
+	f.Fuzz(func(t *testing.T, resp []byte, fixCRC bool) {
+		if len(resp) > 300 {
+			return
+		}
+		if fixCRC {
+			resp = withCRC(append([]byte(nil), resp...))
+		}
+		synctest.Test(t, func(t *testing.T) {
+			bus, _ := newFakeBus(t, SerialConfig{BaudRate: 115200, Timeout: 20 * time.Millisecond}, func(n int, req []byte) ([]byte, time.Duration) {
+				return resp, 0
+			})
+			defer bus.Close()
+			data, err := bus.Client(1).Read(context.Background(), HoldingRegisters, 0, 2, nil)
+			if err == nil && len(data) != 4 {
+				t.Fatalf("%d bytes of data", len(data))
+			}
+		})
 	})
 }
