@@ -67,7 +67,8 @@ func (b *Block) End() int { return int(b.Start) + int(b.Count) }
 // on the points and options — re-plan by calling Plan again when the
 // configuration changes. Blocks come out ordered by unit, area, start.
 // A point that is invalid (Point.Validate) or larger than one request is an
-// error naming its index.
+// error naming its index. For a device with lower limits or a different gap
+// than the others, plan its points in a call of their own.
 func Plan(points []Point, opt PlanOptions) ([]Block, error) {
 	maxRegs, maxBits, err := opt.limits()
 	if err != nil {

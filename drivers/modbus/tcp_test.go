@@ -351,3 +351,38 @@ func FuzzTCPResponse(f *testing.F) {
 		}
 	})
 }
+
+// The device restarts: the request that meets the dead connection fails
+// with a communication error, the next one reconnects at once.
+func TestTCPDeviceRestart(t *testing.T) {
+	s := slave.New(slave.NewBank(10))
+	addr, err := s.ListenAndServe("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := NewTCP(TCPConfig{Address: addr.String()})
+	defer link.Close()
+	c := link.Client(1)
+	ctx := ctxT(t, 5*time.Second)
+	if _, err := c.Read(ctx, HoldingRegisters, 0, 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s2 := slave.New(slave.NewBank(10))
+	s2.Update(func(b *slave.Bank) { b.HoldingRegisters[0] = 99 })
+	if _, err := s2.ListenAndServe(addr.String()); err != nil {
+		t.Skipf("cannot listen on %v again: %v", addr, err)
+	}
+	defer s2.Close()
+	_, err = c.Read(ctx, HoldingRegisters, 0, 1, nil)
+	if st := StatusOf(err); st != StatusBadCommunicationError {
+		t.Errorf("read on the dead connection: %v (%v)", err, st)
+	}
+	data, err := c.Read(ctx, HoldingRegisters, 0, 1, nil)
+	if err != nil || data[1] != 99 {
+		t.Fatalf("after the restart: % x %v", data, err)
+	}
+	if st := c.Snapshot(); st.Reconnects != 1 || st.State != StateConnected || st.Errors != 1 {
+		t.Errorf("%+v", st)
+	}
+}
