@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/edged/edged/opcua/server"
 )
@@ -25,6 +26,18 @@ type config struct {
 	maxSessions    int
 	maxConnections int
 	dataEfficient  bool
+
+	// configFile is the JSON configuration (--config); "" runs the
+	// built-in simulator. importCSV is a CSV tag list merged into device
+	// csvDevice; board, when set, replaces the configuration's board.
+	configFile string
+	importCSV  string
+	csvDevice  string
+	board      string
+	// checkConfig only validates the configuration (--check-config).
+	checkConfig bool
+	// reportEvery is how often the scan statistics are printed (0: never).
+	reportEvery time.Duration
 }
 
 // usageError is a bad command line: main reports it and exits with code 2.
@@ -66,6 +79,20 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 	fs.BoolVar(&cfg.dataEfficient, "data-efficient", false,
 		"leave Nagle's algorithm on (fewer, fuller TCP segments); by default TCP_NODELAY\n"+
 			"is set for the lowest latency")
+	fs.StringVar(&cfg.configFile, "config", "",
+		"JSON configuration `file` (devices, tags, scan classes, board; see README.md,\n"+
+			"Configuration), validated as a whole. Without it edged runs the built-in\n"+
+			"simulated PLC (device sim) and simulated GPIO board (device io)")
+	fs.StringVar(&cfg.importCSV, "import-csv", "",
+		"CSV tag list `file` (a header row, then one row per tag) whose tags are added\n"+
+			"to the device named by --csv-device before the configuration is validated")
+	fs.StringVar(&cfg.csvDevice, "csv-device", "", "the device `name` that --import-csv adds its tags to")
+	fs.StringVar(&cfg.board, "board", "",
+		"board profile `name` (sim, rpi4, generic-armv7) replacing the configuration's board")
+	fs.BoolVar(&cfg.checkConfig, "check-config", false,
+		"validate the configuration (--config, --import-csv, --board), print the result and exit")
+	fs.DurationVar(&cfg.reportEvery, "report-every", 10*time.Second,
+		"print the scan statistics (cycles, cycle time, start jitter, overruns) this often; 0: never")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: edged [flags]\n\n"+
 			"edged polls PLCs and serves their values over OPC UA.\n"+
@@ -87,6 +114,12 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 		return cfg, nil
 	}
 
+	if (cfg.importCSV == "") != (cfg.csvDevice == "") {
+		return cfg, &usageError{msg: "--import-csv and --csv-device go together: the CSV file and the device its tags are added to"}
+	}
+	if cfg.reportEvery < 0 {
+		return cfg, &usageError{msg: fmt.Sprintf("invalid value %v for --report-every: want 0 (never) or more", cfg.reportEvery)}
+	}
 	if cfg.maxSessions < 1 {
 		return cfg, &usageError{msg: fmt.Sprintf("invalid value %d for --max-sessions: want at least 1", cfg.maxSessions)}
 	}

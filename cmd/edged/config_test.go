@@ -53,6 +53,9 @@ func TestParseFlags(t *testing.T) {
 		{args: []string{"--max-sessions", "0"}, wantErrFor: "--max-sessions"},
 		{args: []string{"--max-connections", "-1"}, wantErrFor: "--max-connections"},
 		{args: []string{"--max-sessions", "x"}, wantErrFor: "-max-sessions"},
+		{args: []string{"--import-csv", "tags.csv"}, wantErrFor: "--csv-device"},
+		{args: []string{"--csv-device", "plc1"}, wantErrFor: "--import-csv"},
+		{args: []string{"--report-every", "-1s"}, wantErrFor: "--report-every"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -94,7 +97,8 @@ func TestParseFlagsHelp(t *testing.T) {
 			t.Errorf("%s: err = %v, want flag.ErrHelp", arg, err)
 		}
 		for _, want := range []string{"-version", "-listen", "-endpoint-host", "-max-sessions", "-max-connections",
-			"-data-efficient", `default ":4840"`, `default "gw01"`, "Usage: edged"} {
+			"-data-efficient", "-config", "-import-csv", "-csv-device", "-board", "-check-config", "-report-every",
+			`default ":4840"`, `default "gw01"`, "Usage: edged"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%s: help does not mention %q:\n%s", arg, want, out.String())
 			}

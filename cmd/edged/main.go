@@ -1,6 +1,7 @@
 // Command edged is the gateway firmware: it polls PLCs over Modbus and GPIO
-// and serves their values over OPC UA. Until the scan engine lands it
-// serves a built-in demo (see demo.go) under Objects/Gateway.
+// every cycle into the scan engine's process image (plc) and serves it over
+// OPC UA (opcua/server, through binding). Without --config it runs the
+// built-in simulated PLC (plc/sim) and polls it through the real driver.
 package main
 
 import (
@@ -12,7 +13,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 )
 
 // version is stamped at build time: -ldflags "-X main.version=...".
@@ -23,8 +23,8 @@ func main() {
 }
 
 // realMain runs edged and returns its exit code: 0 after a clean shutdown
-// (SIGINT/SIGTERM), --help or --version; 2 for a bad command line; 1 when
-// edged cannot run.
+// (SIGINT/SIGTERM), --help, --version or a valid --check-config; 2 for a bad
+// command line or configuration; 1 when edged cannot run.
 func realMain(args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseFlags(args, os.Hostname, stderr)
 	switch {
@@ -38,9 +38,23 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 
+	conf, err := loadConfig(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "edged: %v\n", err)
+		return 2
+	}
+	if cfg.checkConfig {
+		n := 0
+		for _, d := range conf.Devices {
+			n += len(d.Tags)
+		}
+		fmt.Fprintf(stdout, "edged: configuration OK: %d devices, %d tags\n", len(conf.Devices), n)
+		return 0
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, cfg, stdout, time.Second); err != nil {
+	if err := run(ctx, cfg, conf, stdout); err != nil {
 		fmt.Fprintf(stderr, "edged: %v\n", err)
 		return 1
 	}

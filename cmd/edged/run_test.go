@@ -31,7 +31,11 @@ func waitFor(t *testing.T, out *lockedBuffer, re *regexp.Regexp) []string {
 var endpointLine = regexp.MustCompile(`OPC UA endpoint URL (opc\.tcp://(\S+):(\d+)) \(listening on (\S+)\)`)
 
 func TestRun(t *testing.T) {
-	cfg, err := parseFlags([]string{"--listen", "127.0.0.1:0"}, fixedHostname("gw01"), io.Discard)
+	cfg, err := parseFlags([]string{"--listen", "127.0.0.1:0", "--report-every", "50ms"}, fixedHostname("gw01"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := loadConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,15 +43,17 @@ func TestRun(t *testing.T) {
 	defer cancel()
 	var out lockedBuffer
 	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, cfg, &out, 10*time.Millisecond) }()
+	go func() { errc <- run(ctx, cfg, conf, &out) }()
 
 	m := waitFor(t, &out, endpointLine)
 	if m[2] != "127.0.0.1" || m[3] == "0" || m[4] != "127.0.0.1:"+m[3] {
 		t.Errorf("endpoint line %q: want the bound 127.0.0.1 port, not 0", m[0])
 	}
-	waitFor(t, &out, regexp.MustCompile(`demo: Counter=[1-9]\d* Sine=[-+]\d\.\d{4} Toggle=(true|false)`))
+	waitFor(t, &out, regexp.MustCompile(`sim \(modbus-tcp\): ns=2;s=sim\.\{Counter,Sine,Ramp,Toggle,Setpoint,Command,Status\}`))
+	waitFor(t, &out, regexp.MustCompile(`scan: cycles=[1-9]\d* overruns=\d+ cycle p50/p99/max=`))
 
-	// An OPC UA client reads the demo's Counter, live, under Objects/Gateway.
+	// An OPC UA client reads the simulator's Counter, live, polled
+	// through the Modbus driver.
 	cctx, ccancel := context.WithTimeout(ctx, time.Minute)
 	defer ccancel()
 	c, err := opcua.NewClient(m[1], opcua.SecurityPolicy("None"), opcua.SecurityMode(gua.MessageSecurityModeNone),
@@ -58,24 +64,81 @@ func TestRun(t *testing.T) {
 	if err := c.Connect(cctx); err != nil {
 		t.Fatalf("connect to %s: %v", m[1], err)
 	}
-	counter := gua.NewStringNodeID(1, "Gateway.Counter")
-	read := func() uint32 {
+	read := func(id string) *gua.DataValue {
 		t.Helper()
-		r, err := c.Read(cctx, &gua.ReadRequest{NodesToRead: []*gua.ReadValueID{{NodeID: counter, AttributeID: gua.AttributeIDValue}}})
+		r, err := c.Read(cctx, &gua.ReadRequest{NodesToRead: []*gua.ReadValueID{{NodeID: gua.MustParseNodeID(id), AttributeID: gua.AttributeIDValue}},
+			TimestampsToReturn: gua.TimestampsToReturnBoth})
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, ok := r.Results[0].Value.Value().(uint32)
+		return r.Results[0]
+	}
+	counter := func() uint32 {
+		t.Helper()
+		dv := read("ns=2;s=sim.Counter")
+		n, ok := dv.Value.Value().(uint32)
 		if !ok {
-			t.Fatalf("Counter = %v (%v)", r.Results[0].Value.Value(), r.Results[0].Status)
+			t.Fatalf("sim.Counter = %v (%v)", dv.Value.Value(), dv.Status)
 		}
 		return n
 	}
-	first := read()
-	for deadline := time.Now().Add(time.Minute); read() == first; time.Sleep(10 * time.Millisecond) {
+	first := counter()
+	for deadline := time.Now().Add(time.Minute); counter() == first; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("Counter does not change")
+			t.Fatal("sim.Counter does not change")
 		}
+	}
+
+	// Write sim.Command; the simulated PLC copies it into sim.Status.
+	w, err := c.Write(cctx, &gua.WriteRequest{NodesToWrite: []*gua.WriteValue{{
+		NodeID: gua.MustParseNodeID("ns=2;s=sim.Command"), AttributeID: gua.AttributeIDValue,
+		Value: &gua.DataValue{EncodingMask: gua.DataValueValue, Value: gua.MustVariant(uint16(4242))},
+	}}})
+	if err != nil || w.Results[0] != gua.StatusOK {
+		t.Fatalf("write sim.Command: %v %v", err, w)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		dv := read("ns=2;s=sim.Status")
+		if n, _ := dv.Value.Value().(uint16); n == 4242 && dv.Status == gua.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sim.Status is %v (%v), not the 4242 written to sim.Command", dv.Value.Value(), dv.Status)
+		}
+	}
+	// Writing a read tag is refused.
+	w, err = c.Write(cctx, &gua.WriteRequest{NodesToWrite: []*gua.WriteValue{{
+		NodeID: gua.MustParseNodeID("ns=2;s=sim.Status"), AttributeID: gua.AttributeIDValue,
+		Value: &gua.DataValue{EncodingMask: gua.DataValueValue, Value: gua.MustVariant(uint16(1))},
+	}}})
+	if err != nil || w.Results[0] != gua.StatusBadNotWritable {
+		t.Errorf("write sim.Status: %v %v, want BadNotWritable", err, w)
+	}
+	// The simulated GPIO board loops DO1 back to DI1.
+	w, err = c.Write(cctx, &gua.WriteRequest{NodesToWrite: []*gua.WriteValue{{
+		NodeID: gua.MustParseNodeID("ns=2;s=io.DO1"), AttributeID: gua.AttributeIDValue,
+		Value: &gua.DataValue{EncodingMask: gua.DataValueValue, Value: gua.MustVariant(true)},
+	}}})
+	if err != nil || w.Results[0] != gua.StatusOK {
+		t.Fatalf("write io.DO1: %v %v", err, w)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if b, _ := read("ns=2;s=io.DI1").Value.Value().(bool); b {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("io.DI1 does not follow io.DO1")
+		}
+	}
+	// Diagnostics.
+	if n, _ := read("ns=3;s=Diagnostics.Cycles").Value.Value().(uint64); n == 0 {
+		t.Error("Diagnostics.Cycles is 0")
+	}
+	if n, _ := read("ns=3;s=Devices.sim.Requests").Value.Value().(uint64); n == 0 {
+		t.Error("Diagnostics of sim: Requests is 0")
+	}
+	if st, _ := read("ns=3;s=Devices.sim.State").Value.Value().(string); st != "connected" {
+		t.Errorf("Diagnostics of sim: State %q, want connected", st)
 	}
 	c.Close(cctx)
 

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	pconfig "github.com/edged/edged/plc/config"
+)
+
+// readmeBlock returns the first fenced block of language lang after the
+// heading in README.md.
+func readmeBlock(t *testing.T, heading, lang string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(b, []byte("\n"+heading+"\n"))
+	if i < 0 {
+		t.Fatalf("README.md has no heading %q", heading)
+	}
+	b = b[i:]
+	start := bytes.Index(b, []byte("\n```"+lang+"\n"))
+	if start < 0 {
+		t.Fatalf("README.md has no ```%s block after %q", lang, heading)
+	}
+	b = b[start+len("\n```"+lang+"\n"):]
+	end := bytes.Index(b, []byte("\n```\n"))
+	if end < 0 {
+		t.Fatalf("README.md: the ```%s block after %q does not end", lang, heading)
+	}
+	return b[:end+1]
+}
+
+// TestReadmeConfiguration: the README's example configuration parses and
+// validates, and so does it with the README's CSV tag list imported.
+func TestReadmeConfiguration(t *testing.T) {
+	c, err := pconfig.Parse(readmeBlock(t, "### The configuration file", "json"))
+	if err != nil {
+		t.Fatalf("README's configuration: %v", err)
+	}
+	if err := c.ImportCSV(bytes.NewReader(readmeBlock(t, "### Tag lists in CSV", "csv")), "plc1"); err != nil {
+		t.Fatalf("README's CSV: %v", err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("README's configuration with its CSV: %v", err)
+	}
+}
+
+// TestReadmeFlags: the README's flag table lists every flag.
+func TestReadmeFlags(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Collect the flag names from the help output.
+	var help strings.Builder
+	parseFlags([]string{"--help"}, fixedHostname("gw01"), &help)
+	for _, m := range regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(help.String(), -1) {
+		if !bytes.Contains(b, []byte("| `--"+m[1])) {
+			t.Errorf("README.md's flag table lacks --%s", m[1])
+		}
+	}
+}
