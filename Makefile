@@ -23,19 +23,29 @@ E2E_DURATION  ?= 5s
 E2E_SERVER_FLAGS ?=
 E2E_TIMEOUT   ?= 600
 
-.PHONY: all help build arm64 armv7 run deps test test-arm bench bench-e2e fuzz lint check-binaries clean
+# Scan cycle under OPC UA load (bench-scan): the measured window and warm-up,
+# the clients and tags per client's Read, and SCAN=0 to leave it out of
+# `make bench`.
+SCAN          ?= 1
+SCAN_DURATION ?= 60s
+SCAN_WARMUP   ?= 5s
+SCAN_CLIENTS  ?= 10
+SCAN_NODES    ?= 100
+
+.PHONY: all help build arm64 armv7 run deps test test-arm bench bench-e2e bench-scan fuzz lint check-binaries clean
 
 all: build
 
 help:
 	@echo "make build           host binary $(BIN)/edged"
-	@echo "make run             build and start edged with the built-in demo (ARGS='--listen :4841')"
+	@echo "make run             build and start edged with the built-in simulator (ARGS='--listen :4841')"
 	@echo "make arm64 armv7     static, stripped $(BIN)/edged-linux-arm64, $(BIN)/edged-linux-armv7"
 	@echo "make deps            install the Debian packages the tests need (scripts/deps.sh)"
 	@echo "make test            deps, then all tests"
 	@echo "make test-arm        deps, then all tests for arm64 and armv7 under qemu"
-	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not)"
+	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not) and bench-scan (SCAN=0: not)"
 	@echo "make bench-e2e       end-to-end OPC UA load on loopback, server on core 0, load on core 1"
+	@echo "make bench-scan      5 ms scan of 1,000 simulated tags under 10 OPC UA clients, $(SCAN_DURATION); cycle/jitter/overruns/CPU"
 	@echo "make fuzz            every fuzz target for FUZZTIME=$(FUZZTIME)"
 	@echo "make lint            gofmt, go vet, no raw 64-bit sync/atomic calls"
 	@echo "make check-binaries  static/arch/size/--version checks of the ARM binaries"
@@ -68,6 +78,9 @@ bench:
 ifneq ($(E2E),0)
 	@$(MAKE) --no-print-directory bench-e2e
 endif
+ifneq ($(SCAN),0)
+	@$(MAKE) --no-print-directory bench-scan
+endif
 
 # The server role runs pinned to core 0, the load to core 1 (taskset, from
 # util-linux), over loopback; each scenario is bounded and the whole run is
@@ -78,6 +91,14 @@ bench-e2e:
 	timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench load \
 		-server 'taskset -c 0 ./$(BIN)/uabench server $(E2E_SERVER_FLAGS)' \
 		-scenarios '$(E2E_SCENARIOS)' -warmup $(E2E_WARMUP) -duration $(E2E_DURATION)
+
+# The edged side (simulator, drivers, scan engine, OPC UA server) runs pinned
+# to core 0, the clients (gopcua, a child process) to core 1.
+bench-scan:
+	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-scan: needs 2 cores (edged on 0, clients on 1)" >&2; exit 1; fi
+	$(GO) build -buildvcs=false -o $(BIN)/scanbench ./cmd/scanbench
+	timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/scanbench -duration $(SCAN_DURATION) -warmup $(SCAN_WARMUP) \
+		-clients $(SCAN_CLIENTS) -nodes $(SCAN_NODES) -load-prefix 'taskset -c 1'
 
 fuzz:
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
