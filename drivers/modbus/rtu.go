@@ -30,6 +30,10 @@ type SerialConfig struct {
 	// and 20 ms. Responses normally end by reaching their expected length,
 	// not by this timeout, so it costs nothing on a healthy bus.
 	InterCharTimeout time.Duration
+	// RS485 is passed to github.com/goburrow/serial: the kernel's RS-485
+	// mode (RTS driven around each transmission) for UARTs that need it.
+	// Adapters that echo what they send are not supported.
+	RS485 serial.RS485Config
 	// Open opens the port; nil opens Device with github.com/goburrow/serial.
 	// Reads on the returned port must return within PollInterval with
 	// n == 0 when nothing arrives (an error for which IsTimeout is true, or
@@ -62,6 +66,26 @@ func (cfg SerialConfig) withDefaults() SerialConfig {
 		cfg.InterCharTimeout = max(cfg.T15(), 20*time.Millisecond)
 	}
 	return cfg
+}
+
+// Validate checks the fields a configuration file sets; zero values are
+// valid (they take the defaults).
+func (cfg SerialConfig) Validate() error {
+	switch {
+	case cfg.Device == "":
+		return errors.New("modbus: serial: no device")
+	case cfg.BaudRate < 0 || cfg.BaudRate > 4000000:
+		return fmt.Errorf("modbus: serial %s: baud rate %d out of range", cfg.Device, cfg.BaudRate)
+	case cfg.DataBits != 0 && (cfg.DataBits < 5 || cfg.DataBits > 8):
+		return fmt.Errorf("modbus: serial %s: data bits %d, want 5..8", cfg.Device, cfg.DataBits)
+	case cfg.StopBits != 0 && cfg.StopBits != 1 && cfg.StopBits != 2:
+		return fmt.Errorf("modbus: serial %s: stop bits %d, want 1 or 2", cfg.Device, cfg.StopBits)
+	case cfg.Parity != "" && cfg.Parity != "N" && cfg.Parity != "E" && cfg.Parity != "O":
+		return fmt.Errorf("modbus: serial %s: parity %q, want N, E or O", cfg.Device, cfg.Parity)
+	case cfg.Timeout < 0 || cfg.InterCharTimeout < 0:
+		return fmt.Errorf("modbus: serial %s: negative timeout", cfg.Device)
+	}
+	return nil
 }
 
 // CharTime returns the time one character takes on the line: start bit,
@@ -204,6 +228,7 @@ func (b *RTU) open() (io.ReadWriteCloser, error) {
 		StopBits: b.cfg.StopBits,
 		Parity:   b.cfg.Parity,
 		Timeout:  PollInterval,
+		RS485:    b.cfg.RS485,
 	})
 }
 

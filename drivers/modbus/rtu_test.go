@@ -384,3 +384,20 @@ func FuzzRTUResponse(f *testing.F) {
 		})
 	})
 }
+
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []SerialConfig{{}, {Device: "/dev/x", DataBits: 9}, {Device: "/dev/x", StopBits: 3}, {Device: "/dev/x", Parity: "M"}, {Device: "/dev/x", BaudRate: -1}} {
+		if c.Validate() == nil {
+			t.Errorf("%+v: no error", c)
+		}
+	}
+	if err := (SerialConfig{Device: "/dev/ttyS1", BaudRate: 9600, Parity: "N", StopBits: 2}).Validate(); err != nil {
+		t.Error(err)
+	}
+	if (TCPConfig{Address: "plc1"}).Validate() == nil || (TCPConfig{Address: "plc1:502", Timeout: -1}).Validate() == nil {
+		t.Error("bad TCP config accepted")
+	}
+	if err := (TCPConfig{Address: "10.0.0.5:502"}).Validate(); err != nil {
+		t.Error(err)
+	}
+}

@@ -28,6 +28,18 @@ type TCPConfig struct {
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
+// Validate checks the fields a configuration file sets; zero durations
+// are valid (they take the defaults).
+func (cfg TCPConfig) Validate() error {
+	if _, _, err := net.SplitHostPort(cfg.Address); err != nil {
+		return fmt.Errorf("modbus: tcp address %q: %w", cfg.Address, err)
+	}
+	if cfg.Timeout < 0 || cfg.BackoffMin < 0 || cfg.BackoffMax < 0 {
+		return fmt.Errorf("modbus: tcp %s: negative duration", cfg.Address)
+	}
+	return nil
+}
+
 // TCP is a Modbus TCP link: one connection to one address, shared by the
 // Clients of the unit ids behind it (a gateway), transactions one at a
 // time. Unlike goburrow's transporter, it closes the connection after any
