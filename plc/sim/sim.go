@@ -7,7 +7,12 @@
 // polls a PLC on the network: Start returns the configuration to do so
 // (config.Simulator with the real port filled in). Beside it, GPIO returns
 // the simulated GPIO board (drivers/gpio), whose outputs DO1..DO4 loop back
-// to the inputs DI1..DI4.
+// to the inputs DI1..DI4. Wiring it up:
+//
+//	s, err := sim.Start(ctx)
+//	cfg := s.Config()
+//	pc, drivers, err := devices.Build(&cfg, devices.Options{GPIO: s.GPIO(), SimAddress: s.Addr()})
+//	e, err := plc.New(pc)
 //
 // # Register map
 //

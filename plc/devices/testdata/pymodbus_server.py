@@ -1,7 +1,12 @@
 #!/usr/bin/python3
 """A Modbus TCP server on pymodbus (Debian python3-pymodbus, 3.0) with a
 fixed map of values encoded here, independently of edged's driver, for
-plc/devices' TestPymodbus. Usage: pymodbus_server.py PORT
+plc/devices' TestPymodbus and TestPymodbusRTU. Usage:
+
+  pymodbus_server.py PORT          Modbus TCP on 127.0.0.1:PORT, every unit id
+  pymodbus_server.py rtu DEVICE    Modbus RTU on the serial DEVICE (a pty of
+                                   socat), 19200 8N1, units 1 (the map below)
+                                   and 2 (holding register 0 = 2222)
 
 Every value is packed with Python's struct module and laid out in the
 byte/word order named; the Go test expects exactly these values.
@@ -76,9 +81,24 @@ co[0] = co[2] = True
 di = [False] * 64
 di[1] = True
 
-ctx = ModbusServerContext(slaves=ModbusSlaveContext(
+unit1 = ModbusSlaveContext(
     hr=ModbusSequentialDataBlock(0, hr), ir=ModbusSequentialDataBlock(0, ir),
     co=ModbusSequentialDataBlock(0, co), di=ModbusSequentialDataBlock(0, di),
-    zero_mode=True), single=True)
-print("ready", flush=True)
-StartTcpServer(context=ctx, address=("127.0.0.1", int(sys.argv[1])))
+    zero_mode=True)
+if sys.argv[1] == "rtu":
+    from pymodbus.server import StartSerialServer
+    from pymodbus.transaction import ModbusRtuFramer
+    hr2 = [0] * 16
+    hr2[0] = 2222
+    unit2 = ModbusSlaveContext(
+        hr=ModbusSequentialDataBlock(0, hr2), ir=ModbusSequentialDataBlock(0, [0] * 16),
+        co=ModbusSequentialDataBlock(0, [False] * 16), di=ModbusSequentialDataBlock(0, [False] * 16),
+        zero_mode=True)
+    ctx = ModbusServerContext(slaves={1: unit1, 2: unit2}, single=False)
+    print("ready", flush=True)
+    StartSerialServer(context=ctx, framer=ModbusRtuFramer, port=sys.argv[2],
+                      baudrate=19200, bytesize=8, parity="N", stopbits=1)
+else:
+    ctx = ModbusServerContext(slaves=unit1, single=True)
+    print("ready", flush=True)
+    StartTcpServer(context=ctx, address=("127.0.0.1", int(sys.argv[1])))
