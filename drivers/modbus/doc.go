@@ -49,4 +49,12 @@
 // requests, errors, timeouts, exceptions and reconnects and hold the last
 // error, the last round-trip time and the link state, in atomic types that
 // are safe on 32-bit ARM.
+//
+// # Not supported
+//
+// Broadcast (unit id 0: a write with no response), RS-485 adapters that echo
+// what they send, Modbus ASCII and RTU-over-TCP framing, and function codes
+// other than 1, 2, 3, 4, 5, 6, 15 and 16 on Client. A Bit point is written
+// by read-modify-write of its register (not function code 22), which is not
+// atomic on the device.
 package modbus
