@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edged/edged/board"
 	"github.com/edged/edged/drivers/gpio"
+	"github.com/edged/edged/drivers/modbus"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/devices"
@@ -115,4 +117,32 @@ func TestSimKind(t *testing.T) {
 	r.waitGood(t, counter)
 	s.Step()
 	r.waitFor(t, "Counter = 1", func(im *plc.Image) bool { return im.Value(counter) == plc.UInt32Value(1) })
+}
+
+// TestBuildRTU: a modbus-rtu device on a port of the board profile gets the
+// port's device and its RS-485 mode; two devices on one port share a bus.
+func TestBuildRTU(t *testing.T) {
+	cfg := config.Default()
+	cfg.Board = "rpi4"
+	tag := config.Tag{Name: "V", Type: config.UInt16, Address: "hr:0", ScanClass: "fast", Access: config.Read}
+	a, b := config.DefaultModbusRTU("RS485-1"), config.DefaultModbusRTU("RS485-1")
+	b.Units = []int{2}
+	cfg.Devices = []config.Device{
+		{Name: "a", Kind: config.KindModbusRTU, NoCommTimeoutMs: 1000, ModbusRTU: a, Tags: []config.Tag{tag}},
+		{Name: "b", Kind: config.KindModbusRTU, NoCommTimeoutMs: 1000, ModbusRTU: b, Tags: []config.Tag{tag}},
+	}
+	var seen []modbus.SerialConfig
+	pc, cl, err := devices.Build(&cfg, devices.Options{RTU: func(port string, sc *modbus.SerialConfig) { seen = append(seen, *sc) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if len(pc.Devices) != 2 || len(seen) != 1 {
+		t.Fatalf("%d devices on %d buses, want 2 on 1", len(pc.Devices), len(seen))
+	}
+	p, _ := board.Lookup("rpi4")
+	sp := p.Serial["RS485-1"]
+	if sc := seen[0]; sc.Device != sp.Device || sc.RS485.Enabled != sp.RS485 || sc.BaudRate != 19200 || sc.Parity != "E" {
+		t.Fatalf("serial config %+v for %+v", sc, sp)
+	}
 }

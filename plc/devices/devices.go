@@ -10,6 +10,8 @@
 //     (modbus.RTU), served one after another. Two configured devices on the
 //     same port share one bus object, whose queue serializes their
 //     transactions; each is its own plc.Device (its own tags and NodeIds).
+//     A port of the board profile marked RS485 gets the kernel's RS-485 mode
+//     (RTS high while sending).
 //   - One plc.Device per gpio device: a drivers/gpio Driver on the board
 //     of the configuration.
 //   - A sim device (kind "sim") is polled over Modbus TCP, like a modbus-tcp
@@ -111,6 +113,7 @@ import (
 	"github.com/edged/edged/drivers/modbus"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/config"
+	"github.com/goburrow/serial"
 )
 
 // Options are what Build cannot take from the configuration.
@@ -175,6 +178,10 @@ func Build(cfg *config.Config, opts Options) (plc.Config, io.Closer, error) {
 			tc := modbus.TCPConfig{Address: m.Address, Timeout: time.Duration(m.TimeoutMs) * time.Millisecond}
 			if opts.TCP != nil {
 				opts.TCP(d.Name, &tc)
+			}
+			if err := tc.Validate(); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", path, err))
+				continue
 			}
 			link := modbus.NewTCP(tc)
 			cl.add(link)
@@ -254,9 +261,9 @@ func Build(cfg *config.Config, opts Options) (plc.Config, io.Closer, error) {
 // buildRTU makes the device of a modbus-rtu configuration on the bus of
 // its port, shared with the other devices on that port.
 func buildRTU(d *config.Device, m *config.ModbusRTU, prof *board.Profile, buses map[string]*modbus.RTU, cl *closers, opts Options) (plc.Device, error) {
-	dev := m.Port
+	dev, rs485 := m.Port, false
 	if sp, ok := prof.Serial[m.Port]; ok {
-		dev = sp.Device
+		dev, rs485 = sp.Device, sp.RS485
 	}
 	bus, ok := buses[dev]
 	if !ok {
@@ -264,8 +271,15 @@ func buildRTU(d *config.Device, m *config.ModbusRTU, prof *board.Profile, buses 
 			Device: dev, BaudRate: m.Baud, DataBits: m.DataBits, Parity: string(m.Parity), StopBits: m.StopBits,
 			Timeout: time.Duration(m.TimeoutMs) * time.Millisecond,
 		}
+		if rs485 {
+			// The kernel drives the transceiver's DE line with RTS.
+			sc.RS485 = serial.RS485Config{Enabled: true, RtsHighDuringSend: true}
+		}
 		if opts.RTU != nil {
 			opts.RTU(m.Port, &sc)
+		}
+		if err := sc.Validate(); err != nil {
+			return nil, fmt.Errorf("devices[%s].modbus_rtu: %w", d.Name, err)
 		}
 		bus = modbus.NewRTU(sc)
 		buses[dev] = bus
