@@ -65,7 +65,9 @@ func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) (
 		}
 		defer s.Close()
 		opts.SimAddress = s.Addr()
-		opts.GPIO = s.GPIO()
+		if conf.Board == "sim" {
+			opts.GPIO = s.GPIO() // else the board's own GPIO
+		}
 		for i := range conf.Devices {
 			if t := conf.Devices[i].ModbusTCP; t != nil && t.Address == pconfig.SimulatorAddress {
 				t.Address = s.Addr()

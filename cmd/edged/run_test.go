@@ -157,3 +157,90 @@ func TestRun(t *testing.T) {
 		ln.Close()
 	}
 }
+
+// TestRunConfigFile runs a configuration file whose devices poll the
+// built-in simulator: one of kind sim, one modbus-tcp at 127.0.0.1:0 (unit
+// 7 of the same simulator) with a scaled tag.
+func TestRunConfigFile(t *testing.T) {
+	path := writeFile(t, "sim.json", `{
+  "version": 1, "base_cycle_ms": 5, "scan_classes": {"fast": 1, "slow": 20}, "board": "sim",
+  "devices": [
+    {"name": "line1", "kind": "sim", "no_comm_timeout_ms": 2000, "tags": [
+      {"name": "Count", "type": "uint32", "address": "hr:0", "scan_class": "fast", "access": "read"}]},
+    {"name": "line2", "kind": "modbus-tcp", "no_comm_timeout_ms": 2000,
+     "modbus_tcp": {"address": "127.0.0.1:0", "unit_id": 7, "timeout_ms": 500, "order": "ABCD", "max_registers": 125, "max_bits": 2000, "max_gap": 10},
+     "tags": [
+      {"name": "Level", "type": "uint16", "address": "hr:200", "scan_class": "slow", "access": "read-write",
+       "scaling": {"raw_min": 0, "raw_max": 1000, "eu_min": 0, "eu_max": 100}, "units": "P1"}]}
+  ]
+}`)
+	cfg, err := parseFlags([]string{"--listen", "127.0.0.1:0", "--config", path, "--report-every", "0"}, fixedHostname("gw01"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := loadConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out lockedBuffer
+	errc := make(chan error, 1)
+	go func() { errc <- run(ctx, cfg, conf, &out) }()
+	m := waitFor(t, &out, endpointLine)
+
+	cctx, ccancel := context.WithTimeout(ctx, time.Minute)
+	defer ccancel()
+	c, err := opcua.NewClient(m[1], opcua.SecurityPolicy("None"), opcua.SecurityMode(gua.MessageSecurityModeNone),
+		opcua.AuthAnonymous(), opcua.AutoReconnect(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Connect(cctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(cctx)
+	read := func(id string) *gua.DataValue {
+		t.Helper()
+		r, err := c.Read(cctx, &gua.ReadRequest{NodesToRead: []*gua.ReadValueID{{NodeID: gua.MustParseNodeID(id), AttributeID: gua.AttributeIDValue}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Results[0]
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if n, _ := read("ns=2;s=line1.Count").Value.Value().(uint32); n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("line1.Count does not count")
+		}
+	}
+	// The scaled tag is a Double in engineering units, written as one.
+	w, err := c.Write(cctx, &gua.WriteRequest{NodesToWrite: []*gua.WriteValue{{
+		NodeID: gua.MustParseNodeID("ns=2;s=line2.Level"), AttributeID: gua.AttributeIDValue,
+		Value: &gua.DataValue{EncodingMask: gua.DataValueValue, Value: gua.MustVariant(42.5)},
+	}}})
+	if err != nil || w.Results[0] != gua.StatusOK {
+		t.Fatalf("write line2.Level: %v %v", err, w)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		dv := read("ns=2;s=line2.Level")
+		if f, _ := dv.Value.Value().(float64); f == 42.5 && dv.Status == gua.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("line2.Level is %v (%v), want 42.5", dv.Value.Value(), dv.Status)
+		}
+	}
+	eu := read("ns=2;s=line2.Level.EURange")
+	if r, ok := eu.Value.Value().(*gua.ExtensionObject); !ok || r.Value == nil {
+		t.Errorf("line2.Level's EURange: %v (%T)", eu.Value.Value(), eu.Value.Value())
+	} else if rg, ok := r.Value.(*gua.Range); !ok || rg.Low != 0 || rg.High != 100 {
+		t.Errorf("line2.Level's EURange: %#v", r.Value)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
