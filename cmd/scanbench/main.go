@@ -136,14 +136,14 @@ func benchMain(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("scanbench", flag.ContinueOnError)
 	fs.DurationVar(&f.duration, "duration", 60*time.Second, "measured window")
 	fs.DurationVar(&f.warmup, "warmup", 5*time.Second, "warm-up before the window, not measured")
-	fs.IntVar(&f.clients, "clients", 10, "OPC UA clients")
+	fs.IntVar(&f.clients, "clients", 10, "OPC UA clients (0: none, a baseline without load)")
 	fs.IntVar(&f.nodes, "nodes", 100, "tags per client's Read request")
 	fs.StringVar(&f.loadPrefix, "load-prefix", "", "`command` words put before the load role's (e.g. 'taskset -c 1')")
 	fs.StringVar(&f.memprofile, "memprofile", "", "write an allocation profile of the measured window to `file`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if f.clients < 1 || f.nodes < 1 || f.clients*f.nodes > benchDevices*tagsPerDev {
+	if f.clients < 0 || f.nodes < 1 || f.clients*f.nodes > benchDevices*tagsPerDev {
 		return fmt.Errorf("-clients %d -nodes %d: want at least 1 each and at most %d tags in all", f.clients, f.nodes, benchDevices*tagsPerDev)
 	}
 	if f.duration < time.Second || f.warmup < 0 {
@@ -193,30 +193,11 @@ func benchMain(args []string, out io.Writer) error {
 		<-runErr
 	}()
 
-	self, err := os.Executable()
+	ld, err := startLoad(f, url, b.Namespace())
 	if err != nil {
 		return err
 	}
-	argv := append(strings.Fields(f.loadPrefix), self, "load", "-url", url, "-ns", fmt.Sprint(b.Namespace()),
-		"-clients", fmt.Sprint(f.clients), "-nodes", fmt.Sprint(f.nodes))
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting the load %q: %w", argv, err)
-	}
-	defer cmd.Process.Kill() // after a clean end: a no-op
-	lines := bufio.NewScanner(stdout)
-	if !lines.Scan() || lines.Text() != "ready" {
-		return fmt.Errorf("the load did not get ready: %q %v", lines.Text(), lines.Err())
-	}
+	defer ld.kill()
 	fmt.Fprintf(out, "scanbench: %d tags on %d devices of the simulator at %s, %v cycle; %d clients reading %d tags each over %s; warm-up %v, measuring %v\n",
 		e.Len(), benchDevices, s.Addr(), e.Period(), f.clients, f.nodes, url, f.warmup, f.duration)
 
@@ -230,8 +211,8 @@ func benchMain(args []string, out io.Writer) error {
 	if f.memprofile != "" {
 		runtime.MemProfileRate = 4096
 	}
-	if _, err := io.WriteString(stdin, "mark\n"); err != nil {
-		return fmt.Errorf("load: %w", err)
+	if err := ld.mark(); err != nil {
+		return err
 	}
 	time.Sleep(f.duration)
 	e.Diagnostics(&d1)
@@ -243,13 +224,9 @@ func benchMain(args []string, out io.Writer) error {
 		}
 	}
 
-	stdin.Close()
-	var result string
-	if lines.Scan() {
-		result = lines.Text()
-	}
-	if err := cmd.Wait(); err != nil {
-		return fmt.Errorf("load: %w", err)
+	result, err := ld.finish()
+	if err != nil {
+		return err
 	}
 	report(out, &d0, &d1, cpu1-cpu0, t1.Sub(t0), result)
 	wall := t1.Sub(t0).Seconds()
@@ -327,4 +304,77 @@ func loadavg() string {
 		return f[0]
 	}
 	return "?"
+}
+
+// load is the load role in a child process; nil when there are no clients.
+type load struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	lines *bufio.Scanner
+}
+
+// startLoad starts the load role and waits for its clients to connect.
+func startLoad(f benchFlags, url string, ns uint16) (*load, error) {
+	if f.clients == 0 {
+		return nil, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	argv := append(strings.Fields(f.loadPrefix), self, "load", "-url", url, "-ns", fmt.Sprint(ns),
+		"-clients", fmt.Sprint(f.clients), "-nodes", fmt.Sprint(f.nodes))
+	l := &load{cmd: exec.Command(argv[0], argv[1:]...)}
+	l.cmd.Stderr = os.Stderr
+	if l.stdin, err = l.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	stdout, err := l.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := l.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the load %q: %w", argv, err)
+	}
+	l.lines = bufio.NewScanner(stdout)
+	if !l.lines.Scan() || l.lines.Text() != "ready" {
+		l.kill()
+		return nil, fmt.Errorf("the load did not get ready: %q %v", l.lines.Text(), l.lines.Err())
+	}
+	return l, nil
+}
+
+// mark starts the load's count.
+func (l *load) mark() error {
+	if l == nil {
+		return nil
+	}
+	if _, err := io.WriteString(l.stdin, "mark\n"); err != nil {
+		return fmt.Errorf("load: %w", err)
+	}
+	return nil
+}
+
+// finish stops the load and returns its result line.
+func (l *load) finish() (string, error) {
+	if l == nil {
+		return "none", nil
+	}
+	l.stdin.Close()
+	var result string
+	if l.lines.Scan() {
+		result = l.lines.Text()
+	}
+	if err := l.cmd.Wait(); err != nil {
+		return "", fmt.Errorf("load: %w", err)
+	}
+	return result, nil
+}
+
+// kill ends the load if it is still running.
+func (l *load) kill() {
+	if l != nil && l.cmd.ProcessState == nil {
+		l.cmd.Process.Kill()
+		l.cmd.Wait()
+	}
 }
