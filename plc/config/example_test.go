@@ -13,6 +13,6 @@ func ExampleConfig_Validate() {
 	fmt.Println(c.Validate())
 	// Output:
 	// config: 2 problems:
-	// 	devices[sim].tags[Counter].address: "4x0001" is not a Modbus address (want e.g. 40001, 400001 or hr:0)
+	// 	devices[sim].tags[Counter].address: "4x0001" is not a Modbus address: 'x' is not a digit
 	// 	devices[sim].tags[Toggle].type: float32 on coils: only bool
 }
