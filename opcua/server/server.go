@@ -328,9 +328,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.cancel()
 		s.mu.Lock()
 		for nc, ch := range s.conns {
-			if ch != nil {
-				ch.Close(ua.StatusBadShutdown, reason)
+			if ch == nil {
+				// Still in its handshake: s.cancel() above ends it, and
+				// a handshake that is already through comes back to
+				// serveConn, which closes the channel with Bad_Shutdown.
+				continue
 			}
+			ch.Close(ua.StatusBadShutdown, reason)
 			nc.Close()
 		}
 		s.mu.Unlock()

@@ -280,10 +280,23 @@ func Open(ctx context.Context, nc net.Conn, cfg *Config) (*Channel, error) {
 		nc.Close()
 		return nil, err
 	}
-	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		nc.SetDeadline(time.Unix(1, 0))
+		close(fired)
+	})
 	err := c.handshake()
-	if !stop() && err == nil {
-		err = ctx.Err()
+	if !stop() {
+		<-fired
+		if err == nil {
+			// ctx ended after the handshake was through: the client has
+			// its channel. Undo our deadline and hand the channel over,
+			// so the caller closes it in words (a server shutting down
+			// sends Bad_Shutdown) rather than by a reset.
+			if err = nc.SetDeadline(time.Time{}); err == nil {
+				c.deadline = time.Time{}
+			}
+		}
 	}
 	if err != nil {
 		if ctx.Err() != nil {
