@@ -42,6 +42,16 @@ type Config struct {
 	// Window is the number of cycles over which Diagnostics computes
 	// percentiles (default 1024).
 	Window int
+	// PreciseWake, when above 0, makes the cycle goroutine's timer fire
+	// this much before each cycle's start and sleeps the rest with the
+	// operating system's nanosleep on the goroutine's own thread. Go's
+	// timers wake a process that is otherwise idle up to 1 ms late (the
+	// runtime waits for events in whole milliseconds); nanosleep wakes
+	// within tens of microseconds. 0 (the default) uses Go's timers
+	// alone, as tests under testing/synctest need: the operating system's
+	// sleep does not follow a bubble's clock. It must be shorter than
+	// Period; edged uses 1 ms.
+	PreciseWake time.Duration
 }
 
 // DeviceConfig names a Device.
@@ -60,6 +70,7 @@ type DeviceConfig struct {
 // goroutine over channels.
 type Engine struct {
 	period, pollTimeout, collectTimeout, noCommAfter, writeTimeout time.Duration
+	preciseWake                                                    time.Duration
 
 	tags   []Tag
 	tagDev []int32 // device index by handle
@@ -176,6 +187,7 @@ func New(cfg Config) (*Engine, error) {
 		collectTimeout: cfg.CollectTimeout,
 		noCommAfter:    cfg.NoCommAfter,
 		writeTimeout:   cfg.WriteTimeout,
+		preciseWake:    cfg.PreciseWake,
 		byName:         make(map[string]Handle, len(cfg.Tags)),
 	}
 	if e.period == 0 {
@@ -192,6 +204,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if e.collectTimeout >= e.period {
 		return nil, fmt.Errorf("plc: CollectTimeout %v is not shorter than the Period %v: a slow device would delay every cycle", e.collectTimeout, e.period)
+	}
+	if e.preciseWake < 0 || e.preciseWake >= e.period {
+		return nil, fmt.Errorf("plc: PreciseWake %v is not in [0, Period %v)", e.preciseWake, e.period)
 	}
 	if e.noCommAfter <= 0 {
 		e.noCommAfter = 10 * time.Second
@@ -442,6 +457,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		if !e.idle(ctx, timer.C) {
 			return nil
 		}
+		if e.preciseWake > 0 {
+			sleepUntil(t0.Add(time.Duration(n-1) * e.period))
+		}
 		now := time.Now()
 		late := now.Sub(t0.Add(time.Duration(n-1) * e.period))
 		if late >= e.period {
@@ -456,7 +474,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		end := time.Now()
 		e.record(n, end.Sub(now), late)
 		n++
-		timer.Reset(t0.Add(time.Duration(n-1) * e.period).Sub(end))
+		timer.Reset(t0.Add(time.Duration(n-1)*e.period).Sub(end) - e.preciseWake)
 	}
 }
 

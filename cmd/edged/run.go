@@ -21,6 +21,10 @@ import (
 // shutdownTimeout bounds how long run waits for connections to close.
 const shutdownTimeout = 5 * time.Second
 
+// preciseWake is how much of each wait for the next cycle edged sleeps
+// with nanosleep (see plc.Config.PreciseWake).
+const preciseWake = time.Millisecond
+
 // needsSimulator reports whether c polls the built-in simulator: a device
 // of kind sim, a modbus-tcp device at pconfig.SimulatorAddress (as in
 // pconfig.Simulator), or GPIO on the simulated board.
@@ -83,6 +87,9 @@ func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) (
 			drivers.Close()
 		}
 	}()
+	// Wake for each cycle with nanosleep, not only Go's timer, which wakes
+	// an idle process up to 1 ms late (plc.Config.PreciseWake).
+	pc.PreciseWake = preciseWake
 	e, err := plc.New(pc)
 	if err != nil {
 		return err

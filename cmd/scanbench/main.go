@@ -276,6 +276,7 @@ func newEngine(cfg *config.Config, s *sim.Sim, window int) (*plc.Engine, io.Clos
 		return nil, nil, err
 	}
 	pc.Window = window
+	pc.PreciseWake = time.Millisecond // as edged runs it
 	e, err := plc.New(pc)
 	if err != nil {
 		drivers.Close()
