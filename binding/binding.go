@@ -21,15 +21,20 @@
 // holds is exactly what a Read returns, and the values of one Read request
 // all come from one image.
 //
-// Writes go to Engine.Write: the written Variant (of the tag's DataType,
-// which the address space has checked) is converted to the tag's type,
-// BadOutOfRange when it does not fit. The address space calls a sink under
-// its write lock and requires it not to block, so the Write operation's
-// result is that of queuing the write (Good, BadOutOfRange,
-// BadResourceUnavailable, BadShutdown); the device's answer comes later and
-// is counted in the device's Writes and WriteErrors diagnostics. Waiting
-// for it (write-through) needs a sink the server can wait on outside the
-// lock: not done yet.
+// Writes go through to the device (write-through): the written Variant (of
+// the tag's DataType, which the address space has checked) is converted to
+// the tag's type (BadOutOfRange when it does not fit) and queued with
+// Engine.Write, which runs it on the device in the next cycle in which the
+// device is idle. The sink returns a Pending result that the engine's done
+// callback fills with the device's answer (Good, BadTimeout,
+// BadCommunicationError, a mapped Modbus exception, or BadTimeout when the
+// device stayed busy for the engine's WriteTimeout); the address space
+// hands it to its caller, which waits outside the space's lock (the OPC UA
+// server waits for all the writes of one request together, bounded by its
+// WriteTimeout). A write the engine refuses to queue is answered at once
+// (BadOutOfRange, BadResourceUnavailable, BadShutdown). The written value
+// is in the image after the read-back that follows the write in the same
+// cycle.
 //
 // # Diagnostics
 //
@@ -255,17 +260,27 @@ func setVariant(v *ua.Variant, x plc.Value) {
 type tagSink plc.Engine
 
 // WriteValue queues the write of wv's value (of the tag's DataType, checked
-// by the address space) and returns Engine.Write's answer: Good when
-// queued. It does not wait for the device (see the package doc).
-func (s *tagSink) WriteValue(h uint32, wv *ua.WriteValue) ua.StatusCode {
+// by the address space) and returns Engine.Write's refusal, or Good and
+// the Pending device answer (see the package doc).
+func (s *tagSink) WriteValue(h uint32, wv *ua.WriteValue) (ua.StatusCode, addrspace.Pending) {
 	if wv.IndexRange != "" {
-		return ua.StatusBadWriteNotSupported
+		return ua.StatusBadWriteNotSupported, nil
 	}
 	v, ok := plcValue(wv.Value.Value)
 	if !ok {
-		return ua.StatusBadTypeMismatch
+		return ua.StatusBadTypeMismatch, nil
 	}
-	return ua.StatusCode((*plc.Engine)(s).Write(plc.Handle(h), v, nil))
+	return writeTag((*plc.Engine)(s), plc.Handle(h), v)
+}
+
+// writeTag queues the write of v to tag h and returns Good and its
+// Pending result, or the reason it was not queued.
+func writeTag(e *plc.Engine, h plc.Handle, v plc.Value) (ua.StatusCode, addrspace.Pending) {
+	res := make(chan ua.StatusCode, 1) // done never blocks, even when nobody waits
+	if st := e.Write(h, v, func(st plc.Status) { res <- ua.StatusCode(st) }); st != plc.Good {
+		return ua.StatusCode(st), nil
+	}
+	return ua.StatusGood, res
 }
 
 // plcValue converts a scalar Variant of a tag's DataType to a Value; a

@@ -323,7 +323,8 @@ func TestReadAllocs(t *testing.T) {
 	}
 }
 
-// TestWrite writes through the sink to the device.
+// TestWrite writes through the sink to the device: each write returns
+// once the device has it.
 func TestWrite(t *testing.T) {
 	r := newRig(t)
 	r.run(t, 2)
@@ -373,15 +374,35 @@ func TestWrite(t *testing.T) {
 	}
 }
 
-// TestWriteResults: what Engine.Write answers reaches the client.
+// TestWriteResults: the device's answer, or Engine.Write's refusal,
+// reaches the client.
 func TestWriteResults(t *testing.T) {
 	r := newRig(t)
 	stop := r.run(t, 2)
-	// A failing device: the write is queued (Good); the failure is counted.
+	// A failing device: its answer is the write's result, and counted.
 	r.plc1.SetWriteError(plc.BadCommunicationError)
-	if st := r.write(r.b.NodeID("plc1", "Setpoint"), float32(1)); st != ua.StatusGood {
-		t.Errorf("write to a failing device: %v, want Good (queued)", st)
+	if st := r.write(r.b.NodeID("plc1", "Setpoint"), float32(1)); st != ua.StatusBadCommunicationError {
+		t.Errorf("write to a failing device: %v, want BadCommunicationError", st)
 	}
+	r.plc1.SetWriteError(nil)
+	// A device that hangs in a poll never gets to the write: the engine
+	// gives up after its WriteTimeout. Meanwhile the address space serves
+	// reads: the write waits outside its lock.
+	r.io.Hang()
+	r.waitCycles(t, 3) // a poll of io has started and hangs
+	wv := ua.WriteValue{NodeID: r.b.NodeID("io", "Lamp"), AttributeID: uint32(ua.AttributeIDValue),
+		Value: ua.DataValue{Value: ua.MustVariant(true)}}
+	st, p := r.as.WriteStart(&wv, nil)
+	if st != ua.StatusGood || p == nil {
+		t.Fatalf("WriteStart to a hung device: %v, %v; want Good and a pending result", st, p)
+	}
+	if dv := r.read(r.b.NodeID("plc1", "Counter"), ua.AttributeIDValue); dv.Status.IsBad() && dv.Status != ua.StatusBadWaitingForInitialData {
+		t.Errorf("read while a write waits: %v", dv.Status)
+	}
+	if st := <-p; st != ua.StatusBadTimeout {
+		t.Errorf("write to a hung device: %v, want BadTimeout", st)
+	}
+	r.io.Release()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		dv := r.read(r.b.DeviceDiagnosticsNodeID("plc1", "WriteErrors"), ua.AttributeIDValue)

@@ -33,16 +33,21 @@ type imageSource struct{ cur atomic.Pointer[image] }
 
 func (s *imageSource) Snapshot() Snapshot { return s.cur.Load() }
 
-// sinkRecorder is a ValueSink that records writes.
+// sinkRecorder is a ValueSink that records writes; with pending set it
+// answers each write later, through that channel.
 type sinkRecorder struct {
-	h   uint32
-	got ua.Variant
-	n   int
+	h       uint32
+	got     ua.Variant
+	n       int
+	pending chan ua.StatusCode
 }
 
-func (r *sinkRecorder) WriteValue(h uint32, wv *ua.WriteValue) ua.StatusCode {
+func (r *sinkRecorder) WriteValue(h uint32, wv *ua.WriteValue) (ua.StatusCode, Pending) {
 	r.h, r.got, r.n = h, wv.Value.Value, r.n+1
-	return ua.StatusGood
+	if r.pending != nil {
+		return ua.StatusGood, r.pending
+	}
+	return ua.StatusGood, nil
 }
 
 // fixture is a Space with namespace 1 holding test nodes.

@@ -191,13 +191,21 @@ func (f SourceFunc) Value(h uint32, dv *ua.DataValue) { f(h, dv) }
 type SourceID uint32
 
 // ValueSink receives Writes of the Value attribute of external variables
-// (the scan engine queues them). It is called under the Space's write lock
-// after the access and type checks, and must not block nor call into the
-// Space; wv is the caller's and must be copied if kept. It returns the
-// operation's result (Good when the write is queued).
+// (the scan engine queues them for the device). It is called under the
+// Space's write lock after the access and type checks, and must not block
+// nor call into the Space; wv is the caller's and must be copied if kept.
+// It returns the operation's result, or, for a write that finishes later
+// (on a device), Good and a Pending result that will deliver it; Write
+// waits for that outside the lock (see WriteStart).
 type ValueSink interface {
-	WriteValue(h uint32, wv *ua.WriteValue) ua.StatusCode
+	WriteValue(h uint32, wv *ua.WriteValue) (ua.StatusCode, Pending)
 }
+
+// Pending is the result of a write that a ValueSink started: it delivers
+// the operation's result exactly once (Good, or the device's error such as
+// BadTimeout or BadCommunicationError). A sink sends on a channel with
+// room for the result, so that it never blocks when nobody waits any more.
+type Pending <-chan ua.StatusCode
 
 // User is the session's user as the attribute services see it: its rights
 // are and-ed with what the node allows. A nil User has every right the

@@ -22,7 +22,11 @@ import (
 // BadIndexRangeNoData; ranges of more dimensions are BadWriteNotSupported.
 //
 // A variable with a Sink passes the checked write to it (IndexRange
-// included); an external variable (Source set) without a Sink is
+// included) and, when the sink answers later (a Pending result: the write
+// went to a device), Write waits for that answer after releasing the
+// Space's lock, so reads, browses and other writes go on meanwhile; a
+// server that bounds the wait, or waits for several writes at once, uses
+// WriteStart. An external variable (Source set) without a Sink is
 // BadNotWritable; a static variable stores a copy of the value, with the
 // written status and source timestamp (the clock's time when none is
 // given).
@@ -34,75 +38,88 @@ import (
 // (BadIndexRangeNoData), status or timestamps (BadWriteNotSupported).
 // Any other attribute is BadNotWritable.
 func (s *Space) Write(wv *ua.WriteValue, user User) ua.StatusCode {
+	st, p := s.WriteStart(wv, user)
+	if p != nil {
+		return <-p
+	}
+	return st
+}
+
+// WriteStart is Write without the wait: when the variable's sink answers
+// later it returns Good and the Pending result, which delivers the
+// operation's result once; else the result and nil. The Space's lock is
+// not held when WriteStart returns, so the caller may wait for any number
+// of pending writes at once, with a timeout of its own.
+func (s *Space) WriteStart(wv *ua.WriteValue, user User) (ua.StatusCode, Pending) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.nodes[wv.NodeID]
 	if n == nil {
-		return ua.StatusBadNodeIDUnknown
+		return ua.StatusBadNodeIDUnknown, nil
 	}
 	attr := ua.AttributeID(wv.AttributeID)
 	if !hasAttribute(n.Class, attr) {
-		return ua.StatusBadAttributeIDInvalid
+		return ua.StatusBadAttributeIDInvalid, nil
 	}
 	r, err := ParseNumericRange(wv.IndexRange)
 	if err != nil {
-		return ua.StatusBadIndexRangeInvalid
+		return ua.StatusBadIndexRangeInvalid, nil
 	}
 	if attr == ua.AttributeIDValue {
 		return s.writeValue(n, wv, &r, user)
 	}
-	return s.writeAttribute(n, attr, wv, &r, user)
+	return s.writeAttribute(n, attr, wv, &r, user), nil
 }
 
-func (s *Space) writeValue(n *Node, wv *ua.WriteValue, r *NumericRange, user User) ua.StatusCode {
+func (s *Space) writeValue(n *Node, wv *ua.WriteValue, r *NumericRange, user User) (ua.StatusCode, Pending) {
 	if n.Class == ua.NodeClassVariable {
 		if n.AccessLevel&uint8(ua.AccessLevelTypeCurrentWrite) == 0 {
-			return ua.StatusBadNotWritable
+			return ua.StatusBadNotWritable, nil
 		}
 		if user != nil && user.AccessLevel(n)&uint8(ua.AccessLevelTypeCurrentWrite) == 0 {
-			return ua.StatusBadUserAccessDenied
+			return ua.StatusBadUserAccessDenied, nil
 		}
 	} else {
 		bit := uint32(ua.AttributeWriteMaskValueForVariableType)
 		if n.WriteMask&bit == 0 {
-			return ua.StatusBadNotWritable
+			return ua.StatusBadNotWritable, nil
 		}
 		if user != nil && user.WriteMask(n)&bit == 0 {
-			return ua.StatusBadUserAccessDenied
+			return ua.StatusBadUserAccessDenied, nil
 		}
 	}
 	dv := &wv.Value
 	if dv.Status != ua.StatusGood && n.AccessLevel&uint8(ua.AccessLevelTypeStatusWrite) == 0 ||
 		ua.DateTimeTicks(dv.SourceTimestamp) != 0 && n.AccessLevel&uint8(ua.AccessLevelTypeTimestampWrite) == 0 ||
 		ua.DateTimeTicks(dv.ServerTimestamp) != 0 {
-		return ua.StatusBadWriteNotSupported
+		return ua.StatusBadWriteNotSupported, nil
 	}
 	v := dv.Value
 	if r.n == 0 {
 		if st := s.checkValue(n, &v); st != ua.StatusGood {
-			return st
+			return st, nil
 		}
 	} else if r.n > 1 {
-		return ua.StatusBadWriteNotSupported
+		return ua.StatusBadWriteNotSupported, nil
 	} else if !s.builtinMatches(s.nodes[n.DataType], v) && !(v.Type() == ua.TypeByteString && isByteArrayType(s, n)) {
-		return ua.StatusBadTypeMismatch
+		return ua.StatusBadTypeMismatch, nil
 	}
 	if n.Sink != nil {
 		return n.Sink.WriteValue(n.Handle, wv)
 	}
 	if n.Source != 0 {
-		return ua.StatusBadNotWritable
+		return ua.StatusBadNotWritable, nil
 	}
 	var nv ua.Variant
 	if r.n == 0 {
 		var ok bool
 		if nv, ok = cloneVariant(v); !ok {
-			return ua.StatusBadTypeMismatch
+			return ua.StatusBadTypeMismatch, nil
 		}
 	} else {
 		var st ua.StatusCode
 		if nv, st = writeRange(n.Value.Value, v, r); st != ua.StatusGood {
-			return st
+			return st, nil
 		}
 	}
 	ts, ps := dv.SourceTimestamp, dv.SourcePicoseconds
@@ -110,7 +127,7 @@ func (s *Space) writeValue(n *Node, wv *ua.WriteValue, r *NumericRange, user Use
 		ts, ps = s.clock(), 0
 	}
 	n.Value = ua.DataValue{Value: nv, Status: dv.Status, SourceTimestamp: ts, SourcePicoseconds: ps}
-	return ua.StatusGood
+	return ua.StatusGood, nil
 }
 
 // isByteArrayType reports whether n holds an array of Byte, which a

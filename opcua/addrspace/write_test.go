@@ -138,6 +138,55 @@ func TestWriteSink(t *testing.T) {
 	}
 }
 
+// TestWritePending: a sink that answers later makes Write wait for the
+// answer without the Space's lock (a Read and another Write go on), and
+// WriteStart hands the Pending result to the caller.
+func TestWritePending(t *testing.T) {
+	f := newFixture(t)
+	sink := sinkRecorder{pending: make(chan ua.StatusCode, 1)}
+	if err := f.s.SetSink(f.id("Ext2"), &sink); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan ua.StatusCode)
+	go func() { done <- f.write("Ext2", ua.AttributeIDValue, "", val(int64(5)), nil) }()
+	// Until the sink answers, the space serves others: a Read and a
+	// Write of a static variable complete while the first Write waits.
+	for {
+		f.s.mu.RLock()
+		n := sink.n
+		f.s.mu.RUnlock()
+		if n == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if dv := f.read(f.id("Ext2"), ua.AttributeIDValue, ""); dv.Status != ua.StatusGood {
+		t.Errorf("read while a write waits: %v", dv.Status)
+	}
+	if st := f.write("Int", ua.AttributeIDValue, "", val(int32(3)), nil); st != ua.StatusGood {
+		t.Errorf("static write while a write waits: %v", st)
+	}
+	sink.pending <- ua.StatusBadCommunicationError
+	if st := <-done; st != ua.StatusBadCommunicationError {
+		t.Errorf("Write = %v, want the sink's later BadCommunicationError", st)
+	}
+	// WriteStart returns the pending result instead of waiting.
+	wv := ua.WriteValue{NodeID: f.id("Ext2"), AttributeID: uint32(ua.AttributeIDValue), Value: val(int64(6))}
+	st, p := f.s.WriteStart(&wv, nil)
+	if st != ua.StatusGood || p == nil {
+		t.Fatalf("WriteStart = %v, %v", st, p)
+	}
+	sink.pending <- ua.StatusGood
+	if st := <-p; st != ua.StatusGood {
+		t.Errorf("pending result %v", st)
+	}
+	// A check that fails is answered at once, without a Pending result.
+	wv.Value = val(int32(6))
+	if st, p := f.s.WriteStart(&wv, nil); st != ua.StatusBadTypeMismatch || p != nil {
+		t.Errorf("WriteStart of a mistyped value = %v, %v", st, p)
+	}
+}
+
 func TestWriteIndexRange(t *testing.T) {
 	for _, tc := range []struct {
 		node, rng string

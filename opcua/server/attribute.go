@@ -45,7 +45,9 @@ func (c *conn) read(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	return resp, nil
 }
 
-// write answers Write (§5.11.4) with the session user's rights.
+// write answers Write (§5.11.4) with the session user's rights. A write
+// to a device variable waits for the device's answer (see space.write), up
+// to Config.WriteTimeout.
 func (c *conn) write(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	req, resp := &c.req.write, &c.resp.write
 	if err := checkCount(len(req.NodesToWrite), c.srv.cfg.Limits.MaxNodesPerWrite); err != nil {
@@ -54,6 +56,6 @@ func (c *conn) write(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	c.header(&resp.ResponseHeader, h, ua.StatusGood)
 	resp.Results = grow(resp.Results, len(req.NodesToWrite))
 	resp.DiagnosticInfos = nil
-	c.srv.space.write(&c.scr, s, req.NodesToWrite, resp.Results)
+	c.srv.space.write(&c.scr, s, req.NodesToWrite, resp.Results, c.srv.cfg.WriteTimeout)
 	return resp, nil
 }

@@ -18,6 +18,7 @@ const (
 	DefaultMaxSessionTimeout           = time.Hour
 	DefaultMaxBrowseContinuationPoints = 10
 	DefaultMaxNodesPerRequest          = 1000
+	DefaultWriteTimeout                = 5 * time.Second
 	DefaultNamespaceURI                = "urn:edged:gateway"
 	DefaultApplicationURI              = "urn:edged:server"
 	DefaultProductURI                  = "https://github.com/edged/edged"
@@ -96,6 +97,13 @@ type Config struct {
 	// Authenticator checks user identity tokens (default AnonymousOnly).
 	Authenticator Authenticator
 
+	// WriteTimeout bounds the wait of a Write (or Call) request for the
+	// devices' answers to its writes (default DefaultWriteTimeout, above
+	// the scan engine's own WriteTimeout plus PollTimeout); a write not
+	// answered by then is Bad_Timeout. The wait blocks the connection's
+	// goroutine, not the address space.
+	WriteTimeout time.Duration
+
 	// ShutdownDelay is how long Shutdown announces the shutdown in
 	// Server/ServerStatus (State Shutdown, SecondsTillShutdown counting
 	// down) before it closes the connections (default 0).
@@ -152,6 +160,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MinSupportedSampleRate <= 0 {
 		c.MinSupportedSampleRate = 5 * time.Millisecond
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultWriteTimeout
 	}
 	lim := func(v *uint32) {
 		if *v == 0 {

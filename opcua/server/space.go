@@ -1,6 +1,8 @@
 package server
 
 import (
+	"time"
+
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
 )
@@ -13,9 +15,11 @@ type browseState struct {
 }
 
 // scratch holds a connection's per-request values for the address space:
-// the read context (one image per source per request).
+// the read context (one image per source per request) and the pending
+// results of a Write's operations.
 type scratch struct {
-	rc addrspace.ReadContext
+	rc      addrspace.ReadContext
+	pending []addrspace.Pending
 }
 
 // space adapts the address space to the services.
@@ -46,11 +50,54 @@ func (sp *space) read(scr *scratch, s *session, req *ua.ReadRequest, out []ua.Da
 	}
 }
 
-// write writes the operations with the session user's rights.
-func (sp *space) write(_ *scratch, s *session, nodes []ua.WriteValue, out []ua.StatusCode) {
+// write writes the operations with the session user's rights and waits,
+// up to timeout, for the devices' answers to those that went to a device
+// (write-through): all of them are queued first and then awaited together,
+// so ten writes to one device take about one cycle, not ten. An operation
+// not answered in time is Bad_Timeout. The wait holds no lock of the
+// address space; it blocks only the calling connection's goroutine.
+func (sp *space) write(scr *scratch, s *session, nodes []ua.WriteValue, out []ua.StatusCode, timeout time.Duration) {
 	u := s.user()
+	scr.pending = grow(scr.pending, len(nodes))
+	waiting := false
 	for i := range nodes {
-		out[i] = sp.as.Write(&nodes[i], u)
+		out[i], scr.pending[i] = sp.as.WriteStart(&nodes[i], u)
+		waiting = waiting || scr.pending[i] != nil
+	}
+	if waiting {
+		awaitWrites(scr.pending, out, timeout)
+	}
+	clear(scr.pending)
+}
+
+// awaitWrites sets out[i] to the result of each pending[i] that is not
+// nil, or to Bad_Timeout for those without a result after timeout.
+func awaitWrites(pending []addrspace.Pending, out []ua.StatusCode, timeout time.Duration) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	expired := false
+	for i, p := range pending {
+		if p == nil {
+			continue
+		}
+		if expired {
+			select {
+			case out[i] = <-p:
+			default:
+				out[i] = ua.StatusBadTimeout
+			}
+			continue
+		}
+		select {
+		case out[i] = <-p:
+		case <-t.C:
+			expired = true
+			select {
+			case out[i] = <-p:
+			default:
+				out[i] = ua.StatusBadTimeout
+			}
+		}
 	}
 }
 
