@@ -68,6 +68,7 @@ type Binding struct {
 	ns   uint16
 	diag *diagSource
 	dns  uint16
+	src  addrspace.SourceID // the tags' ValueSource
 }
 
 // New adds the tags of cfg, served by e, and the Diagnostics object to as.
@@ -77,6 +78,7 @@ func New(as *addrspace.Space, e *plc.Engine, cfg *config.Config) (*Binding, erro
 	b := &Binding{as: as, e: e}
 	b.ns = as.AddNamespace(NamespaceURI)
 	src := as.AddSource((*imageSource)(e))
+	b.src = src
 	sink := (*tagSink)(e)
 	for i := range cfg.Devices {
 		d := &cfg.Devices[i]

@@ -102,6 +102,8 @@ func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) (
 	if err != nil {
 		return err
 	}
+	// Monitored items sample in the cycle in which their tag changed.
+	defer b.Notify(srv.SourceChanged)()
 
 	fmt.Fprintf(out, "edged %s: OPC UA endpoint URL %s (listening on %s)\n", version, url, ln.Addr())
 	if s != nil {

@@ -84,6 +84,8 @@ type Config struct {
 	MinSupportedSampleRate time.Duration
 	// Limits bound the operations per request.
 	Limits OperationLimits
+	// Subscriptions bound the subscriptions and monitored items.
+	Subscriptions SubscriptionLimits
 
 	// DataEfficient leaves Nagle's algorithm on: fewer, fuller TCP
 	// segments at the cost of latency. By default TCP_NODELAY is set on
@@ -164,6 +166,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout
 	}
+	c.Subscriptions = c.Subscriptions.withDefaults(c.MinSupportedSampleRate)
 	lim := func(v *uint32) {
 		if *v == 0 {
 			*v = DefaultMaxNodesPerRequest

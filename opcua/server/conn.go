@@ -34,6 +34,7 @@ type conn struct {
 	out    []byte
 	now    time.Time
 	sess   *session // the session of the previous request, to skip the table lookup
+	reqID  uint32   // the secure channel request id of the request being handled
 
 	batch   int       // responses queued in the current batch
 	yielded time.Time // when the goroutine last yielded (see answer)
@@ -87,7 +88,13 @@ const yieldEvery = 500 * time.Microsecond
 // but not per request of a client that sends one at a time (the time is
 // the request's, taken by handle anyway).
 func (c *conn) answer(r uasc.Request) error {
+	c.reqID = r.RequestID
 	resp := c.handle(r.Message)
+	if resp == nil {
+		// Answered later (Publish); responses queued before it leave with
+		// the next response or when ReadRequest waits.
+		return nil
+	}
 	var err error
 	last := !c.ch.Buffered()
 	if last {
@@ -112,7 +119,8 @@ func (c *conn) answer(r uasc.Request) error {
 }
 
 // handle answers one service message (type NodeId and body) and returns
-// the encoded response message, valid until the next call.
+// the encoded response message, valid until the next call, or nil when
+// the handler answers later (errAsync).
 func (c *conn) handle(msg []byte) []byte {
 	c.now = c.srv.clock()
 	d := &c.d
@@ -148,6 +156,9 @@ func (c *conn) handle(msg []byte) []byte {
 		c.sess = s
 	}
 	resp, err := svc.handle(c, s, h)
+	if err == errAsync {
+		return nil
+	}
 	if err != nil {
 		return c.fault(h.RequestHandle, statusOf(err))
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -172,71 +173,30 @@ func anonymousActivate() *ua.ActivateSessionRequest {
 // requestHeader returns the RequestHeader of a request.
 func requestHeader(b ua.Body) *ua.RequestHeader { return headerField(b) }
 
-// headerField finds the header of the request types the tests use.
+// headerField finds the RequestHeader field of a request.
 func headerField(b ua.Body) *ua.RequestHeader {
-	switch r := b.(type) {
-	case *ua.FindServersRequest:
-		return &r.RequestHeader
-	case *ua.GetEndpointsRequest:
-		return &r.RequestHeader
-	case *ua.CreateSessionRequest:
-		return &r.RequestHeader
-	case *ua.ActivateSessionRequest:
-		return &r.RequestHeader
-	case *ua.CloseSessionRequest:
-		return &r.RequestHeader
-	case *ua.CancelRequest:
-		return &r.RequestHeader
-	case *ua.BrowseRequest:
-		return &r.RequestHeader
-	case *ua.BrowseNextRequest:
-		return &r.RequestHeader
-	case *ua.TranslateBrowsePathsToNodeIDsRequest:
-		return &r.RequestHeader
-	case *ua.RegisterNodesRequest:
-		return &r.RequestHeader
-	case *ua.UnregisterNodesRequest:
-		return &r.RequestHeader
-	case *ua.ReadRequest:
-		return &r.RequestHeader
-	case *ua.WriteRequest:
-		return &r.RequestHeader
-	case *ua.CreateSubscriptionRequest:
-		return &r.RequestHeader
+	v := reflect.ValueOf(b)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil
 	}
-	return nil
+	f := v.Elem().FieldByName("RequestHeader")
+	if !f.IsValid() {
+		return nil
+	}
+	h, _ := f.Addr().Interface().(*ua.RequestHeader)
+	return h
 }
 
+// responseHeader finds the ResponseHeader field of a response.
 func responseHeader(b ua.Body) *ua.ResponseHeader {
-	switch r := b.(type) {
-	case *ua.ServiceFault:
-		return &r.ResponseHeader
-	case *ua.FindServersResponse:
-		return &r.ResponseHeader
-	case *ua.GetEndpointsResponse:
-		return &r.ResponseHeader
-	case *ua.CreateSessionResponse:
-		return &r.ResponseHeader
-	case *ua.ActivateSessionResponse:
-		return &r.ResponseHeader
-	case *ua.CloseSessionResponse:
-		return &r.ResponseHeader
-	case *ua.CancelResponse:
-		return &r.ResponseHeader
-	case *ua.BrowseResponse:
-		return &r.ResponseHeader
-	case *ua.BrowseNextResponse:
-		return &r.ResponseHeader
-	case *ua.TranslateBrowsePathsToNodeIDsResponse:
-		return &r.ResponseHeader
-	case *ua.RegisterNodesResponse:
-		return &r.ResponseHeader
-	case *ua.UnregisterNodesResponse:
-		return &r.ResponseHeader
-	case *ua.ReadResponse:
-		return &r.ResponseHeader
-	case *ua.WriteResponse:
-		return &r.ResponseHeader
+	v := reflect.ValueOf(b)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil
 	}
-	return nil
+	f := v.Elem().FieldByName("ResponseHeader")
+	if !f.IsValid() {
+		return nil
+	}
+	h, _ := f.Addr().Interface().(*ua.ResponseHeader)
+	return h
 }

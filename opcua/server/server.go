@@ -34,6 +34,7 @@ type Server struct {
 	endpoints []ua.EndpointDescription
 	startTime time.Time
 	nextCh    atomic.Uint32
+	subs      subMgr // subscriptions, see subscription.go
 
 	// Shutdown state, read by the Server object's variables.
 	state          atomic.Int32 // ua.ServerState
@@ -69,6 +70,7 @@ func New(cfg Config) (*Server, error) {
 		sweepDone: make(chan struct{}),
 	}
 	s.startTime = s.clock()
+	s.subs.init(s)
 	s.sessions = newSessionTable(cfg.MaxSessions, cfg.MaxBrowseContinuationPoints, &s.diag)
 	s.app = ua.ApplicationDescription{
 		ApplicationURI:  cfg.ApplicationURI,

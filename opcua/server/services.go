@@ -88,6 +88,66 @@ var services = []service{
 	{"Write", id.WriteRequest_Encoding_DefaultBinary, id.WriteResponse_Encoding_DefaultBinary, activatedSession,
 		func(c *conn) (ua.Body, *ua.RequestHeader) { return &c.req.write, &c.req.write.RequestHeader },
 		(*conn).write},
+
+	// MonitoredItem Service Set (§5.12).
+	{"CreateMonitoredItems", id.CreateMonitoredItemsRequest_Encoding_DefaultBinary, id.CreateMonitoredItemsResponse_Encoding_DefaultBinary, activatedSession,
+		func(c *conn) (ua.Body, *ua.RequestHeader) {
+			return &c.req.createMonitoredItems, &c.req.createMonitoredItems.RequestHeader
+		},
+		(*conn).createMonitoredItems},
+	{"ModifyMonitoredItems", id.ModifyMonitoredItemsRequest_Encoding_DefaultBinary, id.ModifyMonitoredItemsResponse_Encoding_DefaultBinary, activatedSession,
+		func(c *conn) (ua.Body, *ua.RequestHeader) {
+			return &c.req.modifyMonitoredItems, &c.req.modifyMonitoredItems.RequestHeader
+		},
+		(*conn).modifyMonitoredItems},
+	{"SetMonitoringMode", id.SetMonitoringModeRequest_Encoding_DefaultBinary, id.SetMonitoringModeResponse_Encoding_DefaultBinary, activatedSession,
+		func(c *conn) (ua.Body, *ua.RequestHeader) {
+			return &c.req.setMonitoringMode, &c.req.setMonitoringMode.RequestHeader
+		},
+		(*conn).setMonitoringMode},
+	{"SetTriggering", id.SetTriggeringRequest_Encoding_DefaultBinary, id.SetTriggeringResponse_Encoding_DefaultBinary, activatedSession,
+		func(c *conn) (ua.Body, *ua.RequestHeader) {
+			return &c.req.setTriggering, &c.req.setTriggering.RequestHeader
+		},
+		(*conn).setTriggering},
+	{"DeleteMonitoredItems", id.DeleteMonitoredItemsRequest_Encoding_DefaultBinary, id.DeleteMonitoredItemsResponse_Encoding_DefaultBinary, activatedSession,
+		func(c *conn) (ua.Body, *ua.RequestHeader) {
+			return &c.req.deleteMonitoredItems, &c.req.deleteMonitoredItems.RequestHeader
+		},
+		(*conn).deleteMonitoredItems},
+
+	// Subscription Service Set (§5.13).
+	{"CreateSubscription", id.CreateSubscriptionRequest_Encoding_DefaultBinary, id.CreateSubscriptionResponse_Encoding_DefaultBinary, activatedSession,
+		func(c *conn) (ua.Body, *ua.RequestHeader) {
+			return &c.req.createSubscription, &c.req.createSubscription.RequestHeader
+		},
+		(*conn).createSubscription},
+	{"ModifySubscription", id.ModifySubscriptionRequest_Encoding_DefaultBinary, id.ModifySubscriptionResponse_Encoding_DefaultBinary, activatedSession,
+		func(c *conn) (ua.Body, *ua.RequestHeader) {
+			return &c.req.modifySubscription, &c.req.modifySubscription.RequestHeader
+		},
+		(*conn).modifySubscription},
+	{"SetPublishingMode", id.SetPublishingModeRequest_Encoding_DefaultBinary, id.SetPublishingModeResponse_Encoding_DefaultBinary, activatedSession,
+		func(c *conn) (ua.Body, *ua.RequestHeader) {
+			return &c.req.setPublishingMode, &c.req.setPublishingMode.RequestHeader
+		},
+		(*conn).setPublishingMode},
+	{"Publish", id.PublishRequest_Encoding_DefaultBinary, id.PublishResponse_Encoding_DefaultBinary, activatedSession,
+		func(c *conn) (ua.Body, *ua.RequestHeader) { return &c.req.publish, &c.req.publish.RequestHeader },
+		(*conn).publish},
+	{"Republish", id.RepublishRequest_Encoding_DefaultBinary, id.RepublishResponse_Encoding_DefaultBinary, activatedSession,
+		func(c *conn) (ua.Body, *ua.RequestHeader) { return &c.req.republish, &c.req.republish.RequestHeader },
+		(*conn).republish},
+	{"TransferSubscriptions", id.TransferSubscriptionsRequest_Encoding_DefaultBinary, id.TransferSubscriptionsResponse_Encoding_DefaultBinary, activatedSession,
+		func(c *conn) (ua.Body, *ua.RequestHeader) {
+			return &c.req.transferSubscriptions, &c.req.transferSubscriptions.RequestHeader
+		},
+		(*conn).transferSubscriptions},
+	{"DeleteSubscriptions", id.DeleteSubscriptionsRequest_Encoding_DefaultBinary, id.DeleteSubscriptionsResponse_Encoding_DefaultBinary, activatedSession,
+		func(c *conn) (ua.Body, *ua.RequestHeader) {
+			return &c.req.deleteSubscriptions, &c.req.deleteSubscriptions.RequestHeader
+		},
+		(*conn).deleteSubscriptions},
 }
 
 // serviceByRequest indexes services by request encoding id (namespace 0,
@@ -115,6 +175,19 @@ type requests struct {
 	unregisterNodes ua.UnregisterNodesRequest
 	read            ua.ReadRequest
 	write           ua.WriteRequest
+
+	createMonitoredItems  ua.CreateMonitoredItemsRequest
+	modifyMonitoredItems  ua.ModifyMonitoredItemsRequest
+	setMonitoringMode     ua.SetMonitoringModeRequest
+	setTriggering         ua.SetTriggeringRequest
+	deleteMonitoredItems  ua.DeleteMonitoredItemsRequest
+	createSubscription    ua.CreateSubscriptionRequest
+	modifySubscription    ua.ModifySubscriptionRequest
+	setPublishingMode     ua.SetPublishingModeRequest
+	publish               ua.PublishRequest
+	republish             ua.RepublishRequest
+	transferSubscriptions ua.TransferSubscriptionsRequest
+	deleteSubscriptions   ua.DeleteSubscriptionsRequest
 }
 
 // responses are a connection's reused response values.
@@ -133,4 +206,17 @@ type responses struct {
 	unregisterNodes ua.UnregisterNodesResponse
 	read            ua.ReadResponse
 	write           ua.WriteResponse
+
+	createMonitoredItems  ua.CreateMonitoredItemsResponse
+	modifyMonitoredItems  ua.ModifyMonitoredItemsResponse
+	setMonitoringMode     ua.SetMonitoringModeResponse
+	setTriggering         ua.SetTriggeringResponse
+	deleteMonitoredItems  ua.DeleteMonitoredItemsResponse
+	createSubscription    ua.CreateSubscriptionResponse
+	modifySubscription    ua.ModifySubscriptionResponse
+	setPublishingMode     ua.SetPublishingModeResponse
+	publish               ua.PublishResponse
+	republish             ua.RepublishResponse
+	transferSubscriptions ua.TransferSubscriptionsResponse
+	deleteSubscriptions   ua.DeleteSubscriptionsResponse
 }

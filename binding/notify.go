@@ -1,0 +1,34 @@
+package binding
+
+import (
+	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/plc"
+)
+
+// Notify calls f with the binding's ValueSource and the handles of the
+// tags that changed (Image.Changed) on every image the engine publishes,
+// on the engine's goroutine: f must return quickly and must not keep
+// changed. The OPC UA server's SourceChanged is such an f:
+//
+//	b.Notify(srv.SourceChanged)
+//
+// so that monitored items sample in the cycle in which their tag changed.
+// cancel stops the calls. Notify does not allocate per image once its
+// buffer has grown to the largest change set.
+func (b *Binding) Notify(f func(src addrspace.SourceID, changed []uint32)) (cancel func()) {
+	var buf []uint32 // reused: the engine calls subscribers one image at a time
+	return b.e.Subscribe(func(im *plc.Image) {
+		ch := im.Changed()
+		if len(ch) == 0 {
+			return
+		}
+		buf = buf[:0]
+		for _, h := range ch {
+			buf = append(buf, uint32(h))
+		}
+		f(b.src, buf)
+	})
+}
+
+// Source returns the ValueSource that serves the tags.
+func (b *Binding) Source() addrspace.SourceID { return b.src }

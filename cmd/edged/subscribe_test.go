@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"io"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/gopcua/opcua"
+	gua "github.com/gopcua/opcua/ua"
+)
+
+// TestSubscribeCounter is issue 6's acceptance test: the gopcua client
+// subscribes to sim.Counter with 5 ms sampling and publishing and receives
+// at least 350 of the 400 changes of 2 s (distinct values counted).
+func TestSubscribeCounter(t *testing.T) {
+	cfg, err := parseFlags([]string{"--listen", "127.0.0.1:0"}, fixedHostname("gw01"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := loadConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out lockedBuffer
+	errc := make(chan error, 1)
+	go func() { errc <- run(ctx, cfg, conf, &out) }()
+	m := waitFor(t, &out, endpointLine)
+	waitFor(t, &out, regexp.MustCompile(`sim \(modbus-tcp\): ns=2;s=sim\.`))
+
+	cctx, ccancel := context.WithTimeout(ctx, time.Minute)
+	defer ccancel()
+	c, err := opcua.NewClient(m[1], opcua.SecurityPolicy("None"), opcua.SecurityMode(gua.MessageSecurityModeNone),
+		opcua.AuthAnonymous(), opcua.AutoReconnect(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Connect(cctx); err != nil {
+		t.Fatalf("connect to %s: %v", m[1], err)
+	}
+	defer c.Close(cctx)
+
+	notes := make(chan *opcua.PublishNotificationData, 1024)
+	sub, err := c.Subscribe(cctx, &opcua.SubscriptionParameters{Interval: 5 * time.Millisecond}, notes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := opcua.NewMonitoredItemCreateRequestWithDefaults(gua.MustParseNodeID("ns=2;s=sim.Counter"), gua.AttributeIDValue, 1)
+	item.RequestedParameters.SamplingInterval = 5
+	res, err := sub.Monitor(cctx, gua.TimestampsToReturnBoth, item)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := res.Results[0].StatusCode; st != gua.StatusOK {
+		t.Fatalf("CreateMonitoredItems: %v", st)
+	}
+	if ri := res.Results[0].RevisedSamplingInterval; ri != 5 {
+		t.Errorf("revised sampling interval %v ms, want 5", ri)
+	}
+
+	seen := map[uint32]bool{}
+	var end <-chan time.Time
+	timeout := time.After(30 * time.Second) // bounded wait for the first value
+	for end == nil || len(end) == 0 {
+		select {
+		case n := <-notes:
+			if n.Error != nil {
+				t.Fatalf("notification error: %v", n.Error)
+			}
+			dcn, ok := n.Value.(*gua.DataChangeNotification)
+			if !ok {
+				continue
+			}
+			for _, mi := range dcn.MonitoredItems {
+				if v, ok := mi.Value.Value.Value().(uint32); ok {
+					seen[v] = true
+				}
+			}
+			if end == nil && len(seen) > 0 {
+				seen = map[uint32]bool{} // count from the first value on
+				end = time.After(2 * time.Second)
+			}
+			continue
+		case <-timeout:
+			t.Fatal("no data change of sim.Counter within 30 s")
+		case <-end:
+		}
+		break
+	}
+	t.Logf("sim.Counter: %d distinct values in 2 s (400 possible)", len(seen))
+	if len(seen) < 350 {
+		t.Errorf("received %d of the 400 possible changes of sim.Counter in 2 s, want at least 350", len(seen))
+	}
+	sub.Cancel(cctx)
+	c.Close(cctx)
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatalf("run: %v", err)
+	}
+}

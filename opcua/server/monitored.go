@@ -1,0 +1,322 @@
+package server
+
+import (
+	"math"
+	"slices"
+	"time"
+
+	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+)
+
+// Monitored items (OPC 10000-4 §5.12).
+//
+// An item on the Value of a variable served by a ValueSource (a tag) is
+// indexed by its source and handle and sampled when Server.SourceChanged
+// names the handle and the item is due (its sampling interval, revised to
+// a multiple of the tag's MinimumSamplingInterval, has passed since its
+// last sample; a change before that is kept and sampled at the first
+// change call after the item is due). Every other item (a static variable,
+// or any attribute other than Value) is sampled at creation and then on
+// every publishing cycle of its subscription: its sampling interval is
+// revised to the publishing interval.
+
+// statusOverflow is the InfoType DataValue and Overflow bits of a
+// StatusCode (OPC 10000-4 §7.39.1): set on a value that follows discarded
+// ones in an item's queue.
+const statusOverflow ua.StatusCode = 0x0480
+
+// monItem is one monitored item; owned by the run loop.
+type monItem struct {
+	id            uint32
+	sub           *subscription
+	rv            ua.ReadValueID
+	ts            ua.TimestampsToReturn
+	mode          ua.MonitoringMode
+	handle        uint32 // client handle
+	interval      time.Duration
+	qsize         int
+	discardOldest bool
+	key           srcKey // zero for items sampled on the publishing cycle
+
+	trigger  ua.DataChangeTrigger
+	deadband ua.DeadbandType
+	db       float64 // absolute deadband (a percent one converted with the EURange)
+
+	last       ua.DataValue
+	hasLast    bool
+	lastSample time.Time
+	queue      []ua.MonitoredItemNotification
+	overflows  uint32
+	links      []*monItem // SetTriggering: items reported when this one reports
+
+	inReady  bool
+	deferred bool
+	deleted  bool
+}
+
+// due reports whether it may take a sample at now (half a base cycle of
+// slack for the engine's jitter).
+func (it *monItem) due(now time.Time, slack time.Duration) bool {
+	if !it.hasLast {
+		return true
+	}
+	return !now.Before(it.lastSample.Add(it.interval - slack))
+}
+
+// sample reads the item's value and queues a notification when it changed
+// in the sense of the item's filter.
+func (m *subMgr) sample(it *monItem, now time.Time) {
+	var dv ua.DataValue
+	m.srv.as.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &dv)
+	it.lastSample = now
+	if it.hasLast && !it.changed(&dv) {
+		return
+	}
+	it.last, it.hasLast = dv, true
+	m.enqueue(it, dv)
+}
+
+// enqueue queues dv (with the item's timestamps) on it.
+func (m *subMgr) enqueue(it *monItem, dv ua.DataValue) {
+	switch it.ts {
+	case ua.TimestampsToReturnSource:
+		dv.ServerTimestamp = time.Time{}
+	case ua.TimestampsToReturnServer:
+		dv.SourceTimestamp = time.Time{}
+	case ua.TimestampsToReturnNeither:
+		dv.SourceTimestamp, dv.ServerTimestamp = time.Time{}, time.Time{}
+	}
+	n := ua.MonitoredItemNotification{ClientHandle: it.handle, Value: dv}
+	switch {
+	case len(it.queue) < it.qsize:
+		it.queue = append(it.queue, n)
+	case it.qsize == 1:
+		it.queue[0] = n
+		it.overflows++
+	case it.discardOldest:
+		copy(it.queue, it.queue[1:])
+		it.queue[len(it.queue)-1] = n
+		it.queue[0].Value.Status |= statusOverflow
+		it.overflows++
+	default:
+		n.Value.Status |= statusOverflow
+		it.queue[len(it.queue)-1] = n
+		it.overflows++
+	}
+	if it.mode != ua.MonitoringModeReporting {
+		return
+	}
+	sub := it.sub
+	if !it.inReady {
+		it.inReady = true
+		sub.ready = append(sub.ready, it)
+	}
+	if !sub.touched {
+		sub.touched = true
+		m.touched = append(m.touched, sub)
+	}
+}
+
+// changed compares dv with the last reported value per the item's filter.
+func (it *monItem) changed(dv *ua.DataValue) bool {
+	if dv.Status != it.last.Status {
+		return true
+	}
+	if it.trigger == ua.DataChangeTriggerStatus {
+		return false
+	}
+	if it.trigger == ua.DataChangeTriggerStatusValueTimestamp && !dv.SourceTimestamp.Equal(it.last.SourceTimestamp) {
+		return true
+	}
+	if it.deadband != ua.DeadbandTypeNone {
+		x, ok1 := number(dv.Value)
+		y, ok2 := number(it.last.Value)
+		if ok1 && ok2 {
+			return math.Abs(x-y) > it.db
+		}
+	}
+	return !dv.Value.Equal(it.last.Value)
+}
+
+// number returns a scalar numeric Variant as a float64.
+func number(v ua.Variant) (float64, bool) {
+	if v.IsArray() {
+		return 0, false
+	}
+	switch x := v.Value().(type) {
+	case int8:
+		return float64(x), true
+	case uint8:
+		return float64(x), true
+	case int16:
+		return float64(x), true
+	case uint16:
+		return float64(x), true
+	case int32:
+		return float64(x), true
+	case uint32:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
+	case float32:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// removeItem unindexes it and drops it from its subscription.
+func (m *subMgr) removeItem(it *monItem) {
+	it.deleted = true
+	sub := it.sub
+	delete(sub.items, it.id)
+	if it.key != (srcKey{}) {
+		list := m.bySource[it.key]
+		if i := slices.Index(list, it); i >= 0 {
+			list = slices.Delete(list, i, i+1)
+		}
+		if len(list) == 0 {
+			delete(m.bySource, it.key)
+		} else {
+			m.bySource[it.key] = list
+		}
+	} else if i := slices.Index(sub.static, it); i >= 0 {
+		sub.static = slices.Delete(sub.static, i, i+1)
+	}
+	for _, o := range sub.items {
+		if i := slices.Index(o.links, it); i >= 0 {
+			o.links = slices.Delete(o.links, i, i+1)
+		}
+	}
+}
+
+// itemParams are the revised parameters of an item.
+type itemParams struct {
+	interval      time.Duration
+	qsize         int
+	discardOldest bool
+	trigger       ua.DataChangeTrigger
+	deadband      ua.DeadbandType
+	db            float64
+}
+
+// reviseItem checks and revises the monitoring parameters p for the item
+// on node n (attribute attr) of sub. The key is the item's source key, zero
+// when it is sampled on the publishing cycle.
+func (m *subMgr) reviseItem(sub *subscription, n *addrspace.Node, attr ua.AttributeID, p *ua.MonitoringParameters) (itemParams, srcKey, ua.StatusCode) {
+	var ip itemParams
+	lim := &m.srv.cfg.Subscriptions
+	var key srcKey
+	if attr == ua.AttributeIDValue && n.Class == ua.NodeClassVariable && n.Source != 0 {
+		key = srcKey{n.Source, n.Handle}
+	}
+	// Filter.
+	ip.trigger = ua.DataChangeTriggerStatusValue
+	switch f := p.Filter.Body.(type) {
+	case nil:
+		if p.Filter.Encoding != ua.ExtensionObjectEmpty && p.Filter.TypeID != (ua.NodeID{}) {
+			return ip, key, ua.StatusBadMonitoredItemFilterUnsupported
+		}
+	case *ua.DataChangeFilter:
+		if attr != ua.AttributeIDValue || n.Class != ua.NodeClassVariable {
+			return ip, key, ua.StatusBadFilterNotAllowed
+		}
+		if f.Trigger < ua.DataChangeTriggerStatus || f.Trigger > ua.DataChangeTriggerStatusValueTimestamp {
+			return ip, key, ua.StatusBadDeadbandFilterInvalid
+		}
+		ip.trigger = f.Trigger
+		ip.deadband = ua.DeadbandType(f.DeadbandType)
+		switch ip.deadband {
+		case ua.DeadbandTypeNone:
+		case ua.DeadbandTypeAbsolute:
+			if f.DeadbandValue < 0 || math.IsNaN(f.DeadbandValue) {
+				return ip, key, ua.StatusBadDeadbandFilterInvalid
+			}
+			ip.db = f.DeadbandValue
+		case ua.DeadbandTypePercent:
+			if f.DeadbandValue < 0 || f.DeadbandValue > 100 || math.IsNaN(f.DeadbandValue) {
+				return ip, key, ua.StatusBadDeadbandFilterInvalid
+			}
+			r := m.euRange(n)
+			if r == nil {
+				return ip, key, ua.StatusBadMonitoredItemFilterUnsupported
+			}
+			ip.db = f.DeadbandValue / 100 * math.Abs(r.High-r.Low)
+		default:
+			return ip, key, ua.StatusBadDeadbandFilterInvalid
+		}
+	default:
+		return ip, key, ua.StatusBadMonitoredItemFilterUnsupported
+	}
+	// Sampling interval.
+	if key == (srcKey{}) {
+		ip.interval = sub.interval
+	} else {
+		unit := lim.MinPublishingInterval
+		if msi := time.Duration(n.MinimumSamplingInterval * float64(time.Millisecond)); msi > unit {
+			unit = msi
+		}
+		switch si := p.SamplingInterval; {
+		case math.IsNaN(si):
+			ip.interval = unit
+		case si < 0:
+			ip.interval = roundUp(sub.interval, unit)
+		default:
+			d := time.Duration(min(si, float64(lim.MaxPublishingInterval/time.Millisecond)) * float64(time.Millisecond))
+			ip.interval = roundUp(d, unit)
+		}
+	}
+	// Queue.
+	ip.qsize = int(min(max(p.QueueSize, 1), lim.MaxQueueSize))
+	ip.discardOldest = p.DiscardOldest
+	return ip, key, ua.StatusGood
+}
+
+// euRange returns the EURange property of n, nil if it has none.
+func (m *subMgr) euRange(n *addrspace.Node) *ua.Range {
+	hasProperty := ua.NewNumericNodeID(0, id.HasProperty)
+	for _, r := range m.srv.as.References(n.ID) {
+		if r.IsInverse || r.TypeID != hasProperty || r.Target.ServerIndex != 0 || r.Target.NamespaceURI != "" {
+			continue
+		}
+		p := m.srv.as.Node(r.Target.NodeID)
+		if p == nil || p.BrowseName.Name != "EURange" || p.BrowseName.NamespaceIndex != 0 {
+			continue
+		}
+		if eo, ok := p.Value.Value.Value().(ua.ExtensionObject); ok {
+			if rg, ok := eo.Body.(*ua.Range); ok {
+				return rg
+			}
+		}
+		if eo, ok := p.Value.Value.Value().(*ua.ExtensionObject); ok && eo != nil {
+			if rg, ok := eo.Body.(*ua.Range); ok {
+				return rg
+			}
+		}
+	}
+	return nil
+}
+
+// apply sets the revised parameters on it and (re)indexes it.
+func (m *subMgr) apply(it *monItem, ip itemParams, key srcKey) {
+	it.interval = ip.interval
+	it.discardOldest = ip.discardOldest
+	it.trigger, it.deadband, it.db = ip.trigger, ip.deadband, ip.db
+	if ip.qsize < len(it.queue) {
+		// Keep the newest, as a queue that overflowed.
+		drop := len(it.queue) - ip.qsize
+		if it.discardOldest {
+			it.queue = slices.Delete(it.queue, 0, drop)
+		} else {
+			it.queue = it.queue[:ip.qsize]
+		}
+		it.queue[0].Value.Status |= statusOverflow
+	}
+	it.qsize = ip.qsize
+	it.key = key
+}

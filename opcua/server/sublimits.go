@@ -1,0 +1,73 @@
+package server
+
+import "time"
+
+// SubscriptionLimits bound the subscriptions and monitored items; zero
+// fields take the defaults documented on each. The per-session limits are
+// advertised in Server/ServerCapabilities where namespace 0 has the
+// variables.
+type SubscriptionLimits struct {
+	// MinPublishingInterval is the base cycle (default
+	// Config.MinSupportedSampleRate, 5 ms, the scan cycle): publishing
+	// intervals, and the sampling intervals of items without a
+	// MinimumSamplingInterval, are revised to multiples of it.
+	MinPublishingInterval time.Duration
+	// MaxPublishingInterval bounds publishing and sampling intervals
+	// (default 1 h).
+	MaxPublishingInterval time.Duration
+	// MaxSubscriptionsPerSession (default 10): one more is
+	// Bad_TooManySubscriptions.
+	MaxSubscriptionsPerSession int
+	// MaxMonitoredItemsPerSubscription (default 10000): one more is
+	// Bad_TooManyMonitoredItems.
+	MaxMonitoredItemsPerSubscription int
+	// MaxMonitoredItemsPerCall bounds the items of one Create/Modify
+	// request (default DefaultMaxNodesPerRequest).
+	MaxMonitoredItemsPerCall uint32
+	// MaxPublishRequestsPerSession is the length of a session's queue of
+	// Publish requests (default 10): one more is Bad_TooManyPublishRequests.
+	MaxPublishRequestsPerSession int
+	// MaxRetransmissionQueue is the number of unacknowledged
+	// NotificationMessages a subscription keeps for Republish (default 10);
+	// the oldest is dropped for a new one.
+	MaxRetransmissionQueue int
+	// MaxNotificationsPerPublish caps a subscription's (default 10000; 0
+	// from the client means this cap).
+	MaxNotificationsPerPublish uint32
+	// MaxQueueSize caps a monitored item's queue size (default 1000).
+	MaxQueueSize uint32
+	// MaxKeepAliveCount and MaxLifetimeCount cap the revised counts
+	// (defaults 10000 and 30000).
+	MaxKeepAliveCount uint32
+	MaxLifetimeCount  uint32
+}
+
+func (l SubscriptionLimits) withDefaults(base time.Duration) SubscriptionLimits {
+	if l.MinPublishingInterval <= 0 {
+		l.MinPublishingInterval = base
+	}
+	if l.MaxPublishingInterval < l.MinPublishingInterval {
+		l.MaxPublishingInterval = max(time.Hour, l.MinPublishingInterval)
+	}
+	defInt := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defU := func(v *uint32, d uint32) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defInt(&l.MaxSubscriptionsPerSession, 10)
+	defInt(&l.MaxMonitoredItemsPerSubscription, 10000)
+	defInt(&l.MaxPublishRequestsPerSession, 10)
+	defInt(&l.MaxRetransmissionQueue, 10)
+	defU(&l.MaxMonitoredItemsPerCall, DefaultMaxNodesPerRequest)
+	defU(&l.MaxNotificationsPerPublish, 10000)
+	defU(&l.MaxQueueSize, 1000)
+	defU(&l.MaxKeepAliveCount, 10000)
+	defU(&l.MaxLifetimeCount, 30000)
+	l.MaxLifetimeCount = max(l.MaxLifetimeCount, 3)
+	return l
+}

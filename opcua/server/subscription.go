@@ -1,0 +1,581 @@
+package server
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/ua"
+)
+
+// Subscriptions (OPC 10000-4 §5.13, §5.12).
+//
+// One goroutine, the subscription manager's run loop, owns every
+// subscription, monitored item and queued Publish request of the server,
+// as quic-go's connection run loop owns its state: the connection
+// goroutines hand it the subscription services as closures (subMgr.call)
+// and wait for them, except Publish, whose closure queues the request and
+// returns at once, so the connection goes on reading; the run loop later
+// answers the Publish with the channel's WriteResponse (safe from several
+// goroutines). The Read path never touches the manager: it stays
+// allocation-free.
+//
+// The run loop wakes for: a service call; a source change
+// (Server.SourceChanged, called by the binding on every image the scan
+// engine publishes); and its one timer, set to the earliest publishing
+// cycle of any subscription (keep-alives, lifetimes, items without a
+// source).
+
+// errAsync is returned by a handler whose response is sent later (Publish):
+// the connection writes nothing for the request.
+var errAsync = asyncError{}
+
+type asyncError struct{}
+
+func (asyncError) Error() string { return "server: response is sent asynchronously" }
+
+// srcKey identifies an external variable: its source and handle.
+type srcKey struct {
+	src addrspace.SourceID
+	h   uint32
+}
+
+// pubReq is a queued Publish request.
+type pubReq struct {
+	ch       channel
+	reqID    uint32
+	handle   uint32
+	deadline time.Time // zero: no timeout hint
+	results  []ua.StatusCode
+}
+
+// statusMsg is a StatusChangeNotification waiting for a Publish request of
+// the session (a subscription that timed out, or moved to another session).
+type statusMsg struct {
+	subID  uint32
+	seq    uint32
+	status ua.StatusCode
+}
+
+// sessSubs is the subscription state of one session.
+type sessSubs struct {
+	sess    *session
+	subs    []*subscription
+	queue   []pubReq
+	pending []statusMsg
+}
+
+// subMgr is the server's subscription manager; see above.
+type subMgr struct {
+	srv   *Server
+	once  sync.Once
+	calls chan func()
+	wake  chan struct{}
+
+	active atomic.Bool // a subscription was ever created: SourceChanged has work
+
+	hookMu  sync.Mutex
+	changed []srcKey // accumulated by SourceChanged, drained by the run loop
+
+	// Owned by the run loop.
+	nextSubID  uint32
+	nextItemID uint32
+	subs       map[uint32]*subscription
+	sessions   map[*session]*sessSubs
+	bySource   map[srcKey][]*monItem
+	work       []srcKey
+	deferred   []*monItem // changed but not due yet (sampling interval above the tag's period)
+	touched    []*subscription
+	rc         addrspace.ReadContext
+	out        []byte
+	timer      *time.Timer
+}
+
+func (m *subMgr) init(s *Server) {
+	m.srv = s
+	m.calls = make(chan func())
+	m.wake = make(chan struct{}, 1)
+	m.subs = make(map[uint32]*subscription)
+	m.sessions = make(map[*session]*sessSubs)
+	m.bySource = make(map[srcKey][]*monItem)
+}
+
+// start starts the run loop once; it reports false after Shutdown.
+func (m *subMgr) start() {
+	m.once.Do(func() {
+		m.timer = time.NewTimer(time.Hour)
+		m.srv.goTracked(m.run)
+	})
+}
+
+// call runs f on the run loop and waits for it; it returns Bad_Shutdown
+// when the server shut down.
+func (m *subMgr) call(f func()) error {
+	m.start()
+	done := make(chan struct{})
+	select {
+	case m.calls <- func() { f(); close(done) }:
+	case <-m.srv.ctx.Done():
+		return ua.StatusBadShutdown
+	}
+	<-done
+	return nil
+}
+
+func (m *subMgr) run() {
+	for {
+		select {
+		case f := <-m.calls:
+			f()
+		case <-m.wake:
+			m.sourceChanges(time.Now())
+		case <-m.timer.C:
+		case <-m.srv.ctx.Done():
+			m.timer.Stop()
+			return
+		}
+		m.tick(time.Now())
+	}
+}
+
+// SourceChanged tells the server that the variables with the handles in
+// changed of ValueSource src have new values (or statuses, or source
+// timestamps) in the source's current snapshot. The binding calls it from
+// plc.Engine.Subscribe on every image the engine publishes, with
+// Image.Changed. It copies the handles and returns at once: the monitored
+// items on those variables that are due in this cycle are sampled on the
+// subscription manager's goroutine, and a subscription that is due
+// answers a waiting Publish request at once. Work per call is
+// proportional to len(changed); nothing is done while no subscription was
+// ever created. Safe from any goroutine; it does not allocate once its
+// buffer has grown.
+func (s *Server) SourceChanged(src addrspace.SourceID, changed []uint32) {
+	m := &s.subs
+	if !m.active.Load() || len(changed) == 0 {
+		return
+	}
+	m.hookMu.Lock()
+	for _, h := range changed {
+		m.changed = append(m.changed, srcKey{src, h})
+	}
+	m.hookMu.Unlock()
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+// sessionState returns the state of s, created on first use.
+func (m *subMgr) sessionState(s *session) *sessSubs {
+	ss := m.sessions[s]
+	if ss == nil {
+		ss = &sessSubs{sess: s}
+		m.sessions[s] = ss
+	}
+	return ss
+}
+
+// sourceChanges samples the items on the changed variables that are due.
+func (m *subMgr) sourceChanges(now time.Time) {
+	m.hookMu.Lock()
+	m.work, m.changed = m.changed, m.work[:0]
+	m.hookMu.Unlock()
+	m.rc.Reset()
+	slack := m.srv.cfg.Subscriptions.MinPublishingInterval / 2
+	for _, k := range m.work {
+		for _, it := range m.bySource[k] {
+			if it.mode == ua.MonitoringModeDisabled {
+				continue
+			}
+			if !it.due(now, slack) {
+				if !it.deferred {
+					it.deferred = true
+					m.deferred = append(m.deferred, it)
+				}
+				continue
+			}
+			m.sample(it, now)
+		}
+	}
+	if len(m.deferred) > 0 {
+		keep := m.deferred[:0]
+		for _, it := range m.deferred {
+			switch {
+			case it.deleted:
+				it.deferred = false
+			case it.due(now, slack):
+				it.deferred = false
+				m.sample(it, now)
+			default:
+				keep = append(keep, it)
+			}
+		}
+		clear(m.deferred[len(keep):])
+		m.deferred = keep
+	}
+	for i := 0; i < len(m.touched); i++ { // cycle may touch more
+		sub := m.touched[i]
+		if !sub.deleted && !now.Before(sub.next.Add(-sub.interval/2)) {
+			m.cycle(sub, now)
+		}
+	}
+	m.clearTouched()
+}
+
+// clearTouched empties the list of subscriptions with new notifications.
+func (m *subMgr) clearTouched() {
+	for _, sub := range m.touched {
+		sub.touched = false
+	}
+	clear(m.touched)
+	m.touched = m.touched[:0]
+}
+
+// tick runs the publishing cycles that are due, drops closed sessions and
+// timed-out Publish requests, and sets the timer to the next cycle.
+func (m *subMgr) tick(now time.Time) {
+	next := now.Add(time.Hour)
+	for s, ss := range m.sessions {
+		if s.closed.Load() {
+			for _, sub := range slices.Clone(ss.subs) {
+				m.deleteSub(sub)
+			}
+			delete(m.sessions, s)
+			continue
+		}
+		for len(ss.queue) > 0 && !ss.queue[0].deadline.IsZero() && now.After(ss.queue[0].deadline) {
+			m.fail(ss.queue[0], ua.StatusBadTimeout, now)
+			ss.queue = ss.queue[1:]
+		}
+		for _, sub := range ss.subs {
+			if !now.Before(sub.next) {
+				m.cycle(sub, now)
+			}
+		}
+		for _, sub := range ss.subs {
+			if sub.next.Before(next) {
+				next = sub.next
+			}
+		}
+	}
+	m.clearTouched()
+	d := next.Sub(now)
+	if d < 0 {
+		d = 0
+	}
+	m.timer.Reset(d)
+}
+
+// subscription is one subscription; owned by the run loop.
+type subscription struct {
+	id                            uint32
+	ss                            *sessSubs
+	interval                      time.Duration
+	keepAlive, lifetime, maxNotif uint32
+	priority                      uint8
+	enabled                       bool
+
+	items   map[uint32]*monItem
+	static  []*monItem // sampled on the publishing cycle (no source, or not the Value)
+	ready   []*monItem // Reporting items with queued notifications
+	touched bool
+	deleted bool
+
+	next         time.Time
+	keepAliveCtr uint32
+	lifetimeCtr  uint32
+	late         bool
+	first        bool // no message sent yet: the first cycle sends a keep-alive
+	seq          uint32
+	retrans      []ua.NotificationMessage // sent, not acknowledged, oldest first
+}
+
+// nextSeq returns the sequence number of the next message.
+func (sub *subscription) nextSeq() uint32 {
+	if sub.seq == math.MaxUint32 {
+		return 1
+	}
+	return sub.seq + 1
+}
+
+func (sub *subscription) available() []uint32 {
+	out := make([]uint32, len(sub.retrans))
+	for i := range sub.retrans {
+		out[i] = sub.retrans[i].SequenceNumber
+	}
+	return out
+}
+
+// hasNotifications reports whether the subscription has a data change to
+// send.
+func (sub *subscription) hasNotifications() bool {
+	for _, it := range sub.ready {
+		if !it.deleted && len(it.queue) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// cycle runs one publishing cycle of sub at now (OPC 10000-4 §5.13.1.1,
+// simplified state table): sample the items without a source, send a
+// NotificationMessage if there are notifications and a Publish request,
+// else count keep-alive and lifetime.
+func (m *subMgr) cycle(sub *subscription, now time.Time) {
+	sub.next = now.Add(sub.interval)
+	if len(sub.static) > 0 {
+		m.rc.Reset()
+		for _, it := range sub.static {
+			if it.mode != ua.MonitoringModeDisabled {
+				m.sample(it, now)
+			}
+		}
+	}
+	ss := sub.ss
+	if sub.enabled && sub.hasNotifications() {
+		if len(ss.queue) > 0 {
+			m.publishTo(sub, now)
+			return
+		}
+		sub.late = true
+	} else {
+		sub.keepAliveCtr++
+		if sub.first || sub.keepAliveCtr >= sub.keepAlive {
+			if len(ss.queue) > 0 {
+				m.keepAliveTo(sub, now)
+				return
+			}
+			sub.late = true
+		}
+	}
+	if len(ss.queue) == 0 {
+		sub.lifetimeCtr++
+		if sub.lifetimeCtr >= sub.lifetime {
+			ss.pending = append(ss.pending, statusMsg{sub.id, sub.nextSeq(), ua.StatusBadTimeout})
+			m.deleteSub(sub)
+		}
+	}
+}
+
+// publishTo answers the session's oldest Publish request with sub's
+// notifications.
+func (m *subMgr) publishTo(sub *subscription, now time.Time) {
+	pr := m.dequeue(sub.ss)
+	var dcn ua.DataChangeNotification
+	max := int(sub.maxNotif)
+	ready := sub.ready[:0]
+	more := false
+	var triggered []*monItem
+	for _, it := range sub.ready {
+		if it.deleted {
+			it.inReady = false
+			continue
+		}
+		if max > 0 && len(dcn.MonitoredItems) >= max {
+			ready = append(ready, it)
+			more = true
+			continue
+		}
+		n := len(it.queue)
+		if max > 0 && len(dcn.MonitoredItems)+n > max {
+			n = max - len(dcn.MonitoredItems)
+		}
+		dcn.MonitoredItems = append(dcn.MonitoredItems, it.queue[:n]...)
+		it.queue = slices.Delete(it.queue, 0, n)
+		if len(it.queue) > 0 {
+			ready = append(ready, it)
+			more = true
+		} else {
+			it.inReady = false
+		}
+		triggered = append(triggered, it.links...)
+	}
+	clear(sub.ready[len(ready):])
+	sub.ready = ready
+	for _, it := range triggered {
+		if it.deleted || it.mode != ua.MonitoringModeSampling || len(it.queue) == 0 {
+			continue
+		}
+		dcn.MonitoredItems = append(dcn.MonitoredItems, it.queue...)
+		it.queue = it.queue[:0]
+	}
+	sub.seq = sub.nextSeq()
+	msg := ua.NotificationMessage{
+		SequenceNumber:   sub.seq,
+		PublishTime:      m.srv.clock(),
+		NotificationData: []ua.ExtensionObject{{Body: &dcn}},
+	}
+	if len(sub.retrans) >= m.srv.cfg.Subscriptions.MaxRetransmissionQueue {
+		sub.retrans = slices.Delete(sub.retrans, 0, 1)
+	}
+	sub.retrans = append(sub.retrans, msg)
+	sub.keepAliveCtr, sub.lifetimeCtr, sub.first = 0, 0, false
+	sub.late = more
+	m.send(pr, &ua.PublishResponse{
+		SubscriptionID:           sub.id,
+		AvailableSequenceNumbers: sub.available(),
+		MoreNotifications:        more,
+		NotificationMessage:      msg,
+	}, now)
+}
+
+// keepAliveTo answers the session's oldest Publish request with a
+// keep-alive of sub: no notifications, the next sequence number.
+func (m *subMgr) keepAliveTo(sub *subscription, now time.Time) {
+	pr := m.dequeue(sub.ss)
+	sub.keepAliveCtr, sub.lifetimeCtr, sub.first, sub.late = 0, 0, false, false
+	m.send(pr, &ua.PublishResponse{
+		SubscriptionID:           sub.id,
+		AvailableSequenceNumbers: sub.available(),
+		NotificationMessage:      ua.NotificationMessage{SequenceNumber: sub.nextSeq(), PublishTime: m.srv.clock()},
+	}, now)
+}
+
+func (m *subMgr) dequeue(ss *sessSubs) pubReq {
+	pr := ss.queue[0]
+	ss.queue[0] = pubReq{}
+	ss.queue = ss.queue[1:]
+	return pr
+}
+
+// send writes resp as the answer to pr.
+func (m *subMgr) send(pr pubReq, resp *ua.PublishResponse, now time.Time) {
+	resp.ResponseHeader = ua.ResponseHeader{Timestamp: m.srv.clock(), RequestHandle: pr.handle, ServiceResult: ua.StatusGood}
+	resp.Results = pr.results
+	m.out = ua.AppendMessage(m.out[:0], resp)
+	pr.ch.WriteResponse(pr.reqID, m.out) // a dead channel is the connection's business
+}
+
+// fail answers pr with a ServiceFault of status.
+func (m *subMgr) fail(pr pubReq, status ua.StatusCode, now time.Time) {
+	f := &ua.ServiceFault{ResponseHeader: ua.ResponseHeader{Timestamp: m.srv.clock(), RequestHandle: pr.handle, ServiceResult: status}}
+	m.out = ua.AppendMessage(m.out[:0], f)
+	pr.ch.WriteResponse(pr.reqID, m.out)
+}
+
+// sendPending answers Publish requests with the session's pending status
+// changes, then the late subscriptions (highest priority first).
+func (m *subMgr) serveLate(ss *sessSubs, now time.Time) {
+	for len(ss.queue) > 0 && len(ss.pending) > 0 {
+		st := ss.pending[0]
+		ss.pending = ss.pending[1:]
+		pr := m.dequeue(ss)
+		m.send(pr, &ua.PublishResponse{
+			SubscriptionID: st.subID,
+			NotificationMessage: ua.NotificationMessage{
+				SequenceNumber:   st.seq,
+				PublishTime:      m.srv.clock(),
+				NotificationData: []ua.ExtensionObject{{Body: &ua.StatusChangeNotification{Status: st.status}}},
+			},
+		}, now)
+	}
+	for len(ss.queue) > 0 {
+		var best *subscription
+		for _, sub := range ss.subs {
+			if sub.late && (best == nil || sub.priority > best.priority) {
+				best = sub
+			}
+		}
+		if best == nil {
+			return
+		}
+		if best.enabled && best.hasNotifications() {
+			m.publishTo(best, now)
+		} else {
+			m.keepAliveTo(best, now)
+		}
+	}
+	if len(ss.subs) == 0 {
+		for len(ss.queue) > 0 {
+			m.fail(m.dequeue(ss), ua.StatusBadNoSubscription, now)
+		}
+	}
+}
+
+// deleteSub removes sub and its items.
+func (m *subMgr) deleteSub(sub *subscription) {
+	for _, it := range sub.items {
+		m.removeItem(it)
+	}
+	sub.deleted = true
+	delete(m.subs, sub.id)
+	ss := sub.ss
+	if i := slices.Index(ss.subs, sub); i >= 0 {
+		ss.subs = slices.Delete(ss.subs, i, i+1)
+	}
+}
+
+// acknowledge processes the acknowledgements of a Publish request.
+func (m *subMgr) acknowledge(ss *sessSubs, acks []ua.SubscriptionAcknowledgement) []ua.StatusCode {
+	if len(acks) == 0 {
+		return nil
+	}
+	res := make([]ua.StatusCode, len(acks))
+	for i, a := range acks {
+		sub := m.subs[a.SubscriptionID]
+		if sub == nil || sub.ss != ss {
+			res[i] = ua.StatusBadSubscriptionIDInvalid
+			continue
+		}
+		j := slices.IndexFunc(sub.retrans, func(n ua.NotificationMessage) bool { return n.SequenceNumber == a.SequenceNumber })
+		if j < 0 {
+			res[i] = ua.StatusBadSequenceNumberUnknown
+			continue
+		}
+		sub.retrans = slices.Delete(sub.retrans, j, j+1)
+	}
+	return res
+}
+
+// revisePublishing revises a requested publishing interval (ms) to a
+// multiple of the base cycle, at least one cycle, at most MaxPublishingInterval.
+func (m *subMgr) revisePublishing(ms float64) time.Duration {
+	lim := &m.srv.cfg.Subscriptions
+	base := lim.MinPublishingInterval
+	if math.IsNaN(ms) || ms <= 0 {
+		return base
+	}
+	d := time.Duration(ms * float64(time.Millisecond))
+	if d >= lim.MaxPublishingInterval {
+		return lim.MaxPublishingInterval / base * base
+	}
+	return roundUp(d, base)
+}
+
+// roundUp returns d rounded up to a multiple of unit, at least unit.
+func roundUp(d, unit time.Duration) time.Duration {
+	if d <= unit {
+		return unit
+	}
+	return (d + unit - 1) / unit * unit
+}
+
+// reviseCounts revises keep-alive and lifetime counts: keep-alive 0 is
+// the default 10; the lifetime is at least 3 keep-alives; both are bounded
+// by MaxKeepAliveCount and MaxLifetimeCount.
+func (m *subMgr) reviseCounts(keepAlive, lifetime uint32) (uint32, uint32) {
+	lim := &m.srv.cfg.Subscriptions
+	if keepAlive == 0 {
+		keepAlive = 10
+	}
+	keepAlive = min(keepAlive, lim.MaxKeepAliveCount)
+	lifetime = max(lifetime, 3*keepAlive)
+	lifetime = min(lifetime, lim.MaxLifetimeCount)
+	if lifetime < 3*keepAlive {
+		keepAlive = max(lifetime/3, 1)
+	}
+	return keepAlive, lifetime
+}
+
+func (m *subMgr) reviseMaxNotif(n uint32) uint32 {
+	lim := m.srv.cfg.Subscriptions.MaxNotificationsPerPublish
+	if n == 0 || n > lim {
+		return lim
+	}
+	return n
+}
+
+func durMS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,549 @@
+package server
+
+import (
+	"slices"
+	"time"
+
+	"github.com/edged/edged/opcua/ua"
+)
+
+// The Subscription (§5.13) and MonitoredItem (§5.12) service sets. Each
+// handler runs its work on the subscription manager's goroutine
+// (subMgr.call) while the connection waits, so the closures may use the
+// connection's request and response values.
+
+// onMgr runs f on the manager and returns its error, or Bad_Shutdown.
+func (c *conn) onMgr(f func() error) error {
+	var err error
+	if cerr := c.srv.subs.call(func() { err = f() }); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// subOf returns the subscription id of session s, nil if it has none.
+func (m *subMgr) subOf(s *session, id uint32) *subscription {
+	sub := m.subs[id]
+	if sub == nil || sub.ss.sess != s {
+		return nil
+	}
+	return sub
+}
+
+func (c *conn) createSubscription(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.createSubscription, &c.resp.createSubscription
+	m := &c.srv.subs
+	err := c.onMgr(func() error {
+		ss := m.sessionState(s)
+		if len(ss.subs) >= c.srv.cfg.Subscriptions.MaxSubscriptionsPerSession {
+			return ua.StatusBadTooManySubscriptions
+		}
+		m.active.Store(true)
+		m.nextSubID++
+		for m.nextSubID == 0 || m.subs[m.nextSubID] != nil {
+			m.nextSubID++
+		}
+		sub := &subscription{
+			id:       m.nextSubID,
+			ss:       ss,
+			interval: m.revisePublishing(req.RequestedPublishingInterval),
+			maxNotif: m.reviseMaxNotif(req.MaxNotificationsPerPublish),
+			priority: req.Priority,
+			enabled:  req.PublishingEnabled,
+			items:    make(map[uint32]*monItem),
+			first:    true,
+		}
+		sub.keepAlive, sub.lifetime = m.reviseCounts(req.RequestedMaxKeepAliveCount, req.RequestedLifetimeCount)
+		sub.next = time.Now().Add(sub.interval)
+		m.subs[sub.id] = sub
+		ss.subs = append(ss.subs, sub)
+		c.header(&resp.ResponseHeader, h, ua.StatusGood)
+		resp.SubscriptionID = sub.id
+		resp.RevisedPublishingInterval = durMS(sub.interval)
+		resp.RevisedLifetimeCount = sub.lifetime
+		resp.RevisedMaxKeepAliveCount = sub.keepAlive
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (c *conn) modifySubscription(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.modifySubscription, &c.resp.modifySubscription
+	m := &c.srv.subs
+	err := c.onMgr(func() error {
+		sub := m.subOf(s, req.SubscriptionID)
+		if sub == nil {
+			return ua.StatusBadSubscriptionIDInvalid
+		}
+		sub.interval = m.revisePublishing(req.RequestedPublishingInterval)
+		sub.keepAlive, sub.lifetime = m.reviseCounts(req.RequestedMaxKeepAliveCount, req.RequestedLifetimeCount)
+		sub.maxNotif = m.reviseMaxNotif(req.MaxNotificationsPerPublish)
+		sub.priority = req.Priority
+		sub.next = time.Now().Add(sub.interval)
+		for _, it := range sub.static {
+			it.interval = sub.interval
+		}
+		c.header(&resp.ResponseHeader, h, ua.StatusGood)
+		resp.RevisedPublishingInterval = durMS(sub.interval)
+		resp.RevisedLifetimeCount = sub.lifetime
+		resp.RevisedMaxKeepAliveCount = sub.keepAlive
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (c *conn) setPublishingMode(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.setPublishingMode, &c.resp.setPublishingMode
+	if len(req.SubscriptionIDs) == 0 {
+		return nil, ua.StatusBadNothingToDo
+	}
+	m := &c.srv.subs
+	err := c.onMgr(func() error {
+		c.header(&resp.ResponseHeader, h, ua.StatusGood)
+		resp.Results = grow(resp.Results, len(req.SubscriptionIDs))
+		resp.DiagnosticInfos = nil
+		for i, id := range req.SubscriptionIDs {
+			sub := m.subOf(s, id)
+			if sub == nil {
+				resp.Results[i] = ua.StatusBadSubscriptionIDInvalid
+				continue
+			}
+			sub.enabled = req.PublishingEnabled
+			resp.Results[i] = ua.StatusGood
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// publish queues the Publish request on the session (§5.13.5): it is
+// answered later by the manager, unless the session has no subscription
+// (Bad_NoSubscription) or already MaxPublishRequestsPerSession queued
+// (Bad_TooManyPublishRequests).
+func (c *conn) publish(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	req := &c.req.publish
+	m := &c.srv.subs
+	pr := pubReq{ch: c.ch, reqID: c.reqID, handle: h.RequestHandle}
+	if h.TimeoutHint > 0 {
+		pr.deadline = time.Now().Add(time.Duration(h.TimeoutHint) * time.Millisecond)
+	}
+	err := c.onMgr(func() error {
+		ss := m.sessionState(s)
+		pr.results = m.acknowledge(ss, req.SubscriptionAcknowledgements)
+		if len(ss.subs) == 0 && len(ss.pending) == 0 {
+			return ua.StatusBadNoSubscription
+		}
+		if len(ss.queue) >= c.srv.cfg.Subscriptions.MaxPublishRequestsPerSession {
+			return ua.StatusBadTooManyPublishRequests
+		}
+		ss.queue = append(ss.queue, pr)
+		for _, sub := range ss.subs {
+			sub.lifetimeCtr = 0
+		}
+		m.serveLate(ss, time.Now())
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return nil, errAsync
+}
+
+func (c *conn) republish(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.republish, &c.resp.republish
+	m := &c.srv.subs
+	err := c.onMgr(func() error {
+		sub := m.subOf(s, req.SubscriptionID)
+		if sub == nil {
+			return ua.StatusBadSubscriptionIDInvalid
+		}
+		i := slices.IndexFunc(sub.retrans, func(n ua.NotificationMessage) bool { return n.SequenceNumber == req.RetransmitSequenceNumber })
+		if i < 0 {
+			return ua.StatusBadMessageNotAvailable
+		}
+		sub.lifetimeCtr = 0
+		c.header(&resp.ResponseHeader, h, ua.StatusGood)
+		resp.NotificationMessage = sub.retrans[i]
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (c *conn) deleteSubscriptions(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.deleteSubscriptions, &c.resp.deleteSubscriptions
+	if len(req.SubscriptionIDs) == 0 {
+		return nil, ua.StatusBadNothingToDo
+	}
+	m := &c.srv.subs
+	err := c.onMgr(func() error {
+		c.header(&resp.ResponseHeader, h, ua.StatusGood)
+		resp.Results = grow(resp.Results, len(req.SubscriptionIDs))
+		resp.DiagnosticInfos = nil
+		for i, id := range req.SubscriptionIDs {
+			sub := m.subOf(s, id)
+			if sub == nil {
+				resp.Results[i] = ua.StatusBadSubscriptionIDInvalid
+				continue
+			}
+			m.deleteSub(sub)
+			resp.Results[i] = ua.StatusGood
+		}
+		if ss := m.sessions[s]; ss != nil {
+			m.serveLate(ss, time.Now())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// transferSubscriptions moves subscriptions of another session of the same
+// user to this one (§5.13.7); the old session gets a
+// StatusChangeNotification Good_SubscriptionTransferred.
+func (c *conn) transferSubscriptions(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.transferSubscriptions, &c.resp.transferSubscriptions
+	if len(req.SubscriptionIDs) == 0 {
+		return nil, ua.StatusBadNothingToDo
+	}
+	s.mu.Lock()
+	me := s.identity
+	s.mu.Unlock()
+	m := &c.srv.subs
+	err := c.onMgr(func() error {
+		c.header(&resp.ResponseHeader, h, ua.StatusGood)
+		resp.Results = make([]ua.TransferResult, len(req.SubscriptionIDs))
+		resp.DiagnosticInfos = nil
+		ss := m.sessionState(s)
+		now := time.Now()
+		for i, id := range req.SubscriptionIDs {
+			sub := m.subs[id]
+			if sub == nil {
+				resp.Results[i].StatusCode = ua.StatusBadSubscriptionIDInvalid
+				continue
+			}
+			old := sub.ss
+			old.sess.mu.Lock()
+			them := old.sess.identity
+			old.sess.mu.Unlock()
+			if them != me {
+				resp.Results[i].StatusCode = ua.StatusBadUserAccessDenied
+				continue
+			}
+			resp.Results[i].AvailableSequenceNumbers = sub.available()
+			if old != ss {
+				old.subs = slices.DeleteFunc(old.subs, func(x *subscription) bool { return x == sub })
+				old.pending = append(old.pending, statusMsg{sub.id, sub.nextSeq(), ua.StatusGoodSubscriptionTransferred})
+				m.serveLate(old, now)
+				sub.ss = ss
+				ss.subs = append(ss.subs, sub)
+				sub.lifetimeCtr = 0
+			}
+			if req.SendInitialValues {
+				for _, it := range sub.items {
+					if it.hasLast && it.mode == ua.MonitoringModeReporting {
+						m.enqueue(it, it.last)
+					}
+				}
+			}
+		}
+		m.clearTouched()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (c *conn) createMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.createMonitoredItems, &c.resp.createMonitoredItems
+	switch {
+	case req.TimestampsToReturn < ua.TimestampsToReturnSource || req.TimestampsToReturn > ua.TimestampsToReturnNeither:
+		return nil, ua.StatusBadTimestampsToReturnInvalid
+	case len(req.ItemsToCreate) == 0:
+		return nil, ua.StatusBadNothingToDo
+	}
+	if err := checkCount(len(req.ItemsToCreate), c.srv.cfg.Subscriptions.MaxMonitoredItemsPerCall); err != nil {
+		return nil, err
+	}
+	m := &c.srv.subs
+	err := c.onMgr(func() error {
+		sub := m.subOf(s, req.SubscriptionID)
+		if sub == nil {
+			return ua.StatusBadSubscriptionIDInvalid
+		}
+		c.header(&resp.ResponseHeader, h, ua.StatusGood)
+		resp.Results = make([]ua.MonitoredItemCreateResult, len(req.ItemsToCreate))
+		resp.DiagnosticInfos = nil
+		now := time.Now()
+		m.rc.Reset()
+		for i := range req.ItemsToCreate {
+			resp.Results[i] = m.createItem(sub, &req.ItemsToCreate[i], req.TimestampsToReturn, now)
+		}
+		// The first values go out with the next publishing cycle.
+		m.clearTouched()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// createItem creates one monitored item of sub.
+func (m *subMgr) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest, ts ua.TimestampsToReturn, now time.Time) ua.MonitoredItemCreateResult {
+	var res ua.MonitoredItemCreateResult
+	if len(sub.items) >= m.srv.cfg.Subscriptions.MaxMonitoredItemsPerSubscription {
+		res.StatusCode = ua.StatusBadTooManyMonitoredItems
+		return res
+	}
+	if r.MonitoringMode < ua.MonitoringModeDisabled || r.MonitoringMode > ua.MonitoringModeReporting {
+		res.StatusCode = ua.StatusBadMonitoringModeInvalid
+		return res
+	}
+	// A Read checks the node, the attribute, the index range and the
+	// encoding; the value's own status (BadNotReadable, ...) goes to the
+	// client in the first notification instead.
+	var dv ua.DataValue
+	m.srv.as.Read(&m.rc, &r.ItemToMonitor, ua.TimestampsToReturnBoth, &dv)
+	switch dv.Status.Code() {
+	case ua.StatusBadNodeIDUnknown, ua.StatusBadNodeIDInvalid, ua.StatusBadAttributeIDInvalid,
+		ua.StatusBadIndexRangeInvalid, ua.StatusBadDataEncodingInvalid, ua.StatusBadDataEncodingUnsupported:
+		res.StatusCode = dv.Status
+		return res
+	}
+	n := m.srv.as.Node(r.ItemToMonitor.NodeID)
+	if n == nil {
+		res.StatusCode = ua.StatusBadNodeIDUnknown
+		return res
+	}
+	ip, key, st := m.reviseItem(sub, n, ua.AttributeID(r.ItemToMonitor.AttributeID), &r.RequestedParameters)
+	if st != ua.StatusGood {
+		res.StatusCode = st
+		return res
+	}
+	m.nextItemID++
+	it := &monItem{
+		id:     m.nextItemID,
+		sub:    sub,
+		rv:     r.ItemToMonitor,
+		ts:     ts,
+		mode:   r.MonitoringMode,
+		handle: r.RequestedParameters.ClientHandle,
+	}
+	it.rv.IndexRange = cloneString(it.rv.IndexRange)
+	it.rv.NodeID = n.ID
+	m.apply(it, ip, key)
+	sub.items[it.id] = it
+	if key != (srcKey{}) {
+		m.bySource[key] = append(m.bySource[key], it)
+	} else {
+		sub.static = append(sub.static, it)
+	}
+	if it.mode != ua.MonitoringModeDisabled {
+		m.sample(it, now)
+	}
+	res.MonitoredItemID = it.id
+	res.RevisedSamplingInterval = durMS(it.interval)
+	res.RevisedQueueSize = uint32(it.qsize)
+	return res
+}
+
+// cloneString copies s out of the request buffer it may share.
+func cloneString(s string) string {
+	if s == "" {
+		return ""
+	}
+	return string(append([]byte(nil), s...))
+}
+
+func (c *conn) modifyMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.modifyMonitoredItems, &c.resp.modifyMonitoredItems
+	switch {
+	case req.TimestampsToReturn < ua.TimestampsToReturnSource || req.TimestampsToReturn > ua.TimestampsToReturnNeither:
+		return nil, ua.StatusBadTimestampsToReturnInvalid
+	case len(req.ItemsToModify) == 0:
+		return nil, ua.StatusBadNothingToDo
+	}
+	if err := checkCount(len(req.ItemsToModify), c.srv.cfg.Subscriptions.MaxMonitoredItemsPerCall); err != nil {
+		return nil, err
+	}
+	m := &c.srv.subs
+	err := c.onMgr(func() error {
+		sub := m.subOf(s, req.SubscriptionID)
+		if sub == nil {
+			return ua.StatusBadSubscriptionIDInvalid
+		}
+		c.header(&resp.ResponseHeader, h, ua.StatusGood)
+		resp.Results = make([]ua.MonitoredItemModifyResult, len(req.ItemsToModify))
+		resp.DiagnosticInfos = nil
+		for i := range req.ItemsToModify {
+			r := &req.ItemsToModify[i]
+			res := &resp.Results[i]
+			it := sub.items[r.MonitoredItemID]
+			if it == nil {
+				res.StatusCode = ua.StatusBadMonitoredItemIDInvalid
+				continue
+			}
+			n := m.srv.as.Node(it.rv.NodeID)
+			if n == nil {
+				res.StatusCode = ua.StatusBadNodeIDUnknown
+				continue
+			}
+			ip, key, st := m.reviseItem(sub, n, ua.AttributeID(it.rv.AttributeID), &r.RequestedParameters)
+			if st != ua.StatusGood {
+				res.StatusCode = st
+				continue
+			}
+			m.apply(it, ip, key)
+			it.ts = req.TimestampsToReturn
+			it.handle = r.RequestedParameters.ClientHandle
+			res.RevisedSamplingInterval = durMS(it.interval)
+			res.RevisedQueueSize = uint32(it.qsize)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (c *conn) setMonitoringMode(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.setMonitoringMode, &c.resp.setMonitoringMode
+	switch {
+	case len(req.MonitoredItemIDs) == 0:
+		return nil, ua.StatusBadNothingToDo
+	case req.MonitoringMode < ua.MonitoringModeDisabled || req.MonitoringMode > ua.MonitoringModeReporting:
+		return nil, ua.StatusBadMonitoringModeInvalid
+	}
+	m := &c.srv.subs
+	err := c.onMgr(func() error {
+		sub := m.subOf(s, req.SubscriptionID)
+		if sub == nil {
+			return ua.StatusBadSubscriptionIDInvalid
+		}
+		c.header(&resp.ResponseHeader, h, ua.StatusGood)
+		resp.Results = grow(resp.Results, len(req.MonitoredItemIDs))
+		resp.DiagnosticInfos = nil
+		now := time.Now()
+		m.rc.Reset()
+		for i, id := range req.MonitoredItemIDs {
+			it := sub.items[id]
+			if it == nil {
+				resp.Results[i] = ua.StatusBadMonitoredItemIDInvalid
+				continue
+			}
+			resp.Results[i] = ua.StatusGood
+			old := it.mode
+			it.mode = req.MonitoringMode
+			switch {
+			case it.mode == ua.MonitoringModeDisabled:
+				it.queue = it.queue[:0]
+				it.hasLast = false
+			case old == ua.MonitoringModeDisabled:
+				m.sample(it, now)
+			case it.mode == ua.MonitoringModeReporting && len(it.queue) > 0 && !it.inReady:
+				it.inReady = true
+				sub.ready = append(sub.ready, it)
+			}
+		}
+		m.clearTouched()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (c *conn) setTriggering(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.setTriggering, &c.resp.setTriggering
+	if len(req.LinksToAdd) == 0 && len(req.LinksToRemove) == 0 {
+		return nil, ua.StatusBadNothingToDo
+	}
+	m := &c.srv.subs
+	err := c.onMgr(func() error {
+		sub := m.subOf(s, req.SubscriptionID)
+		if sub == nil {
+			return ua.StatusBadSubscriptionIDInvalid
+		}
+		trig := sub.items[req.TriggeringItemID]
+		if trig == nil {
+			return ua.StatusBadMonitoredItemIDInvalid
+		}
+		c.header(&resp.ResponseHeader, h, ua.StatusGood)
+		resp.AddResults = make([]ua.StatusCode, len(req.LinksToAdd))
+		resp.RemoveResults = make([]ua.StatusCode, len(req.LinksToRemove))
+		resp.AddDiagnosticInfos, resp.RemoveDiagnosticInfos = nil, nil
+		for i, id := range req.LinksToRemove {
+			it := sub.items[id]
+			j := slices.Index(trig.links, it)
+			if it == nil || j < 0 {
+				resp.RemoveResults[i] = ua.StatusBadMonitoredItemIDInvalid
+				continue
+			}
+			trig.links = slices.Delete(trig.links, j, j+1)
+		}
+		for i, id := range req.LinksToAdd {
+			it := sub.items[id]
+			if it == nil {
+				resp.AddResults[i] = ua.StatusBadMonitoredItemIDInvalid
+				continue
+			}
+			if !slices.Contains(trig.links, it) {
+				trig.links = append(trig.links, it)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+func (c *conn) deleteMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, error) {
+	req, resp := &c.req.deleteMonitoredItems, &c.resp.deleteMonitoredItems
+	if len(req.MonitoredItemIDs) == 0 {
+		return nil, ua.StatusBadNothingToDo
+	}
+	m := &c.srv.subs
+	err := c.onMgr(func() error {
+		sub := m.subOf(s, req.SubscriptionID)
+		if sub == nil {
+			return ua.StatusBadSubscriptionIDInvalid
+		}
+		c.header(&resp.ResponseHeader, h, ua.StatusGood)
+		resp.Results = grow(resp.Results, len(req.MonitoredItemIDs))
+		resp.DiagnosticInfos = nil
+		for i, id := range req.MonitoredItemIDs {
+			it := sub.items[id]
+			if it == nil {
+				resp.Results[i] = ua.StatusBadMonitoredItemIDInvalid
+				continue
+			}
+			m.removeItem(it)
+			resp.Results[i] = ua.StatusGood
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
