@@ -99,6 +99,9 @@ func New(as *addrspace.Space, e *plc.Engine, cfg *config.Config) (*Binding, erro
 				return nil, fmt.Errorf("binding: devices[%s].tags[%s]: %w", d.Name, d.Tags[j].Name, err)
 			}
 		}
+		if err := b.addReconnect(d.Name, folder); err != nil {
+			return nil, fmt.Errorf("binding: device %s: Reconnect: %w", d.Name, err)
+		}
 	}
 	if err := b.addDiagnostics(); err != nil {
 		return nil, err

@@ -82,6 +82,9 @@ func newE2E(t *testing.T, writeTimeout time.Duration) *e2e {
 	if r.b, err = binding.New(srv.AddressSpace(), r.e, &cfg); err != nil {
 		t.Fatal(err)
 	}
+	if err := r.b.AddWriteMethod("sim", "WriteCommand", "Command"); err != nil {
+		t.Fatal(err)
+	}
 	ectx, stopEngine := context.WithCancel(context.Background())
 	engineDone := make(chan error, 1)
 	go func() { engineDone <- r.e.Run(ectx) }()

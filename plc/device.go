@@ -66,3 +66,14 @@ type DeviceStats struct {
 	RoundTrip     time.Duration // the last request's round-trip time
 	State         string        // "connected", "connecting", "closed"... driver-defined
 }
+
+// Reconnecter is a Device that can drop and reopen its connection on
+// request (Engine.Reconnect), as an operator does with a PLC that answers
+// badly. Reconnect is called from any goroutine, concurrently with Poll
+// and Write (the driver serializes it with its requests, as it does for
+// Stats): it closes the connection, waiting up to ctx for a request in
+// progress, so that the next Poll or Write opens it again. An error is or
+// wraps a Status.
+type Reconnecter interface {
+	Reconnect(ctx context.Context) error
+}

@@ -382,6 +382,28 @@ func (e *Engine) Subscribe(fn func(*Image)) (cancel func()) {
 	}
 }
 
+// Reconnect asks device's driver to drop its connection and open it again
+// with the next poll (see Reconnecter), from the caller's goroutine, and
+// returns Good, the driver's error status, BadNotSupported when the
+// driver cannot (GPIO, fakes), or BadNodeIdUnknown for an unknown device.
+// The reopened connection is counted in the driver's Reconnects.
+func (e *Engine) Reconnect(ctx context.Context, device string) Status {
+	for _, d := range e.devs {
+		if d.name != device {
+			continue
+		}
+		r, ok := d.dev.(Reconnecter)
+		if !ok {
+			return BadNotSupported
+		}
+		if err := r.Reconnect(ctx); err != nil {
+			return StatusOf(err)
+		}
+		return Good
+	}
+	return BadNodeIDUnknown
+}
+
 // Healthy reports whether the cycle is running and published an image
 // within the last two periods: the condition on which to feed a hardware
 // watchdog.

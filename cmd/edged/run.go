@@ -108,6 +108,12 @@ func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) (
 	fmt.Fprintf(out, "edged %s: OPC UA endpoint URL %s (listening on %s)\n", version, url, ln.Addr())
 	if s != nil {
 		fmt.Fprintf(out, "edged: built-in simulated PLC (Modbus TCP slave) at %s\n", s.Addr())
+		if h, ok := e.Lookup("sim", "Command"); ok && e.Tag(h).Access == plc.ReadWrite {
+			if err := b.AddWriteMethod("sim", "WriteCommand", "Command"); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "edged: method ns=%d;s=sim.WriteCommand(UInt16) writes sim.Command and returns once the PLC has it\n", b.Namespace())
+		}
 	}
 	printTags(out, conf, b)
 

@@ -106,6 +106,22 @@ func TestRun(t *testing.T) {
 			t.Fatalf("sim.Status is %v (%v), not the 4242 written to sim.Command", dv.Value.Value(), dv.Status)
 		}
 	}
+	// The method sim.WriteCommand writes sim.Command and returns once the
+	// PLC has it; sim.Status follows on the PLC's next tick.
+	res, err := c.Call(cctx, &gua.CallMethodRequest{ObjectID: gua.MustParseNodeID("ns=2;s=sim"),
+		MethodID: gua.MustParseNodeID("ns=2;s=sim.WriteCommand"), InputArguments: []*gua.Variant{gua.MustVariant(uint16(77))}})
+	if err != nil || res.StatusCode != gua.StatusOK {
+		t.Fatalf("call sim.WriteCommand: %v %v", err, res)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		dv := read("ns=2;s=sim.Status")
+		if n, _ := dv.Value.Value().(uint16); n == 77 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sim.Status is %v after sim.WriteCommand(77)", dv.Value.Value())
+		}
+	}
 	// Writing a read tag is refused.
 	w, err = c.Write(cctx, &gua.WriteRequest{NodesToWrite: []*gua.WriteValue{{
 		NodeID: gua.MustParseNodeID("ns=2;s=sim.Status"), AttributeID: gua.AttributeIDValue,

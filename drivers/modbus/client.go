@@ -72,6 +72,16 @@ type Client struct {
 	Stats Stats // this device's counters; link state and reconnects are the link's
 }
 
+// Reconnect closes the link's connection (TCP) or port (RTU), shared by
+// every Client of the link, so that the next request opens it again at
+// once; see TCP.Reconnect.
+func (c *Client) Reconnect(ctx context.Context) error {
+	if r, ok := c.l.(interface{ Reconnect(context.Context) error }); ok {
+		return r.Reconnect(ctx)
+	}
+	return nil
+}
+
 func newClient(l link, unit uint8, p gb.Packager) *Client {
 	c := &Client{unit: unit, l: l}
 	c.bt.l = l

@@ -432,3 +432,23 @@ func (b *RTU) drain() {
 		}
 	}
 }
+
+// Reconnect closes the serial port, if open, so that the next request
+// reopens it at once (the back-off is reset). It waits for a transaction
+// in progress, up to ctx; the bus stays usable (unlike Close).
+func (b *RTU) Reconnect(ctx context.Context) error {
+	if err := b.sem.acquire(ctx); err != nil {
+		return err
+	}
+	defer b.sem.release()
+	if b.done {
+		return ErrClosed
+	}
+	if b.port != nil {
+		b.port.Close()
+		b.port = nil
+	}
+	b.fails, b.next = 0, time.Time{}
+	b.st.setState(StateDown)
+	return nil
+}

@@ -249,3 +249,23 @@ func ioErr(ctx context.Context, err error) error {
 	}
 	return err
 }
+
+// Reconnect closes the connection, if any, so that the next request dials
+// again at once (the back-off is reset). It waits for a transaction in
+// progress, up to ctx; the link stays usable (unlike Close).
+func (t *TCP) Reconnect(ctx context.Context) error {
+	if err := t.sem.acquire(ctx); err != nil {
+		return err
+	}
+	defer t.sem.release()
+	if t.done {
+		return ErrClosed
+	}
+	if t.conn != nil {
+		t.conn.Close()
+		t.conn = nil
+	}
+	t.fails, t.next = 0, time.Time{}
+	t.st.setState(StateDown)
+	return nil
+}

@@ -138,6 +138,7 @@ type Node struct {
 	// User's.
 	Executable bool
 
+	method  *method // set by AddMethod
 	refs    []ref
 	refsVer uint32 // counts changes of refs, to invalidate BrowseCursors
 	super   *Node  // the supertype of a type node (inverse HasSubtype)

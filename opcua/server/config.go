@@ -36,6 +36,7 @@ type OperationLimits struct {
 	MaxNodesPerBrowse                        uint32
 	MaxNodesPerRegisterNodes                 uint32
 	MaxNodesPerTranslateBrowsePathsToNodeIDs uint32
+	MaxNodesPerMethodCall                    uint32
 }
 
 // Config configures a Server. Zero fields take the defaults documented on
@@ -177,6 +178,7 @@ func (c Config) withDefaults() (Config, error) {
 	lim(&c.Limits.MaxNodesPerBrowse)
 	lim(&c.Limits.MaxNodesPerRegisterNodes)
 	lim(&c.Limits.MaxNodesPerTranslateBrowsePathsToNodeIDs)
+	lim(&c.Limits.MaxNodesPerMethodCall)
 	if c.Channel == nil {
 		c.Channel = &uasc.Config{}
 	} else {

@@ -200,6 +200,7 @@ func (s *Server) initServerObject() error {
 		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerBrowse, lim.MaxNodesPerBrowse},
 		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerRegisterNodes, lim.MaxNodesPerRegisterNodes},
 		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerTranslateBrowsePathsToNodeIds, lim.MaxNodesPerTranslateBrowsePathsToNodeIDs},
+		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerMethodCall, lim.MaxNodesPerMethodCall},
 		{id.Server_ServerCapabilities_OperationLimits_MaxMonitoredItemsPerCall, s.cfg.Subscriptions.MaxMonitoredItemsPerCall},
 		{id.Server_ServerCapabilities_MaxSubscriptionsPerSession, uint32(s.cfg.Subscriptions.MaxSubscriptionsPerSession)},
 		{id.Server_ServerCapabilities_MaxMonitoredItemsPerSubscription, uint32(s.cfg.Subscriptions.MaxMonitoredItemsPerSubscription)},

@@ -89,6 +89,11 @@ var services = []service{
 		func(c *conn) (ua.Body, *ua.RequestHeader) { return &c.req.write, &c.req.write.RequestHeader },
 		(*conn).write},
 
+	// Method Service Set (§5.12).
+	{"Call", id.CallRequest_Encoding_DefaultBinary, id.CallResponse_Encoding_DefaultBinary, activatedSession,
+		func(c *conn) (ua.Body, *ua.RequestHeader) { return &c.req.call, &c.req.call.RequestHeader },
+		(*conn).call},
+
 	// MonitoredItem Service Set (§5.12).
 	{"CreateMonitoredItems", id.CreateMonitoredItemsRequest_Encoding_DefaultBinary, id.CreateMonitoredItemsResponse_Encoding_DefaultBinary, activatedSession,
 		func(c *conn) (ua.Body, *ua.RequestHeader) {
@@ -175,6 +180,7 @@ type requests struct {
 	unregisterNodes ua.UnregisterNodesRequest
 	read            ua.ReadRequest
 	write           ua.WriteRequest
+	call            ua.CallRequest
 
 	createMonitoredItems  ua.CreateMonitoredItemsRequest
 	modifyMonitoredItems  ua.ModifyMonitoredItemsRequest
@@ -206,6 +212,7 @@ type responses struct {
 	unregisterNodes ua.UnregisterNodesResponse
 	read            ua.ReadResponse
 	write           ua.WriteResponse
+	call            ua.CallResponse
 
 	createMonitoredItems  ua.CreateMonitoredItemsResponse
 	modifyMonitoredItems  ua.ModifyMonitoredItemsResponse

@@ -72,7 +72,22 @@ type modbusDevice struct {
 	rtt     atomic.Int64
 }
 
-var _ plc.Device = (*modbusDevice)(nil)
+var (
+	_ plc.Device      = (*modbusDevice)(nil)
+	_ plc.Reconnecter = (*modbusDevice)(nil)
+)
+
+// Reconnect closes the device's connection (TCP) or serial port (RTU), so
+// that the next poll opens it again; its clients all share that link.
+func (m *modbusDevice) Reconnect(ctx context.Context) error {
+	if len(m.clients) == 0 {
+		return nil
+	}
+	if err := m.clients[0].Reconnect(ctx); err != nil {
+		return fmt.Errorf("devices[%s]: reconnect: %w: %w", m.name, statusOf(err), err)
+	}
+	return nil
+}
 
 func newModbus(d *config.Device, s modbusSettings) (*modbusDevice, error) {
 	def, err := modbus.ParseOrder(string(s.order))

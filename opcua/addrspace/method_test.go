@@ -1,0 +1,136 @@
+package addrspace
+
+import (
+	"context"
+	"testing"
+
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+)
+
+// addAdd adds Plant.Add(A Int32, B Double[]) → (Sum Double) to f.
+func addAdd(t *testing.T, f *fixture) *[]ua.Variant {
+	t.Helper()
+	var got []ua.Variant
+	err := f.s.AddMethod(&Method{
+		ID:         f.id("Plant.Add"),
+		BrowseName: ua.QualifiedName{NamespaceIndex: f.ns, Name: "Add"},
+		Object:     f.id("Plant"),
+		InputArguments: []ua.Argument{
+			{Name: "A", DataType: nid(id.Int32), ValueRank: ValueRankScalar},
+			{Name: "B", DataType: nid(id.Double), ValueRank: ValueRankOneDimension},
+		},
+		OutputArguments: []ua.Argument{{Name: "Sum", DataType: nid(id.Double), ValueRank: ValueRankScalar}},
+		Handler: func(_ context.Context, obj ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+			got = in
+			a, _ := in[0].Int32()
+			sum := float64(a)
+			for _, x := range in[1].Value().([]float64) {
+				sum += x
+			}
+			return ua.StatusGood, []ua.Variant{ua.MustVariant(sum)}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &got
+}
+
+func TestCall(t *testing.T) {
+	f := newFixture(t)
+	got := addAdd(t, f)
+	call := func(obj, m string, user User, in ...any) ua.CallMethodResult {
+		t.Helper()
+		req := ua.CallMethodRequest{ObjectID: f.id(obj), MethodID: f.id(m)}
+		for _, v := range in {
+			req.InputArguments = append(req.InputArguments, ua.MustVariant(v))
+		}
+		var res ua.CallMethodResult
+		f.s.Call(context.Background(), &req, user, &res)
+		return res
+	}
+	res := call("Plant", "Plant.Add", nil, int32(1), []float64{2, 3})
+	if res.StatusCode != ua.StatusGood || len(res.OutputArguments) != 1 || !res.OutputArguments[0].Equal(ua.MustVariant(6.0)) ||
+		len(res.InputArgumentResults) != 0 || len(*got) != 2 {
+		t.Errorf("Add(1, [2 3]) = %+v", res)
+	}
+	for _, c := range []struct {
+		name, obj, m string
+		user         User
+		in           []any
+		want         ua.StatusCode
+		args         []ua.StatusCode
+	}{
+		{"missing", "Plant", "Plant.Add", nil, []any{int32(1)}, ua.StatusBadArgumentsMissing, nil},
+		{"too many", "Plant", "Plant.Add", nil, []any{int32(1), []float64{1}, 3.0}, ua.StatusBadTooManyArguments, nil},
+		{"mistyped", "Plant", "Plant.Add", nil, []any{1.0, []float64{1}}, ua.StatusBadInvalidArgument,
+			[]ua.StatusCode{ua.StatusBadTypeMismatch, ua.StatusGood}},
+		{"scalar for array", "Plant", "Plant.Add", nil, []any{int32(1), 1.0}, ua.StatusBadInvalidArgument,
+			[]ua.StatusCode{ua.StatusGood, ua.StatusBadTypeMismatch}},
+		{"both mistyped", "Plant", "Plant.Add", nil, []any{"x", []int32{1}}, ua.StatusBadInvalidArgument,
+			[]ua.StatusCode{ua.StatusBadTypeMismatch, ua.StatusBadTypeMismatch}},
+		{"unknown object", "Nope", "Plant.Add", nil, []any{int32(1), []float64{1}}, ua.StatusBadNodeIDUnknown, nil},
+		{"object not an Object", "Int", "Plant.Add", nil, []any{int32(1), []float64{1}}, ua.StatusBadNodeClassInvalid, nil},
+		{"unknown method", "Plant", "Nope", nil, nil, ua.StatusBadMethodInvalid, nil},
+		{"not a method", "Plant", "Int", nil, nil, ua.StatusBadMethodInvalid, nil},
+		{"not a component", "Remote", "Plant.Add", nil, []any{int32(1), []float64{1}}, ua.StatusBadMethodInvalid, nil},
+		{"user may not", "Plant", "Plant.Add", ReadOnlyUser{}, []any{int32(1), []float64{1}}, ua.StatusBadNotExecutable, nil},
+	} {
+		res := call(c.obj, c.m, c.user, c.in...)
+		if res.StatusCode != c.want || len(res.InputArgumentResults) != len(c.args) || len(res.OutputArguments) != 0 {
+			t.Errorf("%s: %+v, want %v with %v", c.name, res, c.want, c.args)
+			continue
+		}
+		for i := range c.args {
+			if res.InputArgumentResults[i] != c.args[i] {
+				t.Errorf("%s: argument %d: %v, want %v", c.name, i, res.InputArgumentResults[i], c.args[i])
+			}
+		}
+	}
+}
+
+// TestCallNotExecutable: a Method node whose Executable is false, and one
+// without a handler.
+func TestCallNotExecutable(t *testing.T) {
+	f := newFixture(t)
+	addAdd(t, f)
+	var res ua.CallMethodResult
+	f.s.Call(context.Background(), &ua.CallMethodRequest{ObjectID: f.id("Plant"), MethodID: f.id("Method")}, nil, &res)
+	if res.StatusCode != ua.StatusBadNotImplemented {
+		t.Errorf("method without a handler: %v", res.StatusCode)
+	}
+	f.s.mu.Lock()
+	f.s.nodes[f.id("Plant.Add")].Executable = false
+	f.s.mu.Unlock()
+	f.s.Call(context.Background(), &ua.CallMethodRequest{ObjectID: f.id("Plant"), MethodID: f.id("Plant.Add"),
+		InputArguments: []ua.Variant{ua.MustVariant(int32(1)), ua.MustVariant([]float64{1})}}, nil, &res)
+	if res.StatusCode != ua.StatusBadNotExecutable {
+		t.Errorf("Executable false: %v", res.StatusCode)
+	}
+}
+
+// TestAddMethodNodes: the Method node, its component reference and its
+// argument properties.
+func TestAddMethodNodes(t *testing.T) {
+	f := newFixture(t)
+	addAdd(t, f)
+	if dv := f.read(f.id("Plant.Add"), ua.AttributeIDExecutable, ""); !dv.Value.Equal(ua.MustVariant(true)) {
+		t.Errorf("Executable = %v", dv.Value)
+	}
+	dv := f.read(f.id("Plant.Add.InputArguments"), ua.AttributeIDValue, "")
+	eos, ok := dv.Value.Value().([]ua.ExtensionObject)
+	if !ok || len(eos) != 2 {
+		t.Fatalf("InputArguments = %v", dv.Value)
+	}
+	if a, ok := eos[1].Body.(*ua.Argument); !ok || a.Name != "B" || a.ValueRank != ValueRankOneDimension {
+		t.Errorf("InputArguments[1] = %+v", eos[1].Body)
+	}
+	if dv := f.read(f.id("Plant.Add.OutputArguments"), ua.AttributeIDValue, ""); dv.Status != ua.StatusGood {
+		t.Errorf("OutputArguments: %v", dv.Status)
+	}
+	if err := f.s.AddMethod(&Method{ID: f.id("X"), BrowseName: ua.QualifiedName{NamespaceIndex: f.ns, Name: "X"}, Object: f.id("Nope"),
+		Handler: func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant) { return 0, nil }}); err == nil {
+		t.Error("AddMethod on an unknown object succeeded")
+	}
+}
