@@ -112,7 +112,10 @@ func TestCallReconnect(t *testing.T) {
 		return 0
 	}
 	// Wait for the first connection.
-	for r.e.Image().Sample(mustLookup(t, r, "sim", "Counter")).Status != plc.Good {
+	for deadline := time.Now().Add(30 * time.Second); r.e.Image().Sample(mustLookup(t, r, "sim", "Counter")).Status != plc.Good; {
+		if time.Now().After(deadline) {
+			t.Fatal("sim.Counter not read in 30 s")
+		}
 		time.Sleep(time.Millisecond)
 	}
 	before := reconnects()

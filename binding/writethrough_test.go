@@ -272,7 +272,7 @@ func TestWriteThroughNotBlocking(t *testing.T) {
 // TestWriteThroughTimeout: the server stops waiting after its
 // WriteTimeout: Bad_Timeout.
 func TestWriteThroughTimeout(t *testing.T) {
-	r := newE2E(t, 500*time.Millisecond)
+	r := newE2E(t, 2*time.Second)
 	ctx := e2eCtx(t)
 	c := r.connect(t, ctx)
 	r.hang()

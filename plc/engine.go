@@ -61,8 +61,8 @@ type DeviceConfig struct {
 }
 
 // Engine is the scan engine. New builds it, Run runs the cycle until its
-// context ends. Image, Write, Subscribe, Lookup, Diagnostics and Healthy
-// are safe to call from any goroutine at any time.
+// context ends. Image, Write, Subscribe, Lookup, Diagnostics, Healthy and
+// Reconnect are safe to call from any goroutine at any time.
 //
 // One goroutine (Run's) owns the tag state: it starts the polls, merges
 // their results, queues writes and publishes images. Each device has its
