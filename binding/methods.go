@@ -14,7 +14,8 @@ import (
 //   - Reconnect(), on every device folder (NodeId s=<device>.Reconnect):
 //     the driver drops its connection and opens it again with the next
 //     poll (Engine.Reconnect). Good, or Bad_NotSupported for a device
-//     whose driver cannot (GPIO), or the driver's error.
+//     whose driver cannot (GPIO), or the driver's error. Its NodeId is that
+//     a tag named Reconnect would have: such a tag makes New fail.
 //   - a write method added with AddWriteMethod, such as
 //     sim.WriteCommand(Value UInt16): it writes one tag through the same
 //     path as a Write (write-through) and returns once the device
