@@ -12,15 +12,18 @@ BENCH    ?= .
 PKG      ?= ./...
 FUZZTIME ?= 10s
 
-# End-to-end load (bench-e2e): scenarios CONNSxINFLIGHTxNODES, the warm-up and
-# measured window of each, extra flags of the server role (e.g.
-# E2E_SERVER_FLAGS=-cpuprofile=/tmp/srv.pprof), and E2E=0 to leave it out
+# End-to-end load (bench-e2e): scenarios CONNSxINFLIGHTxNODES (echo: the TCP
+# echo baseline, the floor under 1x1), the warm-up and measured window of
+# each, extra flags of the server role (e.g. E2E_SERVER_FLAGS=-cpuprofile=/tmp/srv.pprof,
+# or -spin=50us: uasc Config.ReadSpin) and of the load role (E2E_LOAD_FLAGS,
+# e.g. -spin=1ms: the 1x1 client polls its socket), and E2E=0 to leave it out
 # of `make bench`.
 E2E           ?= 1
-E2E_SCENARIOS ?= 10x100x1,10x100x100,1x1x1,1x1x100
+E2E_SCENARIOS ?= 10x100x1,10x100x100,1x1x1,1x1x100,echo
 E2E_WARMUP    ?= 1s
 E2E_DURATION  ?= 5s
 E2E_SERVER_FLAGS ?=
+E2E_LOAD_FLAGS   ?=
 E2E_TIMEOUT   ?= 600
 
 # Scan cycle under OPC UA load (bench-scan): the measured window and warm-up,
@@ -88,7 +91,7 @@ endif
 bench-e2e:
 	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-e2e: needs 2 cores (server on 0, load on 1)" >&2; exit 1; fi
 	$(GO) build -buildvcs=false -o $(BIN)/uabench ./cmd/uabench
-	timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench load \
+	timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench load $(E2E_LOAD_FLAGS) \
 		-server 'taskset -c 0 ./$(BIN)/uabench server $(E2E_SERVER_FLAGS)' \
 		-scenarios '$(E2E_SCENARIOS)' -warmup $(E2E_WARMUP) -duration $(E2E_DURATION)
 

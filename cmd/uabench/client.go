@@ -48,7 +48,8 @@ type client struct {
 	token    ua.NodeID // the session's authentication token
 	maxChunk int       // the server's receive buffer: the largest chunk we may send
 
-	rbuf []byte // receive buffer: unread bytes are rbuf[r:w]
+	sc   *spinConn // non-nil: reads spin first (load -spin)
+	rbuf []byte    // receive buffer: unread bytes are rbuf[r:w]
 	r, w int
 	wbuf []byte
 }
@@ -341,7 +342,13 @@ func (c *client) fill() error {
 		c.w = copy(c.rbuf, c.rbuf[c.r:c.w])
 		c.r = 0
 	}
-	n, err := c.nc.Read(c.rbuf[c.w:])
+	var n int
+	var err error
+	if c.sc != nil {
+		n, err = c.sc.read(c.rbuf[c.w:])
+	} else {
+		n, err = c.nc.Read(c.rbuf[c.w:])
+	}
 	c.w += n
 	if err != nil && n == 0 {
 		if errors.Is(err, io.EOF) {

@@ -22,17 +22,37 @@ import (
 // requests of nodes nodes outstanding.
 type scenario struct {
 	conns, inflight, nodes int
+	// echo: not OPC UA but the echo baseline (see echo.go), one frame in
+	// flight of the sizes of a nodes-node Read request and response.
+	echo bool
 }
 
 func (s scenario) String() string {
+	if s.echo {
+		return fmt.Sprintf("%d×%d, echo of a %d-node Read", s.conns, s.inflight, s.nodes)
+	}
 	return fmt.Sprintf("%d×%d, %d-node Read", s.conns, s.inflight, s.nodes)
 }
 
-// parseScenarios parses "10x100x1,1x1x1": conns×inflight×nodes.
+// parseScenarios parses "10x100x1,1x1x1": conns×inflight×nodes; "echo"
+// (or "echoNODES", e.g. echo100) is the echo baseline, 1×1 with the bytes
+// of a 1-node (NODES-node) Read.
 func parseScenarios(s string) ([]scenario, error) {
 	var out []scenario
 	for _, f := range strings.Split(s, ",") {
-		p := strings.Split(strings.TrimSpace(f), "x")
+		f = strings.TrimSpace(f)
+		if rest, ok := strings.CutPrefix(f, "echo"); ok {
+			n := 1
+			if rest != "" {
+				var err error
+				if n, err = strconv.Atoi(rest); err != nil || n < 1 {
+					return nil, fmt.Errorf("scenario %q: want echo or echoNODES, e.g. echo100", f)
+				}
+			}
+			out = append(out, scenario{conns: 1, inflight: 1, nodes: n, echo: true})
+			continue
+		}
+		p := strings.Split(f, "x")
 		if len(p) != 3 {
 			return nil, fmt.Errorf("scenario %q: want CONNSxINFLIGHTxNODES, e.g. 10x100x1", f)
 		}
@@ -63,6 +83,8 @@ type result struct {
 	loadCPU  time.Duration
 	minConn  uint64 // fewest and most responses of one connection in the window
 	maxConn  uint64
+
+	echoReq, echoResp int // echo scenario: the frame sizes
 }
 
 func (r *result) perReq(d time.Duration) float64 {
@@ -78,6 +100,9 @@ type statser interface {
 type loadFlags struct {
 	warmup, duration time.Duration
 	timestamps       ua.TimestampsToReturn
+	// spin: in the 1×1 scenarios, before each blocking read, non-blocking
+	// reads for up to this long (0: none); see spinConn.
+	spin time.Duration
 }
 
 // runScenario opens sc.conns sessions to addr, loads them for the warm-up
@@ -86,6 +111,9 @@ type loadFlags struct {
 // does not end duration + 30 s after its start is cut off.
 func runScenario(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv statser) (result, error) {
 	res := result{sc: sc}
+	if sc.echo {
+		return res, errors.New("uabench: an echo scenario needs runEcho")
+	}
 	readers := make([]*reader, 0, sc.conns)
 	closed := false
 	defer func() {
@@ -108,6 +136,9 @@ func runScenario(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv sta
 		if err != nil {
 			c.nc.Close()
 			return res, err
+		}
+		if sc.conns == 1 && sc.inflight == 1 {
+			c.sc = newSpinConn(c.nc, f.spin) // -spin is for the latency runs only
 		}
 		readers = append(readers, r)
 	}
@@ -209,6 +240,7 @@ type serverProc struct {
 	out  *bufio.Reader
 	addr string
 	ns   uint16
+	echo string // address of the echo baseline's server
 }
 
 // startServer starts the server role with the command line argv (e.g.
@@ -243,7 +275,7 @@ func startServer(argv []string) (*serverProc, error) {
 		p.stop()
 		return nil, fmt.Errorf("uabench: server said %q: bad ns", line)
 	}
-	p.addr, p.ns = kv["addr"], uint16(ns)
+	p.addr, p.ns, p.echo = kv["addr"], uint16(ns), kv["echo"]
 	return p, nil
 }
 
@@ -339,13 +371,14 @@ func checkLoopback(addr string) error {
 // report prints the results as a table.
 func report(w io.Writer, rs []result, f loadFlags) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\treq/s\tp50 µs\tp99 µs\tserver CPU µs/req\tserver B/req\tserver allocs/req\tload CPU µs/req\terrors\t")
+	fmt.Fprintln(tw, "scenario\treq/s\tp50 µs\tp99 µs\tserver CPU µs/req\tserver B/req\tserver allocs/req\tload CPU µs/req\tserver CPU %\tload CPU %\terrors\t")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.1f\t%.2f\t%.1f\t%.3f\t%.2f\t%d\t\n",
+		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.1f\t%.2f\t%.1f\t%.3f\t%.2f\t%.0f\t%.0f\t%d\t\n",
 			r.sc, float64(r.requests)/r.window.Seconds(),
 			float64(r.p50)/float64(time.Microsecond), float64(r.p99)/float64(time.Microsecond),
 			r.perReq(r.srvCPU), float64(r.srvBytes)/float64(max(r.requests, 1)),
-			float64(r.srvAlloc)/float64(max(r.requests, 1)), r.perReq(r.loadCPU), r.errors)
+			float64(r.srvAlloc)/float64(max(r.requests, 1)), r.perReq(r.loadCPU),
+			100*r.srvCPU.Seconds()/r.window.Seconds(), 100*r.loadCPU.Seconds()/r.window.Seconds(), r.errors)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nEach scenario: %v warm-up, then %v measured; TimestampsToReturn %v.\n", f.warmup, f.duration, f.timestamps)
@@ -354,7 +387,15 @@ func report(w io.Writer, rs []result, f loadFlags) {
 	fmt.Fprintln(w, "behind the others (queueing latency), not the service time of one request.")
 	fmt.Fprintln(w, "Server figures are the server process's deltas (getrusage user+sys, MemStats TotalAlloc and")
 	fmt.Fprintln(w, "Mallocs) over the window divided by the responses received in it; load CPU is this process's.")
+	fmt.Fprintln(w, "CPU % is CPU time over the window, 100 = one core busy all the time.")
+	if f.spin > 0 {
+		fmt.Fprintf(w, "In the 1×1 scenarios the load polls (non-blocking reads) for up to %v before each blocking read: its CPU includes the polling.\n", f.spin)
+	}
 	for _, r := range rs {
+		if r.sc.echo {
+			fmt.Fprintf(w, "%v: no OPC UA, a TCP echo in the server process: %d bytes out, %d back, one at a time;\n"+
+				"  the floor under the 1×1 round trip with this pinning.\n", r.sc, r.echoReq, r.echoResp)
+		}
 		if r.sc.conns > 1 {
 			fmt.Fprintf(w, "%v: responses per connection in the window: %d to %d\n", r.sc, r.minConn, r.maxConn)
 		}

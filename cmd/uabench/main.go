@@ -3,12 +3,13 @@
 //
 // It has two roles:
 //
-//	uabench server [-listen 127.0.0.1:0] [-cpuprofile FILE] [-cycle 0] [-max-run 10m]
-//	uabench load [-server 'CMD ...'] [-scenarios 10x100x1,...] [-warmup 1s] [-duration 5s]
+//	uabench server [-listen 127.0.0.1:0] [-cpuprofile FILE] [-cycle 0] [-max-run 10m] [-spin 0]
+//	uabench load [-server 'CMD ...'] [-scenarios 10x100x1,...,echo] [-warmup 1s] [-duration 5s] [-spin 0]
 //
 // The server role serves opcua/server on a loopback port with 120
 // variables (Double, UInt32, Boolean) under Objects/Gateway, ns=1;s=Gateway.D000
-// etc., and answers "stats" lines on stdin with its CPU time (getrusage,
+// etc., and a TCP echo on a second loopback port (the "echo" scenario: the
+// floor under the 1×1 round trip, see echo.go), and answers "stats" lines on stdin with its CPU time (getrusage,
 // user + system) and runtime.MemStats TotalAlloc and Mallocs; it exits at
 // "quit", at the end of its input, or after -max-run.
 //
@@ -26,6 +27,12 @@
 // request in flight this includes queueing), and per request the server's
 // CPU time, bytes and allocations and the load's own CPU time, measured
 // over the window after the warm-up only.
+//
+// -spin on either side makes its reads poll the socket before they block
+// (the server's sets uasc Config.ReadSpin and applies to its echo; the
+// load's applies to its 1×1 scenarios): on a VM whose idle vCPU halts,
+// most of a 1×1 round trip is waking the halted cores, which polling
+// avoids at the cost of a busy core.
 package main
 
 import (
@@ -63,6 +70,7 @@ func run(args []string, in io.Reader, out, errOut io.Writer) error {
 		fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the server's whole run to `file`")
 		fs.DurationVar(&f.cycle, "cycle", 0, "publish a new process image every `interval` (0: one image, no writer)")
 		fs.DurationVar(&f.maxRun, "max-run", 10*time.Minute, "exit after this `long` whatever happens")
+		fs.DurationVar(&f.spin, "spin", 0, "before blocking in a read, poll the connection for up to `d` (uasc Config.ReadSpin and the echo; 0: never)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
@@ -73,9 +81,10 @@ func run(args []string, in io.Reader, out, errOut io.Writer) error {
 		var f loadFlags
 		self, _ := os.Executable()
 		srvCmd := fs.String("server", self+" server", "`command` line that starts the server role")
-		scs := fs.String("scenarios", "10x100x1,10x100x100,1x1x1,1x1x100", "`list` of CONNSxINFLIGHTxNODES")
+		scs := fs.String("scenarios", "10x100x1,10x100x100,1x1x1,1x1x100,echo", "`list` of CONNSxINFLIGHTxNODES, or echo (echoNODES) for the TCP echo baseline")
 		fs.DurationVar(&f.warmup, "warmup", time.Second, "warm-up per scenario, not measured")
 		fs.DurationVar(&f.duration, "duration", 5*time.Second, "measured window per scenario")
+		fs.DurationVar(&f.spin, "spin", 0, "in the 1×1 scenarios, poll the socket with non-blocking reads for up to `d` before each blocking read (0: never; burns this process's core)")
 		ts := fs.String("timestamps", "both", "TimestampsToReturn: source, server, both or neither")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
@@ -122,7 +131,13 @@ func load(argv []string, list []scenario, f loadFlags, out io.Writer) (err error
 	var rs []result
 	for _, sc := range list {
 		fmt.Fprintf(out, "uabench: %v ...\n", sc)
-		r, err := runScenario(p.addr, ids, sc, f, p)
+		run := runScenario
+		if sc.echo {
+			run = func(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv statser) (result, error) {
+				return runEcho(addr, p.echo, ids, sc, f, srv)
+			}
+		}
+		r, err := run(p.addr, ids, sc, f, p)
 		if err != nil {
 			return err
 		}

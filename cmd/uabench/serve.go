@@ -18,6 +18,7 @@ import (
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/uasc"
 )
 
 // The server role: opcua/server on a loopback port with benchVars
@@ -66,8 +67,11 @@ func (s *benchSource) Snapshot() addrspace.Snapshot { return s.cur.Load() }
 
 // newBenchServer creates the server for ln with the bench variables and
 // returns it with the source of their values.
-func newBenchServer(ln net.Listener) (*server.Server, *benchSource, error) {
-	srv, err := server.New(server.Config{EndpointURL: "opc.tcp://" + ln.Addr().String()})
+func newBenchServer(ln net.Listener, spin time.Duration) (*server.Server, *benchSource, error) {
+	srv, err := server.New(server.Config{
+		EndpointURL: "opc.tcp://" + ln.Addr().String(),
+		Channel:     &uasc.Config{ReadSpin: spin},
+	})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -91,6 +95,7 @@ type serveFlags struct {
 	cpuprofile string
 	cycle      time.Duration
 	maxRun     time.Duration
+	spin       time.Duration
 }
 
 // serve runs the server role until "quit", the end of in, or maxRun.
@@ -106,7 +111,7 @@ func serve(f serveFlags, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, src, err := newBenchServer(ln)
+	srv, src, err := newBenchServer(ln, f.spin)
 	if err != nil {
 		ln.Close()
 		return err
@@ -126,6 +131,13 @@ func serve(f serveFlags, in io.Reader, out io.Writer) error {
 			pf.Close()
 		}()
 	}
+	eln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer eln.Close()
+	go echoServe(eln, f.spin)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	ctx, cancel := context.WithTimeout(context.Background(), f.maxRun)
@@ -146,7 +158,7 @@ func serve(f serveFlags, in io.Reader, out io.Writer) error {
 	}
 
 	ns := srv.GatewayNodeID("").Namespace
-	fmt.Fprintf(out, "ready addr=%s ns=%d\n", ln.Addr(), ns)
+	fmt.Fprintf(out, "ready addr=%s ns=%d echo=%s\n", ln.Addr(), ns, eln.Addr())
 	lines := make(chan string)
 	go func() {
 		defer close(lines)

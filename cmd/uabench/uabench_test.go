@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,7 +22,7 @@ func startTestServer(t *testing.T) (*server.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, _, err := newBenchServer(ln)
+	srv, _, err := newBenchServer(ln, 0)
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)
@@ -150,6 +151,61 @@ func TestLoadReport(t *testing.T) {
 	}
 }
 
+// TestEcho runs the echo scenario, its frames sized on the OPC UA server,
+// without and with polling on both sides, and checks the echo server's
+// handling of bad frames.
+func TestEcho(t *testing.T) {
+	srv, addr := startTestServer(t)
+	ids := benchIDs(srv.GatewayNodeID("x").Namespace, 1)
+	for _, spin := range []time.Duration{0, 200 * time.Microsecond} {
+		eln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go echoServe(eln, spin)
+		f := loadFlags{warmup: 20 * time.Millisecond, duration: 100 * time.Millisecond, timestamps: ua.TimestampsToReturnBoth, spin: spin}
+		sc := scenario{conns: 1, inflight: 1, nodes: 1, echo: true}
+		r, err := runEcho(addr, eln.Addr().String(), ids, sc, f, selfStats{})
+		eln.Close()
+		if err != nil {
+			t.Fatalf("spin %v: %v", spin, err)
+		}
+		if r.errors != 0 || r.requests == 0 || r.echoReq < msgHdrLen || r.echoResp < msgHdrLen || r.p50 <= 0 {
+			t.Errorf("spin %v: %d echoes, %d bad, sizes %d/%d, p50 %v", spin, r.requests, r.errors, r.echoReq, r.echoResp, r.p50)
+		}
+		var out bytes.Buffer
+		report(&out, []result{r}, f)
+		for _, s := range []string{"echo of a 1-node Read", "no OPC UA"} {
+			if !strings.Contains(out.String(), s) {
+				t.Errorf("report lacks %q:\n%s", s, out.String())
+			}
+		}
+	}
+	if _, err := runEcho(addr, "", ids, scenario{conns: 1, inflight: 1, nodes: 1, echo: true}, loadFlags{duration: time.Millisecond}, selfStats{}); err == nil {
+		t.Error("echo without an echo address: no error")
+	}
+
+	// A frame asking for too much, or too short, ends the connection.
+	eln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eln.Close()
+	go echoServe(eln, 0)
+	for _, frame := range [][]byte{{16, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {4, 0, 0, 0, 8, 0, 0, 0}} {
+		nc, err := net.Dial("tcp", eln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc.SetDeadline(time.Now().Add(10 * time.Second))
+		nc.Write(frame)
+		if n, err := nc.Read(make([]byte, 16)); err == nil {
+			t.Errorf("frame %x: got %d bytes back, want the connection closed", frame, n)
+		}
+		nc.Close()
+	}
+}
+
 // selfStats takes the server's statistics from this process (the server
 // runs in it).
 type selfStats struct{}
@@ -186,11 +242,15 @@ func TestServeProtocol(t *testing.T) {
 }
 
 func TestParseScenarios(t *testing.T) {
-	got, err := parseScenarios("10x100x1, 1x1x100")
-	if err != nil || len(got) != 2 || got[0] != (scenario{10, 100, 1}) || got[1] != (scenario{1, 1, 100}) {
+	got, err := parseScenarios("10x100x1, 1x1x100,echo,echo100")
+	want := []scenario{
+		{conns: 10, inflight: 100, nodes: 1}, {conns: 1, inflight: 1, nodes: 100},
+		{conns: 1, inflight: 1, nodes: 1, echo: true}, {conns: 1, inflight: 1, nodes: 100, echo: true},
+	}
+	if err != nil || !slices.Equal(got, want) {
 		t.Errorf("parseScenarios = %v, %v", got, err)
 	}
-	for _, bad := range []string{"", "10x100", "0x1x1", "ax1x1"} {
+	for _, bad := range []string{"", "10x100", "0x1x1", "ax1x1", "echo0", "echox"} {
 		if _, err := parseScenarios(bad); err == nil {
 			t.Errorf("parseScenarios(%q): no error", bad)
 		}

@@ -115,6 +115,14 @@ type Config struct {
 	// NextChannelID returns a fresh, unique secure channel id (the server
 	// owns the id space). Default: a process-wide counter.
 	NextChannelID func() uint32
+	// ReadSpin, when positive, makes ReadRequest poll the connection with
+	// non-blocking reads for up to this long before it blocks waiting for
+	// the next request (default 0: it blocks at once). It trades CPU for
+	// latency: a client that sends its next request within ReadSpin is
+	// served without a wake-up, while the reading goroutine burns its
+	// core meanwhile (yielding to other goroutines between polls). See
+	// spinFill in recv.go and the Performance section of the README.
+	ReadSpin time.Duration
 }
 
 // Defaults of Config.
@@ -256,7 +264,8 @@ type Channel struct {
 	nextTok  uint32
 	dec      ua.Decoder
 	osc      ua.OpenSecureChannelRequest
-	rerr     error // sticky read error
+	rerr     error    // sticky read error
+	spin     *spinner // Config.ReadSpin's poller, made at its first use
 
 	s sender
 
