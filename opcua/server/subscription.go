@@ -456,8 +456,9 @@ func (m *subMgr) fail(pr pubReq, status ua.StatusCode, now time.Time) {
 	pr.ch.WriteResponse(pr.reqID, m.out)
 }
 
-// sendPending answers Publish requests with the session's pending status
-// changes, then the late subscriptions (highest priority first).
+// serveLate answers Publish requests with the session's pending status
+// changes, then the late subscriptions (highest priority first); without
+// subscriptions, the queued requests get Bad_NoSubscription.
 func (m *subMgr) serveLate(ss *sessSubs, now time.Time) {
 	for len(ss.queue) > 0 && len(ss.pending) > 0 {
 		st := ss.pending[0]
@@ -480,7 +481,7 @@ func (m *subMgr) serveLate(ss *sessSubs, now time.Time) {
 			}
 		}
 		if best == nil {
-			return
+			break
 		}
 		if best.enabled && best.hasNotifications() {
 			m.publishTo(best, now)
