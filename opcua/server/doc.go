@@ -13,7 +13,10 @@
 // and writes the response before it reads the next, so a connection's
 // request and response values, its decoder and its encode buffer are
 // reused from one request to the next: the Read path from request bytes to
-// response bytes allocates nothing once a connection has warmed up.
+// response bytes allocates nothing once a connection has warmed up. The
+// exception is Publish: the connection hands it to the session's queue of
+// Publish requests and reads on; the subscription manager answers it later
+// (see Subscriptions).
 //
 // # Services
 //
@@ -32,4 +35,36 @@
 // Sessions are bound to the secure channel that activated them and time
 // out after their revised timeout without requests. User identity tokens
 // are checked by an Authenticator (AnonymousOnly by default).
+//
+// # Subscriptions
+//
+// The Subscription and MonitoredItem service sets (subscription.go,
+// monitored.go, subsvc.go) are run by one goroutine, the subscription
+// manager, which owns every subscription, monitored item and queued
+// Publish request; the connections hand it their requests as closures and
+// wait, except for Publish, which is queued (at most
+// SubscriptionLimits.MaxPublishRequestsPerSession, else
+// Bad_TooManyPublishRequests) and answered by the manager with the
+// channel's WriteResponse.
+//
+// Sampling follows the scan cycle: the binding calls Server.SourceChanged
+// with the handles that changed in each image the engine publishes
+// (binding.Binding.Notify); the items on those handles that are due are
+// sampled, and a subscription that has notifications and is due answers a
+// waiting Publish at once. Items are indexed by source and handle, so the
+// work per image is proportional to what changed. Items without a source
+// (namespace 0, static variables) and items on attributes other than Value
+// are sampled on their subscription's publishing cycle; the manager's one
+// timer runs the publishing cycles (keep-alives, lifetimes). Publishing
+// intervals are revised to multiples of SubscriptionLimits.
+// MinPublishingInterval (the 5 ms base cycle), sampling intervals to
+// multiples of the tag's MinimumSamplingInterval (its scan class) or of
+// the base cycle (0 is the fastest, -1 the publishing interval).
+//
+// Not done yet: CloseSession with DeleteSubscriptions false (a session's
+// subscriptions are deleted when it closes); sampling a static variable
+// when it is written (it is sampled on the publishing cycle); deadbands on
+// arrays (compared for equality); the MonitoredItem and Subscription
+// diagnostics; a slow client's socket write blocks the manager for up to
+// the channel's write timeout.
 package server
