@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edged/edged/opcua/server"
 )
@@ -97,7 +98,7 @@ func TestParseFlagsHelp(t *testing.T) {
 			t.Errorf("%s: err = %v, want flag.ErrHelp", arg, err)
 		}
 		for _, want := range []string{"-version", "-listen", "-endpoint-host", "-max-sessions", "-max-connections",
-			"-data-efficient", "-config", "-import-csv", "-csv-device", "-board", "-check-config", "-report-every",
+			"-data-efficient", "-read-spin", "-config", "-import-csv", "-csv-device", "-board", "-check-config", "-report-every",
 			`default ":4840"`, `default "gw01"`, "Usage: edged"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("%s: help does not mention %q:\n%s", arg, want, out.String())
@@ -177,5 +178,17 @@ func TestParseFlagsServerOptions(t *testing.T) {
 	}
 	if cfg.maxSessions != 7 || cfg.maxConnections != 9 || !cfg.dataEfficient {
 		t.Errorf("got %+v", cfg)
+	}
+	if cfg.readSpin != 0 {
+		t.Errorf("--read-spin defaults to %v, want 0", cfg.readSpin)
+	}
+	cfg, err = parseFlags([]string{"--read-spin", "50us"}, fixedHostname("gw01"), io.Discard)
+	if err != nil || cfg.readSpin != 50*time.Microsecond {
+		t.Errorf("--read-spin 50us: %v, %v", cfg.readSpin, err)
+	}
+	for _, bad := range []string{"-1us", "2s"} {
+		if _, err := parseFlags([]string{"--read-spin", bad}, fixedHostname("gw01"), io.Discard); err == nil || !strings.Contains(err.Error(), "--read-spin") {
+			t.Errorf("--read-spin %s: err = %v, want one naming the flag", bad, err)
+		}
 	}
 }

@@ -42,7 +42,7 @@ func TestRealMainHelp(t *testing.T) {
 	if code := realMain([]string{"--help"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit code %d, want 0", code)
 	}
-	for _, f := range []string{"-version", "-listen", "-endpoint-host", "-max-sessions", "-max-connections", "-data-efficient",
+	for _, f := range []string{"-version", "-listen", "-endpoint-host", "-max-sessions", "-max-connections", "-data-efficient", "-read-spin",
 		"-config", "-import-csv", "-csv-device", "-board", "-check-config", "-report-every"} {
 		if !strings.Contains(stderr.String(), f) {
 			t.Errorf("--help does not document %s:\n%s", f, stderr.String())

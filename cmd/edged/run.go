@@ -12,6 +12,7 @@ import (
 
 	"github.com/edged/edged/binding"
 	"github.com/edged/edged/opcua/server"
+	"github.com/edged/edged/opcua/uasc"
 	"github.com/edged/edged/plc"
 	pconfig "github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/devices"
@@ -222,6 +223,7 @@ func newServer(cfg config, url string, out io.Writer) (*server.Server, error) {
 		MaxSessions:     cfg.maxSessions,
 		MaxConnections:  cfg.maxConnections,
 		DataEfficient:   cfg.dataEfficient,
+		Channel:         &uasc.Config{ReadSpin: cfg.readSpin},
 		Logger:          slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 }
