@@ -14,10 +14,11 @@ import (
 //
 // An item on the Value of a variable served by a ValueSource (a tag) is
 // indexed by its source and handle and sampled when Server.SourceChanged
-// names the handle and the item is due (its sampling interval, revised to
-// a multiple of the tag's MinimumSamplingInterval, has passed since its
-// last sample; a change before that is kept and sampled at the first
-// change call after the item is due). Every other item (a static variable,
+// names the handle and the item is due: an item sampling at the tag's own
+// rate (its MinimumSamplingInterval, or the base cycle) samples every
+// change; a slower one when its sampling interval, revised to a multiple
+// of that rate, has passed since its last sample (a change before that is
+// kept and sampled at the first change call after the item is due). Every other item (a static variable,
 // or any attribute other than Value) is sampled at creation and then on
 // every publishing cycle of its subscription: its sampling interval is
 // revised to the publishing interval.
@@ -39,6 +40,10 @@ type monItem struct {
 	qsize         int
 	discardOldest bool
 	key           srcKey // zero for items sampled on the publishing cycle
+	// everyImage: the item samples at its tag's own scan rate, so every
+	// change the engine publishes is a sample, even when images come
+	// closer than the period (the engine catching up after a late cycle).
+	everyImage bool
 
 	trigger  ua.DataChangeTrigger
 	deadband ua.DeadbandType
@@ -59,7 +64,7 @@ type monItem struct {
 // due reports whether it may take a sample at now (half a base cycle of
 // slack for the engine's jitter).
 func (it *monItem) due(now time.Time, slack time.Duration) bool {
-	if !it.hasLast {
+	if !it.hasLast || it.everyImage {
 		return true
 	}
 	return !now.Before(it.lastSample.Add(it.interval - slack))
@@ -198,6 +203,7 @@ func (m *subMgr) removeItem(it *monItem) {
 // itemParams are the revised parameters of an item.
 type itemParams struct {
 	interval      time.Duration
+	everyImage    bool
 	qsize         int
 	discardOldest bool
 	trigger       ua.DataChangeTrigger
@@ -270,6 +276,7 @@ func (m *subMgr) reviseItem(sub *subscription, n *addrspace.Node, attr ua.Attrib
 			d := time.Duration(min(si, float64(lim.MaxPublishingInterval/time.Millisecond)) * float64(time.Millisecond))
 			ip.interval = roundUp(d, unit)
 		}
+		ip.everyImage = ip.interval == unit
 	}
 	// Queue.
 	ip.qsize = int(min(max(p.QueueSize, 1), lim.MaxQueueSize))
@@ -304,7 +311,7 @@ func (m *subMgr) euRange(n *addrspace.Node) *ua.Range {
 
 // apply sets the revised parameters on it and (re)indexes it.
 func (m *subMgr) apply(it *monItem, ip itemParams, key srcKey) {
-	it.interval = ip.interval
+	it.interval, it.everyImage = ip.interval, ip.everyImage
 	it.discardOldest = ip.discardOldest
 	it.trigger, it.deadband, it.db = ip.trigger, ip.deadband, ip.db
 	if ip.qsize < len(it.queue) {
