@@ -37,6 +37,11 @@ type asyncError struct{}
 
 func (asyncError) Error() string { return "server: response is sent asynchronously" }
 
+// maxPendingChanges bounds the changes SourceChanged accumulates while the
+// run loop is busy; beyond it the next round samples every item on a
+// source instead.
+const maxPendingChanges = 1 << 18
+
 // srcKey identifies an external variable: its source and handle.
 type srcKey struct {
 	src addrspace.SourceID
@@ -79,6 +84,7 @@ type subMgr struct {
 
 	hookMu  sync.Mutex
 	changed []srcKey // accumulated by SourceChanged, drained by the run loop
+	overrun bool     // changed reached maxPendingChanges: sample every indexed item
 
 	// Owned by the run loop.
 	nextSubID  uint32
@@ -158,8 +164,12 @@ func (s *Server) SourceChanged(src addrspace.SourceID, changed []uint32) {
 		return
 	}
 	m.hookMu.Lock()
-	for _, h := range changed {
-		m.changed = append(m.changed, srcKey{src, h})
+	if len(m.changed)+len(changed) > maxPendingChanges {
+		m.overrun = true // the run loop is behind: bound the memory
+	} else {
+		for _, h := range changed {
+			m.changed = append(m.changed, srcKey{src, h})
+		}
 	}
 	m.hookMu.Unlock()
 	select {
@@ -182,7 +192,16 @@ func (m *subMgr) sessionState(s *session) *sessSubs {
 func (m *subMgr) sourceChanges(now time.Time) {
 	m.hookMu.Lock()
 	m.work, m.changed = m.changed, m.work[:0]
+	overrun := m.overrun
+	m.overrun = false
 	m.hookMu.Unlock()
+	if overrun {
+		// Changes were dropped: look at every item on a source once.
+		m.work = m.work[:0]
+		for k := range m.bySource {
+			m.work = append(m.work, k)
+		}
+	}
 	m.rc.Reset()
 	slack := m.srv.cfg.Subscriptions.MinPublishingInterval / 2
 	for _, k := range m.work {

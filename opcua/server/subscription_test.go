@@ -477,3 +477,28 @@ func TestLifetimeExpires(t *testing.T) {
 		t.Errorf("after expiry: %+v", r)
 	}
 }
+
+// TestSourceChangedOverrun: more pending changes than the bound are not
+// kept; the next round samples every item on a source instead.
+func TestSourceChangedOverrun(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	sub := f.createSub(5, 10, 30)
+	f.createItems(sub, item("ext", ua.AttributeIDValue, 0, 10, nil))
+	f.tc.publishData() // the initial value
+	f.val.Store(math.Float64bits(9))
+	m := &f.s.subs
+	f.s.SourceChanged(f.src, make([]uint32, maxPendingChanges+1)) // handle 0: nobody's
+	m.hookMu.Lock()
+	overrun, n := m.overrun, len(m.changed)
+	m.hookMu.Unlock()
+	if n > maxPendingChanges {
+		t.Fatalf("%d pending changes kept, bound %d", n, maxPendingChanges)
+	}
+	if !overrun && n == 0 {
+		t.Log("the run loop drained the changes already")
+	}
+	m.call(func() { m.sourceChanges(time.Now()) })
+	if v, _ := values(f.tc.publishData()); !slices.Equal(v, []float64{9}) {
+		t.Errorf("after an overrun: %v, want [9]", v)
+	}
+}
