@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"os"
 	"regexp"
 	"testing"
 	"time"
@@ -91,8 +92,17 @@ func TestSubscribeCounter(t *testing.T) {
 		break
 	}
 	t.Logf("sim.Counter: %d distinct values in 2 s (400 possible)", len(seen))
-	if len(seen) < 350 {
-		t.Errorf("received %d of the 400 possible changes of sim.Counter in 2 s, want at least 350", len(seen))
+	// The bar is 350 of 400, and so it is in make test. Under
+	// make test-arm the test runs in user-mode emulation (qemu), which
+	// executes ARM code several times slower than the host: the whole
+	// stack — simulator, driver, engine, server and gopcua client — then
+	// still has to deliver most changes, but not 350.
+	want := 350
+	if os.Getenv("EDGED_TEST_EMULATED") != "" {
+		want = 250
+	}
+	if len(seen) < want {
+		t.Errorf("received %d of the 400 possible changes of sim.Counter in 2 s, want at least %d", len(seen), want)
 	}
 	sub.Cancel(cctx)
 	c.Close(cctx)
