@@ -30,6 +30,19 @@ func (m *subMgr) subOf(s *session, id uint32) *subscription {
 	return sub
 }
 
+// eachSub answers a request that names subscriptions by id, one result
+// per id: Bad_SubscriptionIdInvalid for an id that is not one of s's
+// subscriptions, else what f returns for it. It runs on the manager.
+func (m *subMgr) eachSub(s *session, ids []uint32, results []ua.StatusCode, f func(*subscription) ua.StatusCode) {
+	for i, id := range ids {
+		if sub := m.subOf(s, id); sub != nil {
+			results[i] = f(sub)
+		} else {
+			results[i] = ua.StatusBadSubscriptionIDInvalid
+		}
+	}
+}
+
 func (c *conn) createSubscription(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	req, resp := &c.req.createSubscription, &c.resp.createSubscription
 	m := &c.srv.subs
@@ -108,15 +121,10 @@ func (c *conn) setPublishingMode(s *session, h *ua.RequestHeader) (ua.Body, erro
 		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.Results = grow(resp.Results, len(req.SubscriptionIDs))
 		resp.DiagnosticInfos = nil
-		for i, id := range req.SubscriptionIDs {
-			sub := m.subOf(s, id)
-			if sub == nil {
-				resp.Results[i] = ua.StatusBadSubscriptionIDInvalid
-				continue
-			}
+		m.eachSub(s, req.SubscriptionIDs, resp.Results, func(sub *subscription) ua.StatusCode {
 			sub.enabled = req.PublishingEnabled
-			resp.Results[i] = ua.StatusGood
-		}
+			return ua.StatusGood
+		})
 		return nil
 	})
 	if err != nil {
@@ -191,15 +199,10 @@ func (c *conn) deleteSubscriptions(s *session, h *ua.RequestHeader) (ua.Body, er
 		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.Results = grow(resp.Results, len(req.SubscriptionIDs))
 		resp.DiagnosticInfos = nil
-		for i, id := range req.SubscriptionIDs {
-			sub := m.subOf(s, id)
-			if sub == nil {
-				resp.Results[i] = ua.StatusBadSubscriptionIDInvalid
-				continue
-			}
+		m.eachSub(s, req.SubscriptionIDs, resp.Results, func(sub *subscription) ua.StatusCode {
 			m.deleteSub(sub)
-			resp.Results[i] = ua.StatusGood
-		}
+			return ua.StatusGood
+		})
 		if ss := m.sessions[s]; ss != nil {
 			m.serveLate(ss, time.Now())
 		}
