@@ -28,10 +28,12 @@ func waitFor(t *testing.T, out *lockedBuffer, re *regexp.Regexp) []string {
 	return nil
 }
 
-var endpointLine = regexp.MustCompile(`OPC UA endpoint URL (opc\.tcp://(\S+):(\d+)) \(listening on (\S+)\)`)
-
-func TestRun(t *testing.T) {
-	cfg, err := parseFlags([]string{"--listen", "127.0.0.1:0", "--report-every", "50ms"}, fixedHostname("gw01"), io.Discard)
+// startRun starts edged's run with the command-line args, as main does,
+// and returns its context's cancel, its output and its result. The
+// context ends at the latest when the test does.
+func startRun(t *testing.T, args ...string) (context.Context, context.CancelFunc, *lockedBuffer, <-chan error) {
+	t.Helper()
+	cfg, err := parseFlags(args, fixedHostname("gw01"), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,17 +42,24 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out lockedBuffer
+	t.Cleanup(cancel)
+	out := new(lockedBuffer)
 	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, cfg, conf, &out) }()
+	go func() { errc <- run(ctx, cfg, conf, out) }()
+	return ctx, cancel, out, errc
+}
 
-	m := waitFor(t, &out, endpointLine)
+var endpointLine = regexp.MustCompile(`OPC UA endpoint URL (opc\.tcp://(\S+):(\d+)) \(listening on (\S+)\)`)
+
+func TestRun(t *testing.T) {
+	ctx, cancel, out, errc := startRun(t, "--listen", "127.0.0.1:0", "--report-every", "50ms")
+
+	m := waitFor(t, out, endpointLine)
 	if m[2] != "127.0.0.1" || m[3] == "0" || m[4] != "127.0.0.1:"+m[3] {
 		t.Errorf("endpoint line %q: want the bound 127.0.0.1 port, not 0", m[0])
 	}
-	waitFor(t, &out, regexp.MustCompile(`sim \(modbus-tcp\): ns=2;s=sim\.\{Counter,Sine,Ramp,Toggle,Setpoint,Command,Status\}`))
-	waitFor(t, &out, regexp.MustCompile(`scan: cycles=[1-9]\d* overruns=\d+ cycle p50/p99/max=`))
+	waitFor(t, out, regexp.MustCompile(`sim \(modbus-tcp\): ns=2;s=sim\.\{Counter,Sine,Ramp,Toggle,Setpoint,Command,Status\}`))
+	waitFor(t, out, regexp.MustCompile(`scan: cycles=[1-9]\d* overruns=\d+ cycle p50/p99/max=`))
 
 	// An OPC UA client reads the simulator's Counter, live, polled
 	// through the Modbus driver.
@@ -190,20 +199,8 @@ func TestRunConfigFile(t *testing.T) {
        "scaling": {"raw_min": 0, "raw_max": 1000, "eu_min": 0, "eu_max": 100}, "units": "P1"}]}
   ]
 }`)
-	cfg, err := parseFlags([]string{"--listen", "127.0.0.1:0", "--config", path, "--report-every", "0"}, fixedHostname("gw01"), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf, err := loadConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out lockedBuffer
-	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, cfg, conf, &out) }()
-	m := waitFor(t, &out, endpointLine)
+	ctx, cancel, out, errc := startRun(t, "--listen", "127.0.0.1:0", "--config", path, "--report-every", "0")
+	m := waitFor(t, out, endpointLine)
 
 	cctx, ccancel := context.WithTimeout(ctx, time.Minute)
 	defer ccancel()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"os"
 	"regexp"
 	"testing"
@@ -16,21 +15,9 @@ import (
 // subscribes to sim.Counter with 5 ms sampling and publishing and receives
 // at least 350 of the 400 changes of 2 s (distinct values counted).
 func TestSubscribeCounter(t *testing.T) {
-	cfg, err := parseFlags([]string{"--listen", "127.0.0.1:0"}, fixedHostname("gw01"), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf, err := loadConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out lockedBuffer
-	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, cfg, conf, &out) }()
-	m := waitFor(t, &out, endpointLine)
-	waitFor(t, &out, regexp.MustCompile(`sim \(modbus-tcp\): ns=2;s=sim\.`))
+	ctx, cancel, out, errc := startRun(t, "--listen", "127.0.0.1:0")
+	m := waitFor(t, out, endpointLine)
+	waitFor(t, out, regexp.MustCompile(`sim \(modbus-tcp\): ns=2;s=sim\.`))
 
 	cctx, ccancel := context.WithTimeout(ctx, time.Minute)
 	defer ccancel()
