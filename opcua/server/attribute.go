@@ -32,7 +32,7 @@ func (c *conn) read(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	switch {
 	case req.MaxAge < 0:
 		return nil, ua.StatusBadMaxAgeInvalid
-	case req.TimestampsToReturn < ua.TimestampsToReturnSource || req.TimestampsToReturn > ua.TimestampsToReturnNeither:
+	case !validTimestamps(req.TimestampsToReturn):
 		return nil, ua.StatusBadTimestampsToReturnInvalid
 	}
 	if err := checkCount(len(req.NodesToRead), c.srv.cfg.Limits.MaxNodesPerRead); err != nil {
@@ -58,4 +58,9 @@ func (c *conn) write(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	resp.DiagnosticInfos = nil
 	c.srv.space.write(&c.scr, s, req.NodesToWrite, resp.Results, c.srv.cfg.WriteTimeout)
 	return resp, nil
+}
+
+// validTimestamps reports whether ttr is one of the four TimestampsToReturn.
+func validTimestamps(ttr ua.TimestampsToReturn) bool {
+	return ttr >= ua.TimestampsToReturnSource && ttr <= ua.TimestampsToReturnNeither
 }

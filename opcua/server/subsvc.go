@@ -2,6 +2,7 @@ package server
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
@@ -274,13 +275,7 @@ func (c *conn) transferSubscriptions(s *session, h *ua.RequestHeader) (ua.Body, 
 
 func (c *conn) createMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	req, resp := &c.req.createMonitoredItems, &c.resp.createMonitoredItems
-	switch {
-	case req.TimestampsToReturn < ua.TimestampsToReturnSource || req.TimestampsToReturn > ua.TimestampsToReturnNeither:
-		return nil, ua.StatusBadTimestampsToReturnInvalid
-	case len(req.ItemsToCreate) == 0:
-		return nil, ua.StatusBadNothingToDo
-	}
-	if err := checkCount(len(req.ItemsToCreate), c.srv.cfg.Subscriptions.MaxMonitoredItemsPerCall); err != nil {
+	if err := c.checkItemsRequest(req.TimestampsToReturn, len(req.ItemsToCreate)); err != nil {
 		return nil, err
 	}
 	m := &c.srv.subs
@@ -348,7 +343,7 @@ func (m *subMgr) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest,
 		mode:   r.MonitoringMode,
 		handle: r.RequestedParameters.ClientHandle,
 	}
-	it.rv.IndexRange = cloneString(it.rv.IndexRange)
+	it.rv.IndexRange = strings.Clone(it.rv.IndexRange) // out of the request buffer it may share
 	it.rv.NodeID = n.ID
 	m.apply(it, ip, key)
 	sub.items[it.id] = it
@@ -366,23 +361,22 @@ func (m *subMgr) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest,
 	return res
 }
 
-// cloneString copies s out of the request buffer it may share.
-func cloneString(s string) string {
-	if s == "" {
-		return ""
+// checkItemsRequest checks what CreateMonitoredItems and
+// ModifyMonitoredItems have in common: their TimestampsToReturn and the
+// number of items, n.
+func (c *conn) checkItemsRequest(ttr ua.TimestampsToReturn, n int) error {
+	switch {
+	case !validTimestamps(ttr):
+		return ua.StatusBadTimestampsToReturnInvalid
+	case n == 0:
+		return ua.StatusBadNothingToDo
 	}
-	return string(append([]byte(nil), s...))
+	return checkCount(n, c.srv.cfg.Subscriptions.MaxMonitoredItemsPerCall)
 }
 
 func (c *conn) modifyMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	req, resp := &c.req.modifyMonitoredItems, &c.resp.modifyMonitoredItems
-	switch {
-	case req.TimestampsToReturn < ua.TimestampsToReturnSource || req.TimestampsToReturn > ua.TimestampsToReturnNeither:
-		return nil, ua.StatusBadTimestampsToReturnInvalid
-	case len(req.ItemsToModify) == 0:
-		return nil, ua.StatusBadNothingToDo
-	}
-	if err := checkCount(len(req.ItemsToModify), c.srv.cfg.Subscriptions.MaxMonitoredItemsPerCall); err != nil {
+	if err := c.checkItemsRequest(req.TimestampsToReturn, len(req.ItemsToModify)); err != nil {
 		return nil, err
 	}
 	m := &c.srv.subs
