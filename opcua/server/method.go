@@ -23,9 +23,22 @@ func (c *conn) call(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	resp.DiagnosticInfos = nil
 	ctx, cancel := context.WithTimeout(context.Background(), c.srv.cfg.WriteTimeout)
 	defer cancel()
+	ctx = context.WithValue(ctx, sessionKey{}, s)
 	u := s.user()
 	for i := range req.MethodsToCall {
 		c.srv.as.Call(ctx, &req.MethodsToCall[i], u, &resp.Results[i])
 	}
 	return resp, nil
+}
+
+// sessionKey is the context key of the calling session in a method
+// handler's context (see sessionFrom).
+type sessionKey struct{}
+
+// sessionFrom returns the session whose Call runs the method handler with
+// ctx, nil outside a Call of this server (the methods of the Server
+// object, such as GetMonitoredItems, act on the caller's subscriptions).
+func sessionFrom(ctx context.Context) *session {
+	s, _ := ctx.Value(sessionKey{}).(*session)
+	return s
 }
