@@ -1,6 +1,7 @@
 package server
 
 import (
+	"container/heap"
 	"math"
 	"slices"
 	"time"
@@ -18,10 +19,23 @@ import (
 // rate (its MinimumSamplingInterval, or the base cycle) samples every
 // change; a slower one when its sampling interval, revised to a multiple
 // of that rate, has passed since its last sample (a change before that is
-// kept and sampled at the first change call after the item is due). Every other item (a static variable,
-// or any attribute other than Value) is sampled at creation and then on
-// every publishing cycle of its subscription: its sampling interval is
-// revised to the publishing interval.
+// kept and sampled at the first change call after the item is due).
+//
+// Every other item (a variable without a source, a namespace 0 variable
+// (the Server object's are computed at each read, and no SourceChanged
+// names them), or any attribute other than Value) is
+// sampled at creation and then whenever its own sampling interval, a
+// multiple of the base cycle, has passed: such items wait in a heap
+// ordered by their next sample (subMgr.due), and the manager's one timer
+// is set to the earliest of them and of the publishing cycles, so the
+// work per wake-up is the items that are due. The first sample after
+// creation or a change of interval is aligned with the subscription's
+// publishing cycle, so an item sampling at the publishing interval is
+// sampled just before each publish.
+//
+// Sampling interval -1 (any negative value) means the subscription's
+// publishing interval (§5.12.1.2): the item remembers it asked for it and
+// is revised again when ModifySubscription changes the interval.
 
 // statusOverflow is the InfoType DataValue and Overflow bits of a
 // StatusCode (OPC 10000-4 §7.39.1): set on a value that follows discarded
@@ -37,9 +51,11 @@ type monItem struct {
 	mode          ua.MonitoringMode
 	handle        uint32 // client handle
 	interval      time.Duration
+	unit          time.Duration // interval is a multiple of it: the base cycle, or the tag's MinimumSamplingInterval
+	pubRate       bool          // the client asked for -1: interval follows the publishing interval
 	qsize         int
 	discardOldest bool
-	key           srcKey // zero for items sampled on the publishing cycle
+	key           srcKey // zero for items without a source (sampled from subMgr.due)
 	// everyImage: the item samples at its tag's own scan rate, so every
 	// change the engine publishes is a sample, even when images come
 	// closer than the period (the engine catching up after a late cycle).
@@ -56,9 +72,94 @@ type monItem struct {
 	overflows  uint32
 	links      []*monItem // SetTriggering: items reported when this one reports
 
+	nextSample time.Time // items without a source: when the next sample is due
+	heapPos    int       // items without a source: 1 + index in subMgr.due, 0 when not scheduled
+
 	inReady  bool
 	deferred bool
 	deleted  bool
+}
+
+// dueHeap orders the items without a source by their next sample
+// (container/heap).
+type dueHeap []*monItem
+
+func (h dueHeap) Len() int           { return len(h) }
+func (h dueHeap) Less(i, j int) bool { return h[i].nextSample.Before(h[j].nextSample) }
+func (h dueHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].heapPos, h[j].heapPos = i+1, j+1
+}
+
+func (h *dueHeap) Push(x any) {
+	it := x.(*monItem)
+	*h = append(*h, it)
+	it.heapPos = len(*h)
+}
+
+func (h *dueHeap) Pop() any {
+	old := *h
+	it := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	it.heapPos = 0
+	return it
+}
+
+// schedule puts it, an item without a source, in the due heap (or moves
+// it there) with its next sample aligned with its subscription's
+// publishing cycle: the first time after now, by at least half a base
+// cycle, that is a whole number of sampling intervals away from the
+// subscription's next cycle. A disabled or source item is unscheduled.
+func (m *subMgr) schedule(it *monItem, now time.Time) {
+	if it.key != (srcKey{}) || it.deleted || it.mode == ua.MonitoringModeDisabled || it.interval <= 0 {
+		m.unschedule(it)
+		return
+	}
+	r := it.sub.next.Sub(now) % it.interval
+	if r < 0 {
+		r += it.interval
+	}
+	if r < m.srv.cfg.Subscriptions.MinPublishingInterval/2 {
+		r += it.interval
+	}
+	it.nextSample = now.Add(r)
+	if it.heapPos > 0 {
+		heap.Fix(&m.due, it.heapPos-1)
+	} else {
+		heap.Push(&m.due, it)
+	}
+}
+
+// unschedule takes it out of the due heap.
+func (m *subMgr) unschedule(it *monItem) {
+	if it.heapPos > 0 {
+		heap.Remove(&m.due, it.heapPos-1)
+	}
+}
+
+// sampleDue samples the items without a source that are due at now (half
+// a base cycle of slack) and schedules their next samples, keeping their
+// phase; a sample missed while the manager was busy is not repeated.
+// Work is proportional to the items due.
+func (m *subMgr) sampleDue(now time.Time) {
+	if len(m.due) == 0 {
+		return
+	}
+	limit := now.Add(m.srv.cfg.Subscriptions.MinPublishingInterval / 2)
+	if m.due[0].nextSample.After(limit) {
+		return
+	}
+	m.rc.Reset()
+	for len(m.due) > 0 && !m.due[0].nextSample.After(limit) {
+		it := m.due[0]
+		m.sample(it, now)
+		it.nextSample = it.nextSample.Add(it.interval)
+		if !it.nextSample.After(limit) {
+			it.nextSample = it.nextSample.Add((limit.Sub(it.nextSample)/it.interval + 1) * it.interval)
+		}
+		heap.Fix(&m.due, 0)
+	}
 }
 
 // due reports whether it may take a sample at now (half a base cycle of
@@ -190,8 +291,8 @@ func (m *subMgr) removeItem(it *monItem) {
 		} else {
 			m.bySource[it.key] = list
 		}
-	} else if i := slices.Index(sub.static, it); i >= 0 {
-		sub.static = slices.Delete(sub.static, i, i+1)
+	} else {
+		m.unschedule(it)
 	}
 	for _, o := range sub.items {
 		if i := slices.Index(o.links, it); i >= 0 {
@@ -203,6 +304,8 @@ func (m *subMgr) removeItem(it *monItem) {
 // itemParams are the revised parameters of an item.
 type itemParams struct {
 	interval      time.Duration
+	unit          time.Duration
+	pubRate       bool
 	everyImage    bool
 	qsize         int
 	discardOldest bool
@@ -213,12 +316,15 @@ type itemParams struct {
 
 // reviseItem checks and revises the monitoring parameters p for the item
 // on node n (attribute attr) of sub. The key is the item's source key, zero
-// when it is sampled on the publishing cycle.
+// when it has no source.
 func (m *subMgr) reviseItem(sub *subscription, n *addrspace.Node, attr ua.AttributeID, p *ua.MonitoringParameters) (itemParams, srcKey, ua.StatusCode) {
 	var ip itemParams
 	lim := &m.srv.cfg.Subscriptions
 	var key srcKey
-	if attr == ua.AttributeIDValue && n.Class == ua.NodeClassVariable && n.Source != 0 {
+	// Namespace 0 variables with a source (the Server object's, computed
+	// at each read) are never named by SourceChanged: they are sampled on
+	// their interval like a static variable.
+	if attr == ua.AttributeIDValue && n.Class == ua.NodeClassVariable && n.Source != 0 && n.ID.Namespace != 0 {
 		key = srcKey{n.Source, n.Handle}
 	}
 	// Filter.
@@ -259,25 +365,25 @@ func (m *subMgr) reviseItem(sub *subscription, n *addrspace.Node, attr ua.Attrib
 	default:
 		return ip, key, ua.StatusBadMonitoredItemFilterUnsupported
 	}
-	// Sampling interval.
-	if key == (srcKey{}) {
-		ip.interval = sub.interval
-	} else {
-		unit := lim.MinPublishingInterval
-		if msi := time.Duration(n.MinimumSamplingInterval * float64(time.Millisecond)); msi > unit {
-			unit = msi
+	// Sampling interval: a multiple of the tag's own rate for an item on a
+	// source, of the base cycle for every other.
+	ip.unit = lim.MinPublishingInterval
+	if key != (srcKey{}) {
+		if msi := time.Duration(n.MinimumSamplingInterval * float64(time.Millisecond)); msi > ip.unit {
+			ip.unit = msi
 		}
-		switch si := p.SamplingInterval; {
-		case math.IsNaN(si):
-			ip.interval = unit
-		case si < 0:
-			ip.interval = roundUp(sub.interval, unit)
-		default:
-			d := time.Duration(min(si, float64(lim.MaxPublishingInterval/time.Millisecond)) * float64(time.Millisecond))
-			ip.interval = roundUp(d, unit)
-		}
-		ip.everyImage = ip.interval == unit
 	}
+	switch si := p.SamplingInterval; {
+	case math.IsNaN(si):
+		ip.interval = ip.unit
+	case si < 0:
+		ip.pubRate = true
+		ip.interval = roundUp(sub.interval, ip.unit)
+	default:
+		d := time.Duration(min(si, float64(lim.MaxPublishingInterval/time.Millisecond)) * float64(time.Millisecond))
+		ip.interval = roundUp(d, ip.unit)
+	}
+	ip.everyImage = key != (srcKey{}) && ip.interval == ip.unit
 	// Queue.
 	ip.qsize = int(min(max(p.QueueSize, 1), lim.MaxQueueSize))
 	ip.discardOldest = p.DiscardOldest
@@ -309,9 +415,22 @@ func (m *subMgr) euRange(n *addrspace.Node) *ua.Range {
 	return nil
 }
 
-// apply sets the revised parameters on it and (re)indexes it.
+// followPublishing revises the sampling interval of it, which asked for
+// -1, to its subscription's (new) publishing interval.
+func (m *subMgr) followPublishing(it *monItem, now time.Time) {
+	it.interval = roundUp(it.sub.interval, it.unit)
+	if it.key != (srcKey{}) {
+		it.everyImage = it.interval == it.unit
+	} else {
+		m.schedule(it, now)
+	}
+}
+
+// apply sets the revised parameters on it; the caller indexes or
+// schedules it.
 func (m *subMgr) apply(it *monItem, ip itemParams, key srcKey) {
 	it.interval, it.everyImage = ip.interval, ip.everyImage
+	it.unit, it.pubRate = ip.unit, ip.pubRate
 	it.discardOldest = ip.discardOldest
 	it.trigger, it.deadband, it.db = ip.trigger, ip.deadband, ip.db
 	if ip.qsize < len(it.queue) {

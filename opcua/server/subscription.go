@@ -26,8 +26,8 @@ import (
 // The run loop wakes for: a service call; a source change
 // (Server.SourceChanged, called by the binding on every image the scan
 // engine publishes); and its one timer, set to the earliest publishing
-// cycle of any subscription (keep-alives, lifetimes, items without a
-// source).
+// cycle of any subscription (keep-alives, lifetimes) or sample of an item
+// without a source (monitored.go).
 
 // errAsync is returned by a handler whose response is sent later (Publish):
 // the connection writes nothing for the request.
@@ -94,6 +94,7 @@ type subMgr struct {
 	bySource   map[srcKey][]*monItem
 	work       []srcKey
 	deferred   []*monItem // changed but not due yet (sampling interval above the tag's period)
+	due        dueHeap    // items without a source, by next sample
 	touched    []*subscription
 	rc         addrspace.ReadContext
 	out        []byte
@@ -256,6 +257,7 @@ func (m *subMgr) clearTouched() {
 // tick runs the publishing cycles that are due, drops closed sessions and
 // timed-out Publish requests, and sets the timer to the next cycle.
 func (m *subMgr) tick(now time.Time) {
+	m.sampleDue(now)
 	next := now.Add(time.Hour)
 	for s, ss := range m.sessions {
 		if s.closed.Load() {
@@ -281,6 +283,9 @@ func (m *subMgr) tick(now time.Time) {
 		}
 	}
 	m.clearTouched()
+	if len(m.due) > 0 && m.due[0].nextSample.Before(next) {
+		next = m.due[0].nextSample
+	}
 	d := next.Sub(now)
 	if d < 0 {
 		d = 0
@@ -298,7 +303,6 @@ type subscription struct {
 	enabled                       bool
 
 	items   map[uint32]*monItem
-	static  []*monItem // sampled on the publishing cycle (no source, or not the Value)
 	ready   []*monItem // Reporting items with queued notifications
 	touched bool
 	deleted bool
@@ -340,19 +344,10 @@ func (sub *subscription) hasNotifications() bool {
 }
 
 // cycle runs one publishing cycle of sub at now (OPC 10000-4 §5.13.1.1,
-// simplified state table): sample the items without a source, send a
-// NotificationMessage if there are notifications and a Publish request,
-// else count keep-alive and lifetime.
+// simplified state table): send a NotificationMessage if there are
+// notifications and a Publish request, else count keep-alive and lifetime.
 func (m *subMgr) cycle(sub *subscription, now time.Time) {
 	sub.next = now.Add(sub.interval)
-	if len(sub.static) > 0 {
-		m.rc.Reset()
-		for _, it := range sub.static {
-			if it.mode != ua.MonitoringModeDisabled {
-				m.sample(it, now)
-			}
-		}
-	}
 	ss := sub.ss
 	if sub.enabled && sub.hasNotifications() {
 		if len(ss.queue) > 0 {

@@ -299,8 +299,8 @@ func TestMonitoredItemRevisionsAndErrors(t *testing.T) {
 		{ua.StatusGood, 20, 1000}, // -1: the publishing interval; queue capped
 		{ua.StatusGood, 100, 1},   // the tag's MinimumSamplingInterval
 		{ua.StatusGood, 200, 1},   // a multiple of it
-		{ua.StatusGood, 20, 1},    // no source: the publishing interval
-		{ua.StatusGood, 20, 1},
+		{ua.StatusGood, 5, 1},     // no source: its own interval, 0 is the base cycle
+		{ua.StatusGood, 5, 1},
 		{ua.StatusGood, 5, 1},
 	}
 	for i, w := range want {

@@ -96,9 +96,15 @@ func (c *conn) modifySubscription(s *session, h *ua.RequestHeader) (ua.Body, err
 		sub.keepAlive, sub.lifetime = m.reviseCounts(req.RequestedMaxKeepAliveCount, req.RequestedLifetimeCount)
 		sub.maxNotif = m.reviseMaxNotif(req.MaxNotificationsPerPublish)
 		sub.priority = req.Priority
-		sub.next = time.Now().Add(sub.interval)
-		for _, it := range sub.static {
-			it.interval = sub.interval
+		now := time.Now()
+		sub.next = now.Add(sub.interval)
+		for _, it := range sub.items {
+			switch {
+			case it.pubRate:
+				m.followPublishing(it, now)
+			case it.key == (srcKey{}):
+				m.schedule(it, now) // aligned with the new cycle
+			}
 		}
 		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.RevisedPublishingInterval = durMS(sub.interval)
@@ -349,12 +355,11 @@ func (m *subMgr) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest,
 	sub.items[it.id] = it
 	if key != (srcKey{}) {
 		m.bySource[key] = append(m.bySource[key], it)
-	} else {
-		sub.static = append(sub.static, it)
 	}
 	if it.mode != ua.MonitoringModeDisabled {
 		m.sample(it, now)
 	}
+	m.schedule(it, now)
 	res.MonitoredItemID = it.id
 	res.RevisedSamplingInterval = durMS(it.interval)
 	res.RevisedQueueSize = uint32(it.qsize)
@@ -388,6 +393,7 @@ func (c *conn) modifyMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, e
 		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.Results = make([]ua.MonitoredItemModifyResult, len(req.ItemsToModify))
 		resp.DiagnosticInfos = nil
+		now := time.Now()
 		for i := range req.ItemsToModify {
 			r := &req.ItemsToModify[i]
 			res := &resp.Results[i]
@@ -407,6 +413,7 @@ func (c *conn) modifyMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, e
 				continue
 			}
 			m.apply(it, ip, key)
+			m.schedule(it, now)
 			it.ts = req.TimestampsToReturn
 			it.handle = r.RequestedParameters.ClientHandle
 			res.RevisedSamplingInterval = durMS(it.interval)
@@ -452,8 +459,10 @@ func (c *conn) setMonitoringMode(s *session, h *ua.RequestHeader) (ua.Body, erro
 			case it.mode == ua.MonitoringModeDisabled:
 				it.queue = it.queue[:0]
 				it.hasLast = false
+				m.unschedule(it)
 			case old == ua.MonitoringModeDisabled:
 				m.sample(it, now)
+				m.schedule(it, now)
 			case it.mode == ua.MonitoringModeReporting && len(it.queue) > 0 && !it.inReady:
 				it.inReady = true
 				sub.ready = append(sub.ready, it)

@@ -1,0 +1,196 @@
+package server
+
+import (
+	"testing"
+	"time"
+
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+)
+
+// itemIntervals returns the sampling intervals (ms) of the items ids of
+// subscription sub, read on the manager.
+func (f *subFixture) itemIntervals(sub uint32, ids ...uint32) []float64 {
+	f.t.Helper()
+	m := &f.s.subs
+	out := make([]float64, len(ids))
+	m.call(func() {
+		s := m.subs[sub]
+		for i, id := range ids {
+			if it := s.items[id]; it != nil {
+				out[i] = durMS(it.interval)
+			}
+		}
+	})
+	return out
+}
+
+func (f *subFixture) modifySub(sub uint32, interval float64) {
+	f.t.Helper()
+	r := wantOK[ua.ModifySubscriptionResponse](f.t, f.tc.call(&ua.ModifySubscriptionRequest{
+		SubscriptionID: sub, RequestedPublishingInterval: interval, RequestedMaxKeepAliveCount: 10, RequestedLifetimeCount: 30,
+	}))
+	if r.RevisedPublishingInterval != interval {
+		f.t.Fatalf("publishing interval %v revised to %v", interval, r.RevisedPublishingInterval)
+	}
+}
+
+// TestSamplingIntervalFollowsPublishing: an item created (or modified)
+// with sampling interval -1 samples at the publishing interval, also after
+// ModifySubscription changes it; an item with an interval of its own keeps
+// it.
+func TestSamplingIntervalFollowsPublishing(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	sub := f.createSub(20, 10, 30)
+	res := f.createItems(sub,
+		item("ext", ua.AttributeIDValue, -1, 1, nil),
+		item("static", ua.AttributeIDValue, -1, 1, nil),
+		item("slow", ua.AttributeIDValue, -1, 1, nil),
+		item("ext", ua.AttributeIDValue, 10, 1, nil),
+		item("static", ua.AttributeIDValue, 10, 1, nil),
+	)
+	ids := make([]uint32, len(res))
+	var got []float64
+	for i, r := range res {
+		if r.StatusCode != ua.StatusGood {
+			t.Fatalf("item %d: %v", i, r.StatusCode)
+		}
+		ids[i] = r.MonitoredItemID
+		got = append(got, r.RevisedSamplingInterval)
+	}
+	want := []float64{20, 20, 100, 10, 10}
+	if !equalFloats(got, want) {
+		t.Errorf("created: revised %v, want %v", got, want)
+	}
+	f.modifySub(sub, 50)
+	if got, want := f.itemIntervals(sub, ids...), []float64{50, 50, 100, 10, 10}; !equalFloats(got, want) {
+		t.Errorf("after ModifySubscription 50 ms: %v, want %v", got, want)
+	}
+	f.modifySub(sub, 250)
+	if got, want := f.itemIntervals(sub, ids...), []float64{250, 250, 300, 10, 10}; !equalFloats(got, want) {
+		t.Errorf("after ModifySubscription 250 ms: %v, want %v", got, want)
+	}
+
+	// ModifyMonitoredItems: the item with 10 asks for -1 now, the -1 one
+	// for 15.
+	mm := wantOK[ua.ModifyMonitoredItemsResponse](t, f.tc.call(&ua.ModifyMonitoredItemsRequest{
+		SubscriptionID: sub, TimestampsToReturn: ua.TimestampsToReturnBoth,
+		ItemsToModify: []ua.MonitoredItemModifyRequest{
+			{MonitoredItemID: ids[0], RequestedParameters: ua.MonitoringParameters{SamplingInterval: 15, QueueSize: 1}},
+			{MonitoredItemID: ids[3], RequestedParameters: ua.MonitoringParameters{SamplingInterval: -1, QueueSize: 1}},
+			{MonitoredItemID: ids[4], RequestedParameters: ua.MonitoringParameters{SamplingInterval: -1, QueueSize: 1}},
+		},
+	}))
+	got = got[:0]
+	for _, r := range mm.Results {
+		got = append(got, r.RevisedSamplingInterval)
+	}
+	if want := []float64{15, 250, 250}; !equalFloats(got, want) {
+		t.Errorf("ModifyMonitoredItems: revised %v, want %v", got, want)
+	}
+	f.modifySub(sub, 40)
+	if got, want := f.itemIntervals(sub, ids...), []float64{15, 40, 100, 40, 40}; !equalFloats(got, want) {
+		t.Errorf("after ModifySubscription 40 ms: %v, want %v", got, want)
+	}
+}
+
+func equalFloats(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestSourcelessItemOwnInterval: an item without a source (a static
+// variable, a namespace 0 variable, a non-Value attribute) gets a sampling
+// interval of its own, a multiple of the base cycle, and is sampled when
+// it is due, not on the publishing cycle.
+func TestSourcelessItemOwnInterval(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	sub := f.createSub(1000, 10, 30)
+	curTime := ua.MonitoredItemCreateRequest{
+		ItemToMonitor:       ua.ReadValueID{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_CurrentTime), AttributeID: uint32(ua.AttributeIDValue)},
+		MonitoringMode:      ua.MonitoringModeReporting,
+		RequestedParameters: ua.MonitoringParameters{ClientHandle: 9, SamplingInterval: 12, QueueSize: 100, DiscardOldest: true},
+	}
+	res := f.createItems(sub, curTime,
+		item("static", ua.AttributeIDValue, 0, 1, nil),
+		item("ext", ua.AttributeIDDisplayName, 3000, 1, nil),
+	)
+	var got []float64
+	for i, r := range res {
+		if r.StatusCode != ua.StatusGood {
+			t.Fatalf("item %d: %v", i, r.StatusCode)
+		}
+		got = append(got, r.RevisedSamplingInterval)
+	}
+	if want := []float64{15, 5, 3000}; !equalFloats(got, want) {
+		t.Errorf("revised %v, want %v", got, want)
+	}
+
+	// Deterministic: drive sampleDue with chosen times on the manager.
+	m := &f.s.subs
+	m.call(func() {
+		it := m.subs[sub].items[res[0].MonitoredItemID]
+		if it.heapPos == 0 {
+			t.Error("CurrentTime item is not scheduled")
+			return
+		}
+		t0 := it.nextSample
+		if d := m.subs[sub].next.Sub(t0); d%it.interval != 0 {
+			t.Errorf("next sample %v not aligned with the publishing cycle (%v apart)", t0, d)
+		}
+		m.sampleDue(t0.Add(-5 * time.Millisecond))
+		if !it.nextSample.Equal(t0) {
+			t.Errorf("sampled %v before it is due", t0.Sub(it.lastSample))
+			return
+		}
+		before := len(it.queue)
+		for k := range 4 {
+			now := t0.Add(time.Duration(k) * it.interval)
+			m.sampleDue(now)
+			if !it.lastSample.Equal(now) {
+				t.Errorf("sample %d: last sample at %v, want %v", k, it.lastSample, now)
+			}
+			if want := now.Add(it.interval); !it.nextSample.Equal(want) {
+				t.Errorf("sample %d: next at %v, want %v", k, it.nextSample, want)
+			}
+		}
+		if n := len(it.queue) - before; n != 4 {
+			t.Errorf("%d notifications queued by 4 samples of CurrentTime, want 4", n)
+		}
+		// A late manager does not sample twice for one interval.
+		now := it.nextSample.Add(10 * it.interval)
+		m.sampleDue(now)
+		if !it.nextSample.After(now) || it.nextSample.Sub(now) > it.interval {
+			t.Errorf("after a late round at %v: next %v", now, it.nextSample)
+		}
+		m.clearTouched()
+	})
+
+	// End to end on the timer: several samples of CurrentTime per Publish
+	// (the publishing interval is 5 ms × the sampling interval's 13).
+	f.modifySub(sub, 200)
+	for range 20 {
+		r := f.tc.publish()
+		n := 0
+		for _, eo := range r.NotificationMessage.NotificationData {
+			if dcn, ok := eo.Body.(*ua.DataChangeNotification); ok {
+				for _, mi := range dcn.MonitoredItems {
+					if mi.ClientHandle == 9 {
+						n++
+					}
+				}
+			}
+		}
+		if n >= 2 {
+			return
+		}
+	}
+	t.Error("never more than one sample of CurrentTime per 200 ms Publish with 15 ms sampling")
+}
