@@ -65,7 +65,9 @@ func (c *conn) createSession(_ *session, h *ua.RequestHeader) (ua.Body, error) {
 // must come over the channel that created the session; a later one may
 // come over another channel, which then takes the session over, as long
 // as the user stays the same. The user identity token goes to the
-// Authenticator; a rejection leaves the session as it was.
+// Authenticator; a rejection leaves the session as it was. The Publish
+// requests the session queued over its old channel are dropped: the new
+// channel's requests get the notifications.
 func (c *conn) activateSession(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	req, resp := &c.req.activateSession, &c.resp.activateSession
 	chID := c.ch.ID()
@@ -104,8 +106,13 @@ func (c *conn) activateSession(s *session, h *ua.RequestHeader) (ua.Body, error)
 	}
 	s.identity = id
 	s.mu.Unlock()
-	s.channelID.Store(chID)
+	moved := s.channelID.Swap(chID) != chID
 	s.activated.Store(true)
+	if m := &c.srv.subs; moved && m.active.Load() {
+		// Publish requests queued over the old channel would swallow
+		// notifications: drop them (answered if that channel is open).
+		m.call(func() { m.sessionMoved(s, time.Now()) })
+	}
 
 	*resp = ua.ActivateSessionResponse{ServerNonce: newNonce()}
 	if n := len(req.ClientSoftwareCertificates); n > 0 {

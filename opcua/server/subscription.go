@@ -48,7 +48,11 @@ type srcKey struct {
 	h   uint32
 }
 
-// pubReq is a queued Publish request.
+// pubReq is a queued Publish request. Its channel may close, or the
+// session may move to another channel (ActivateSession), while it waits:
+// such a request is stale and never carries notifications (they would be
+// taken from the item queues and lost with the response); see
+// subMgr.hasRequest and subMgr.sessionMoved.
 type pubReq struct {
 	ch       channel
 	reqID    uint32
@@ -349,8 +353,9 @@ func (sub *subscription) hasNotifications() bool {
 func (m *subMgr) cycle(sub *subscription, now time.Time) {
 	sub.next = now.Add(sub.interval)
 	ss := sub.ss
+	live := m.hasRequest(ss, now)
 	if sub.enabled && sub.hasNotifications() {
-		if len(ss.queue) > 0 {
+		if live {
 			m.publishTo(sub, now)
 			return
 		}
@@ -358,14 +363,14 @@ func (m *subMgr) cycle(sub *subscription, now time.Time) {
 	} else {
 		sub.keepAliveCtr++
 		if sub.first || sub.keepAliveCtr >= sub.keepAlive {
-			if len(ss.queue) > 0 {
+			if live {
 				m.keepAliveTo(sub, now)
 				return
 			}
 			sub.late = true
 		}
 	}
-	if len(ss.queue) == 0 {
+	if !live {
 		sub.lifetimeCtr++
 		if sub.lifetimeCtr >= sub.lifetime {
 			ss.pending = append(ss.pending, statusMsg{sub.id, sub.nextSeq(), ua.StatusBadTimeout})
@@ -448,6 +453,58 @@ func (m *subMgr) keepAliveTo(sub *subscription, now time.Time) {
 	}, now)
 }
 
+// closable is a channel that can tell it is closed (*uasc.Channel is).
+type closable interface{ Closed() bool }
+
+// stale reports whether pr can no longer answer for ss: its channel is
+// closed, or the session is bound to another channel now.
+func (ss *sessSubs) stale(pr *pubReq) bool {
+	if c, ok := pr.ch.(closable); ok && c.Closed() {
+		return true
+	}
+	return pr.ch.ID() != ss.sess.channelID.Load()
+}
+
+// hasRequest drops the stale Publish requests at the head of the session's
+// queue and reports whether a live one is left to answer. Requests of an
+// old channel all precede those of the session's new one, and a closed
+// channel's are all stale, so looking at the head is enough. A stale
+// request whose channel is still open gets Bad_SecureChannelIdInvalid.
+func (m *subMgr) hasRequest(ss *sessSubs, now time.Time) bool {
+	for len(ss.queue) > 0 && ss.stale(&ss.queue[0]) {
+		m.dropStale(m.dequeue(ss), now)
+	}
+	return len(ss.queue) > 0
+}
+
+// dropStale drops a stale Publish request, answering it with
+// Bad_SecureChannelIdInvalid if its channel is still open.
+func (m *subMgr) dropStale(pr pubReq, now time.Time) {
+	if c, ok := pr.ch.(closable); !ok || !c.Closed() {
+		m.fail(pr, ua.StatusBadSecureChannelIDInvalid, now)
+	}
+}
+
+// sessionMoved drops the Publish requests that s queued over another
+// channel than the one it is bound to now (ActivateSession over a new
+// channel); its new channel's requests then get the notifications.
+func (m *subMgr) sessionMoved(s *session, now time.Time) {
+	ss := m.sessions[s]
+	if ss == nil {
+		return
+	}
+	keep := ss.queue[:0]
+	for _, pr := range ss.queue {
+		if ss.stale(&pr) {
+			m.dropStale(pr, now)
+		} else {
+			keep = append(keep, pr)
+		}
+	}
+	clear(ss.queue[len(keep):])
+	ss.queue = keep
+}
+
 func (m *subMgr) dequeue(ss *sessSubs) pubReq {
 	pr := ss.queue[0]
 	ss.queue[0] = pubReq{}
@@ -474,7 +531,7 @@ func (m *subMgr) fail(pr pubReq, status ua.StatusCode, now time.Time) {
 // changes, then the late subscriptions (highest priority first); without
 // subscriptions, the queued requests get Bad_NoSubscription.
 func (m *subMgr) serveLate(ss *sessSubs, now time.Time) {
-	for len(ss.queue) > 0 && len(ss.pending) > 0 {
+	for len(ss.pending) > 0 && m.hasRequest(ss, now) {
 		st := ss.pending[0]
 		ss.pending = ss.pending[1:]
 		pr := m.dequeue(ss)
@@ -487,7 +544,7 @@ func (m *subMgr) serveLate(ss *sessSubs, now time.Time) {
 			},
 		}, now)
 	}
-	for len(ss.queue) > 0 {
+	for m.hasRequest(ss, now) {
 		var best *subscription
 		for _, sub := range ss.subs {
 			if sub.late && (best == nil || sub.priority > best.priority) {

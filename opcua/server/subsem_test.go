@@ -1,11 +1,14 @@
 package server
 
 import (
+	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/uasc"
 )
 
 // itemIntervals returns the sampling intervals (ms) of the items ids of
@@ -193,4 +196,128 @@ func TestSourcelessItemOwnInterval(t *testing.T) {
 		}
 	}
 	t.Error("never more than one sample of CurrentTime per 200 ms Publish with 15 ms sampling")
+}
+
+// closableChannel is a fakeChannel that can die: Closed reports it, and
+// what is written after that is counted and lost.
+type closableChannel struct {
+	fakeChannel
+	dead       atomic.Bool
+	lateWrites atomic.Int32
+}
+
+func (c *closableChannel) Closed() bool { return c.dead.Load() }
+
+func (c *closableChannel) WriteResponse(id uint32, msg []byte) error {
+	if c.dead.Load() {
+		c.lateWrites.Add(1)
+		return uasc.ErrClosed
+	}
+	return c.fakeChannel.WriteResponse(id, msg)
+}
+
+func (c *closableChannel) QueueResponse(id uint32, msg []byte) error { return c.WriteResponse(id, msg) }
+
+// nextOut waits (up to 10 s) for the next response written to fc.
+func nextOut(t *testing.T, fc *fakeChannel) ua.Body {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		fc.mu.Lock()
+		var msg []byte
+		if len(fc.out) > 0 {
+			msg = fc.out[0]
+			fc.out = fc.out[1:]
+		}
+		fc.mu.Unlock()
+		if msg != nil {
+			resp, err := ua.DecodeMessage(ua.NewDecoder(msg))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return resp
+		}
+	}
+	t.Fatal("no asynchronous response within 10 s")
+	return nil
+}
+
+// TestPublishAfterSessionMove: Publish requests queued over a channel
+// that died, or that the session left for a new one, do not swallow
+// notifications: after ActivateSession over the new channel, its Publish
+// requests get every change, with no gap in the sequence numbers; the
+// old channel's requests, if it is still open, get
+// Bad_SecureChannelIdInvalid.
+func TestPublishAfterSessionMove(t *testing.T) {
+	for _, oldDies := range []bool{true, false} {
+		name := "old channel open"
+		if oldDies {
+			name = "old channel dead"
+		}
+		t.Run(name, func(t *testing.T) {
+			f := newSubFixture(t, Config{})
+			old := &closableChannel{fakeChannel: fakeChannel{id: 7}}
+			tc1 := &testConn{t: t, c: newConn(f.s, old)}
+			tc1.openSession()
+			cs := wantOK[ua.CreateSubscriptionResponse](t, tc1.call(&ua.CreateSubscriptionRequest{
+				RequestedPublishingInterval: 5, RequestedMaxKeepAliveCount: 200, RequestedLifetimeCount: 3000, PublishingEnabled: true,
+			}))
+			sub := cs.SubscriptionID
+			wantOK[ua.CreateMonitoredItemsResponse](t, tc1.call(&ua.CreateMonitoredItemsRequest{
+				SubscriptionID: sub, TimestampsToReturn: ua.TimestampsToReturnBoth,
+				ItemsToCreate: []ua.MonitoredItemCreateRequest{item("ext", ua.AttributeIDValue, 0, 100, nil)},
+			}))
+			if r := tc1.sendPublish(); r != nil {
+				t.Fatalf("Publish answered at once: %v", faultOf(r))
+			}
+			first := wantOK[ua.PublishResponse](t, nextOut(t, &old.fakeChannel))
+			if v, _ := values(first); len(v) != 1 || v[0] != 0 {
+				t.Fatalf("initial value %v", v)
+			}
+			seq := first.NotificationMessage.SequenceNumber
+			// Two Publish requests wait on the old channel (no change, no
+			// keep-alive for 1 s).
+			for range 2 {
+				if r := tc1.sendPublish(ua.SubscriptionAcknowledgement{SubscriptionID: sub, SequenceNumber: seq}); r != nil {
+					t.Fatalf("Publish answered at once: %v", faultOf(r))
+				}
+			}
+			if oldDies {
+				old.dead.Store(true)
+				f.set(1) // before the client is back
+			}
+
+			tc2 := newTestConn(t, f.s, 8)
+			tc2.token = tc1.token
+			wantOK[ua.ActivateSessionResponse](t, tc2.call(anonymousActivate()))
+			if !oldDies {
+				for range 2 {
+					wantFault(t, nextOut(t, &old.fakeChannel), ua.StatusBadSecureChannelIDInvalid)
+				}
+				f.set(1)
+			}
+			f.set(2)
+			var got []float64
+			for i := 0; len(got) < 2; i++ {
+				if i == 5 {
+					t.Fatalf("values after the move %v, want [1 2]", got)
+				}
+				r := tc2.publish()
+				v, _ := values(r)
+				if len(v) == 0 {
+					continue // a keep-alive
+				}
+				if r.NotificationMessage.SequenceNumber != seq+1 {
+					t.Fatalf("sequence number %d after %d: a message was lost", r.NotificationMessage.SequenceNumber, seq)
+				}
+				seq++
+				got = append(got, v...)
+			}
+			if !slices.Equal(got, []float64{1, 2}) {
+				t.Errorf("values after the move %v, want [1 2]", got)
+			}
+			if n := old.lateWrites.Load(); n != 0 {
+				t.Errorf("%d responses written to the dead channel", n)
+			}
+		})
+	}
 }

@@ -394,6 +394,19 @@ func (c *Channel) SecurityPolicyURI() string { return c.policy.URI() }
 // SecurityMode returns the channel's message security mode.
 func (c *Channel) SecurityMode() ua.MessageSecurityMode { return c.mode }
 
+// Closed reports whether the channel is closed or dead (Close, a failed
+// read, a failed write): nothing written to it reaches the client any
+// more. Safe from any goroutine.
+func (c *Channel) Closed() bool {
+	if c.closed.Load() {
+		return true
+	}
+	c.s.mu.Lock()
+	dead := c.s.err != nil
+	c.s.mu.Unlock()
+	return dead
+}
+
 // Close writes the responses QueueResponse left, sends an Error message
 // with status and reason (unless status is Good) and closes the
 // connection. A ReadRequest blocked in another goroutine returns
