@@ -54,19 +54,22 @@
 // waiting Publish at once. Items are indexed by source and handle, so the
 // work per image is proportional to what changed. Items without a source
 // (namespace 0, static variables) and items on attributes other than Value
-// are sampled on their own interval from a heap ordered by due time; the
-// manager's one timer runs the publishing cycles (keep-alives, lifetimes)
-// and these samples. Publishing
-// intervals are revised to multiples of SubscriptionLimits.
-// MinPublishingInterval (the 5 ms base cycle), sampling intervals to
-// multiples of the tag's MinimumSamplingInterval (its scan class) or of
-// the base cycle (0 is the fastest, -1 the publishing interval, also after
-// ModifySubscription changes it).
+// are sampled on their own interval, from a heap ordered by due time; the
+// manager's one timer runs these samples and the publishing cycles
+// (keep-alives, lifetimes). Publishing intervals are revised to multiples
+// of SubscriptionLimits.MinPublishingInterval (the 5 ms base cycle),
+// sampling intervals to multiples of the tag's MinimumSamplingInterval
+// (its scan class) or of the base cycle (0 is the fastest, -1 the
+// publishing interval, also after ModifySubscription changes it).
 //
-// Not done yet: CloseSession with DeleteSubscriptions false (a session's
-// subscriptions are deleted when it closes); sampling a static variable
-// when it is written (it is sampled on its interval); deadbands on
-// arrays (compared for equality); the MonitoredItem and Subscription
-// diagnostics; a slow client's socket write blocks the manager for up to
-// the channel's write timeout.
+// A session's subscriptions outlive it unless CloseSession asks for
+// DeleteSubscriptions: they expire with their own lifetime or are taken
+// over with TransferSubscriptions. Publish requests queued over a channel
+// that closed, or that the session left for another one, never carry
+// notifications.
+//
+// Not done yet: sampling a static variable when it is written (it is
+// sampled on its interval); deadbands on arrays (compared for equality);
+// the MonitoredItem and Subscription diagnostics; a slow client's socket
+// write blocks the manager for up to the channel's write timeout.
 package server

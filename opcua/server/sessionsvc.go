@@ -122,15 +122,25 @@ func (c *conn) activateSession(s *session, h *ua.RequestHeader) (ua.Body, error)
 	return resp, nil
 }
 
-// closeSession answers CloseSession (§5.7.4). There are no subscriptions
-// yet, so DeleteSubscriptions changes nothing. A session is closed only
-// over the channel it is bound to (Bad_SessionIdInvalid otherwise, as the
-// CTT expects).
+// closeSession answers CloseSession (§5.7.4). The session's queued
+// Publish requests get Bad_SessionClosed; with DeleteSubscriptions its
+// subscriptions are deleted, without it they live on until their lifetime
+// runs out or another session of the same user transfers them
+// (subMgr.sessionClosed). A session is closed only over the channel it is
+// bound to (Bad_SessionIdInvalid otherwise, as the CTT expects).
 func (c *conn) closeSession(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	if s.channelID.Load() != c.ch.ID() {
 		return nil, ua.StatusBadSessionIDInvalid
 	}
 	c.srv.sessions.remove(s)
+	if m := &c.srv.subs; m.active.Load() {
+		del := c.req.closeSession.DeleteSubscriptions
+		m.call(func() {
+			if ss := m.sessions[s]; ss != nil {
+				m.sessionClosed(ss, del, time.Now())
+			}
+		})
+	}
 	if c.sess == s {
 		c.sess = nil
 	}

@@ -75,6 +75,10 @@ type sessSubs struct {
 	subs    []*subscription
 	queue   []pubReq
 	pending []statusMsg
+	// orphan: the session closed (CloseSession without
+	// DeleteSubscriptions, or it timed out) and its subscriptions live on
+	// until they expire or are transferred; see sessionClosed.
+	orphan bool
 }
 
 // subMgr is the server's subscription manager; see above.
@@ -264,19 +268,18 @@ func (m *subMgr) tick(now time.Time) {
 	m.sampleDue(now)
 	next := now.Add(time.Hour)
 	for s, ss := range m.sessions {
-		if s.closed.Load() {
-			for _, sub := range slices.Clone(ss.subs) {
-				m.deleteSub(sub)
+		if s.closed.Load() && !ss.orphan {
+			m.sessionClosed(ss, false, now) // timed out: the subscriptions stay
+			if len(ss.subs) == 0 {
+				continue
 			}
-			delete(m.sessions, s)
-			continue
 		}
 		for len(ss.queue) > 0 && !ss.queue[0].deadline.IsZero() && now.After(ss.queue[0].deadline) {
 			m.fail(ss.queue[0], ua.StatusBadTimeout, now)
 			ss.queue = ss.queue[1:]
 		}
-		for _, sub := range ss.subs {
-			if !now.Before(sub.next) {
+		for i := len(ss.subs) - 1; i >= 0; i-- { // backwards: an expired one is deleted
+			if sub := ss.subs[i]; !now.Before(sub.next) {
 				m.cycle(sub, now)
 			}
 		}
@@ -373,7 +376,9 @@ func (m *subMgr) cycle(sub *subscription, now time.Time) {
 	if !live {
 		sub.lifetimeCtr++
 		if sub.lifetimeCtr >= sub.lifetime {
-			ss.pending = append(ss.pending, statusMsg{sub.id, sub.nextSeq(), ua.StatusBadTimeout})
+			if !ss.orphan {
+				ss.pending = append(ss.pending, statusMsg{sub.id, sub.nextSeq(), ua.StatusBadTimeout})
+			}
 			m.deleteSub(sub)
 		}
 	}
@@ -578,6 +583,41 @@ func (m *subMgr) deleteSub(sub *subscription) {
 	if i := slices.Index(ss.subs, sub); i >= 0 {
 		ss.subs = slices.Delete(ss.subs, i, i+1)
 	}
+	m.dropOrphan(ss)
+}
+
+// dropOrphan forgets ss once its session closed and its last subscription
+// is gone.
+func (m *subMgr) dropOrphan(ss *sessSubs) {
+	if ss.orphan && len(ss.subs) == 0 {
+		delete(m.sessions, ss.sess)
+	}
+}
+
+// sessionClosed handles the end of ss's session at now (OPC 10000-4
+// §5.7.2.1, §5.7.4): its queued Publish requests get Bad_SessionClosed,
+// its pending status changes have nobody to go to. With del (CloseSession
+// with DeleteSubscriptions) its subscriptions are deleted; else (also when
+// the session timed out) they live on: with no Publish request they count
+// their lifetime and expire after lifetime × publishing interval, unless a
+// session of the same user takes them over with TransferSubscriptions.
+func (m *subMgr) sessionClosed(ss *sessSubs, del bool, now time.Time) {
+	if !ss.orphan {
+		ss.orphan = true
+		for len(ss.queue) > 0 {
+			pr := m.dequeue(ss)
+			if c, ok := pr.ch.(closable); !ok || !c.Closed() {
+				m.fail(pr, ua.StatusBadSessionClosed, now)
+			}
+		}
+		ss.pending = nil
+	}
+	if del {
+		for _, sub := range slices.Clone(ss.subs) {
+			m.deleteSub(sub)
+		}
+	}
+	m.dropOrphan(ss)
 }
 
 // acknowledge processes the acknowledgements of a Publish request.

@@ -321,3 +321,117 @@ func TestPublishAfterSessionMove(t *testing.T) {
 		})
 	}
 }
+
+// alive reports whether subscription id exists, after a tick of the
+// manager has seen every closed session.
+func (f *subFixture) alive(id uint32) bool {
+	m := &f.s.subs
+	var ok bool
+	m.call(func() {
+		m.tick(time.Now())
+		ok = m.subs[id] != nil
+	})
+	return ok
+}
+
+// hasState reports whether the manager keeps state for the session of
+// token.
+func (f *subFixture) hasState(token ua.NodeID) bool {
+	m := &f.s.subs
+	var ok bool
+	m.call(func() {
+		for s := range m.sessions {
+			ok = ok || s.token == token
+		}
+	})
+	return ok
+}
+
+// TestCloseSessionSubscriptions: CloseSession with DeleteSubscriptions
+// deletes the session's subscriptions; without it (and when the session
+// times out, §5.7.2.1) they outlive it, expire with their own lifetime,
+// and can be transferred to another session of the same user. Either way
+// the session's queued Publish requests get Bad_SessionClosed.
+func TestCloseSessionSubscriptions(t *testing.T) {
+	for _, end := range []string{"delete", "keep", "timeout"} {
+		t.Run(end, func(t *testing.T) {
+			f := newSubFixture(t, Config{})
+			closeSess := func(tc *testConn) {
+				t.Helper()
+				if end == "timeout" {
+					if n := f.s.sessions.expire(time.Now().Add(time.Hour)); n < 1 {
+						t.Fatalf("%d sessions timed out", n)
+					}
+				} else {
+					wantOK[ua.CloseSessionResponse](t, tc.call(&ua.CloseSessionRequest{DeleteSubscriptions: end == "delete"}))
+				}
+			}
+			long := f.createSub(5, 1000, 3000) // keep-alive 5 s, lifetime 15 s
+			f.createItems(long, item("ext", ua.AttributeIDValue, 0, 10, nil))
+			f.tc.publishData()                     // the initial value
+			if r := f.tc.sendPublish(); r != nil { // waits: no change, no keep-alive for 5 s
+				t.Fatalf("Publish answered at once: %v", faultOf(r))
+			}
+			closeSess(f.tc)
+			wantFault(t, f.tc.async(), ua.StatusBadSessionClosed)
+			if end == "delete" {
+				if f.alive(long) || f.hasState(f.tc.token) {
+					t.Fatal("subscription or session state alive after CloseSession with DeleteSubscriptions")
+				}
+				return
+			}
+			if !f.alive(long) {
+				t.Fatal("subscription deleted with its session")
+			}
+			// The same user takes it over from a new session.
+			tc2 := newTestConn(t, f.s, 2)
+			tc2.openSession()
+			tr := wantOK[ua.TransferSubscriptionsResponse](t, tc2.call(&ua.TransferSubscriptionsRequest{SubscriptionIDs: []uint32{long}}))
+			if tr.Results[0].StatusCode != ua.StatusGood {
+				t.Fatalf("TransferSubscriptions: %+v", tr.Results)
+			}
+			if f.hasState(f.tc.token) {
+				t.Error("the closed session's state is kept after its last subscription left")
+			}
+			f.set(4)
+			if v, _ := values(tc2.publishData()); !slices.Equal(v, []float64{4}) {
+				t.Errorf("after the transfer: %v, want [4]", v)
+			}
+
+			// Without Publish requests, a subscription of a closed session
+			// expires with its lifetime (3 × 5 ms).
+			tc3 := newTestConn(t, f.s, 3)
+			tc3.openSession()
+			short := wantOK[ua.CreateSubscriptionResponse](t, tc3.call(&ua.CreateSubscriptionRequest{
+				RequestedPublishingInterval: 5, RequestedMaxKeepAliveCount: 1, RequestedLifetimeCount: 3,
+			})).SubscriptionID
+			closeSess(tc3)
+			for deadline := time.Now().Add(10 * time.Second); f.alive(short); time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("orphaned subscription alive 10 s after its lifetime")
+				}
+			}
+			if f.hasState(tc3.token) {
+				t.Error("the closed session's state is kept after its last subscription expired")
+			}
+		})
+	}
+}
+
+// TestLifetimeExpiresBesideAnother: a subscription that expires in the
+// tick that runs its session's cycles does not disturb the cycles of the
+// session's other subscriptions.
+func TestLifetimeExpiresBesideAnother(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	short := f.createSub(5, 1, 3)
+	long := f.createSub(5, 1000, 3000)
+	other := f.createSub(5, 1000, 3000)
+	for deadline := time.Now().Add(10 * time.Second); f.alive(short); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("subscription alive 10 s after its lifetime")
+		}
+	}
+	if !f.alive(long) || !f.alive(other) {
+		t.Error("the other subscriptions expired too")
+	}
+}

@@ -223,7 +223,8 @@ func (c *conn) deleteSubscriptions(s *session, h *ua.RequestHeader) (ua.Body, er
 
 // transferSubscriptions moves subscriptions of another session of the same
 // user to this one (§5.13.7); the old session gets a
-// StatusChangeNotification Good_SubscriptionTransferred.
+// StatusChangeNotification Good_SubscriptionTransferred, unless it is
+// closed (its subscriptions outlived it, see subMgr.sessionClosed).
 func (c *conn) transferSubscriptions(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	req, resp := &c.req.transferSubscriptions, &c.resp.transferSubscriptions
 	if len(req.SubscriptionIDs) == 0 {
@@ -256,8 +257,12 @@ func (c *conn) transferSubscriptions(s *session, h *ua.RequestHeader) (ua.Body, 
 			resp.Results[i].AvailableSequenceNumbers = sub.available()
 			if old != ss {
 				old.subs = slices.DeleteFunc(old.subs, func(x *subscription) bool { return x == sub })
-				old.pending = append(old.pending, statusMsg{sub.id, sub.nextSeq(), ua.StatusGoodSubscriptionTransferred})
-				m.serveLate(old, now)
+				if old.orphan {
+					m.dropOrphan(old)
+				} else {
+					old.pending = append(old.pending, statusMsg{sub.id, sub.nextSeq(), ua.StatusGoodSubscriptionTransferred})
+					m.serveLate(old, now)
+				}
 				sub.ss = ss
 				ss.subs = append(ss.subs, sub)
 				sub.lifetimeCtr = 0
