@@ -152,6 +152,9 @@ func (c *conn) publish(s *session, h *ua.RequestHeader) (ua.Body, error) {
 		pr.deadline = time.Now().Add(time.Duration(h.TimeoutHint) * time.Millisecond)
 	}
 	err := c.onMgr(func() error {
+		if s.closed.Load() {
+			return ua.StatusBadSessionClosed // timed out since the lookup
+		}
 		ss := m.sessionState(s)
 		pr.results = m.acknowledge(ss, req.SubscriptionAcknowledgements)
 		if len(ss.subs) == 0 && len(ss.pending) == 0 {
