@@ -357,17 +357,16 @@ func (c *Client) Call(req, resp ua.Body) error {
 
 // Decode decodes the service message msg (from ReadMessage) into resp. A
 // ServiceFault, or a response with a bad ServiceResult, is its status
-// (a ua.StatusCode).
+// (a ua.StatusCode). Decoding into the same resp again reuses its slices
+// as ua.DecodeMessageInto does: a good response costs no allocation.
 func (c *Client) Decode(msg []byte, resp ua.Body) error {
 	c.dec.Reset(msg)
-	err := ua.DecodeMessageInto(&c.dec, resp)
-	var mte *ua.MessageTypeError
-	if errors.As(err, &mte) {
-		if sc, ok := ServiceResult(msg); ok && sc.IsBad() {
-			return sc
+	if err := ua.DecodeMessageInto(&c.dec, resp); err != nil {
+		if mte := (*ua.MessageTypeError)(nil); errors.As(err, &mte) {
+			if sc, ok := ServiceResult(msg); ok && sc.IsBad() {
+				return sc // a ServiceFault
+			}
 		}
-	}
-	if err != nil {
 		return err
 	}
 	if sc, ok := ServiceResult(msg); ok && sc.IsBad() {

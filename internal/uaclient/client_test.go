@@ -133,3 +133,34 @@ func TestReadMessageChunks(t *testing.T) {
 		t.Errorf("aborted response: %v", err)
 	}
 }
+
+// TestDecodeAllocs: decoding a good response into the value of the
+// previous one does not allocate; a ServiceFault is its status.
+func TestDecodeAllocs(t *testing.T) {
+	c := &Client{}
+	msg := ua.AppendMessage(nil, &ua.PublishResponse{
+		SubscriptionID: 3,
+		NotificationMessage: ua.NotificationMessage{SequenceNumber: 9, NotificationData: []ua.ExtensionObject{{
+			Body: &ua.DataChangeNotification{MonitoredItems: []ua.MonitoredItemNotification{{ClientHandle: 1, Value: ua.DataValue{Value: ua.MustVariant(uint32(42))}}}},
+		}}},
+		Results: []ua.StatusCode{ua.StatusGood},
+	})
+	var resp ua.PublishResponse
+	if err := c.Decode(msg, &resp); err != nil {
+		t.Fatal(err)
+	}
+	dc, ok := resp.NotificationMessage.NotificationData[0].Body.(*ua.DataChangeNotification)
+	if !ok || len(dc.MonitoredItems) != 1 {
+		t.Fatalf("decoded %+v", resp.NotificationMessage)
+	}
+	if v, _ := dc.MonitoredItems[0].Value.Value.Uint32(); v != 42 || resp.SubscriptionID != 3 {
+		t.Errorf("value %v, subscription %d", dc.MonitoredItems[0].Value.Value, resp.SubscriptionID)
+	}
+	if n := testing.AllocsPerRun(100, func() { c.Decode(msg, &resp) }); n != 0 {
+		t.Errorf("Decode: %v allocations, want 0", n)
+	}
+	fault := ua.AppendMessage(nil, &ua.ServiceFault{ResponseHeader: ua.ResponseHeader{ServiceResult: ua.StatusBadSessionIDInvalid}})
+	if err := c.Decode(fault, &resp); !errors.Is(err, ua.StatusBadSessionIDInvalid) {
+		t.Errorf("ServiceFault: %v", err)
+	}
+}
