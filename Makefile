@@ -35,7 +35,17 @@ SCAN_WARMUP   ?= 5s
 SCAN_CLIENTS  ?= 10
 SCAN_NODES    ?= 100
 
-.PHONY: all help build arm64 armv7 run deps test test-arm bench bench-e2e bench-scan fuzz lint check-binaries clean
+# Subscription latency (bench-sub): the measured window of the publish
+# latency run and its warm-up, the repetitions of the write → status and
+# call → status runs, extra flags (SUB_FLAGS, e.g. -inflight 8 -queue 20),
+# and SUB=0 to leave it out of `make bench`.
+SUB          ?= 1
+SUB_DURATION ?= 10s
+SUB_WARMUP   ?= 1s
+SUB_REPS     ?= 1000
+SUB_FLAGS    ?=
+
+.PHONY: all help build arm64 armv7 run deps test test-arm bench bench-e2e bench-scan bench-sub fuzz lint check-binaries clean
 
 all: build
 
@@ -46,9 +56,10 @@ help:
 	@echo "make deps            install the Debian packages the tests need (scripts/deps.sh)"
 	@echo "make test            deps, then all tests"
 	@echo "make test-arm        deps, then all tests for arm64 and armv7 under qemu"
-	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not) and bench-scan (SCAN=0: not)"
+	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not), bench-scan (SCAN=0: not) and bench-sub (SUB=0: not)"
 	@echo "make bench-e2e       end-to-end OPC UA load on loopback, server on core 0, load on core 1"
 	@echo "make bench-scan      5 ms scan of 1,000 simulated tags under 10 OPC UA clients, $(SCAN_DURATION); cycle/jitter/overruns/CPU"
+	@echo "make bench-sub       subscription latency at 5 ms: image publish → Publish response, Write/Call → Status data change ($(SUB_REPS) each)"
 	@echo "make fuzz            every fuzz target for FUZZTIME=$(FUZZTIME)"
 	@echo "make lint            gofmt, go vet, no raw 64-bit sync/atomic calls"
 	@echo "make check-binaries  static/arch/size/--version checks of the ARM binaries"
@@ -84,6 +95,9 @@ endif
 ifneq ($(SCAN),0)
 	@$(MAKE) --no-print-directory bench-scan
 endif
+ifneq ($(SUB),0)
+	@$(MAKE) --no-print-directory bench-sub
+endif
 
 # The server role runs pinned to core 0, the load to core 1 (taskset, from
 # util-linux), over loopback; each scenario is bounded and the whole run is
@@ -102,6 +116,14 @@ bench-scan:
 	$(GO) build -buildvcs=false -o $(BIN)/scanbench ./cmd/scanbench
 	timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/scanbench -duration $(SCAN_DURATION) -warmup $(SCAN_WARMUP) \
 		-clients $(SCAN_CLIENTS) -nodes $(SCAN_NODES) -load-prefix 'taskset -c 1'
+
+# The edged side (simulator, drivers, scan engine, OPC UA server) runs pinned
+# to core 0, the subscribing client (a child process) to core 1.
+bench-sub:
+	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-sub: needs 2 cores (edged on 0, client on 1)" >&2; exit 1; fi
+	$(GO) build -buildvcs=false -o $(BIN)/subbench ./cmd/subbench
+	timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/subbench -duration $(SUB_DURATION) -warmup $(SUB_WARMUP) \
+		-reps $(SUB_REPS) $(SUB_FLAGS) -client-prefix 'taskset -c 1'
 
 fuzz:
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
