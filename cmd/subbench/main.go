@@ -42,6 +42,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -176,13 +177,16 @@ func benchMain(args []string, out io.Writer) error {
 		s.Addr(), e.Period(), sim.Period, url, f.inflight, f.queue, f.warmup, f.duration, f.reps, f.reps)
 	load0 := loadavg()
 	cpu0, t0 := cpuTime(), time.Now()
-	recv, lines, err := runClient(f, ln.Addr().String(), b.Namespace(), out)
+	var cmdLines bytes.Buffer // the client's result lines, printed after the publish latency
+	recv, window, err := runClient(f, ln.Addr().String(), b.Namespace(), &cmdLines)
 	cpu1, t1 := cpuTime(), time.Now()
 	stop() // the engine no longer publishes: pubs is ours to read
 	if err != nil {
+		out.Write(cmdLines.Bytes())
 		return err
 	}
-	reportPublish(out, pubs, recv, lines)
+	reportPublish(out, pubs, recv, window)
+	out.Write(cmdLines.Bytes())
 	fmt.Fprintf(out, "  server process CPU %.1f%% of one core over the client's run (%v); machine load average (1 min) %s at the start, %s at the end\n",
 		100*(cpu1-cpu0).Seconds()/t1.Sub(t0).Seconds(), t1.Sub(t0).Round(time.Millisecond), load0, loadavg())
 	return nil
