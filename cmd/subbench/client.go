@@ -117,6 +117,7 @@ type subClient struct {
 	lastSeq uint32
 
 	onValue func(handle uint32, dv *ua.DataValue, recvNs int64)
+	command uint16 // the last value written to sim.Command
 
 	// Counted over the life of the subscription.
 	seqGaps, overflows, keepAlives, notifications uint64
@@ -372,10 +373,10 @@ func (s *subClient) commandRun(req ua.Body, reps int) (*cmdResult, error) {
 	var cresp ua.CallResponse
 	for range reps {
 		want = uint16(rand.IntN(65535) + 1) // never 0 nor, below, the current Status
-		for want == lastCommand {
+		for want == s.command {
 			want = uint16(rand.IntN(65535) + 1)
 		}
-		lastCommand = want
+		s.command = want
 		v := ua.MustVariant(want)
 		switch q := req.(type) {
 		case *ua.WriteRequest:
@@ -452,9 +453,6 @@ func (s *subClient) commandRun(req ua.Body, reps int) (*cmdResult, error) {
 	}
 	return r, nil
 }
-
-// lastCommand is the last value written to sim.Command.
-var lastCommand uint16
 
 func statusOf(err error) ua.StatusCode {
 	var sc ua.StatusCode

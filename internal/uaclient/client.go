@@ -390,7 +390,8 @@ func ServiceResult(msg []byte) (ua.StatusCode, bool) {
 // ReadMessage reads the next response: its request id and its service
 // message (type NodeId and structure), valid until the next read. The
 // chunks of a response of several chunks are reassembled; an aborted one
-// is an error with the status it carries.
+// is an error with the status it carries. A read error (e.g. a deadline)
+// between two chunks of one response loses the chunks read so far.
 func (c *Client) ReadMessage() (reqID uint32, msg []byte, err error) {
 	multi := false
 	for {
@@ -429,6 +430,15 @@ func (c *Client) ReadMessage() (reqID uint32, msg []byte, err error) {
 			return id, nil, fmt.Errorf("uaclient: response to request %d aborted: %w (%s)", id, code, strconv.Quote(d.ReadString()))
 		}
 	}
+}
+
+// RequestID returns the request id of a MSG chunk (from ReadChunk or
+// NextChunk); 0 for a chunk too short to be one.
+func RequestID(chunk []byte) uint32 {
+	if len(chunk) < MsgHeaderLen {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(chunk[OffRequestID:])
 }
 
 // ReadChunk returns the next whole chunk, valid until the next read. A

@@ -72,6 +72,14 @@ func TestSession(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// One chunk at a time: the first response's.
+	if chunk, err := c.ReadChunk(); err != nil || RequestID(chunk) != ids[0] || string(chunk[:4]) != "MSGF" {
+		t.Fatalf("ReadChunk: %v, request id %d, want %d", err, RequestID(chunk), ids[0])
+	}
+	if ids[0], err = c.Send(readNamespaces(c)); err != nil { // in its place, answered last
+		t.Fatal(err)
+	}
+	ids = [3]uint32{ids[1], ids[2], ids[0]}
 	for i := range ids {
 		got, msg, err := c.ReadMessage()
 		if err != nil {
