@@ -356,6 +356,10 @@ func (s *session) response(msg []byte, cnt *counts) {
 			s.fail(cnt, "Publish: acknowledgement %v", st)
 		}
 	}
+	if d.ReadArrayLen(1) > 0 {
+		s.fail(cnt, "Publish: DiagnosticInfos")
+		return
+	}
 	if err := d.Err(); err != nil {
 		s.fail(cnt, "Publish: decoding: %v", err)
 		return
