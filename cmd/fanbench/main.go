@@ -62,6 +62,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -239,6 +240,7 @@ type benchFlags struct {
 	publish, sampling time.Duration
 	queue, inflight   int
 	loadPrefix        string
+	cpuprofile        string
 }
 
 // loadArgs returns the load role's flags.
@@ -260,6 +262,7 @@ func benchMain(args []string, out io.Writer) error {
 	fs.IntVar(&f.queue, "queue", 10, "requested queue size of each item (discard oldest)")
 	fs.IntVar(&f.inflight, "inflight", 5, "Publish requests in flight per session")
 	fs.StringVar(&f.loadPrefix, "load-prefix", "", "`command` words put before the load role's (e.g. 'taskset -c 1')")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the server process over the measured window to `file`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -336,10 +339,23 @@ func benchMain(args []string, out io.Writer) error {
 	load0 := loadavg()
 	c0, i0 := ch.changes.Load(), ch.images.Load()
 	cpu0, t0 := cpuTime(), time.Now()
+	if f.cpuprofile != "" {
+		fp, err := os.Create(f.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer fp.Close()
+		if err := pprof.StartCPUProfile(fp); err != nil {
+			return err
+		}
+	}
 	if err := ld.send("mark"); err != nil {
 		return err
 	}
 	time.Sleep(f.duration)
+	if f.cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
 	if err := ld.send("stop"); err != nil {
 		return err
 	}
@@ -356,7 +372,7 @@ func benchMain(args []string, out io.Writer) error {
 		return err
 	}
 	rep := report{
-		sessions: f.sessions, items: f.items,
+		sessions: f.sessions, items: f.items, period: e.Period(),
 		cycles: d1.Cycles - d0.Cycles, images: i1 - i0, changes: c1 - c0,
 		wall: t1.Sub(t0), cpu: cpu1 - cpu0, load: r,
 		overruns: d1.Overruns - d0.Overruns, jitterP99: d1.StartJitter.P99, cycleP99: d1.CycleTime.P99,
@@ -372,6 +388,7 @@ func benchMain(args []string, out io.Writer) error {
 // report is the figures of one run.
 type report struct {
 	sessions, items         int
+	period                  time.Duration
 	cycles, images, changes uint64
 	wall, cpu               time.Duration
 	load                    result
@@ -394,8 +411,8 @@ func (r *report) print(out io.Writer) {
 	if expected > 0 {
 		ratio = 100 * float64(r.load.notifications) / expected
 	}
-	fmt.Fprintf(out, "  notifications/s delivered %.0f, expected %.0f (changes × sessions): %.1f%%\n",
-		float64(r.load.notifications)/sec, expected/sec, ratio)
+	fmt.Fprintf(out, "  notifications/s delivered %.0f, expected %.0f (changes × sessions): %.1f%%; nominal %.0f (every item every %v cycle)\n",
+		float64(r.load.notifications)/sec, expected/sec, ratio, float64(r.sessions*r.items)/r.period.Seconds(), r.period)
 	fmt.Fprintf(out, "  lost=%d overflows=%d sequence_gaps=%d keepalives=%d bad_status=%d errors=%d messages=%d\n",
 		r.load.lost, r.load.overflows, r.load.gaps, r.load.keepAlives, r.load.badStatus, r.load.errors, r.load.messages)
 	fmt.Fprintf(out, "  server CPU %.1f%% of one core; load CPU %.1f%% of one core%s\n",
