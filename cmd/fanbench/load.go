@@ -259,11 +259,8 @@ func (s *session) run(phase *atomic.Int32, inflight int) error {
 		}
 		out++
 	}
+	// The last messages stay unacknowledged: the session ends with them.
 	s.c.Conn().SetReadDeadline(time.Time{})
-	if len(s.acks) > 0 {
-		// Not acknowledged: no matter, the session ends.
-		s.acks = s.acks[:0]
-	}
 	return s.c.Close(5 * time.Second)
 }
 
