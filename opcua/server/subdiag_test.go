@@ -1,0 +1,48 @@
+package server
+
+import (
+	"testing"
+	"time"
+
+	"github.com/edged/edged/opcua/ua"
+)
+
+// TestLifetimeExpiresBesideAnother: the first of two subscriptions of a
+// session expires while the manager's cycle goes through the session's
+// subscriptions; the other one stays (this deletion once cleared the
+// list being iterated and crashed the manager).
+func TestLifetimeExpiresBesideAnother(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	gone := f.createSub(5, 1, 3) // 5 ms, keep-alive 1, lifetime 3: gone after 15 ms without Publish
+	kept := f.createSub(5, 10, 1000)
+	m := &f.s.subs
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var alive bool
+		if err := m.call(func() { alive = m.subs[gone] != nil }); err != nil {
+			t.Fatal(err)
+		}
+		if !alive {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("subscription still alive after 10 s without Publish")
+		}
+	}
+	var subs []uint32
+	if err := m.call(func() {
+		for _, ss := range m.sessions {
+			for _, sub := range ss.subs {
+				subs = append(subs, sub.id)
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(subs) != 1 || subs[0] != kept {
+		t.Errorf("subscriptions left %v, want [%d]", subs, kept)
+	}
+	r := wantOK[ua.DeleteSubscriptionsResponse](t, f.tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{kept}}))
+	if r.Results[0] != ua.StatusGood {
+		t.Errorf("DeleteSubscriptions: %v", r.Results)
+	}
+}
