@@ -196,3 +196,72 @@ func TestInteropSubscriptionMethods(t *testing.T) {
 		t.Errorf("argument names %v, want %v", names, want)
 	}
 }
+
+// TestInteropSubscriptionDiagnostics: gopcua reads CurrentSubscriptionCount
+// and CumulatedSubscriptionCount as subscriptions are created, deleted and
+// dropped with their session.
+func TestInteropSubscriptionDiagnostics(t *testing.T) {
+	_, url := startServer(t, server.Config{})
+	ctx := testCtx(t)
+	c := connect(t, ctx, url)
+	defer c.Close(ctx)
+	counts := func() (cur, cum uint32) {
+		t.Helper()
+		r, err := c.Read(ctx, &gua.ReadRequest{NodesToRead: []*gua.ReadValueID{
+			{NodeID: gua.NewNumericNodeID(0, gid.Server_ServerDiagnostics_ServerDiagnosticsSummary_CurrentSubscriptionCount), AttributeID: gua.AttributeIDValue},
+			{NodeID: gua.NewNumericNodeID(0, gid.Server_ServerDiagnostics_ServerDiagnosticsSummary_CumulatedSubscriptionCount), AttributeID: gua.AttributeIDValue},
+		}})
+		if err != nil || len(r.Results) != 2 {
+			t.Fatalf("Read: %v", err)
+		}
+		cur, _ = r.Results[0].Value.Value().(uint32)
+		cum, _ = r.Results[1].Value.Value().(uint32)
+		return cur, cum
+	}
+	want := func(what string, wantCur, wantCum uint32) {
+		t.Helper()
+		var cur, cum uint32
+		waitFor(t, what, func() bool {
+			cur, cum = counts()
+			return cur == wantCur && cum == wantCum
+		})
+	}
+	want("no subscription", 0, 0)
+
+	notes := make(chan *opcua.PublishNotificationData, 16)
+	params := &opcua.SubscriptionParameters{Interval: 50 * time.Millisecond}
+	s1, err := c.Subscribe(ctx, params, notes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := c.Subscribe(ctx, params, notes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur, cum := counts(); cur != 2 || cum != 2 {
+		t.Errorf("two subscriptions: current %d, cumulated %d", cur, cum)
+	}
+	if err := s1.Cancel(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if cur, cum := counts(); cur != 1 || cum != 2 {
+		t.Errorf("one deleted: current %d, cumulated %d", cur, cum)
+	}
+
+	// A second session's subscription goes with its session.
+	c2 := connect(t, ctx, url)
+	if _, err := c2.Subscribe(ctx, params, make(chan *opcua.PublishNotificationData, 16)); err != nil {
+		t.Fatal(err)
+	}
+	if cur, cum := counts(); cur != 2 || cum != 3 {
+		t.Errorf("another session's: current %d, cumulated %d", cur, cum)
+	}
+	c2.Close(ctx)
+	want("the session closed", 1, 3)
+	if err := s2.Cancel(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if cur, cum := counts(); cur != 0 || cum != 3 {
+		t.Errorf("all deleted: current %d, cumulated %d", cur, cum)
+	}
+}

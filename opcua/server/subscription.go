@@ -517,6 +517,10 @@ func (m *subMgr) serveLate(ss *sessSubs, now time.Time) {
 
 // deleteSub removes sub and its items.
 func (m *subMgr) deleteSub(sub *subscription) {
+	if sub.deleted {
+		return
+	}
+	m.srv.diag.currentSubscriptions.Add(^uint32(0)) // minus one
 	for _, it := range sub.items {
 		m.removeItem(it)
 	}
