@@ -517,6 +517,10 @@ func (m *subMgr) serveLate(ss *sessSubs, now time.Time) {
 
 // deleteSub removes sub and its items.
 func (m *subMgr) deleteSub(sub *subscription) {
+	if sub.deleted {
+		return
+	}
+	m.srv.diag.currentSubscriptions.Add(^uint32(0)) // minus one
 	for _, it := range sub.items {
 		m.removeItem(it)
 	}
@@ -524,7 +528,10 @@ func (m *subMgr) deleteSub(sub *subscription) {
 	delete(m.subs, sub.id)
 	ss := sub.ss
 	if i := slices.Index(ss.subs, sub); i >= 0 {
-		ss.subs = slices.Delete(ss.subs, i, i+1)
+		// A new slice, not slices.Delete: tick and cycle may be ranging
+		// over ss.subs (a subscription whose lifetime ends), and Delete
+		// would shift it and clear its tail under them.
+		ss.subs = slices.Concat(ss.subs[:i:i], ss.subs[i+1:])
 	}
 }
 

@@ -71,6 +71,8 @@ func (c *conn) createSubscription(s *session, h *ua.RequestHeader) (ua.Body, err
 		sub.next = time.Now().Add(sub.interval)
 		m.subs[sub.id] = sub
 		ss.subs = append(ss.subs, sub)
+		c.srv.diag.currentSubscriptions.Add(1)
+		c.srv.diag.cumulatedSubscription.Add(1)
 		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.SubscriptionID = sub.id
 		resp.RevisedPublishingInterval = durMS(sub.interval)
