@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net"
+	"os"
 	"os/exec"
 	"reflect"
 	"strconv"
@@ -25,26 +27,61 @@ const pymodbusPython = "/usr/bin/python3"
 type pymodbusDevice struct {
 	port   string
 	stderr *lockedBuffer
+	stop   func() // kills the server and waits until it has exited
 }
 
 // startPymodbus starts testdata/pymodbus_wt.py's server on a free loopback
-// port and waits until it accepts connections; the test is skipped when
-// /usr/bin/python3 cannot import pymodbus. The server is killed when the
-// test ends.
+// port; the test is skipped when /usr/bin/python3 cannot import pymodbus.
+// The server is killed when the test ends.
+//
+// The port is taken below the kernel's range of ephemeral ports when it
+// leaves room: then no outgoing connection of this machine (where other
+// tests dial loopback all the time) can hold it while the test restarts
+// the server on it. A port that is taken anyway makes the server exit,
+// and another is tried.
 func startPymodbus(t *testing.T) *pymodbusDevice {
 	t.Helper()
 	if out, err := exec.Command(pymodbusPython, "-c", "import pymodbus.server, pymodbus.client").CombinedOutput(); err != nil {
 		t.Skipf("%s cannot import pymodbus (Debian python3-pymodbus, installed by scripts/deps.sh): %v %s", pymodbusPython, err, out)
 	}
+	var err error
+	for range 20 {
+		var d *pymodbusDevice
+		if d, err = startPymodbusOn(t, pymodbusPort(t)); err == nil {
+			return d
+		}
+	}
+	t.Fatal(err)
+	return nil
+}
+
+// pymodbusPort returns a port for the pymodbus server: a random one below
+// the ephemeral range when that starts above 20100, else one that the
+// kernel picks as free now.
+func pymodbusPort(t *testing.T) string {
+	t.Helper()
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if lo, err := strconv.Atoi(f[0]); err == nil && lo > 20100 {
+				return strconv.Itoa(20000 + rand.IntN(lo-20000))
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	_, port, _ := net.SplitHostPort(addr)
-	d := &pymodbusDevice{port: port, stderr: new(lockedBuffer)}
+	defer l.Close()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return port
+}
 
+// startPymodbusOn starts the server on port, with its initial data, and
+// returns once it listens; or the error when it exits first (the port is
+// taken).
+func startPymodbusOn(t *testing.T, port string) (*pymodbusDevice, error) {
+	t.Helper()
+	d := &pymodbusDevice{port: port, stderr: new(lockedBuffer)}
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, pymodbusPython, "testdata/pymodbus_wt.py", "serve", port)
 	cmd.Stderr = d.stderr
@@ -55,27 +92,24 @@ func startPymodbus(t *testing.T) *pymodbusDevice {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan struct{})
+	d.stop = func() { cancel(); <-exited }
+	// Only stops a hung start; no duration is asserted.
+	hung := time.AfterFunc(time.Minute, cancel)
+	line, rerr := bufio.NewReader(stdout).ReadString('\n')
+	hung.Stop()
+	go func() { cmd.Wait(); close(exited) }() // after the read: Wait closes stdout
+	if rerr != nil || line != "ready\n" {
+		d.stop()
+		return nil, fmt.Errorf("pymodbus server on port %s: %q %v (%v)\n%s", port, line, rerr, cmd.ProcessState, d.stderr.String())
+	}
 	t.Cleanup(func() {
-		cancel()
-		cmd.Wait()
+		d.stop()
 		if t.Failed() {
-			t.Logf("pymodbus server's stderr:\n%s", d.stderr.String())
+			t.Logf("pymodbus server's stderr (port %s):\n%s", port, d.stderr.String())
 		}
 	})
-	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
-		t.Fatalf("pymodbus server: %q %v\n%s", line, err, d.stderr.String())
-	}
-	// The deadline only stops a hung test.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return d
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pymodbus server does not listen on %s: %v\n%s", addr, err, d.stderr.String())
-		}
-	}
+	return d, nil
 }
 
 // pymodbusData is what the pymodbus device holds: holding registers and
@@ -377,7 +411,54 @@ func TestPymodbusWriteThrough(t *testing.T) {
 	if got := dev.dump(t).hr[0]; got != 4242 {
 		t.Errorf("pymodbus holds hr 0 = %d after the write, want 4242", got)
 	}
-	sub.Cancel(cctx)
+	if err := sub.Cancel(cctx); err != nil {
+		t.Errorf("cancel the subscription: %v", err)
+	}
+
+	// The device goes away: a write gets the driver's error, not Good, and
+	// the tag keeps its last value as Uncertain_LastUsableValue.
+	dev.stop()
+	switch st := write("U16", uint16(5)); st {
+	case gua.StatusBadCommunicationError, gua.StatusBadNoCommunication, gua.StatusBadTimeout:
+		t.Logf("write with the device gone: %v", st)
+	default:
+		t.Errorf("write py.U16 with the device gone: %v, want BadCommunicationError, BadNoCommunication or BadTimeout", st)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		dv := read("U16")
+		if dv.Status == gua.StatusUncertainLastUsableValue {
+			if v, _ := dv.Value.Value().(uint16); v != 4242 {
+				t.Errorf("py.U16 with the device gone: %v, want the last value 4242", dv.Value.Value())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("py.U16 with the device gone: status %v, want UncertainLastUsableValue", dv.Status)
+		}
+	}
+	// It comes back (with its initial data) on the same port: once the
+	// driver has reconnected, writes are Good again and reach it.
+	if dev, err = startPymodbusOn(t, dev.port); err != nil {
+		t.Fatal(err)
+	}
+	for n, deadline := 1, time.Now().Add(time.Minute); ; n++ {
+		st := write("U16", uint16(321))
+		if st == gua.StatusOK {
+			t.Logf("write after the device came back: Good at attempt %d", n)
+			break
+		}
+		if st != gua.StatusBadNoCommunication && st != gua.StatusBadCommunicationError && st != gua.StatusBadTimeout {
+			t.Fatalf("write py.U16 while the device comes back: %v", st)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("write py.U16 after the device came back: still %v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitValue("U16", uint16(321))
+	want = *initial
+	want.hr[0] = 321
+	checkData(t, "after the device came back", dev.dump(t), &want)
 	c.Close(cctx)
 
 	cancel()

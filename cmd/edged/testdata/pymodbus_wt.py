@@ -4,7 +4,7 @@ pymodbus (Debian python3-pymodbus, 3.0), and an independent client that
 dumps what that device holds. Usage:
 
   pymodbus_wt.py serve PORT   serve unit 1 on 127.0.0.1:PORT; prints "ready"
-                              once the datastore is built
+                              once it listens, exits (status 1) if it cannot
   pymodbus_wt.py dump PORT    read holding registers 0..63 and coils 0..63
                               of 127.0.0.1:PORT with pymodbus's own client
                               and print two lines:
@@ -25,13 +25,13 @@ Initial values, chosen so that a write that must not reach the device
   hr 20     uint16  2020 (a read-only tag)
   co 0 off, co 1 on (its neighbour, which must stay on)
 """
+import asyncio
 import sys
 
 
 def serve(port):
     from pymodbus.datastore import (ModbusSequentialDataBlock,
                                     ModbusServerContext, ModbusSlaveContext)
-    from pymodbus.server import StartTcpServer
     hr = [0] * 64
     hr[0] = 1111
     hr[8] = 0x0101
@@ -47,8 +47,23 @@ def serve(port):
         di=ModbusSequentialDataBlock(0, [False] * 64),
         zero_mode=True)
     ctx = ModbusServerContext(slaves=unit, single=True)
+    asyncio.run(run(ctx, port))
+
+
+async def run(ctx, port):
+    """Serves ctx on port, saying "ready" once the socket listens."""
+    from pymodbus.server import StartAsyncTcpServer
+    # SO_REUSEADDR: the test restarts the server on the same port, where
+    # the killed one's connections may still be in TIME_WAIT.
+    server = await StartAsyncTcpServer(context=ctx, address=("127.0.0.1", port),
+                                       allow_reuse_address=True, defer_start=True)
+    task = asyncio.ensure_future(server.serve_forever())
+    await asyncio.wait([task, server.serving], return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        task.result()  # the bind error
+        sys.exit("serve: the server ended before it listened")
     print("ready", flush=True)
-    StartTcpServer(context=ctx, address=("127.0.0.1", port))
+    await task
 
 
 def dump(port):
