@@ -194,7 +194,9 @@ func pymodbusConfig(port string) string {
 // back with pymodbus's own client), and a Read returns the value; a
 // subscription sees the written value; the device's exception 2 is the
 // mapped Bad_ConfigurationError; type and range errors and a read-only tag
-// are refused without touching the device.
+// are refused without touching the device. Then pymodbus goes away (a
+// write gets the driver's error, the tag its last value as
+// Uncertain_LastUsableValue) and comes back (writes reach it again).
 func TestPymodbusWriteThrough(t *testing.T) {
 	dev := startPymodbus(t)
 	initial := dev.dump(t)
