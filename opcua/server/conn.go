@@ -17,6 +17,7 @@ type channel interface {
 	Buffered() bool
 	WriteResponse(requestID uint32, msg []byte) error
 	QueueResponse(requestID uint32, msg []byte) error
+	PostResponse(requestID uint32, msg []byte) error
 	Close(status ua.StatusCode, reason string) error
 }
 

@@ -45,7 +45,10 @@
 // wait, except for Publish, which is queued (at most
 // SubscriptionLimits.MaxPublishRequestsPerSession, else
 // Bad_TooManyPublishRequests) and answered by the manager with the
-// channel's WriteResponse.
+// channel's PostResponse, which frames the response and leaves its write
+// to the background: a client that stops reading stalls only its own
+// channel (until the channel's write timeout kills it; the notifications
+// stay in the retransmission queue for Republish), never the manager.
 //
 // Sampling follows the scan cycle: the binding calls Server.SourceChanged
 // with the handles that changed in each image the engine publishes
@@ -65,6 +68,5 @@
 // subscriptions are deleted when it closes); sampling a static variable
 // when it is written (it is sampled on the publishing cycle); deadbands on
 // arrays (compared for equality); the MonitoredItem and Subscription
-// diagnostics; a slow client's socket write blocks the manager for up to
-// the channel's write timeout.
+// diagnostics.
 package server
