@@ -95,10 +95,18 @@ func (r *rawSession) send(req ua.Body) uint32 {
 // call sends req and reads its response.
 func (r *rawSession) call(req ua.Body) ua.Body {
 	r.t.Helper()
-	h := r.send(req)
+	return r.response(r.send(req))
+}
+
+// response reads the next response (within 30 s) and checks that it
+// answers request id and handle h (the tests use the same number) and is
+// no ServiceFault.
+func (r *rawSession) response(h uint32) ua.Body {
+	r.t.Helper()
+	r.nc.SetReadDeadline(time.Now().Add(30 * time.Second))
 	typ, body, err := r.readMsg()
 	if err != nil || typ != "MSGF" {
-		r.t.Fatalf("response: %q, %v", typ, err)
+		r.t.Fatalf("response to request %d: %q, %v", h, typ, err)
 	}
 	if got := binary.LittleEndian.Uint32(body[12:]); got != h {
 		r.t.Fatalf("response to request %d, want %d", got, h)
@@ -108,9 +116,33 @@ func (r *rawSession) call(req ua.Body) ua.Body {
 		r.t.Fatal(err)
 	}
 	if f, ok := m.(*ua.ServiceFault); ok {
-		r.t.Fatalf("%T answered with %v", req, f.ResponseHeader.ServiceResult)
+		r.t.Fatalf("request %d answered with %v", h, f.ResponseHeader.ServiceResult)
+	}
+	if rh := respHeader(m); rh == nil || rh.RequestHandle != h {
+		r.t.Fatalf("response %T to request %d echoes handle %v", m, h, rh)
 	}
 	return m
+}
+
+// respHeader returns the ResponseHeader of the responses the tests read.
+func respHeader(b ua.Body) *ua.ResponseHeader {
+	switch r := b.(type) {
+	case *ua.ReadResponse:
+		return &r.ResponseHeader
+	case *ua.WriteResponse:
+		return &r.ResponseHeader
+	case *ua.CallResponse:
+		return &r.ResponseHeader
+	case *ua.CreateSessionResponse:
+		return &r.ResponseHeader
+	case *ua.ActivateSessionResponse:
+		return &r.ResponseHeader
+	case *ua.CreateSubscriptionResponse:
+		return &r.ResponseHeader
+	case *ua.CreateMonitoredItemsResponse:
+		return &r.ResponseHeader
+	}
+	return nil
 }
 
 // reqHeader returns the RequestHeader of the requests the tests send.
@@ -125,6 +157,12 @@ func reqHeader(b ua.Body) *ua.RequestHeader {
 	case *ua.CreateMonitoredItemsRequest:
 		return &r.RequestHeader
 	case *ua.PublishRequest:
+		return &r.RequestHeader
+	case *ua.ReadRequest:
+		return &r.RequestHeader
+	case *ua.WriteRequest:
+		return &r.RequestHeader
+	case *ua.CallRequest:
 		return &r.RequestHeader
 	}
 	return nil
@@ -261,5 +299,170 @@ func TestStalledClientDoesNotStallOthers(t *testing.T) {
 		case <-timeout:
 			t.Fatalf("session 2 received %d changes in 30 s, want %d", len(seen), want)
 		}
+	}
+}
+
+// slowSink is a device that answers each write when the test says so.
+type slowSink struct {
+	started chan ua.Variant         // the value of each write started
+	answers chan chan ua.StatusCode // the Pending result of each
+}
+
+func newSlowSink() *slowSink {
+	return &slowSink{started: make(chan ua.Variant, 64), answers: make(chan chan ua.StatusCode, 64)}
+}
+
+func (s *slowSink) WriteValue(_ uint32, wv *ua.WriteValue) (ua.StatusCode, addrspace.Pending) {
+	p := make(chan ua.StatusCode, 1)
+	s.answers <- p
+	s.started <- wv.Value.Value
+	return ua.StatusGood, p
+}
+
+// next waits (up to 30 s) for the next write to start and returns its
+// value and the channel that answers it.
+func (s *slowSink) next(t *testing.T) (ua.Variant, chan ua.StatusCode) {
+	t.Helper()
+	select {
+	case v := <-s.started:
+		return v, <-s.answers
+	case <-time.After(30 * time.Second):
+		t.Fatal("no write reached the device in 30 s")
+	}
+	return ua.Variant{}, nil
+}
+
+// TestWriteWaitingForDeviceDoesNotBlockConnection: a Write to a device
+// that has not answered yet is pending while a Read on the same session
+// and channel is answered; then the device answers, and the Write's
+// response arrives with its handle and the device's status.
+func TestWriteWaitingForDeviceDoesNotBlockConnection(t *testing.T) {
+	srv, url := startServer(t, server.Config{WriteTimeout: time.Hour})
+	as := srv.AddressSpace()
+	src := as.AddSource(addrspace.SourceFunc(func(_ uint32, dv *ua.DataValue) { dv.Value.SetFloat64(1.5) }))
+	sink := newSlowSink()
+	if err := as.AddNode(&addrspace.Node{
+		ID: ua.NewStringNodeID(1, "setpoint"), Class: ua.NodeClassVariable, BrowseName: ua.QualifiedName{NamespaceIndex: 1, Name: "setpoint"},
+		DataType: ua.NewNumericNodeID(0, id.Double), ValueRank: addrspace.ValueRankScalar,
+		AccessLevel: uint8(ua.AccessLevelTypeCurrentRead | ua.AccessLevelTypeCurrentWrite), Source: src, Handle: 1, Sink: sink,
+	}, addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.Organizes), IsInverse: true,
+		Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.ObjectsFolder)}}); err != nil {
+		t.Fatal(err)
+	}
+	r := openRawSession(t, url)
+	nid := ua.NewStringNodeID(1, "setpoint")
+	write := func(v float64) uint32 {
+		return r.send(&ua.WriteRequest{NodesToWrite: []ua.WriteValue{{
+			NodeID: nid, AttributeID: uint32(ua.AttributeIDValue), Value: ua.DataValue{Value: ua.MustVariant(v)},
+		}}})
+	}
+	w1 := write(42)
+	v1, answer1 := sink.next(t)
+	if v1.Value() != 42.0 {
+		t.Fatalf("the device got %v, want 42", v1.Value())
+	}
+	// The first Write waits for the device; the connection goes on: a
+	// second Write reaches the device, and a Read is answered.
+	w2 := write(43)
+	v2, answer2 := sink.next(t)
+	if v2.Value() != 43.0 {
+		t.Fatalf("the device got %v, want 43", v2.Value())
+	}
+	rd := r.send(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: nid, AttributeID: uint32(ua.AttributeIDValue)}}})
+	read := r.response(rd).(*ua.ReadResponse)
+	if len(read.Results) != 1 || read.Results[0].Value.Value() != 1.5 {
+		t.Fatalf("Read: %+v", read.Results)
+	}
+	// The device answers the second Write first: its response leaves
+	// first, with its own handle.
+	answer2 <- ua.StatusGood
+	if res := r.response(w2).(*ua.WriteResponse).Results; len(res) != 1 || res[0] != ua.StatusGood {
+		t.Fatalf("second Write: %v", res)
+	}
+	answer1 <- ua.StatusBadCommunicationError
+	if res := r.response(w1).(*ua.WriteResponse).Results; len(res) != 1 || res[0] != ua.StatusBadCommunicationError {
+		t.Fatalf("first Write: %v, want [BadCommunicationError]", res)
+	}
+}
+
+// TestCallWaitingDoesNotBlockConnection: two Calls of a method whose
+// handler waits are in progress while a Read on the same session and
+// channel is answered; each handler still sees its own input argument
+// (the connection reused its request values for the requests that
+// followed), and each response echoes its handle.
+func TestCallWaitingDoesNotBlockConnection(t *testing.T) {
+	srv, url := startServer(t, server.Config{WriteTimeout: time.Hour})
+	as := srv.AddressSpace()
+	started := make(chan uint32, 2)
+	release := make(chan struct{})
+	if err := as.AddMethod(&addrspace.Method{
+		ID: ua.NewStringNodeID(1, "Slow"), BrowseName: ua.QualifiedName{NamespaceIndex: 1, Name: "Slow"},
+		Object:          ua.NewNumericNodeID(0, id.ObjectsFolder),
+		InputArguments:  []ua.Argument{{Name: "x", DataType: ua.NewNumericNodeID(0, id.UInt32), ValueRank: addrspace.ValueRankScalar}},
+		OutputArguments: []ua.Argument{{Name: "y", DataType: ua.NewNumericNodeID(0, id.UInt32), ValueRank: addrspace.ValueRankScalar}},
+		Handler: func(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+			x, _ := in[0].Uint32()
+			started <- x
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return ua.StatusBadTimeout, nil
+			}
+			x, _ = in[0].Uint32() // after the requests that followed
+			return ua.StatusGood, []ua.Variant{ua.MustVariant(x + 1)}
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r := openRawSession(t, url)
+	call := func(x uint32) uint32 {
+		return r.send(&ua.CallRequest{MethodsToCall: []ua.CallMethodRequest{{
+			ObjectID: ua.NewNumericNodeID(0, id.ObjectsFolder), MethodID: ua.NewStringNodeID(1, "Slow"),
+			InputArguments: []ua.Variant{ua.MustVariant(x)},
+		}}})
+	}
+	waitStart := func(want uint32) {
+		t.Helper()
+		select {
+		case x := <-started:
+			if x != want {
+				t.Fatalf("handler started with %d, want %d", x, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no handler started in 30 s")
+		}
+	}
+	c1 := call(5)
+	waitStart(5)
+	c2 := call(7)
+	waitStart(7)
+	rd := r.send(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_State), AttributeID: uint32(ua.AttributeIDValue)}}})
+	if read := r.response(rd).(*ua.ReadResponse); len(read.Results) != 1 || read.Results[0].Status != ua.StatusGood {
+		t.Fatalf("Read: %+v", read.Results)
+	}
+	close(release)
+	got := map[uint32]uint32{}
+	for range 2 {
+		// The two answers may leave in either order.
+		r.nc.SetReadDeadline(time.Now().Add(30 * time.Second))
+		typ, body, err := r.readMsg()
+		if err != nil || typ != "MSGF" {
+			t.Fatalf("Call response: %q, %v", typ, err)
+		}
+		reqID := binary.LittleEndian.Uint32(body[12:])
+		m, err := ua.DecodeMessage(ua.NewDecoder(body[16:]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cr, ok := m.(*ua.CallResponse)
+		if !ok || cr.ResponseHeader.RequestHandle != reqID || len(cr.Results) != 1 || cr.Results[0].StatusCode != ua.StatusGood ||
+			len(cr.Results[0].OutputArguments) != 1 {
+			t.Fatalf("response to request %d: %T %+v", reqID, m, m)
+		}
+		y, _ := cr.Results[0].OutputArguments[0].Uint32()
+		got[reqID] = y
+	}
+	if got[c1] != 6 || got[c2] != 8 {
+		t.Fatalf("outputs by request %v, want %d: 6, %d: 8", got, c1, c2)
 	}
 }

@@ -14,9 +14,14 @@
 // request and response values, its decoder and its encode buffer are
 // reused from one request to the next: the Read path from request bytes to
 // response bytes allocates nothing once a connection has warmed up. The
-// exception is Publish: the connection hands it to the session's queue of
-// Publish requests and reads on; the subscription manager answers it later
-// (see Subscriptions).
+// exceptions are the requests that wait: Publish, which the connection
+// hands to the session's queue of Publish requests before it reads on, the
+// subscription manager answering it later (see Subscriptions); and a Write
+// with operations that went to a device, or a Call, whose handlers may
+// wait for one: they are answered by a goroutine of their own with copies
+// of what they need, up to 32 per connection (beyond that the connection
+// waits inline). Their responses may leave out of request order, which
+// OPC UA allows (responses are matched by request id).
 //
 // # Services
 //
