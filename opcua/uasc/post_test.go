@@ -3,6 +3,7 @@ package uasc
 import (
 	"encoding/binary"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"sync"
@@ -181,5 +182,37 @@ func TestPostResponseWriteTimeoutSticky(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("ReadRequest still waiting on a dead channel")
+	}
+}
+
+// BenchmarkSendToClient: one 200-byte response from the call until the
+// client has read it, written (WriteResponse) or posted (PostResponse:
+// framed at once, written by a goroutine it starts).
+func BenchmarkSendToClient(b *testing.B) {
+	for _, post := range []bool{false, true} {
+		name := "WriteResponse"
+		if post {
+			name = "PostResponse"
+		}
+		b.Run(name, func(b *testing.B) {
+			tc, ch := openTCP(b, &Config{}, defaultHello())
+			body := postBody(0, 0, 200)
+			buf := make([]byte, symHdrLen+seqHdrLen+len(body))
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if post {
+					err = ch.PostResponse(1, body)
+				} else {
+					err = ch.WriteResponse(1, body)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := io.ReadFull(tc.nc, buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
