@@ -14,9 +14,14 @@
 // request and response values, its decoder and its encode buffer are
 // reused from one request to the next: the Read path from request bytes to
 // response bytes allocates nothing once a connection has warmed up. The
-// exception is Publish: the connection hands it to the session's queue of
-// Publish requests and reads on; the subscription manager answers it later
-// (see Subscriptions).
+// exceptions are the requests that wait: Publish, which the connection
+// hands to the session's queue of Publish requests before it reads on, the
+// subscription manager answering it later (see Subscriptions); and a Write
+// with operations that went to a device, or a Call, whose handlers may
+// wait for one: they are answered by a goroutine of their own with copies
+// of what they need, up to 32 per connection (beyond that the connection
+// waits inline). Their responses may leave out of request order, which
+// OPC UA allows (responses are matched by request id).
 //
 // # Services
 //
@@ -45,7 +50,10 @@
 // wait, except for Publish, which is queued (at most
 // SubscriptionLimits.MaxPublishRequestsPerSession, else
 // Bad_TooManyPublishRequests) and answered by the manager with the
-// channel's WriteResponse.
+// channel's PostResponse, which frames the response and leaves its write
+// to the background: a client that stops reading stalls only its own
+// channel (until the channel's write timeout kills it; the notifications
+// stay in the retransmission queue for Republish), never the manager.
 //
 // Sampling follows the scan cycle: the binding calls Server.SourceChanged
 // with the handles that changed in each image the engine publishes
@@ -65,6 +73,5 @@
 // subscriptions are deleted when it closes); sampling a static variable
 // when it is written (it is sampled on the publishing cycle); deadbands on
 // arrays (compared for equality); the MonitoredItem and Subscription
-// diagnostics; a slow client's socket write blocks the manager for up to
-// the channel's write timeout.
+// diagnostics.
 package server

@@ -465,14 +465,17 @@ func (m *subMgr) send(pr pubReq, resp *ua.PublishResponse, now time.Time) {
 	resp.ResponseHeader = ua.ResponseHeader{Timestamp: m.srv.clock(), RequestHandle: pr.handle, ServiceResult: ua.StatusGood}
 	resp.Results = pr.results
 	m.out = ua.AppendMessage(m.out[:0], resp)
-	pr.ch.WriteResponse(pr.reqID, m.out) // a dead channel is the connection's business
+	// Posted, not written: a client that does not read must not stall the
+	// manager. A dead channel is the connection's business; the
+	// notifications stay in the retransmission queue for Republish.
+	pr.ch.PostResponse(pr.reqID, m.out)
 }
 
 // fail answers pr with a ServiceFault of status.
 func (m *subMgr) fail(pr pubReq, status ua.StatusCode, now time.Time) {
 	f := &ua.ServiceFault{ResponseHeader: ua.ResponseHeader{Timestamp: m.srv.clock(), RequestHandle: pr.handle, ServiceResult: status}}
 	m.out = ua.AppendMessage(m.out[:0], f)
-	pr.ch.WriteResponse(pr.reqID, m.out)
+	pr.ch.PostResponse(pr.reqID, m.out)
 }
 
 // serveLate answers Publish requests with the session's pending status

@@ -25,6 +25,10 @@
 //		}
 //	}
 //
+// A goroutine that answers for many channels and must not wait for one
+// client's socket posts its responses with PostResponse instead: they are
+// framed at once and written in the background.
+//
 // # Errors
 //
 // Protocol violations are answered with an Error message carrying their
@@ -232,8 +236,8 @@ type token struct {
 }
 
 // Channel is one client's secure channel over one connection. ReadRequest
-// is called by one goroutine; WriteResponse and Close may be called from
-// several.
+// is called by one goroutine; WriteResponse, QueueResponse, PostResponse,
+// Flush and Close may be called from several.
 type Channel struct {
 	nc  net.Conn
 	cfg Config
