@@ -402,11 +402,15 @@ func (c *Channel) SecurityMode() ua.MessageSecurityMode { return c.mode }
 // with status and reason (unless status is Good) and closes the
 // connection. A ReadRequest blocked in another goroutine returns
 // ErrClosed; later calls of every method return ErrClosed. Close may be
-// called more than once and from any goroutine.
+// called more than once and from any goroutine. Writes end within
+// CloseTimeout from the call, the one in progress too: a client that stopped
+// reading holds Close (and a server's Shutdown) that long, not for
+// WriteTimeout.
 func (c *Channel) Close(status ua.StatusCode, reason string) error {
 	var err error
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
+		c.nc.SetWriteDeadline(time.Now().Add(c.cfg.CloseTimeout))
 		c.s.mu.Lock()
 		switch {
 		case c.s.err != nil:

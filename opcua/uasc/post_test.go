@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/edged/edged/opcua/ua"
 )
 
 // PostResponse: responses written in the background.
@@ -214,5 +216,26 @@ func BenchmarkSendToClient(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+func TestCloseBoundsWriteToStalledClient(t *testing.T) {
+	// A write to a client that does not read is in progress, with a write
+	// timeout far beyond the test's: Close ends it within CloseTimeout.
+	_, ch, _ := stalledClient(t, &Config{WriteTimeout: time.Hour, CloseTimeout: 50 * time.Millisecond})
+	for i := range stallPosts {
+		if err := ch.PostResponse(uint32(i+1), postBody(0, i, stallSize)); err != nil {
+			t.Fatalf("PostResponse: %v", err)
+		}
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- ch.Close(ua.StatusBadShutdown, "shutdown") }()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close waited for the write timeout of a client that does not read")
+	}
+	if err := ch.WriteResponse(1, postBody(0, 0, 8)); err == nil {
+		t.Fatal("WriteResponse succeeded after Close")
 	}
 }

@@ -321,8 +321,9 @@ func (c *Channel) flushBatch(my uint64) error {
 	}
 }
 
-// writeOut writes b in one Write, within WriteTimeout. A failure closes
-// the connection, so that the reader stops too.
+// writeOut writes b in one Write, within WriteTimeout, or within
+// CloseTimeout once Close was called (see Close). A failure closes the
+// connection, so that the reader stops too.
 func (c *Channel) writeOut(b []byte) error {
 	if len(b) == 0 {
 		return nil
@@ -330,6 +331,11 @@ func (c *Channel) writeOut(b []byte) error {
 	if err := c.nc.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout)); err != nil {
 		c.nc.Close()
 		return err
+	}
+	if c.closed.Load() {
+		// Close ran, or runs: its shorter deadline holds for this write
+		// too, whichever of the two deadlines was set last.
+		c.nc.SetWriteDeadline(time.Now().Add(c.cfg.CloseTimeout))
 	}
 	if _, err := c.nc.Write(b); err != nil {
 		c.nc.Close()
