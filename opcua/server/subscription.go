@@ -83,8 +83,9 @@ type subMgr struct {
 	active atomic.Bool // a subscription was ever created: SourceChanged has work
 
 	hookMu  sync.Mutex
-	changed []srcKey // accumulated by SourceChanged, drained by the run loop
-	overrun bool     // changed reached maxPendingChanges: sample every indexed item
+	changed []srcKey   // accumulated by SourceChanged, drained by the run loop
+	batches []srcBatch // per SourceChanged call: its image and end in changed
+	overrun bool       // changed reached maxPendingChanges: sample every indexed item
 
 	// Owned by the run loop.
 	nextSubID  uint32
@@ -93,9 +94,14 @@ type subMgr struct {
 	sessions   map[*session]*sessSubs
 	bySource   map[srcKey][]*monItem
 	work       []srcKey
+	workB      []srcBatch
 	deferred   []*monItem // changed but not due yet (sampling interval above the tag's period)
 	touched    []*subscription
 	rc         addrspace.ReadContext
+	dv         ua.DataValue // sample's value
+	shared     ua.DataValue // sampleKey's value, read once for the items on one node
+	avail      []uint32     // AvailableSequenceNumbers of the response being sent
+	triggered  []*monItem   // publishTo's items reported by SetTriggering
 	out        []byte
 	timer      *time.Timer
 }
@@ -163,6 +169,10 @@ func (s *Server) SourceChanged(src addrspace.SourceID, changed []uint32) {
 	if !m.active.Load() || len(changed) == 0 {
 		return
 	}
+	// The image that carried the change: the items sample it, not the
+	// image current when the run loop gets to them, so that a change is
+	// not lost when the next image comes first.
+	snap := s.as.SourceSnapshot(src)
 	m.hookMu.Lock()
 	if len(m.changed)+len(changed) > maxPendingChanges {
 		m.overrun = true // the run loop is behind: bound the memory
@@ -170,6 +180,7 @@ func (s *Server) SourceChanged(src addrspace.SourceID, changed []uint32) {
 		for _, h := range changed {
 			m.changed = append(m.changed, srcKey{src, h})
 		}
+		m.batches = append(m.batches, srcBatch{src, snap, len(m.changed)})
 	}
 	m.hookMu.Unlock()
 	select {
@@ -192,33 +203,32 @@ func (m *subMgr) sessionState(s *session) *sessSubs {
 func (m *subMgr) sourceChanges(now time.Time) {
 	m.hookMu.Lock()
 	m.work, m.changed = m.changed, m.work[:0]
+	m.workB, m.batches = m.batches, m.workB[:0]
 	overrun := m.overrun
 	m.overrun = false
 	m.hookMu.Unlock()
 	if overrun {
-		// Changes were dropped: look at every item on a source once.
+		// Changes were dropped: look at every item on a source once, in
+		// the current images.
 		m.work = m.work[:0]
 		for k := range m.bySource {
 			m.work = append(m.work, k)
 		}
+		clear(m.workB)
+		m.workB = append(m.workB[:0], srcBatch{end: len(m.work)})
 	}
-	m.rc.Reset()
 	slack := m.srv.cfg.Subscriptions.MinPublishingInterval / 2
-	for _, k := range m.work {
-		for _, it := range m.bySource[k] {
-			if it.mode == ua.MonitoringModeDisabled {
-				continue
-			}
-			if !it.due(now, slack) {
-				if !it.deferred {
-					it.deferred = true
-					m.deferred = append(m.deferred, it)
-				}
-				continue
-			}
-			m.sample(it, now)
+	start := 0
+	for _, b := range m.workB {
+		m.rc.Reset()
+		m.rc.UseSnapshot(m.srv.as, b.src, b.snap)
+		for _, k := range m.work[start:b.end] {
+			m.sampleKey(k, now, slack)
 		}
+		start = b.end
 	}
+	clear(m.workB) // let the images go
+	m.rc.Reset()
 	if len(m.deferred) > 0 {
 		keep := m.deferred[:0]
 		for _, it := range m.deferred {
@@ -310,6 +320,7 @@ type subscription struct {
 	first        bool // no message sent yet: the first cycle sends a keep-alive
 	seq          uint32
 	retrans      []ua.NotificationMessage // sent, not acknowledged, oldest first
+	spare        []ua.NotificationMessage // acknowledged data change messages, for reuse
 }
 
 // nextSeq returns the sequence number of the next message.
@@ -318,6 +329,14 @@ func (sub *subscription) nextSeq() uint32 {
 		return 1
 	}
 	return sub.seq + 1
+}
+
+// appendAvailable appends the sequence numbers in the retransmission queue.
+func (sub *subscription) appendAvailable(b []uint32) []uint32 {
+	for i := range sub.retrans {
+		b = append(b, sub.retrans[i].SequenceNumber)
+	}
+	return b
 }
 
 func (sub *subscription) available() []uint32 {
@@ -383,11 +402,12 @@ func (m *subMgr) cycle(sub *subscription, now time.Time) {
 // notifications.
 func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 	pr := m.dequeue(sub.ss)
-	var dcn ua.DataChangeNotification
+	msg := sub.newMessage()
+	dcn := msg.NotificationData[0].Body.(*ua.DataChangeNotification)
 	max := int(sub.maxNotif)
 	ready := sub.ready[:0]
 	more := false
-	var triggered []*monItem
+	triggered := m.triggered[:0]
 	for _, it := range sub.ready {
 		if it.deleted {
 			it.inReady = false
@@ -421,21 +441,23 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 		dcn.MonitoredItems = append(dcn.MonitoredItems, it.queue...)
 		it.queue = it.queue[:0]
 	}
+	clear(triggered)
+	m.triggered = triggered[:0]
 	sub.seq = sub.nextSeq()
-	msg := ua.NotificationMessage{
-		SequenceNumber:   sub.seq,
-		PublishTime:      m.srv.clock(),
-		NotificationData: []ua.ExtensionObject{{Body: &dcn}},
-	}
+	msg.SequenceNumber = sub.seq
+	msg.PublishTime = m.srv.clock()
 	if len(sub.retrans) >= m.srv.cfg.Subscriptions.MaxRetransmissionQueue {
+		old := sub.retrans[0]
 		sub.retrans = slices.Delete(sub.retrans, 0, 1)
+		sub.recycle(old)
 	}
 	sub.retrans = append(sub.retrans, msg)
 	sub.keepAliveCtr, sub.lifetimeCtr, sub.first = 0, 0, false
 	sub.late = more
+	m.avail = sub.appendAvailable(m.avail[:0])
 	m.send(pr, &ua.PublishResponse{
 		SubscriptionID:           sub.id,
-		AvailableSequenceNumbers: sub.available(),
+		AvailableSequenceNumbers: m.avail,
 		MoreNotifications:        more,
 		NotificationMessage:      msg,
 	}, now)
@@ -446,9 +468,10 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 func (m *subMgr) keepAliveTo(sub *subscription, now time.Time) {
 	pr := m.dequeue(sub.ss)
 	sub.keepAliveCtr, sub.lifetimeCtr, sub.first, sub.late = 0, 0, false, false
+	m.avail = sub.appendAvailable(m.avail[:0])
 	m.send(pr, &ua.PublishResponse{
 		SubscriptionID:           sub.id,
-		AvailableSequenceNumbers: sub.available(),
+		AvailableSequenceNumbers: m.avail,
 		NotificationMessage:      ua.NotificationMessage{SequenceNumber: sub.nextSeq(), PublishTime: m.srv.clock()},
 	}, now)
 }
@@ -555,7 +578,9 @@ func (m *subMgr) acknowledge(ss *sessSubs, acks []ua.SubscriptionAcknowledgement
 			res[i] = ua.StatusBadSequenceNumberUnknown
 			continue
 		}
+		old := sub.retrans[j]
 		sub.retrans = slices.Delete(sub.retrans, j, j+1)
+		sub.recycle(old)
 	}
 	return res
 }

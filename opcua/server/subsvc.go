@@ -183,7 +183,7 @@ func (c *conn) republish(s *session, h *ua.RequestHeader) (ua.Body, error) {
 		}
 		sub.lifetimeCtr = 0
 		c.header(&resp.ResponseHeader, h, ua.StatusGood)
-		resp.NotificationMessage = sub.retrans[i]
+		resp.NotificationMessage = cloneMessage(sub.retrans[i]) // the manager reuses the original
 		return nil
 	})
 	if err != nil {
