@@ -1,17 +1,20 @@
 package server
 
 import (
+	"encoding/binary"
+	"slices"
 	"time"
 
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
 )
 
 // The steady-state data path of subscriptions, sample → publish, is kept
 // free of allocations: the items on one variable share one Read per
-// image; a NotificationMessage's DataChangeNotification, its
-// ExtensionObject slice and its MonitoredItems storage come back for reuse
-// once the message leaves the retransmission queue.
+// image; publishTo encodes the DataChangeNotification straight from the
+// items' queues (encodedDCN), and a NotificationMessage with its encoding
+// buffer comes back for reuse once it leaves the retransmission queue.
 
 // srcBatch is the changes of one SourceChanged call: those of source src
 // in changed (or work) up to end, to sample in snap, the image that
@@ -53,8 +56,55 @@ func (m *subMgr) sampleKey(k srcKey, now time.Time, slack time.Duration) {
 	}
 }
 
-// newMessage returns a NotificationMessage holding one empty
-// DataChangeNotification, reused from an acknowledged one if there is one.
+// encodedDCN is a DataChangeNotification in its binary encoding, built by
+// publishTo straight from the items' queues: the notifications are not
+// copied into a MonitoredItems slice, and the message kept for Republish
+// is these bytes, not a structure per value.
+type encodedDCN struct {
+	b []byte
+	n int // notifications in b
+}
+
+// start begins an empty notification.
+func (e *encodedDCN) start() {
+	e.b = append(e.b[:0], 0, 0, 0, 0) // MonitoredItems length, set by finish
+	e.n = 0
+}
+
+// add appends the notifications ns.
+func (e *encodedDCN) add(ns []ua.MonitoredItemNotification) {
+	for i := range ns {
+		e.b = ns[i].Encode(e.b)
+	}
+	e.n += len(ns)
+}
+
+// finish sets the length and appends the null DiagnosticInfos.
+func (e *encodedDCN) finish() {
+	binary.LittleEndian.PutUint32(e.b, uint32(e.n))
+	e.b = ua.AppendArrayLen(e.b, 0, true)
+}
+
+// BinaryEncodingID returns the id of DataChangeNotification's encoding.
+func (e *encodedDCN) BinaryEncodingID() ua.NodeID {
+	return ua.NewNumericNodeID(0, id.DataChangeNotification_Encoding_DefaultBinary)
+}
+
+// Encode appends the encoded notification.
+func (e *encodedDCN) Encode(b []byte) []byte { return append(b, e.b...) }
+
+// Decode reads a DataChangeNotification (e is never registered for
+// decoding; this completes ua.Body).
+func (e *encodedDCN) Decode(d *ua.Decoder) {
+	var dcn ua.DataChangeNotification
+	dcn.Decode(d)
+	if d.Err() == nil {
+		e.b, e.n = dcn.Encode(e.b[:0]), len(dcn.MonitoredItems)
+	}
+}
+
+// newMessage returns a NotificationMessage holding one encodedDCN, reused
+// from a message that left the retransmission queue if there is one.
 func (sub *subscription) newMessage() ua.NotificationMessage {
 	if n := len(sub.spare); n > 0 {
 		msg := sub.spare[n-1]
@@ -63,7 +113,7 @@ func (sub *subscription) newMessage() ua.NotificationMessage {
 		return msg
 	}
 	return ua.NotificationMessage{
-		NotificationData: []ua.ExtensionObject{{Body: &ua.DataChangeNotification{}}},
+		NotificationData: []ua.ExtensionObject{{Body: &encodedDCN{}}},
 	}
 }
 
@@ -74,13 +124,9 @@ func (sub *subscription) recycle(msg ua.NotificationMessage) {
 	if len(msg.NotificationData) != 1 || len(sub.spare) >= 2 {
 		return
 	}
-	dcn, ok := msg.NotificationData[0].Body.(*ua.DataChangeNotification)
-	if !ok {
+	if _, ok := msg.NotificationData[0].Body.(*encodedDCN); !ok {
 		return
 	}
-	clear(dcn.MonitoredItems) // no values kept alive
-	dcn.MonitoredItems = dcn.MonitoredItems[:0]
-	dcn.DiagnosticInfos = nil
 	msg.SequenceNumber, msg.PublishTime = 0, time.Time{}
 	sub.spare = append(sub.spare, msg)
 }
@@ -91,10 +137,8 @@ func cloneMessage(msg ua.NotificationMessage) ua.NotificationMessage {
 	out := msg
 	out.NotificationData = make([]ua.ExtensionObject, len(msg.NotificationData))
 	for i, eo := range msg.NotificationData {
-		if dcn, ok := eo.Body.(*ua.DataChangeNotification); ok {
-			c := *dcn
-			c.MonitoredItems = append([]ua.MonitoredItemNotification(nil), dcn.MonitoredItems...)
-			eo.Body = &c
+		if e, ok := eo.Body.(*encodedDCN); ok {
+			eo.Body = &encodedDCN{b: slices.Clone(e.b), n: e.n}
 		}
 		out.NotificationData[i] = eo
 	}

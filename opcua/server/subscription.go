@@ -403,7 +403,8 @@ func (m *subMgr) cycle(sub *subscription, now time.Time) {
 func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 	pr := m.dequeue(sub.ss)
 	msg := sub.newMessage()
-	dcn := msg.NotificationData[0].Body.(*ua.DataChangeNotification)
+	dcn := msg.NotificationData[0].Body.(*encodedDCN)
+	dcn.start()
 	max := int(sub.maxNotif)
 	ready := sub.ready[:0]
 	more := false
@@ -413,17 +414,21 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 			it.inReady = false
 			continue
 		}
-		if max > 0 && len(dcn.MonitoredItems) >= max {
+		if max > 0 && dcn.n >= max {
 			ready = append(ready, it)
 			more = true
 			continue
 		}
 		n := len(it.queue)
-		if max > 0 && len(dcn.MonitoredItems)+n > max {
-			n = max - len(dcn.MonitoredItems)
+		if max > 0 && dcn.n+n > max {
+			n = max - dcn.n
 		}
-		dcn.MonitoredItems = append(dcn.MonitoredItems, it.queue[:n]...)
-		it.queue = slices.Delete(it.queue, 0, n)
+		dcn.add(it.queue[:n])
+		if n == len(it.queue) {
+			it.queue = it.queue[:0] // overwritten by the next samples
+		} else {
+			it.queue = slices.Delete(it.queue, 0, n)
+		}
 		if len(it.queue) > 0 {
 			ready = append(ready, it)
 			more = true
@@ -438,9 +443,10 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 		if it.deleted || it.mode != ua.MonitoringModeSampling || len(it.queue) == 0 {
 			continue
 		}
-		dcn.MonitoredItems = append(dcn.MonitoredItems, it.queue...)
+		dcn.add(it.queue)
 		it.queue = it.queue[:0]
 	}
+	dcn.finish()
 	clear(triggered)
 	m.triggered = triggered[:0]
 	sub.seq = sub.nextSeq()
