@@ -98,10 +98,11 @@ type subMgr struct {
 	deferred   []*monItem // changed but not due yet (sampling interval above the tag's period)
 	touched    []*subscription
 	rc         addrspace.ReadContext
-	dv         ua.DataValue // sample's value
-	shared     ua.DataValue // sampleKey's value, read once for the items on one node
-	avail      []uint32     // AvailableSequenceNumbers of the response being sent
-	triggered  []*monItem   // publishTo's items reported by SetTriggering
+	dv         ua.DataValue       // sample's value
+	shared     ua.DataValue       // sampleKey's value, read once for the items on one node
+	avail      []uint32           // AvailableSequenceNumbers of the response being sent
+	triggered  []*monItem         // publishTo's items reported by SetTriggering
+	resp       ua.PublishResponse // publishTo's and keepAliveTo's, encoded by send
 	out        []byte
 	timer      *time.Timer
 }
@@ -461,12 +462,14 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 	sub.keepAliveCtr, sub.lifetimeCtr, sub.first = 0, 0, false
 	sub.late = more
 	m.avail = sub.appendAvailable(m.avail[:0])
-	m.send(pr, &ua.PublishResponse{
+	m.resp = ua.PublishResponse{
 		SubscriptionID:           sub.id,
 		AvailableSequenceNumbers: m.avail,
 		MoreNotifications:        more,
 		NotificationMessage:      msg,
-	}, now)
+	}
+	m.send(pr, &m.resp, now)
+	m.resp = ua.PublishResponse{}
 }
 
 // keepAliveTo answers the session's oldest Publish request with a
@@ -475,11 +478,13 @@ func (m *subMgr) keepAliveTo(sub *subscription, now time.Time) {
 	pr := m.dequeue(sub.ss)
 	sub.keepAliveCtr, sub.lifetimeCtr, sub.first, sub.late = 0, 0, false, false
 	m.avail = sub.appendAvailable(m.avail[:0])
-	m.send(pr, &ua.PublishResponse{
+	m.resp = ua.PublishResponse{
 		SubscriptionID:           sub.id,
 		AvailableSequenceNumbers: m.avail,
 		NotificationMessage:      ua.NotificationMessage{SequenceNumber: sub.nextSeq(), PublishTime: m.srv.clock()},
-	}, now)
+	}
+	m.send(pr, &m.resp, now)
+	m.resp = ua.PublishResponse{}
 }
 
 func (m *subMgr) dequeue(ss *sessSubs) pubReq {
