@@ -223,3 +223,116 @@ func TestSamplePublishAllocs(t *testing.T) {
 		t.Errorf("%d available sequence numbers, want %d", n, f.s.cfg.Subscriptions.MaxRetransmissionQueue)
 	}
 }
+
+// BenchmarkSamplePublish measures the manager's work per cycle at the
+// fan-out bench's shape without the network: 20 subscriptions × 1,000
+// items on 1,000 variables of one image source that all change in every
+// cycle, a Publish request waiting for each subscription. ns/notif is the
+// cost per notification delivered.
+func BenchmarkSamplePublish(b *testing.B) {
+	const tags, subs = 1000, 20
+	s := newTestServer(b, Config{Subscriptions: SubscriptionLimits{MaxSubscriptionsPerSession: subs}})
+	as := s.AddressSpace()
+	imgs := &testImages{}
+	imgs.cur.Store(&testImage{})
+	src := as.AddSource(imgs)
+	reqs := make([]ua.MonitoredItemCreateRequest, tags)
+	handles := make([]uint32, tags)
+	for i := range tags {
+		nid := ua.NewNumericNodeID(1, uint32(1000+i))
+		if err := as.AddNode(&addrspace.Node{
+			ID: nid, Class: ua.NodeClassVariable, BrowseName: ua.QualifiedName{NamespaceIndex: 1, Name: "t"},
+			DataType: ua.NewNumericNodeID(0, id.Double), ValueRank: addrspace.ValueRankScalar,
+			AccessLevel: uint8(ua.AccessLevelTypeCurrentRead), Source: src, Handle: uint32(i),
+		}, addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.Organizes), IsInverse: true,
+			Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.ObjectsFolder)}}); err != nil {
+			b.Fatal(err)
+		}
+		handles[i] = uint32(i)
+		reqs[i] = ua.MonitoredItemCreateRequest{
+			ItemToMonitor:  ua.ReadValueID{NodeID: nid, AttributeID: uint32(ua.AttributeIDValue)},
+			MonitoringMode: ua.MonitoringModeReporting,
+			RequestedParameters: ua.MonitoringParameters{
+				ClientHandle: uint32(i), SamplingInterval: 5, QueueSize: 10, DiscardOldest: true,
+			},
+		}
+	}
+	tc := newTestConn(b, s, 1)
+	tc.openSession()
+	var ids []uint32
+	for range subs {
+		r := wantOK[ua.CreateSubscriptionResponse](b, tc.call(&ua.CreateSubscriptionRequest{
+			RequestedPublishingInterval: 5, RequestedMaxKeepAliveCount: 10, RequestedLifetimeCount: 300, PublishingEnabled: true,
+		}))
+		ids = append(ids, r.SubscriptionID)
+		cr := wantOK[ua.CreateMonitoredItemsResponse](b, tc.call(&ua.CreateMonitoredItemsRequest{
+			SubscriptionID: r.SubscriptionID, TimestampsToReturn: ua.TimestampsToReturnBoth, ItemsToCreate: reqs,
+		}))
+		if cr.Results[0].StatusCode != ua.StatusGood {
+			b.Fatal(cr.Results[0].StatusCode)
+		}
+	}
+	m := &s.subs
+	ch := &recChannel{}
+	m.call(func() {
+		ss := m.subs[ids[0]].ss
+		queue := make([]pubReq, 0, subs)
+		now := time.Now()
+		k := 0
+		step := func() {
+			k++
+			imgs.cur.Store(&testImage{v: float64(k)})
+			s.SourceChanged(src, handles)
+			queue = queue[:0]
+			for range subs {
+				queue = append(queue, pubReq{ch: ch})
+			}
+			ss.queue = queue
+			now = now.Add(5 * time.Millisecond)
+			m.sourceChanges(now)
+		}
+		for range 20 {
+			step()
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			step()
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*subs*tags), "ns/notif")
+	})
+}
+
+// TestLifetimesExpireTogether: subscriptions of one session whose
+// lifetimes end in the same cycle are all deleted (tick deletes from the
+// list it walks), and each reports Bad_Timeout.
+func TestLifetimesExpireTogether(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	var ids []uint32
+	for range 3 {
+		ids = append(ids, f.createSub(5, 1, 3))
+	}
+	m := &f.s.subs
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var n int
+		m.call(func() { n = len(m.subs) })
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d subscriptions alive after 10 s without Publish", n)
+		}
+	}
+	var got []uint32
+	for range ids {
+		r := f.tc.publish()
+		if sc, ok := r.NotificationMessage.NotificationData[0].Body.(*ua.StatusChangeNotification); !ok || sc.Status != ua.StatusBadTimeout {
+			t.Errorf("after expiry: %+v", r)
+		}
+		got = append(got, r.SubscriptionID)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, ids) {
+		t.Errorf("status changes for %v, want %v", got, ids)
+	}
+}

@@ -280,9 +280,13 @@ func (m *subMgr) tick(now time.Time) {
 			m.fail(ss.queue[0], ua.StatusBadTimeout, now)
 			ss.queue = ss.queue[1:]
 		}
-		for _, sub := range ss.subs {
+		for i := 0; i < len(ss.subs); i++ {
+			sub := ss.subs[i]
 			if !now.Before(sub.next) {
 				m.cycle(sub, now)
+				if sub.deleted { // its lifetime expired: ss.subs lost it
+					i--
+				}
 			}
 		}
 		for _, sub := range ss.subs {
