@@ -58,7 +58,8 @@
 // Sampling follows the scan cycle: the binding calls Server.SourceChanged
 // with the handles that changed in each image the engine publishes
 // (binding.Binding.Notify); the items on those handles that are due are
-// sampled, and a subscription that has notifications and is due answers a
+// sampled in that image (one Read per variable, shared by its items), and
+// a subscription that has notifications and is due answers a
 // waiting Publish at once. Items are indexed by source and handle, so the
 // work per image is proportional to what changed. Items without a source
 // (namespace 0, static variables) and items on attributes other than Value

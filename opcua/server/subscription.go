@@ -158,10 +158,13 @@ func (m *subMgr) run() {
 // changed of ValueSource src have new values (or statuses, or source
 // timestamps) in the source's current snapshot. The binding calls it from
 // plc.Engine.Subscribe on every image the engine publishes, with
-// Image.Changed. It copies the handles and returns at once: the monitored
-// items on those variables that are due in this cycle are sampled on the
-// subscription manager's goroutine, and a subscription that is due
-// answers a waiting Publish request at once. Work per call is
+// Image.Changed. It copies the handles, takes the source's snapshot (the
+// image that carried the changes) and returns at once: the monitored
+// items on those variables that are due in this cycle are sampled in that
+// snapshot on the subscription manager's goroutine, so that each image's
+// change is sampled even when the next image comes before the manager
+// runs, and a subscription that is due answers a waiting Publish request
+// at once. Work per call is
 // proportional to len(changed); nothing is done while no subscription was
 // ever created. Safe from any goroutine; it does not allocate once its
 // buffer has grown.
