@@ -1,18 +1,18 @@
 package addrspace
 
-// SourceSnapshot returns the current snapshot of source id, nil for an
-// unknown id or a source without an image yet. A caller that learns of a
-// change (the binding's notify hook runs right after the engine published
-// the image) takes the image that carried it, to read it later with
-// ReadContext.UseSnapshot. It does not allocate.
-func (s *Space) SourceSnapshot(id SourceID) Snapshot {
+// Source returns the ValueSource registered as id, nil for an unknown id.
+// Sources are never unregistered, so a caller may keep it: the binding's
+// notify hook takes the image that carried a change with its Snapshot,
+// without the Space's lock, to read it later with
+// ReadContext.UseSnapshot.
+func (s *Space) Source(id SourceID) ValueSource {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	i := int(id) - 1
 	if i < 0 || i >= len(s.sources) {
 		return nil
 	}
-	return s.sources[i].Snapshot()
+	return s.sources[i]
 }
 
 // UseSnapshot makes the following operations of the request read source

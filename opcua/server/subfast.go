@@ -25,6 +25,47 @@ type srcBatch struct {
 	end  int
 }
 
+// maxPendingImages bounds the images SourceChanged keeps for the run loop
+// (80 ms of a 5 ms engine); beyond it the changes of the newest calls are
+// sampled in the images current when the run loop gets to them.
+const maxPendingImages = 16
+
+// addBatch closes the batch of the changes SourceChanged just added, to
+// sample in snap; called under hookMu.
+func (m *subMgr) addBatch(src addrspace.SourceID, snap addrspace.Snapshot) {
+	if n := len(m.batches); n >= maxPendingImages {
+		last := &m.batches[n-1]
+		last.end, last.snap = len(m.changed), nil
+		return
+	}
+	m.batches = append(m.batches, srcBatch{src, snap, len(m.changed)})
+}
+
+// source returns the ValueSource src, from the Space the first time and
+// then without its lock: the engine's goroutine calls SourceChanged and
+// must not wait for a Read or Write request.
+func (m *subMgr) source(src addrspace.SourceID) addrspace.ValueSource {
+	i := int(src) - 1
+	if p := m.sources.Load(); p != nil && i >= 0 && i < len(*p) && (*p)[i] != nil {
+		return (*p)[i]
+	}
+	vs := m.srv.as.Source(src)
+	if vs == nil {
+		return nil
+	}
+	m.srcMu.Lock()
+	defer m.srcMu.Unlock()
+	var list []addrspace.ValueSource
+	if p := m.sources.Load(); p != nil {
+		list = *p
+	}
+	list = append(make([]addrspace.ValueSource, 0, max(len(list), i+1)), list...)
+	list = list[:max(len(list), i+1)]
+	list[i] = vs
+	m.sources.Store(&list)
+	return vs
+}
+
 // sampleKey samples the items on source key k that are due at now, and
 // defers those that are not. The items of one node whose ReadValueId has
 // no IndexRange and no DataEncoding share one Read: the manager reads with

@@ -336,3 +336,44 @@ func TestLifetimesExpireTogether(t *testing.T) {
 		t.Errorf("status changes for %v, want %v", got, ids)
 	}
 }
+
+// TestPendingImagesBounded: while the run loop is busy, SourceChanged
+// keeps at most maxPendingImages images; the changes of the calls beyond
+// are sampled in the image current when the run loop gets to them.
+func TestPendingImagesBounded(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	src, imgs := addImageNode(t, f)
+	sub := f.createSub(5, 10, 300)
+	f.createItems(sub, item("img", ua.AttributeIDValue, 0, 100, nil))
+	got := map[uint32][]float64{}
+	byHandle(f.tc.publishData(), got) // the initial value
+	const calls = maxPendingImages + 5
+	m := &f.s.subs
+	var kept int
+	m.call(func() {
+		for k := 1; k <= calls; k++ {
+			imgs.cur.Store(&testImage{v: float64(k)})
+			f.s.SourceChanged(src, []uint32{1})
+		}
+		m.hookMu.Lock()
+		kept = len(m.batches)
+		m.hookMu.Unlock()
+	})
+	if kept != maxPendingImages {
+		t.Errorf("%d images kept, want %d", kept, maxPendingImages)
+	}
+	want := []float64{0}
+	for k := 1; k < maxPendingImages; k++ {
+		want = append(want, float64(k))
+	}
+	want = append(want, calls)
+	for range 100 {
+		if len(got[7]) >= len(want) {
+			break
+		}
+		byHandle(f.tc.publish(), got)
+	}
+	if !slices.Equal(got[7], want) {
+		t.Errorf("values %v, want %v", got[7], want)
+	}
+}

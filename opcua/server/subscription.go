@@ -87,6 +87,9 @@ type subMgr struct {
 	batches []srcBatch // per SourceChanged call: its image and end in changed
 	overrun bool       // changed reached maxPendingChanges: sample every indexed item
 
+	srcMu   sync.Mutex                              // serializes updates of sources
+	sources atomic.Pointer[[]addrspace.ValueSource] // by SourceID-1, as SourceChanged met them
+
 	// Owned by the run loop.
 	nextSubID  uint32
 	nextItemID uint32
@@ -176,7 +179,10 @@ func (s *Server) SourceChanged(src addrspace.SourceID, changed []uint32) {
 	// The image that carried the change: the items sample it, not the
 	// image current when the run loop gets to them, so that a change is
 	// not lost when the next image comes first.
-	snap := s.as.SourceSnapshot(src)
+	var snap addrspace.Snapshot
+	if vs := m.source(src); vs != nil {
+		snap = vs.Snapshot()
+	}
 	m.hookMu.Lock()
 	if len(m.changed)+len(changed) > maxPendingChanges {
 		m.overrun = true // the run loop is behind: bound the memory
@@ -184,7 +190,7 @@ func (s *Server) SourceChanged(src addrspace.SourceID, changed []uint32) {
 		for _, h := range changed {
 			m.changed = append(m.changed, srcKey{src, h})
 		}
-		m.batches = append(m.batches, srcBatch{src, snap, len(m.changed)})
+		m.addBatch(src, snap)
 	}
 	m.hookMu.Unlock()
 	select {
