@@ -377,3 +377,40 @@ func TestPendingImagesBounded(t *testing.T) {
 		t.Errorf("values %v, want %v", got[7], want)
 	}
 }
+
+// countingImages counts the snapshots taken of a testImages.
+type countingImages struct {
+	testImages
+	n atomic.Int32
+}
+
+func (s *countingImages) Snapshot() addrspace.Snapshot {
+	s.n.Add(1)
+	return s.testImages.Snapshot()
+}
+
+// TestSourceChangedKeepsNoImageUnwatched: while no item is indexed by any
+// source, SourceChanged takes no snapshot (which would keep the engine's
+// image from reuse); once one is, it does.
+func TestSourceChangedKeepsNoImageUnwatched(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	imgs := &countingImages{}
+	imgs.cur.Store(&testImage{v: 1})
+	src := f.s.AddressSpace().AddSource(imgs)
+	sub := f.createSub(5, 10, 300)
+	f.createItems(sub, item("static", ua.AttributeIDValue, 0, 10, nil))
+	m := &f.s.subs
+	for range 5 {
+		f.s.SourceChanged(src, []uint32{1})
+		m.call(func() { m.sourceChanges(time.Now()) })
+	}
+	if n := imgs.n.Load(); n != 0 {
+		t.Errorf("%d snapshots taken without an item on a source", n)
+	}
+	f.createItems(sub, item("ext", ua.AttributeIDValue, 0, 10, nil))
+	m.call(func() {}) // the round of the creation is over
+	f.s.SourceChanged(src, []uint32{1})
+	if n := imgs.n.Load(); n != 1 {
+		t.Errorf("%d snapshots taken with an item on a source, want 1", n)
+	}
+}

@@ -89,6 +89,7 @@ type subMgr struct {
 
 	srcMu   sync.Mutex                              // serializes updates of sources
 	sources atomic.Pointer[[]addrspace.ValueSource] // by SourceID-1, as SourceChanged met them
+	indexed atomic.Bool                             // bySource has items (as of the run loop's last round)
 
 	// Owned by the run loop.
 	nextSubID  uint32
@@ -154,6 +155,7 @@ func (m *subMgr) run() {
 			return
 		}
 		m.tick(time.Now())
+		m.indexed.Store(len(m.bySource) > 0)
 	}
 }
 
@@ -180,8 +182,10 @@ func (s *Server) SourceChanged(src addrspace.SourceID, changed []uint32) {
 	// image current when the run loop gets to them, so that a change is
 	// not lost when the next image comes first.
 	var snap addrspace.Snapshot
-	if vs := m.source(src); vs != nil {
-		snap = vs.Snapshot()
+	if m.indexed.Load() { // else keep the image free for the engine's reuse
+		if vs := m.source(src); vs != nil {
+			snap = vs.Snapshot()
+		}
 	}
 	m.hookMu.Lock()
 	if len(m.changed)+len(changed) > maxPendingChanges {
