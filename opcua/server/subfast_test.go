@@ -168,6 +168,9 @@ func (c *recChannel) WriteResponse(_ uint32, msg []byte) error {
 	return nil
 }
 
+// PostResponse records like WriteResponse: the manager posts its responses.
+func (c *recChannel) PostResponse(id uint32, msg []byte) error { return c.WriteResponse(id, msg) }
+
 // TestSamplePublishAllocs asserts that the steady state of the data path,
 // from SourceChanged through sampling to the Publish response written,
 // allocates nothing: three items on one changing variable (one shared
