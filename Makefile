@@ -35,7 +35,27 @@ SCAN_WARMUP   ?= 5s
 SCAN_CLIENTS  ?= 10
 SCAN_NODES    ?= 100
 
-.PHONY: all help build arm64 armv7 run deps test test-arm bench bench-e2e bench-scan fuzz lint check-binaries clean
+# Subscription latency (bench-sub): the measured window of the publish
+# latency run and its warm-up, the repetitions of the write → status and
+# call → status runs, extra flags (SUB_FLAGS, e.g. -inflight 8 -queue 20),
+# and SUB=0 to leave it out of `make bench`.
+SUB          ?= 1
+SUB_DURATION ?= 10s
+SUB_WARMUP   ?= 1s
+SUB_REPS     ?= 1000
+SUB_FLAGS    ?=
+
+# Subscription fan-out (bench-fanout): sessions × monitored items on 1,000
+# tags that change every cycle, the measured window and warm-up, and extra
+# flags (FANOUT_FLAGS, e.g. '-publish 10ms -queue 1 -inflight 3'; see
+# cmd/fanbench).
+FANOUT_SESSIONS ?= 20
+FANOUT_ITEMS    ?= 1000
+FANOUT_DURATION ?= 30s
+FANOUT_WARMUP   ?= 5s
+FANOUT_FLAGS    ?=
+
+.PHONY: all help build arm64 armv7 run deps test test-arm bench bench-e2e bench-scan bench-sub bench-fanout fuzz lint check-binaries clean
 
 all: build
 
@@ -46,9 +66,11 @@ help:
 	@echo "make deps            install the Debian packages the tests need (scripts/deps.sh)"
 	@echo "make test            deps, then all tests"
 	@echo "make test-arm        deps, then all tests for arm64 and armv7 under qemu"
-	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not) and bench-scan (SCAN=0: not)"
+	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not), bench-scan (SCAN=0: not) and bench-sub (SUB=0: not)"
 	@echo "make bench-e2e       end-to-end OPC UA load on loopback, server on core 0, load on core 1"
 	@echo "make bench-scan      5 ms scan of 1,000 simulated tags under 10 OPC UA clients, $(SCAN_DURATION); cycle/jitter/overruns/CPU"
+	@echo "make bench-sub       subscription latency at 5 ms: image publish → Publish response, Write/Call → Status data change ($(SUB_REPS) each)"
+	@echo "make bench-fanout    $(FANOUT_SESSIONS) sessions × $(FANOUT_ITEMS) items on tags changing every 5 ms cycle, $(FANOUT_DURATION); notifications/s, lost, CPU"
 	@echo "make fuzz            every fuzz target for FUZZTIME=$(FUZZTIME)"
 	@echo "make lint            gofmt, go vet, no raw 64-bit sync/atomic calls"
 	@echo "make check-binaries  static/arch/size/--version checks of the ARM binaries"
@@ -84,6 +106,9 @@ endif
 ifneq ($(SCAN),0)
 	@$(MAKE) --no-print-directory bench-scan
 endif
+ifneq ($(SUB),0)
+	@$(MAKE) --no-print-directory bench-sub
+endif
 
 # The server role runs pinned to core 0, the load to core 1 (taskset, from
 # util-linux), over loopback; each scenario is bounded and the whole run is
@@ -102,6 +127,22 @@ bench-scan:
 	$(GO) build -buildvcs=false -o $(BIN)/scanbench ./cmd/scanbench
 	timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/scanbench -duration $(SCAN_DURATION) -warmup $(SCAN_WARMUP) \
 		-clients $(SCAN_CLIENTS) -nodes $(SCAN_NODES) -load-prefix 'taskset -c 1'
+
+# The edged side (simulator, drivers, scan engine, OPC UA server) runs pinned
+# to core 0, the subscribing client (a child process) to core 1.
+bench-sub:
+	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-sub: needs 2 cores (edged on 0, client on 1)" >&2; exit 1; fi
+	$(GO) build -buildvcs=false -o $(BIN)/subbench ./cmd/subbench
+	timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/subbench -duration $(SUB_DURATION) -warmup $(SUB_WARMUP) \
+		-reps $(SUB_REPS) $(SUB_FLAGS) -client-prefix 'taskset -c 1'
+
+# The edged side (simulator, drivers, scan engine, OPC UA server) runs pinned
+# to core 0, the subscribing load (a child process) to core 1.
+bench-fanout:
+	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-fanout: needs 2 cores (edged on 0, load on 1)" >&2; exit 1; fi
+	$(GO) build -buildvcs=false -o $(BIN)/fanbench ./cmd/fanbench
+	timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/fanbench -duration $(FANOUT_DURATION) -warmup $(FANOUT_WARMUP) \
+		-sessions $(FANOUT_SESSIONS) -items $(FANOUT_ITEMS) -load-prefix 'taskset -c 1' $(FANOUT_FLAGS)
 
 fuzz:
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh

@@ -2,387 +2,37 @@ package main
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strconv"
 	"sync/atomic"
 	"time"
 
-	"github.com/edged/edged/opcua/server"
+	"github.com/edged/edged/internal/uaclient"
 	"github.com/edged/edged/opcua/ua"
 )
 
-// A minimal raw OPC UA client, written with our codec: UA-TCP and a
-// SecurityPolicy None secure channel, an anonymous session, and then Read
-// requests pre-encoded once and pipelined. It exists to load the server
-// while costing far less CPU per request than the server does; it is not
-// a general client (no chunked requests, no token renewal, no security).
+// The Read load on one connection of internal/uaclient's minimal client:
+// Read requests pre-encoded once and pipelined, responses parsed just
+// enough to match and count them.
 
-// Chunk layout of a MSG chunk (OPC 10000-6 §6.7.2), all little-endian:
-//
-//	0  MessageType "MSG", ChunkType   4  MessageSize
-//	8  SecureChannelId               12  TokenId
-//	16 SequenceNumber                20  RequestId
-//	24 body: the service message (type NodeId, then the structure)
 const (
-	hdrLen     = 8
-	offSeq     = 16
-	offReqID   = 20
-	msgHdrLen  = 24
-	policyNone = server.SecurityPolicyNone
-
-	clientBufferSize = 65535 // our Hello's receive and send buffer sizes
+	offReqID  = uaclient.OffRequestID
+	msgHdrLen = uaclient.MsgHeaderLen
 )
 
-// client is one connection with an activated session.
-type client struct {
-	nc       net.Conn
-	url      string
-	chID     uint32
-	tokID    uint32
-	seq      uint32 // sequence number of the last chunk sent
-	reqID    uint32 // request id of the last handshake request
-	handle   uint32
-	token    ua.NodeID // the session's authentication token
-	maxChunk int       // the server's receive buffer: the largest chunk we may send
-
-	sc   *spinConn // non-nil: reads spin first (load -spin)
-	rbuf []byte    // receive buffer: unread bytes are rbuf[r:w]
-	r, w int
-	wbuf []byte
-}
-
-// dial connects to addr and runs the handshake as named steps: Hello,
-// OpenSecureChannel (None), CreateSession, ActivateSession (anonymous).
-func dial(addr string, timeout time.Duration) (*client, error) {
-	nc, err := net.DialTimeout("tcp", addr, timeout)
-	if err != nil {
-		return nil, err
-	}
-	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-	}
-	c := &client{nc: nc, url: "opc.tcp://" + addr, rbuf: make([]byte, 1<<18)}
-	nc.SetDeadline(time.Now().Add(timeout))
-	if err := c.handshake(); err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("uabench: handshake with %s: %w", addr, err)
-	}
-	nc.SetDeadline(time.Time{})
-	return c, nil
-}
-
-func (c *client) handshake() error {
-	if err := c.hello(); err != nil {
-		return fmt.Errorf("hello: %w", err)
-	}
-	if err := c.openSecureChannel(); err != nil {
-		return fmt.Errorf("OpenSecureChannel: %w", err)
-	}
-	policyID, err := c.createSession()
-	if err != nil {
-		return fmt.Errorf("CreateSession: %w", err)
-	}
-	if err := c.activateSession(policyID); err != nil {
-		return fmt.Errorf("ActivateSession: %w", err)
-	}
-	return nil
-}
-
-// hello sends a Hello and reads the Acknowledge.
-func (c *client) hello() error {
-	b := append(c.wbuf[:0], "HELF\x00\x00\x00\x00"...)
-	b = ua.AppendUint32(b, 0) // ProtocolVersion
-	b = ua.AppendUint32(b, clientBufferSize)
-	b = ua.AppendUint32(b, clientBufferSize)
-	b = ua.AppendUint32(b, 0) // MaxMessageSize: no limit
-	b = ua.AppendUint32(b, 0) // MaxChunkCount: no limit
-	b = ua.AppendString(b, c.url)
-	putSize(b)
-	if _, err := c.nc.Write(b); err != nil {
-		return err
-	}
-	chunk, err := c.readChunk()
-	if err != nil {
-		return err
-	}
-	if string(chunk[:4]) != "ACKF" || len(chunk) < hdrLen+20 {
-		return fmt.Errorf("got %q, want an Acknowledge", chunk[:4])
-	}
-	c.maxChunk = int(binary.LittleEndian.Uint32(chunk[12:])) // its ReceiveBufferSize
-	return nil
-}
-
-// openSecureChannel issues a SecurityPolicy None channel with a token of
-// an hour, longer than any run.
-func (c *client) openSecureChannel() error {
-	b := append(c.wbuf[:0], "OPNF\x00\x00\x00\x00"...)
-	b = ua.AppendUint32(b, 0) // SecureChannelId: none yet
-	b = ua.AppendString(b, policyNone)
-	b = ua.AppendByteString(b, nil) // SenderCertificate
-	b = ua.AppendByteString(b, nil) // ReceiverCertificateThumbprint
-	c.seq++
-	c.reqID++
-	b = ua.AppendUint32(b, c.seq)
-	b = ua.AppendUint32(b, c.reqID)
-	b = ua.AppendMessage(b, &ua.OpenSecureChannelRequest{
-		RequestHeader:     ua.RequestHeader{Timestamp: time.Now(), RequestHandle: c.nextHandle()},
-		RequestType:       ua.SecurityTokenRequestTypeIssue,
-		SecurityMode:      ua.MessageSecurityModeNone,
-		RequestedLifetime: 3600000,
-	})
-	putSize(b)
-	if _, err := c.nc.Write(b); err != nil {
-		return err
-	}
-	chunk, err := c.readChunk()
-	if err != nil {
-		return err
-	}
-	if string(chunk[:4]) != "OPNF" {
-		return fmt.Errorf("got %q, want an OpenSecureChannel response", chunk[:4])
-	}
-	d := ua.NewDecoder(chunk[12:])
-	d.ReadString()        // SecurityPolicyUri
-	d.ReadByteString(nil) // SenderCertificate
-	d.ReadByteString(nil) // ReceiverCertificateThumbprint
-	d.ReadUint32()        // SequenceNumber
-	if id := d.ReadUint32(); id != c.reqID {
-		return fmt.Errorf("response to request %d, want %d", id, c.reqID)
-	}
-	var resp ua.OpenSecureChannelResponse
-	if err := ua.DecodeMessageInto(d, &resp); err != nil {
-		return err
-	}
-	if err := resp.ResponseHeader.ServiceResult; err.IsBad() {
-		return err
-	}
-	c.chID, c.tokID = resp.SecurityToken.ChannelID, resp.SecurityToken.TokenID
-	return nil
-}
-
-// createSession creates a session and returns the PolicyId of the
-// server's anonymous user token policy.
-func (c *client) createSession() (string, error) {
-	var resp ua.CreateSessionResponse
-	err := c.call(&ua.CreateSessionRequest{
-		RequestHeader: ua.RequestHeader{Timestamp: time.Now(), RequestHandle: c.nextHandle()},
-		ClientDescription: ua.ApplicationDescription{
-			ApplicationURI:  "urn:edged:uabench",
-			ApplicationName: ua.LocalizedText{Text: "uabench"},
-			ApplicationType: ua.ApplicationTypeClient,
-		},
-		EndpointURL:             c.url,
-		SessionName:             "uabench",
-		RequestedSessionTimeout: 60000,
-	}, &resp)
-	if err != nil {
-		return "", err
-	}
-	c.token = resp.AuthenticationToken
-	for _, ep := range resp.ServerEndpoints {
-		for _, p := range ep.UserIdentityTokens {
-			if p.TokenType == ua.UserTokenTypeAnonymous {
-				return p.PolicyID, nil
-			}
-		}
-	}
-	return "", errors.New("the server offers no anonymous user token policy")
-}
-
-func (c *client) activateSession(policyID string) error {
-	var resp ua.ActivateSessionResponse
-	return c.call(&ua.ActivateSessionRequest{
-		RequestHeader: ua.RequestHeader{AuthenticationToken: c.token, Timestamp: time.Now(), RequestHandle: c.nextHandle()},
-		UserIdentityToken: ua.ExtensionObject{
-			Body: &ua.AnonymousIdentityToken{PolicyID: policyID},
-		},
-	}, &resp)
-}
-
-// close closes the session and the secure channel, then the connection.
-// Every request must have been answered.
-func (c *client) close(timeout time.Duration) error {
-	c.nc.SetDeadline(time.Now().Add(timeout))
-	var resp ua.CloseSessionResponse
-	err := c.call(&ua.CloseSessionRequest{
-		RequestHeader:       ua.RequestHeader{AuthenticationToken: c.token, Timestamp: time.Now(), RequestHandle: c.nextHandle()},
-		DeleteSubscriptions: true,
-	}, &resp)
-	if err == nil {
-		c.reqID++
-		b := c.appendChunk(c.wbuf[:0], "CLOF", c.reqID, &ua.CloseSecureChannelRequest{
-			RequestHeader: ua.RequestHeader{AuthenticationToken: c.token, Timestamp: time.Now(), RequestHandle: c.nextHandle()},
-		})
-		_, err = c.nc.Write(b)
-	}
-	if cerr := c.nc.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func (c *client) nextHandle() uint32 {
-	c.handle++
-	return c.handle
-}
-
-// appendChunk appends req as one chunk of type typ (with the chunk type,
-// e.g. "MSGF") under the channel's token.
-func (c *client) appendChunk(b []byte, typ string, reqID uint32, req ua.Body) []byte {
-	start := len(b)
-	b = append(b, typ...)
-	b = append(b, 0, 0, 0, 0)
-	b = ua.AppendUint32(b, c.chID)
-	b = ua.AppendUint32(b, c.tokID)
-	c.seq++
-	b = ua.AppendUint32(b, c.seq)
-	b = ua.AppendUint32(b, reqID)
-	b = ua.AppendMessage(b, req)
-	putSize(b[start:])
-	return b
-}
-
-// call sends req in one chunk and decodes the response into resp; a
-// ServiceFault, or a response with a bad ServiceResult, is its status.
-func (c *client) call(req, resp ua.Body) error {
-	c.reqID++
-	c.wbuf = c.appendChunk(c.wbuf[:0], "MSGF", c.reqID, req)
-	if len(c.wbuf) > c.maxChunk {
-		return fmt.Errorf("request of %d bytes exceeds the server's chunk size %d", len(c.wbuf), c.maxChunk)
-	}
-	if _, err := c.nc.Write(c.wbuf); err != nil {
-		return err
-	}
-	chunk, err := c.readChunk()
-	if err != nil {
-		return err
-	}
-	if string(chunk[:4]) != "MSGF" {
-		return fmt.Errorf("got a %q chunk, want a single-chunk response", chunk[:4])
-	}
-	if id := binary.LittleEndian.Uint32(chunk[offReqID:]); id != c.reqID {
-		return fmt.Errorf("response to request %d, want %d", id, c.reqID)
-	}
-	d := ua.NewDecoder(chunk[msgHdrLen:])
-	err = ua.DecodeMessageInto(d, resp)
-	var mte *ua.MessageTypeError
-	if errors.As(err, &mte) {
-		if f, ferr := ua.DecodeMessage(ua.NewDecoder(chunk[msgHdrLen:])); ferr == nil {
-			if sf, ok := f.(*ua.ServiceFault); ok {
-				return sf.ResponseHeader.ServiceResult
-			}
-		}
-	}
-	if err != nil {
-		return err
-	}
-	if rh := responseHeaderOf(resp); rh != nil && rh.ServiceResult.IsBad() {
-		return rh.ServiceResult
-	}
-	return nil
-}
-
-func responseHeaderOf(b ua.Body) *ua.ResponseHeader {
-	switch r := b.(type) {
-	case *ua.CreateSessionResponse:
-		return &r.ResponseHeader
-	case *ua.ActivateSessionResponse:
-		return &r.ResponseHeader
-	case *ua.CloseSessionResponse:
-		return &r.ResponseHeader
-	case *ua.ReadResponse:
-		return &r.ResponseHeader
-	}
-	return nil
-}
-
-// readChunk returns the next whole chunk, valid until the next read. A
-// UA-TCP Error message is returned as the error it carries.
-func (c *client) readChunk() ([]byte, error) {
-	for {
-		if chunk, ok, err := c.nextChunk(); err != nil || ok {
-			return chunk, err
-		}
-		if err := c.fill(); err != nil {
-			return nil, err
-		}
-	}
-}
-
-// nextChunk returns the next whole chunk in the receive buffer, if there
-// is one.
-func (c *client) nextChunk() ([]byte, bool, error) {
-	if c.w-c.r < hdrLen {
-		return nil, false, nil
-	}
-	size := int(binary.LittleEndian.Uint32(c.rbuf[c.r+4:]))
-	if size < hdrLen || size > len(c.rbuf) {
-		return nil, false, fmt.Errorf("chunk %q of %d bytes", c.rbuf[c.r:c.r+4], size)
-	}
-	if c.w-c.r < size {
-		return nil, false, nil
-	}
-	chunk := c.rbuf[c.r : c.r+size]
-	c.r += size
-	if string(chunk[:3]) == "ERR" {
-		return nil, false, tcpError(chunk)
-	}
-	return chunk, true, nil
-}
-
-// fill reads as much as there is into the receive buffer, moving the
-// unread bytes to its start first.
-func (c *client) fill() error {
-	if c.r == c.w {
-		c.r, c.w = 0, 0
-	} else if c.r > 0 {
-		c.w = copy(c.rbuf, c.rbuf[c.r:c.w])
-		c.r = 0
-	}
-	var n int
-	var err error
-	if c.sc != nil {
-		n, err = c.sc.read(c.rbuf[c.w:])
-	} else {
-		n, err = c.nc.Read(c.rbuf[c.w:])
-	}
-	c.w += n
-	if err != nil && n == 0 {
-		if errors.Is(err, io.EOF) {
-			return io.ErrUnexpectedEOF
-		}
-		return err
-	}
-	return nil
-}
-
-// tcpError returns the status and reason of a UA-TCP Error message.
-func tcpError(chunk []byte) error {
-	d := ua.NewDecoder(chunk[hdrLen:])
-	code := ua.StatusCode(d.ReadUint32())
-	reason := d.ReadString()
-	return fmt.Errorf("server sent Error %v: %s", code, strconv.Quote(reason))
-}
-
-func putSize(b []byte) { binary.LittleEndian.PutUint32(b[4:], uint32(len(b))) }
-
-// Encodings of the response type ids in their four-byte form (encoding
-// byte 0x01, namespace 0, UInt16 id), as servers send them.
+// Encodings of the response type ids in their four-byte form, as servers
+// send them.
 var (
-	readResponseID = fourByteID(634) // ReadResponse_Encoding_DefaultBinary
-	faultID        = fourByteID(397) // ServiceFault_Encoding_DefaultBinary
+	readResponseID = uaclient.FourByteID(634) // ReadResponse_Encoding_DefaultBinary
+	faultID        = uaclient.FourByteID(397) // ServiceFault_Encoding_DefaultBinary
 )
-
-func fourByteID(id uint16) uint32 { return 0x01 | uint32(id)<<16 }
 
 // reader is the state of a pipelined run on one connection.
 type reader struct {
-	c        *client
+	c        *uaclient.Client
 	inflight int
 	template []byte // the MSG chunk of the Read request; seq and id patched per send
+	wbuf     []byte // requests queued for the next write
 	nodes    int    // results expected per response
 	verify   bool   // decode every response fully (tests)
 
@@ -428,16 +78,14 @@ const (
 // responses came out of order.
 const slotBits = 12
 
-func newReader(c *client, req *ua.ReadRequest, inflight int, verify bool) (*reader, error) {
+func newReader(c *uaclient.Client, req *ua.ReadRequest, inflight int, verify bool) (*reader, error) {
 	if inflight < 1 || inflight > 1<<slotBits {
 		return nil, fmt.Errorf("uabench: %d requests in flight, want 1..%d", inflight, 1<<slotBits)
 	}
-	req.RequestHeader = ua.RequestHeader{AuthenticationToken: c.token, Timestamp: time.Now(), RequestHandle: c.nextHandle()}
-	seq := c.seq
-	tpl := c.appendChunk(nil, "MSGF", 0, req)
-	c.seq = seq // appendChunk took one; the sends take them from now on
-	if len(tpl) > c.maxChunk {
-		return nil, fmt.Errorf("uabench: Read request of %d bytes exceeds the server's chunk size %d", len(tpl), c.maxChunk)
+	req.RequestHeader = c.Header()
+	tpl, err := c.Template(req)
+	if err != nil {
+		return nil, fmt.Errorf("uabench: Read request: %w", err)
 	}
 	r := &reader{
 		c: c, inflight: inflight, template: tpl, nodes: len(req.NodesToRead), verify: verify,
@@ -448,7 +96,7 @@ func newReader(c *client, req *ua.ReadRequest, inflight int, verify bool) (*read
 	for i := inflight - 1; i >= 0; i-- {
 		r.free = append(r.free, i)
 	}
-	r.c.wbuf = make([]byte, 0, inflight*len(tpl))
+	r.wbuf = make([]byte, 0, inflight*len(tpl))
 	return r, nil
 }
 
@@ -458,11 +106,9 @@ func (r *reader) enqueue(s int) {
 	r.slotGen[s]++
 	id := r.slotGen[s]<<slotBits | uint32(s)
 	r.slotID[s] = id
-	start := len(c.wbuf)
-	c.wbuf = append(c.wbuf, r.template...)
-	c.seq++
-	binary.LittleEndian.PutUint32(c.wbuf[start+offSeq:], c.seq)
-	binary.LittleEndian.PutUint32(c.wbuf[start+offReqID:], id)
+	start := len(r.wbuf)
+	r.wbuf = append(r.wbuf, r.template...)
+	c.StampChunk(r.wbuf[start:], id)
 	r.batch = append(r.batch, s)
 }
 
@@ -477,8 +123,8 @@ func (r *reader) flush() error {
 	}
 	r.sent.Add(uint64(len(r.batch)))
 	r.batch = r.batch[:0]
-	_, err := r.c.nc.Write(r.c.wbuf)
-	r.c.wbuf = r.c.wbuf[:0]
+	_, err := r.c.Conn().Write(r.wbuf)
+	r.wbuf = r.wbuf[:0]
 	return err
 }
 
@@ -503,14 +149,14 @@ func (r *reader) run(phase *atomic.Int32, maxRequests uint64) error {
 		if err := r.setLowat(); err != nil {
 			return err
 		}
-		if err := r.c.fill(); err != nil {
+		if err := r.c.Fill(); err != nil {
 			return err
 		}
 		now := int64(time.Since(r.base))
 		record := phase.Load() == phaseMeasure
 		var done, errs uint64
 		for {
-			chunk, ok, err := r.c.nextChunk()
+			chunk, ok, err := r.c.NextChunk()
 			if err != nil {
 				return err
 			}
@@ -557,7 +203,7 @@ func (r *reader) run(phase *atomic.Int32, maxRequests uint64) error {
 	}
 	if r.lowat > 1 {
 		r.lowat = 1
-		return setRcvLowat(r.c.nc, 1) // for what follows, e.g. close
+		return setRcvLowat(r.c.Conn(), 1) // for what follows, e.g. close
 	}
 	return nil
 }
@@ -581,7 +227,7 @@ func (r *reader) setLowat() error {
 		return nil
 	}
 	r.lowat = want
-	return setRcvLowat(r.c.nc, want)
+	return setRcvLowat(r.c.Conn(), want)
 }
 
 // maxLowat bounds SO_RCVLOWAT well below the smallest receive buffer.

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/edged/edged/internal/uaclient"
 	"github.com/edged/edged/opcua/ua"
 )
 
@@ -53,7 +54,7 @@ func echoConn(nc net.Conn, spin time.Duration) {
 				w = copy(buf, buf[r:w])
 				r = 0
 			}
-			n, err := e.read(buf[w:])
+			n, err := e.Read(buf[w:])
 			if err != nil {
 				return
 			}
@@ -98,7 +99,7 @@ func newSpinConn(nc net.Conn, spin time.Duration) *spinConn {
 	return s
 }
 
-func (s *spinConn) read(b []byte) (int, error) {
+func (s *spinConn) Read(b []byte) (int, error) {
 	if s.rc != nil {
 		if n, err := s.spinRead(b); n > 0 || err != nil {
 			return n, err
@@ -192,7 +193,7 @@ func (e *echoer) run(phase *atomic.Int32) error {
 		}
 		got := 0
 		for got < e.wantBytes {
-			n, err := e.sc.read(e.buf[got:])
+			n, err := e.sc.Read(e.buf[got:])
 			if err != nil {
 				return err
 			}
@@ -217,7 +218,7 @@ func runEcho(addr, echoAddr string, ids []ua.NodeID, sc scenario, f loadFlags, s
 	if echoAddr == "" {
 		return res, errors.New("uabench: the server role offers no echo (ready line without echo=)")
 	}
-	c, err := dial(addr, 10*time.Second)
+	c, err := uaclient.DialSession(addr, "uabench", 10*time.Second)
 	if err != nil {
 		return res, err
 	}
@@ -227,15 +228,15 @@ func runEcho(addr, echoAddr string, ids []ua.NodeID, sc scenario, f loadFlags, s
 	}
 	r, err := newReader(c, req, 1, true)
 	if err != nil {
-		c.nc.Close()
+		c.Conn().Close()
 		return res, err
 	}
 	reqSize, respSize, err := echoSizes(r)
 	if err != nil {
-		c.nc.Close()
+		c.Conn().Close()
 		return res, err
 	}
-	if err := c.close(5 * time.Second); err != nil {
+	if err := c.Close(5 * time.Second); err != nil {
 		return res, err
 	}
 	res.echoReq, res.echoResp = reqSize, respSize

@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/edged/edged/internal/uaclient"
 	"github.com/edged/edged/opcua/ua"
 )
 
@@ -119,12 +120,12 @@ func runScenario(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv sta
 	defer func() {
 		if !closed {
 			for _, r := range readers {
-				r.c.nc.Close()
+				r.c.Conn().Close()
 			}
 		}
 	}()
 	for range sc.conns {
-		c, err := dial(addr, 10*time.Second)
+		c, err := uaclient.DialSession(addr, "uabench", 10*time.Second)
 		if err != nil {
 			return res, err
 		}
@@ -134,11 +135,11 @@ func runScenario(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv sta
 		}
 		r, err := newReader(c, req, sc.inflight, false)
 		if err != nil {
-			c.nc.Close()
+			c.Conn().Close()
 			return res, err
 		}
 		if sc.conns == 1 && sc.inflight == 1 {
-			c.sc = newSpinConn(c.nc, f.spin) // -spin is for the latency runs only
+			c.SetReader(newSpinConn(c.Conn(), f.spin)) // -spin is for the latency runs only
 		}
 		readers = append(readers, r)
 	}
@@ -151,7 +152,7 @@ func runScenario(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv sta
 	}
 	bound := time.AfterFunc(f.warmup+f.duration+30*time.Second, func() {
 		for _, r := range readers {
-			r.c.nc.Close()
+			r.c.Conn().Close()
 		}
 	})
 	defer bound.Stop()
@@ -185,7 +186,7 @@ func runScenario(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv sta
 		return res, fmt.Errorf("uabench: %v: %w", sc, err)
 	}
 	for _, r := range readers {
-		if err := r.c.close(5 * time.Second); err != nil {
+		if err := r.c.Close(5 * time.Second); err != nil {
 			return res, fmt.Errorf("uabench: %v: closing: %w", sc, err)
 		}
 	}

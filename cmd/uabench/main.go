@@ -18,7 +18,7 @@
 // pin it to core 0 while the load runs on core 1) and runs each scenario
 // CONNSxINFLIGHTxNODES: CONNS connections, each with an anonymous session
 // and INFLIGHT Read requests of NODES nodes outstanding. It is a minimal
-// client written with our codec: the Read request is encoded once, its
+// client written with our codec (internal/uaclient): the Read request is encoded once, its
 // sequence number and request id patched per send; the requests that
 // replace the answered ones leave in one write per read, and responses are
 // parsed just enough (chunk header, request id, type, ServiceResult,

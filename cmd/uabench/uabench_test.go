@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edged/edged/internal/uaclient"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
 )
@@ -50,11 +51,11 @@ func TestClientReads(t *testing.T) {
 			ids := benchIDs(ns, sc.nodes)
 			var phase atomic.Int32
 			for range sc.conns {
-				c, err := dial(addr, 5*time.Second)
+				c, err := uaclient.DialSession(addr, "uabench", 5*time.Second)
 				if err != nil {
 					t.Fatal(err)
 				}
-				c.nc.SetDeadline(time.Now().Add(10 * time.Second)) // bounded, never a timing assertion
+				c.Conn().SetDeadline(time.Now().Add(10 * time.Second)) // bounded, never a timing assertion
 				req := &ua.ReadRequest{TimestampsToReturn: ua.TimestampsToReturnBoth}
 				for _, id := range ids {
 					req.NodesToRead = append(req.NodesToRead, ua.ReadValueID{NodeID: id, AttributeID: uint32(ua.AttributeIDValue)})
@@ -83,7 +84,7 @@ func TestClientReads(t *testing.T) {
 						t.Errorf("result %d: %v, want a %v", i, dv.Value, want)
 					}
 				}
-				if err := c.close(5 * time.Second); err != nil {
+				if err := c.Close(5 * time.Second); err != nil {
 					t.Errorf("close: %v", err)
 				}
 			}

@@ -90,7 +90,75 @@ func (s *Space) AddMethod(m *Method) error {
 	return nil
 }
 
-// method is what Call needs of a Method node added with AddMethod.
+// SetMethodHandler makes the existing Method node id callable with h: a
+// method of namespace 0 such as Server.GetMonitoredItems, or one added
+// with AddNode. Call checks the input arguments as for a method added
+// with AddMethod, against the Arguments that the method's InputArguments
+// property (HasProperty, BrowseName 0:InputArguments) holds when
+// SetMethodHandler is called; a method without that property takes no
+// arguments. A property whose value is not an array of Arguments (the
+// generated namespace 0 carries none: set them with SetValue first) is
+// ErrInvalidNode, as is a node that is not a Method. A later call replaces
+// the handler and reads the property again.
+func (s *Space) SetMethodHandler(nid ua.NodeID, h MethodHandler) error {
+	if h == nil {
+		return fmt.Errorf("%w: method %v needs a handler", ErrInvalidNode, nid)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.nodes[nid]
+	if n == nil {
+		return fmt.Errorf("%w: method %v", ErrUnknownNode, nid)
+	}
+	if n.Class != ua.NodeClassMethod {
+		return fmt.Errorf("%w: %v is a %v, not a Method", ErrInvalidNode, nid, n.Class)
+	}
+	var ins []ua.Argument
+	if p := s.property(n, "InputArguments"); p != nil {
+		var ok bool
+		if ins, ok = arguments(p.Value.Value); !ok {
+			return fmt.Errorf("%w: method %v: InputArguments %v holds no Argument array", ErrInvalidNode, nid, p.ID)
+		}
+	}
+	n.method = &method{in: ins, handler: h}
+	return nil
+}
+
+// property returns the property of n with BrowseName 0:name, nil if it has
+// none. The caller holds s.mu.
+func (s *Space) property(n *Node, name string) *Node {
+	hasProperty := s.nodes[ua.NewNumericNodeID(0, id.HasProperty)]
+	for _, r := range n.refs {
+		if r.inverse || r.target == nil || !isSubtype(r.typ, hasProperty) {
+			continue
+		}
+		if bn := r.target.BrowseName; bn.NamespaceIndex == 0 && bn.Name == name {
+			return r.target
+		}
+	}
+	return nil
+}
+
+// arguments returns a copy of the Arguments of v, an array of
+// ExtensionObjects with Argument bodies.
+func arguments(v ua.Variant) ([]ua.Argument, bool) {
+	eos, ok := v.Value().([]ua.ExtensionObject)
+	if !ok {
+		return nil, false
+	}
+	out := make([]ua.Argument, len(eos))
+	for i := range eos {
+		a, ok := eos[i].Body.(*ua.Argument)
+		if !ok || a == nil {
+			return nil, false
+		}
+		out[i] = *a
+	}
+	return out, true
+}
+
+// method is what Call needs of a callable Method node (AddMethod,
+// SetMethodHandler).
 type method struct {
 	in      []ua.Argument
 	handler MethodHandler

@@ -2,6 +2,8 @@ package addrspace
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"testing"
 
 	"github.com/edged/edged/opcua/ua"
@@ -132,5 +134,98 @@ func TestAddMethodNodes(t *testing.T) {
 	if err := f.s.AddMethod(&Method{ID: f.id("X"), BrowseName: ua.QualifiedName{NamespaceIndex: f.ns, Name: "X"}, Object: f.id("Nope"),
 		Handler: func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant) { return 0, nil }}); err == nil {
 		t.Error("AddMethod on an unknown object succeeded")
+	}
+}
+
+// TestSetMethodHandler: a handler on the namespace-0 method
+// Server.GetMonitoredItems, whose arguments Call checks against its
+// InputArguments property.
+func TestSetMethodHandler(t *testing.T) {
+	f := newFixture(t)
+	server, getItems := nid(id.Server), nid(id.Server_GetMonitoredItems)
+	var gotObj ua.NodeID
+	h := func(_ context.Context, obj ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+		gotObj = obj
+		v, _ := in[0].Uint32()
+		return ua.StatusGood, []ua.Variant{ua.MustVariant([]uint32{v}), ua.MustVariant([]uint32{v + 1})}
+	}
+	// A property that holds no Arguments.
+	if err := f.s.SetValue(nid(id.Server_GetMonitoredItems_InputArguments), ua.MustVariant([]string{"SubscriptionId"})); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.SetMethodHandler(getItems, h); !errors.Is(err, ErrInvalidNode) {
+		t.Fatalf("SetMethodHandler with Strings for Arguments: %v, want ErrInvalidNode", err)
+	}
+	if err := f.s.SetValue(nid(id.Server_GetMonitoredItems_InputArguments), ua.MustVariant([]ua.ExtensionObject{{Body: &ua.Argument{
+		Name: "SubscriptionId", DataType: nid(id.UInt32), ValueRank: ValueRankScalar}}})); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.SetMethodHandler(getItems, h); err != nil {
+		t.Fatal(err)
+	}
+	call := func(obj, m ua.NodeID, in ...any) ua.CallMethodResult {
+		t.Helper()
+		req := ua.CallMethodRequest{ObjectID: obj, MethodID: m}
+		for _, v := range in {
+			req.InputArguments = append(req.InputArguments, ua.MustVariant(v))
+		}
+		var res ua.CallMethodResult
+		f.s.Call(context.Background(), &req, nil, &res)
+		return res
+	}
+	res := call(server, getItems, uint32(7))
+	if res.StatusCode != ua.StatusGood || len(res.OutputArguments) != 2 ||
+		!res.OutputArguments[0].Equal(ua.MustVariant([]uint32{7})) || !res.OutputArguments[1].Equal(ua.MustVariant([]uint32{8})) {
+		t.Errorf("GetMonitoredItems(7) = %+v", res)
+	}
+	if gotObj != server {
+		t.Errorf("handler's object %v, want %v", gotObj, server)
+	}
+	for _, c := range []struct {
+		name    string
+		obj, m  ua.NodeID
+		in      []any
+		want    ua.StatusCode
+		argsRes []ua.StatusCode
+	}{
+		{"missing", server, getItems, nil, ua.StatusBadArgumentsMissing, nil},
+		{"too many", server, getItems, []any{uint32(1), uint32(2)}, ua.StatusBadTooManyArguments, nil},
+		{"Int32 for UInt32", server, getItems, []any{int32(1)}, ua.StatusBadInvalidArgument, []ua.StatusCode{ua.StatusBadTypeMismatch}},
+		{"array for scalar", server, getItems, []any{[]uint32{1}}, ua.StatusBadInvalidArgument, []ua.StatusCode{ua.StatusBadTypeMismatch}},
+		{"other object", nid(id.ObjectsFolder), getItems, []any{uint32(1)}, ua.StatusBadMethodInvalid, nil},
+		{"ResendData without handler", server, nid(id.Server_ResendData), []any{uint32(1)}, ua.StatusBadNotImplemented, nil},
+	} {
+		res := call(c.obj, c.m, c.in...)
+		if res.StatusCode != c.want || !slices.Equal(res.InputArgumentResults, c.argsRes) || len(res.OutputArguments) != 0 {
+			t.Errorf("%s: %+v, want %v with %v", c.name, res, c.want, c.argsRes)
+		}
+	}
+
+	// A method without an InputArguments property takes no arguments.
+	if err := f.s.SetMethodHandler(f.id("Method"), func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant) {
+		return ua.StatusGood, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if res := call(f.id("Plant"), f.id("Method")); res.StatusCode != ua.StatusGood {
+		t.Errorf("Method() = %v", res.StatusCode)
+	}
+	if res := call(f.id("Plant"), f.id("Method"), uint32(1)); res.StatusCode != ua.StatusBadTooManyArguments {
+		t.Errorf("Method(1) = %v", res.StatusCode)
+	}
+
+	for _, c := range []struct {
+		name string
+		id   ua.NodeID
+		h    MethodHandler
+		want error
+	}{
+		{"unknown node", f.id("Nope"), h, ErrUnknownNode},
+		{"not a method", server, h, ErrInvalidNode},
+		{"nil handler", getItems, nil, ErrInvalidNode},
+	} {
+		if err := f.s.SetMethodHandler(c.id, c.h); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
 	}
 }

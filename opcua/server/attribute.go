@@ -1,6 +1,8 @@
 package server
 
 import (
+	"slices"
+
 	"github.com/edged/edged/opcua/ua"
 )
 
@@ -46,8 +48,13 @@ func (c *conn) read(s *session, h *ua.RequestHeader) (ua.Body, error) {
 }
 
 // write answers Write (§5.11.4) with the session user's rights. A write
-// to a device variable waits for the device's answer (see space.write), up
-// to Config.WriteTimeout.
+// to a device variable waits for the device's answer, up to
+// Config.WriteTimeout: when an operation went to a device (see
+// space.writeStart), the Write is answered later, from a goroutine
+// (errAsync), so that the connection goes on serving the client's other
+// requests meanwhile; beyond maxAsync such requests in progress on the
+// connection, it waits inline. A Write whose operations are all answered
+// at once is answered at once, without allocating.
 func (c *conn) write(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	req, resp := &c.req.write, &c.resp.write
 	if err := checkCount(len(req.NodesToWrite), c.srv.cfg.Limits.MaxNodesPerWrite); err != nil {
@@ -56,8 +63,31 @@ func (c *conn) write(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	c.header(&resp.ResponseHeader, h, ua.StatusGood)
 	resp.Results = grow(resp.Results, len(req.NodesToWrite))
 	resp.DiagnosticInfos = nil
-	c.srv.space.write(&c.scr, s, req.NodesToWrite, resp.Results, c.srv.cfg.WriteTimeout)
-	return resp, nil
+	scr := &c.scr
+	if !c.srv.space.writeStart(scr, s, req.NodesToWrite, resp.Results) {
+		clear(scr.pending)
+		return resp, nil
+	}
+	timeout := c.srv.cfg.WriteTimeout
+	if !c.reserveAsync() {
+		awaitWrites(scr.pending, resp.Results, timeout)
+		clear(scr.pending)
+		return resp, nil
+	}
+	// The results and pending slices are the connection's, reused by the
+	// next request: the goroutine gets copies.
+	pending := slices.Clone(scr.pending)
+	clear(scr.pending)
+	results := slices.Clone(resp.Results)
+	handle := h.RequestHandle
+	c.later(func() ua.Body {
+		awaitWrites(pending, results, timeout)
+		return &ua.WriteResponse{
+			ResponseHeader: ua.ResponseHeader{Timestamp: c.srv.clock(), RequestHandle: handle, ServiceResult: ua.StatusGood},
+			Results:        results,
+		}
+	})
+	return nil, errAsync
 }
 
 // validTimestamps reports whether ttr is one of the four TimestampsToReturn.

@@ -103,8 +103,9 @@ type Config struct {
 	// WriteTimeout bounds the wait of a Write (or Call) request for the
 	// devices' answers to its writes (default DefaultWriteTimeout, above
 	// the scan engine's own WriteTimeout plus PollTimeout); a write not
-	// answered by then is Bad_Timeout. The wait blocks the connection's
-	// goroutine, not the address space.
+	// answered by then is Bad_Timeout. The wait blocks neither the
+	// address space nor the client's connection: such a request is
+	// answered later, by a goroutine of its own (see conn.later).
 	WriteTimeout time.Duration
 
 	// ShutdownDelay is how long Shutdown announces the shutdown in

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
@@ -17,6 +18,7 @@ type channel interface {
 	Buffered() bool
 	WriteResponse(requestID uint32, msg []byte) error
 	QueueResponse(requestID uint32, msg []byte) error
+	PostResponse(requestID uint32, msg []byte) error
 	Close(status ua.StatusCode, reason string) error
 }
 
@@ -42,6 +44,45 @@ type conn struct {
 	req  requests
 	resp responses
 	scr  scratch // per-service scratch values, see attribute.go and view.go
+
+	async atomic.Int32 // requests being answered by goroutines (later)
+}
+
+// maxAsync bounds the requests of one connection that are answered by
+// goroutines of their own (Writes waiting for devices, Calls); beyond it
+// a connection waits for the next one inline, as it would without them,
+// which bounds the goroutines and memory a client can tie up.
+const maxAsync = 32
+
+// reserveAsync reserves a place for a request answered later (see later)
+// and reports whether there was one (fewer than maxAsync in progress).
+func (c *conn) reserveAsync() bool {
+	if c.async.Load() >= maxAsync {
+		return false // only this goroutine adds: no race past the bound
+	}
+	c.async.Add(1)
+	return true
+}
+
+// later answers the request being handled from a goroutine, after
+// reserveAsync: the goroutine runs answer, which must use none of the
+// connection's reused values (c.req, c.resp, c.scr, c.out, the decoder:
+// the next request overwrites them), encodes the response into a buffer
+// of its own and writes it. The handler then returns errAsync. Responses
+// may thus leave out of request order; clients match them by request id.
+// The goroutine is one Shutdown waits for; when the server is shutting
+// down already, answer runs inline.
+func (c *conn) later(answer func() ua.Body) {
+	reqID := c.reqID
+	run := func() {
+		defer c.async.Add(-1)
+		msg := ua.AppendMessage(nil, answer())
+		// A dead channel is the connection goroutine's business.
+		c.ch.WriteResponse(reqID, msg)
+	}
+	if !c.srv.goTracked(run) {
+		run()
+	}
 }
 
 func newConn(s *Server, ch channel) *conn {
@@ -91,8 +132,9 @@ func (c *conn) answer(r uasc.Request) error {
 	c.reqID = r.RequestID
 	resp := c.handle(r.Message)
 	if resp == nil {
-		// Answered later (Publish); responses queued before it leave with
-		// the next response or when ReadRequest waits.
+		// Answered later (Publish, a Write waiting for a device, a Call);
+		// responses queued before it leave with the next response or when
+		// ReadRequest waits.
 		return nil
 	}
 	var err error
@@ -120,7 +162,9 @@ func (c *conn) answer(r uasc.Request) error {
 
 // handle answers one service message (type NodeId and body) and returns
 // the encoded response message, valid until the next call, or nil when
-// the handler answers later (errAsync).
+// the handler answers later (errAsync): Publish, queued for the
+// subscription manager; a Write waiting for a device and a Call, answered
+// by a goroutine of their own (see later).
 func (c *conn) handle(msg []byte) []byte {
 	c.now = c.srv.clock()
 	d := &c.d

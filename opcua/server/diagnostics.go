@@ -8,7 +8,11 @@ import (
 
 // diagnostics are the counters of Server/ServerDiagnostics/
 // ServerDiagnosticsSummary (OPC 10000-5 §12.9, ServerDiagnosticsSummaryDataType).
-// Subscriptions and views are not implemented, so their counters stay 0.
+// The subscription counters are kept by the subscription manager:
+// CreateSubscription adds one to both, and every deletion (DeleteSubscriptions,
+// lifetime expiry, the session's end) takes one from the current count; a
+// transfer to another session changes neither. Views are not implemented
+// and PublishingIntervalCount is not kept: those counters stay 0.
 type diagnostics struct {
 	serverViews           atomic.Uint32
 	currentSessions       atomic.Uint32

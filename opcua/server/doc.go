@@ -14,9 +14,14 @@
 // request and response values, its decoder and its encode buffer are
 // reused from one request to the next: the Read path from request bytes to
 // response bytes allocates nothing once a connection has warmed up. The
-// exception is Publish: the connection hands it to the session's queue of
-// Publish requests and reads on; the subscription manager answers it later
-// (see Subscriptions).
+// exceptions are the requests that wait: Publish, which the connection
+// hands to the session's queue of Publish requests before it reads on, the
+// subscription manager answering it later (see Subscriptions); and a Write
+// with operations that went to a device, or a Call, whose handlers may
+// wait for one: they are answered by a goroutine of their own with copies
+// of what they need, up to 32 per connection (beyond that the connection
+// waits inline). Their responses may leave out of request order, which
+// OPC UA allows (responses are matched by request id).
 //
 // # Services
 //
@@ -45,12 +50,16 @@
 // wait, except for Publish, which is queued (at most
 // SubscriptionLimits.MaxPublishRequestsPerSession, else
 // Bad_TooManyPublishRequests) and answered by the manager with the
-// channel's WriteResponse.
+// channel's PostResponse, which frames the response and leaves its write
+// to the background: a client that stops reading stalls only its own
+// channel (until the channel's write timeout kills it; the notifications
+// stay in the retransmission queue for Republish), never the manager.
 //
 // Sampling follows the scan cycle: the binding calls Server.SourceChanged
 // with the handles that changed in each image the engine publishes
 // (binding.Binding.Notify); the items on those handles that are due are
-// sampled, and a subscription that has notifications and is due answers a
+// sampled in that image (one Read per variable, shared by its items), and
+// a subscription that has notifications and is due answers a
 // waiting Publish at once. Items are indexed by source and handle, so the
 // work per image is proportional to what changed. Items without a source
 // (namespace 0, static variables) and items on attributes other than Value
@@ -70,6 +79,5 @@
 //
 // Not done yet: sampling a static variable when it is written (it is
 // sampled on its interval); deadbands on arrays (compared for equality);
-// the MonitoredItem and Subscription diagnostics; a slow client's socket
-// write blocks the manager for up to the channel's write timeout.
+// the MonitoredItem and Subscription diagnostics.
 package server

@@ -43,6 +43,8 @@ func (f *fakeChannel) Buffered() bool {
 
 func (f *fakeChannel) QueueResponse(id uint32, msg []byte) error { return f.WriteResponse(id, msg) }
 
+func (f *fakeChannel) PostResponse(id uint32, msg []byte) error { return f.WriteResponse(id, msg) }
+
 func (f *fakeChannel) WriteResponse(_ uint32, msg []byte) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -11,24 +11,64 @@ import (
 // addrspace.Space.Call). The methods of one request run one after
 // another, all within Config.WriteTimeout (a handler that waits for a
 // device gets a context with that deadline, and its answer then is
-// Bad_Timeout). Like a Write, the wait blocks only this connection's
-// goroutine, never the address space.
+// Bad_Timeout). As handlers may wait, a Call is answered later, from a
+// goroutine (errAsync), with a copy of the request: the connection goes
+// on serving the client's other requests meanwhile. Beyond maxAsync
+// requests in progress on the connection, the Call runs inline, blocking
+// only this connection's goroutine. Either way the address space is never
+// blocked.
 func (c *conn) call(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	req, resp := &c.req.call, &c.resp.call
 	if err := checkCount(len(req.MethodsToCall), c.srv.cfg.Limits.MaxNodesPerMethodCall); err != nil {
 		return nil, err
 	}
+	if c.reserveAsync() {
+		if methods, ok := c.cloneCalls(req.MethodsToCall); ok {
+			handle := h.RequestHandle
+			c.later(func() ua.Body {
+				r := &ua.CallResponse{Results: make([]ua.CallMethodResult, len(methods))}
+				callMethods(c.srv, s, methods, r.Results)
+				r.ResponseHeader = ua.ResponseHeader{Timestamp: c.srv.clock(), RequestHandle: handle, ServiceResult: ua.StatusGood}
+				return r
+			})
+			return nil, errAsync
+		}
+		c.async.Add(-1)
+	}
 	c.header(&resp.ResponseHeader, h, ua.StatusGood)
 	resp.Results = grow(resp.Results, len(req.MethodsToCall))
 	resp.DiagnosticInfos = nil
-	ctx, cancel := context.WithTimeout(context.Background(), c.srv.cfg.WriteTimeout)
+	callMethods(c.srv, s, req.MethodsToCall, resp.Results)
+	return resp, nil
+}
+
+// callMethods runs the methods for session s into out (one result each).
+// It uses no state of the connection: it runs on a goroutine of its own
+// for an asynchronous Call. The handlers' context ends after
+// Config.WriteTimeout, or when the server shuts down (Shutdown waits for
+// the Calls in progress).
+func callMethods(srv *Server, s *session, methods []ua.CallMethodRequest, out []ua.CallMethodResult) {
+	ctx, cancel := context.WithTimeout(srv.ctx, srv.cfg.WriteTimeout)
 	defer cancel()
 	ctx = context.WithValue(ctx, sessionKey{}, s)
 	u := s.user()
-	for i := range req.MethodsToCall {
-		c.srv.as.Call(ctx, &req.MethodsToCall[i], u, &resp.Results[i])
+	for i := range methods {
+		srv.as.Call(ctx, &methods[i], u, &out[i])
 	}
-	return resp, nil
+}
+
+// cloneCalls returns a deep copy of methods, which the connection's
+// decoder reuses for the next request, through their encoding; ok is
+// false if it fails to decode (it decoded with the same limits already).
+func (c *conn) cloneCalls(methods []ua.CallMethodRequest) ([]ua.CallMethodRequest, bool) {
+	b := ua.AppendMessage(nil, &ua.CallRequest{MethodsToCall: methods})
+	d := ua.NewDecoder(b)
+	d.Limits = c.d.Limits
+	var cp ua.CallRequest
+	if err := ua.DecodeMessageInto(d, &cp); err != nil || len(cp.MethodsToCall) != len(methods) {
+		return nil, false
+	}
+	return cp.MethodsToCall, true
 }
 
 // sessionKey is the context key of the calling session in a method

@@ -174,14 +174,19 @@ func (it *monItem) due(now time.Time, slack time.Duration) bool {
 // sample reads the item's value and queues a notification when it changed
 // in the sense of the item's filter.
 func (m *subMgr) sample(it *monItem, now time.Time) {
-	var dv ua.DataValue
-	m.srv.as.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &dv)
+	m.dv = ua.DataValue{} // no storage shared with a queued value
+	m.srv.as.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &m.dv)
+	m.sampled(it, &m.dv, now)
+}
+
+// sampled takes dv, read for it at now, as the item's sample.
+func (m *subMgr) sampled(it *monItem, dv *ua.DataValue, now time.Time) {
 	it.lastSample = now
-	if it.hasLast && !it.changed(&dv) {
+	if it.hasLast && !it.changed(dv) {
 		return
 	}
-	it.last, it.hasLast = dv, true
-	m.enqueue(it, dv)
+	it.last, it.hasLast = *dv, true
+	m.enqueue(it, *dv)
 }
 
 // enqueue queues dv (with the item's timestamps) on it.

@@ -12,7 +12,9 @@ import (
 
 // ServerProfileURI is the profile edged's server claims in
 // ServerCapabilities/ServerProfileArray (OPC 10000-7): Nano Embedded
-// Device, the one without subscriptions, which edged does not have yet.
+// Device, the one without subscriptions. edged serves subscriptions, but
+// it claims no profile whose conformance units it has not been checked
+// against.
 const ServerProfileURI = "http://opcfoundation.org/UA-Profile/Server/NanoEmbeddedDevice2017"
 
 // liveVar is a variable of the Server object whose value the server
@@ -224,6 +226,10 @@ func (s *Server) initServerObject() error {
 		if err := sp.SetSource(nid, src, uint32(l.h)); err != nil {
 			return fmt.Errorf("server: Server object node %s: %w", id.Name(l.node), err)
 		}
+	}
+
+	if err := s.initSubMethods(); err != nil {
+		return err
 	}
 
 	// The application namespace and its Gateway folder with two demo

@@ -50,28 +50,26 @@ func (sp *space) read(scr *scratch, s *session, req *ua.ReadRequest, out []ua.Da
 	}
 }
 
-// write writes the operations with the session user's rights and waits,
-// up to timeout, for the devices' answers to those that went to a device
-// (write-through): all of them are queued first and then awaited together,
-// so ten writes to one device take about one cycle, not ten. An operation
-// not answered in time is Bad_Timeout. The wait holds no lock of the
-// address space; it blocks only the calling connection's goroutine.
-func (sp *space) write(scr *scratch, s *session, nodes []ua.WriteValue, out []ua.StatusCode, timeout time.Duration) {
+// writeStart starts the operations with the session user's rights: out
+// gets the result of each operation answered at once, and scr.pending the
+// Pending result of each one that went to a device (write-through), nil
+// for the others. It reports whether any went to a device; the caller
+// then awaits them (awaitWrites) and clears scr.pending. All of a
+// request's operations are queued before any is awaited, so ten writes to
+// one device take about one cycle, not ten.
+func (sp *space) writeStart(scr *scratch, s *session, nodes []ua.WriteValue, out []ua.StatusCode) (waiting bool) {
 	u := s.user()
 	scr.pending = grow(scr.pending, len(nodes))
-	waiting := false
 	for i := range nodes {
 		out[i], scr.pending[i] = sp.as.WriteStart(&nodes[i], u)
 		waiting = waiting || scr.pending[i] != nil
 	}
-	if waiting {
-		awaitWrites(scr.pending, out, timeout)
-	}
-	clear(scr.pending)
+	return waiting
 }
 
 // awaitWrites sets out[i] to the result of each pending[i] that is not
-// nil, or to Bad_Timeout for those without a result after timeout.
+// nil, or to Bad_Timeout for those without a result after timeout. The
+// wait holds no lock of the address space.
 func awaitWrites(pending []addrspace.Pending, out []ua.StatusCode, timeout time.Duration) {
 	t := time.NewTimer(timeout)
 	defer t.Stop()

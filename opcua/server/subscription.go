@@ -91,8 +91,13 @@ type subMgr struct {
 	active atomic.Bool // a subscription was ever created: SourceChanged has work
 
 	hookMu  sync.Mutex
-	changed []srcKey // accumulated by SourceChanged, drained by the run loop
-	overrun bool     // changed reached maxPendingChanges: sample every indexed item
+	changed []srcKey   // accumulated by SourceChanged, drained by the run loop
+	batches []srcBatch // per SourceChanged call: its image and end in changed
+	overrun bool       // changed reached maxPendingChanges: sample every indexed item
+
+	srcMu   sync.Mutex                              // serializes updates of sources
+	sources atomic.Pointer[[]addrspace.ValueSource] // by SourceID-1, as SourceChanged met them
+	indexed atomic.Bool                             // bySource has items (as of the run loop's last round)
 
 	// Owned by the run loop.
 	nextSubID  uint32
@@ -101,10 +106,16 @@ type subMgr struct {
 	sessions   map[*session]*sessSubs
 	bySource   map[srcKey][]*monItem
 	work       []srcKey
+	workB      []srcBatch
 	deferred   []*monItem // changed but not due yet (sampling interval above the tag's period)
 	due        dueHeap    // items without a source, by next sample
 	touched    []*subscription
 	rc         addrspace.ReadContext
+	dv         ua.DataValue       // sample's value
+	shared     ua.DataValue       // sampleKey's value, read once for the items on one node
+	avail      []uint32           // AvailableSequenceNumbers of the response being sent
+	triggered  []*monItem         // publishTo's items reported by SetTriggering
+	resp       ua.PublishResponse // publishTo's and keepAliveTo's, encoded by send
 	out        []byte
 	timer      *time.Timer
 }
@@ -153,6 +164,7 @@ func (m *subMgr) run() {
 			return
 		}
 		m.tick(time.Now())
+		m.indexed.Store(len(m.bySource) > 0)
 	}
 }
 
@@ -160,10 +172,13 @@ func (m *subMgr) run() {
 // changed of ValueSource src have new values (or statuses, or source
 // timestamps) in the source's current snapshot. The binding calls it from
 // plc.Engine.Subscribe on every image the engine publishes, with
-// Image.Changed. It copies the handles and returns at once: the monitored
-// items on those variables that are due in this cycle are sampled on the
-// subscription manager's goroutine, and a subscription that is due
-// answers a waiting Publish request at once. Work per call is
+// Image.Changed. It copies the handles, takes the source's snapshot (the
+// image that carried the changes) and returns at once: the monitored
+// items on those variables that are due in this cycle are sampled in that
+// snapshot on the subscription manager's goroutine, so that each image's
+// change is sampled even when the next image comes before the manager
+// runs, and a subscription that is due answers a waiting Publish request
+// at once. Work per call is
 // proportional to len(changed); nothing is done while no subscription was
 // ever created. Safe from any goroutine; it does not allocate once its
 // buffer has grown.
@@ -172,6 +187,15 @@ func (s *Server) SourceChanged(src addrspace.SourceID, changed []uint32) {
 	if !m.active.Load() || len(changed) == 0 {
 		return
 	}
+	// The image that carried the change: the items sample it, not the
+	// image current when the run loop gets to them, so that a change is
+	// not lost when the next image comes first.
+	var snap addrspace.Snapshot
+	if m.indexed.Load() { // else keep the image free for the engine's reuse
+		if vs := m.source(src); vs != nil {
+			snap = vs.Snapshot()
+		}
+	}
 	m.hookMu.Lock()
 	if len(m.changed)+len(changed) > maxPendingChanges {
 		m.overrun = true // the run loop is behind: bound the memory
@@ -179,6 +203,7 @@ func (s *Server) SourceChanged(src addrspace.SourceID, changed []uint32) {
 		for _, h := range changed {
 			m.changed = append(m.changed, srcKey{src, h})
 		}
+		m.addBatch(src, snap)
 	}
 	m.hookMu.Unlock()
 	select {
@@ -201,33 +226,32 @@ func (m *subMgr) sessionState(s *session) *sessSubs {
 func (m *subMgr) sourceChanges(now time.Time) {
 	m.hookMu.Lock()
 	m.work, m.changed = m.changed, m.work[:0]
+	m.workB, m.batches = m.batches, m.workB[:0]
 	overrun := m.overrun
 	m.overrun = false
 	m.hookMu.Unlock()
 	if overrun {
-		// Changes were dropped: look at every item on a source once.
+		// Changes were dropped: look at every item on a source once, in
+		// the current images.
 		m.work = m.work[:0]
 		for k := range m.bySource {
 			m.work = append(m.work, k)
 		}
+		clear(m.workB)
+		m.workB = append(m.workB[:0], srcBatch{end: len(m.work)})
 	}
-	m.rc.Reset()
 	slack := m.srv.cfg.Subscriptions.MinPublishingInterval / 2
-	for _, k := range m.work {
-		for _, it := range m.bySource[k] {
-			if it.mode == ua.MonitoringModeDisabled {
-				continue
-			}
-			if !it.due(now, slack) {
-				if !it.deferred {
-					it.deferred = true
-					m.deferred = append(m.deferred, it)
-				}
-				continue
-			}
-			m.sample(it, now)
+	start := 0
+	for _, b := range m.workB {
+		m.rc.Reset()
+		m.rc.UseSnapshot(m.srv.as, b.src, b.snap)
+		for _, k := range m.work[start:b.end] {
+			m.sampleKey(k, now, slack)
 		}
+		start = b.end
 	}
+	clear(m.workB) // let the images go
+	m.rc.Reset()
 	if len(m.deferred) > 0 {
 		keep := m.deferred[:0]
 		for _, it := range m.deferred {
@@ -278,9 +302,13 @@ func (m *subMgr) tick(now time.Time) {
 			m.fail(ss.queue[0], ua.StatusBadTimeout, now)
 			ss.queue = ss.queue[1:]
 		}
-		for i := len(ss.subs) - 1; i >= 0; i-- { // backwards: an expired one is deleted
-			if sub := ss.subs[i]; !now.Before(sub.next) {
+		for i := 0; i < len(ss.subs); i++ {
+			sub := ss.subs[i]
+			if !now.Before(sub.next) {
 				m.cycle(sub, now)
+				if sub.deleted { // its lifetime expired: ss.subs lost it
+					i--
+				}
 			}
 		}
 		for _, sub := range ss.subs {
@@ -321,6 +349,7 @@ type subscription struct {
 	first        bool // no message sent yet: the first cycle sends a keep-alive
 	seq          uint32
 	retrans      []ua.NotificationMessage // sent, not acknowledged, oldest first
+	spare        []ua.NotificationMessage // acknowledged data change messages, for reuse
 }
 
 // nextSeq returns the sequence number of the next message.
@@ -329,6 +358,14 @@ func (sub *subscription) nextSeq() uint32 {
 		return 1
 	}
 	return sub.seq + 1
+}
+
+// appendAvailable appends the sequence numbers in the retransmission queue.
+func (sub *subscription) appendAvailable(b []uint32) []uint32 {
+	for i := range sub.retrans {
+		b = append(b, sub.retrans[i].SequenceNumber)
+	}
+	return b
 }
 
 func (sub *subscription) available() []uint32 {
@@ -388,27 +425,33 @@ func (m *subMgr) cycle(sub *subscription, now time.Time) {
 // notifications.
 func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 	pr := m.dequeue(sub.ss)
-	var dcn ua.DataChangeNotification
+	msg := sub.newMessage()
+	dcn := msg.NotificationData[0].Body.(*encodedDCN)
+	dcn.start()
 	max := int(sub.maxNotif)
 	ready := sub.ready[:0]
 	more := false
-	var triggered []*monItem
+	triggered := m.triggered[:0]
 	for _, it := range sub.ready {
 		if it.deleted {
 			it.inReady = false
 			continue
 		}
-		if max > 0 && len(dcn.MonitoredItems) >= max {
+		if max > 0 && dcn.n >= max {
 			ready = append(ready, it)
 			more = true
 			continue
 		}
 		n := len(it.queue)
-		if max > 0 && len(dcn.MonitoredItems)+n > max {
-			n = max - len(dcn.MonitoredItems)
+		if max > 0 && dcn.n+n > max {
+			n = max - dcn.n
 		}
-		dcn.MonitoredItems = append(dcn.MonitoredItems, it.queue[:n]...)
-		it.queue = slices.Delete(it.queue, 0, n)
+		dcn.add(it.queue[:n])
+		if n == len(it.queue) {
+			it.queue = it.queue[:0] // overwritten by the next samples
+		} else {
+			it.queue = slices.Delete(it.queue, 0, n)
+		}
 		if len(it.queue) > 0 {
 			ready = append(ready, it)
 			more = true
@@ -423,27 +466,32 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 		if it.deleted || it.mode != ua.MonitoringModeSampling || len(it.queue) == 0 {
 			continue
 		}
-		dcn.MonitoredItems = append(dcn.MonitoredItems, it.queue...)
+		dcn.add(it.queue)
 		it.queue = it.queue[:0]
 	}
+	dcn.finish()
+	clear(triggered)
+	m.triggered = triggered[:0]
 	sub.seq = sub.nextSeq()
-	msg := ua.NotificationMessage{
-		SequenceNumber:   sub.seq,
-		PublishTime:      m.srv.clock(),
-		NotificationData: []ua.ExtensionObject{{Body: &dcn}},
-	}
+	msg.SequenceNumber = sub.seq
+	msg.PublishTime = m.srv.clock()
 	if len(sub.retrans) >= m.srv.cfg.Subscriptions.MaxRetransmissionQueue {
+		old := sub.retrans[0]
 		sub.retrans = slices.Delete(sub.retrans, 0, 1)
+		sub.recycle(old)
 	}
 	sub.retrans = append(sub.retrans, msg)
 	sub.keepAliveCtr, sub.lifetimeCtr, sub.first = 0, 0, false
 	sub.late = more
-	m.send(pr, &ua.PublishResponse{
+	m.avail = sub.appendAvailable(m.avail[:0])
+	m.resp = ua.PublishResponse{
 		SubscriptionID:           sub.id,
-		AvailableSequenceNumbers: sub.available(),
+		AvailableSequenceNumbers: m.avail,
 		MoreNotifications:        more,
 		NotificationMessage:      msg,
-	}, now)
+	}
+	m.send(pr, &m.resp, now)
+	m.resp = ua.PublishResponse{}
 }
 
 // keepAliveTo answers the session's oldest Publish request with a
@@ -451,11 +499,14 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 func (m *subMgr) keepAliveTo(sub *subscription, now time.Time) {
 	pr := m.dequeue(sub.ss)
 	sub.keepAliveCtr, sub.lifetimeCtr, sub.first, sub.late = 0, 0, false, false
-	m.send(pr, &ua.PublishResponse{
+	m.avail = sub.appendAvailable(m.avail[:0])
+	m.resp = ua.PublishResponse{
 		SubscriptionID:           sub.id,
-		AvailableSequenceNumbers: sub.available(),
+		AvailableSequenceNumbers: m.avail,
 		NotificationMessage:      ua.NotificationMessage{SequenceNumber: sub.nextSeq(), PublishTime: m.srv.clock()},
-	}, now)
+	}
+	m.send(pr, &m.resp, now)
+	m.resp = ua.PublishResponse{}
 }
 
 // closable is a channel that can tell it is closed (*uasc.Channel is).
@@ -522,14 +573,17 @@ func (m *subMgr) send(pr pubReq, resp *ua.PublishResponse, now time.Time) {
 	resp.ResponseHeader = ua.ResponseHeader{Timestamp: m.srv.clock(), RequestHandle: pr.handle, ServiceResult: ua.StatusGood}
 	resp.Results = pr.results
 	m.out = ua.AppendMessage(m.out[:0], resp)
-	pr.ch.WriteResponse(pr.reqID, m.out) // a dead channel is the connection's business
+	// Posted, not written: a client that does not read must not stall the
+	// manager. A dead channel is the connection's business; the
+	// notifications stay in the retransmission queue for Republish.
+	pr.ch.PostResponse(pr.reqID, m.out)
 }
 
 // fail answers pr with a ServiceFault of status.
 func (m *subMgr) fail(pr pubReq, status ua.StatusCode, now time.Time) {
 	f := &ua.ServiceFault{ResponseHeader: ua.ResponseHeader{Timestamp: m.srv.clock(), RequestHandle: pr.handle, ServiceResult: status}}
 	m.out = ua.AppendMessage(m.out[:0], f)
-	pr.ch.WriteResponse(pr.reqID, m.out)
+	pr.ch.PostResponse(pr.reqID, m.out)
 }
 
 // serveLate answers Publish requests with the session's pending status
@@ -574,6 +628,10 @@ func (m *subMgr) serveLate(ss *sessSubs, now time.Time) {
 
 // deleteSub removes sub and its items.
 func (m *subMgr) deleteSub(sub *subscription) {
+	if sub.deleted {
+		return
+	}
+	m.srv.diag.currentSubscriptions.Add(^uint32(0)) // minus one
 	for _, it := range sub.items {
 		m.removeItem(it)
 	}
@@ -581,7 +639,10 @@ func (m *subMgr) deleteSub(sub *subscription) {
 	delete(m.subs, sub.id)
 	ss := sub.ss
 	if i := slices.Index(ss.subs, sub); i >= 0 {
-		ss.subs = slices.Delete(ss.subs, i, i+1)
+		// A new slice, not slices.Delete: tick and cycle may be ranging
+		// over ss.subs (a subscription whose lifetime ends), and Delete
+		// would shift it and clear its tail under them.
+		ss.subs = slices.Concat(ss.subs[:i:i], ss.subs[i+1:])
 	}
 	m.dropOrphan(ss)
 }
@@ -637,7 +698,9 @@ func (m *subMgr) acknowledge(ss *sessSubs, acks []ua.SubscriptionAcknowledgement
 			res[i] = ua.StatusBadSequenceNumberUnknown
 			continue
 		}
+		old := sub.retrans[j]
 		sub.retrans = slices.Delete(sub.retrans, j, j+1)
+		sub.recycle(old)
 	}
 	return res
 }

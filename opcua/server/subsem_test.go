@@ -417,21 +417,3 @@ func TestCloseSessionSubscriptions(t *testing.T) {
 		})
 	}
 }
-
-// TestLifetimeExpiresBesideAnother: a subscription that expires in the
-// tick that runs its session's cycles does not disturb the cycles of the
-// session's other subscriptions.
-func TestLifetimeExpiresBesideAnother(t *testing.T) {
-	f := newSubFixture(t, Config{})
-	short := f.createSub(5, 1, 3)
-	long := f.createSub(5, 1000, 3000)
-	other := f.createSub(5, 1000, 3000)
-	for deadline := time.Now().Add(10 * time.Second); f.alive(short); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("subscription alive 10 s after its lifetime")
-		}
-	}
-	if !f.alive(long) || !f.alive(other) {
-		t.Error("the other subscriptions expired too")
-	}
-}

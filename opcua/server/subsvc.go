@@ -71,6 +71,8 @@ func (c *conn) createSubscription(s *session, h *ua.RequestHeader) (ua.Body, err
 		sub.next = time.Now().Add(sub.interval)
 		m.subs[sub.id] = sub
 		ss.subs = append(ss.subs, sub)
+		c.srv.diag.currentSubscriptions.Add(1)
+		c.srv.diag.cumulatedSubscription.Add(1)
 		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.SubscriptionID = sub.id
 		resp.RevisedPublishingInterval = durMS(sub.interval)
@@ -190,7 +192,7 @@ func (c *conn) republish(s *session, h *ua.RequestHeader) (ua.Body, error) {
 		}
 		sub.lifetimeCtr = 0
 		c.header(&resp.ResponseHeader, h, ua.StatusGood)
-		resp.NotificationMessage = sub.retrans[i]
+		resp.NotificationMessage = cloneMessage(sub.retrans[i]) // the manager reuses the original
 		return nil
 	})
 	if err != nil {

@@ -25,6 +25,10 @@
 //		}
 //	}
 //
+// A goroutine that answers for many channels and must not wait for one
+// client's socket posts its responses with PostResponse instead: they are
+// framed at once and written in the background.
+//
 // # Errors
 //
 // Protocol violations are answered with an Error message carrying their
@@ -232,8 +236,8 @@ type token struct {
 }
 
 // Channel is one client's secure channel over one connection. ReadRequest
-// is called by one goroutine; WriteResponse and Close may be called from
-// several.
+// is called by one goroutine; WriteResponse, QueueResponse, PostResponse,
+// Flush and Close may be called from several.
 type Channel struct {
 	nc  net.Conn
 	cfg Config
@@ -411,11 +415,15 @@ func (c *Channel) Closed() bool {
 // with status and reason (unless status is Good) and closes the
 // connection. A ReadRequest blocked in another goroutine returns
 // ErrClosed; later calls of every method return ErrClosed. Close may be
-// called more than once and from any goroutine.
+// called more than once and from any goroutine. Writes end within
+// CloseTimeout from the call, the one in progress too: a client that stopped
+// reading holds Close (and a server's Shutdown) that long, not for
+// WriteTimeout.
 func (c *Channel) Close(status ua.StatusCode, reason string) error {
 	var err error
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
+		c.nc.SetWriteDeadline(time.Now().Add(c.cfg.CloseTimeout))
 		c.s.mu.Lock()
 		switch {
 		case c.s.err != nil:

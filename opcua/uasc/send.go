@@ -17,6 +17,13 @@ import (
 // response queued (natural backpressure). QueueResponse appends without
 // writing: its bytes leave with the next flush, whoever does it. The two
 // buffers are swapped and reused: steady state allocates nothing.
+//
+// PostResponse appends like QueueResponse and hands the write of its batch
+// to a goroutine of its own (one per batch, however many responses are
+// posted into it), which becomes the batch's flusher or, while a flush is
+// in progress, waits on cond like any writer and takes the batch when that
+// flush ends, unless a writer took it first. So a poster never waits for
+// the network, and its bytes leave without waiting for a later writer.
 type sender struct {
 	mu       sync.Mutex
 	cond     sync.Cond // signalled when a flush ends; L is &mu
@@ -26,6 +33,7 @@ type sender struct {
 	taken    uint64 // batches taken for writing; buf is batch taken+1
 	written  uint64 // batches whose write has ended
 	errBatch uint64 // first batch that failed (err != nil)
+	posted   uint64 // last batch whose write a PostResponse goroutine owes
 	err      error  // sticky
 	seq      uint32 // sequence number of the last chunk sent
 	tok      *token // token that secures MSG chunks we send
@@ -66,6 +74,46 @@ func (c *Channel) QueueResponse(requestID uint32, msg []byte) error {
 	return c.writeResponse(requestID, msg, true)
 }
 
+// PostResponse is WriteResponse without the wait, for a goroutine that
+// must not block on one client's socket (the subscription manager answers
+// the Publish requests of every session): it frames msg into the send
+// buffer as QueueResponse does, under the same lock, so sequence numbers
+// stay in wire order with every other writer, and returns at once. The
+// bytes are written in the background: by a goroutine PostResponse starts
+// for the pending batch (one per batch), or by whichever writer takes the
+// batch first. A client that stops reading thus delays only its own
+// channel. Its memory stays bounded as long as the caller posts at most
+// one response per request read: before ReadRequest waits for more input
+// it writes the pending bytes, or waits for them to be written.
+//
+// It returns nil once the response is framed, ua.StatusBadResponseTooLarge
+// as WriteResponse does, or the sticky error of an earlier failure. A
+// failure of the background write is sticky as any other: the connection
+// is closed, so ReadRequest fails, and later calls return the error.
+func (c *Channel) PostResponse(requestID uint32, msg []byte) error {
+	s := &c.s
+	s.mu.Lock()
+	tooLarge, err := c.appendResponseLocked(requestID, msg)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	if my := s.taken + 1; s.posted < my {
+		s.posted = my
+		go c.flushPosted(my)
+	}
+	s.mu.Unlock()
+	return tooLarge
+}
+
+// flushPosted writes batch my for PostResponse, unless a writer did or
+// does first. A failure is sticky and closes the connection (writeOut);
+// the channel's users learn of it from their next call.
+func (c *Channel) flushPosted(my uint64) {
+	c.s.mu.Lock()
+	c.flushBatch(my)
+}
+
 // Flush writes the responses queued by QueueResponse and returns once they
 // have been written (also when a concurrent WriteResponse took them into
 // its write), or the sticky error.
@@ -99,12 +147,30 @@ func (c *Channel) flushQueued() error {
 func (c *Channel) writeResponse(requestID uint32, msg []byte, queue bool) error {
 	s := &c.s
 	s.mu.Lock()
-	if s.err != nil {
-		err := s.err
+	tooLarge, err := c.appendResponseLocked(requestID, msg)
+	if err != nil {
 		s.mu.Unlock()
 		return err
 	}
-	var tooLarge error
+	if queue && len(s.buf) < c.maxQueued {
+		s.mu.Unlock()
+		return tooLarge
+	}
+	if err := c.flushLocked(); err != nil {
+		return err
+	}
+	return tooLarge
+}
+
+// appendResponseLocked frames msg as the response to requestID into s.buf
+// (a ServiceFault with Bad_ResponseTooLarge instead when msg is too large
+// for the client: tooLarge is then that status). err is the sticky error,
+// or the failure to seal a chunk, which becomes it. s.mu is held.
+func (c *Channel) appendResponseLocked(requestID uint32, msg []byte) (tooLarge, err error) {
+	s := &c.s
+	if s.err != nil {
+		return nil, s.err
+	}
 	if !c.fitsClient(len(msg), s.tok) {
 		msg = serviceFault(msg, ua.StatusBadResponseTooLarge)
 		tooLarge = ua.StatusBadResponseTooLarge
@@ -114,18 +180,10 @@ func (c *Channel) writeResponse(requestID uint32, msg []byte, queue bool) error 
 	if err != nil {
 		s.buf = s.buf[:start]
 		s.err = fault(ua.StatusBadTcpInternalError, "sealing a chunk: "+err.Error())
-		s.mu.Unlock()
-		return s.err
+		return nil, s.err
 	}
 	s.buf = b
-	if queue && len(b) < c.maxQueued {
-		s.mu.Unlock()
-		return tooLarge
-	}
-	if err := c.flushLocked(); err != nil {
-		return err
-	}
-	return tooLarge
+	return tooLarge, nil
 }
 
 // fitsClient reports whether a response of n bytes stays within the
@@ -263,8 +321,9 @@ func (c *Channel) flushBatch(my uint64) error {
 	}
 }
 
-// writeOut writes b in one Write, within WriteTimeout. A failure closes
-// the connection, so that the reader stops too.
+// writeOut writes b in one Write, within WriteTimeout, or within
+// CloseTimeout once Close was called (see Close). A failure closes the
+// connection, so that the reader stops too.
 func (c *Channel) writeOut(b []byte) error {
 	if len(b) == 0 {
 		return nil
@@ -272,6 +331,11 @@ func (c *Channel) writeOut(b []byte) error {
 	if err := c.nc.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout)); err != nil {
 		c.nc.Close()
 		return err
+	}
+	if c.closed.Load() {
+		// Close ran, or runs: its shorter deadline holds for this write
+		// too, whichever of the two deadlines was set last.
+		c.nc.SetWriteDeadline(time.Now().Add(c.cfg.CloseTimeout))
 	}
 	if _, err := c.nc.Write(b); err != nil {
 		c.nc.Close()

@@ -1,0 +1,423 @@
+package server
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+)
+
+// testImages is a ValueSource of immutable images, as the binding's: each
+// Snapshot is the image current at the call.
+type testImages struct{ cur atomic.Pointer[testImage] }
+
+type testImage struct{ v float64 }
+
+func (s *testImages) Snapshot() addrspace.Snapshot { return s.cur.Load() }
+
+func (im *testImage) Value(_ uint32, dv *ua.DataValue) { dv.Value.SetFloat64(im.v) }
+
+// addImageNode adds ns=1;s=img, a Double served by handle 1 of a
+// testImages source, to f's space.
+func addImageNode(t *testing.T, f *subFixture) (addrspace.SourceID, *testImages) {
+	imgs := &testImages{}
+	imgs.cur.Store(&testImage{})
+	as := f.s.AddressSpace()
+	src := as.AddSource(imgs)
+	if err := as.AddNode(&addrspace.Node{
+		ID: ua.NewStringNodeID(1, "img"), Class: ua.NodeClassVariable,
+		BrowseName: ua.QualifiedName{NamespaceIndex: 1, Name: "img"},
+		DataType:   ua.NewNumericNodeID(0, id.Double), ValueRank: addrspace.ValueRankScalar,
+		AccessLevel: uint8(ua.AccessLevelTypeCurrentRead), Source: src, Handle: 1,
+	}, addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.Organizes), IsInverse: true,
+		Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.ObjectsFolder)}}); err != nil {
+		t.Fatal(err)
+	}
+	return src, imgs
+}
+
+// byHandle returns the Double values of r's data changes per client handle.
+func byHandle(r *ua.PublishResponse, into map[uint32][]float64) {
+	for _, eo := range r.NotificationMessage.NotificationData {
+		if dcn, ok := eo.Body.(*ua.DataChangeNotification); ok {
+			for _, n := range dcn.MonitoredItems {
+				x, _ := n.Value.Value.Float64()
+				into[n.ClientHandle] = append(into[n.ClientHandle], x)
+			}
+		}
+	}
+}
+
+// TestSourceChangedSamplesItsImage: images published one after the other
+// before the manager samples are each sampled, in the image that carried
+// the change, so that no change is lost; the items on one node (sharing one
+// Read) each get every value.
+func TestSourceChangedSamplesItsImage(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	src, imgs := addImageNode(t, f)
+	sub := f.createSub(5, 10, 300)
+	a, b := item("img", ua.AttributeIDValue, 0, 10, nil), item("img", ua.AttributeIDValue, 0, 10, nil)
+	a.RequestedParameters.ClientHandle, b.RequestedParameters.ClientHandle = 1, 2
+	for _, r := range f.createItems(sub, a, b) {
+		if r.StatusCode != ua.StatusGood {
+			t.Fatal(r.StatusCode)
+		}
+	}
+	got := map[uint32][]float64{}
+	byHandle(f.tc.publishData(), got) // the initial values
+	// Three images while the run loop is busy (it runs this closure).
+	m := &f.s.subs
+	m.call(func() {
+		for k := 1; k <= 3; k++ {
+			imgs.cur.Store(&testImage{v: float64(k)})
+			f.s.SourceChanged(src, []uint32{1})
+		}
+	})
+	want := map[uint32][]float64{1: {0, 1, 2, 3}, 2: {0, 1, 2, 3}}
+	for range 100 {
+		if len(got[1]) >= 4 && len(got[2]) >= 4 {
+			break
+		}
+		byHandle(f.tc.publish(), got)
+	}
+	for h, w := range want {
+		if !slices.Equal(got[h], w) {
+			t.Errorf("item %d: values %v, want %v", h, got[h], w)
+		}
+	}
+}
+
+// TestRepublishAfterReuse: messages acknowledged are reused for later
+// ones, and a message never acknowledged still republishes its own values.
+func TestRepublishAfterReuse(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	tc := f.tc
+	sub := f.createSub(5, 10, 300)
+	f.createItems(sub, item("ext", ua.AttributeIDValue, 0, 10, nil))
+	first := tc.publishData() // the initial value, never acknowledged
+	ack := ua.SubscriptionAcknowledgement{SubscriptionID: sub}
+	for k := 1; k <= 8; k++ {
+		f.set(float64(k))
+		var r *ua.PublishResponse
+		if ack.SequenceNumber != 0 {
+			r = tc.publish(ack)
+		} else {
+			r = tc.publish()
+		}
+		for len(r.NotificationMessage.NotificationData) == 0 {
+			r = tc.publish()
+		}
+		if v, _ := values(r); !slices.Equal(v, []float64{float64(k)}) {
+			t.Fatalf("change %d: values %v", k, v)
+		}
+		ack.SequenceNumber = r.NotificationMessage.SequenceNumber
+	}
+	seq := first.NotificationMessage.SequenceNumber
+	rp := wantOK[ua.RepublishResponse](t, tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seq}))
+	if v, _ := values(&ua.PublishResponse{NotificationMessage: rp.NotificationMessage}); rp.NotificationMessage.SequenceNumber != seq || !slices.Equal(v, []float64{0}) {
+		t.Errorf("Republish %d: seq %d values %v, want [0]", seq, rp.NotificationMessage.SequenceNumber, v)
+	}
+}
+
+// TestCloneMessage: Republish's copy shares no bytes with the message the
+// manager reuses.
+func TestCloneMessage(t *testing.T) {
+	var sub subscription
+	msg := sub.newMessage()
+	e := msg.NotificationData[0].Body.(*encodedDCN)
+	e.start()
+	e.add([]ua.MonitoredItemNotification{{ClientHandle: 5, Value: ua.DataValue{Value: ua.MustVariant(2.5)}}})
+	e.finish()
+	c := cloneMessage(msg)
+	e.start()
+	e.add([]ua.MonitoredItemNotification{{ClientHandle: 6, Value: ua.DataValue{Value: ua.MustVariant(9.0)}}})
+	e.finish()
+	out := ua.AppendMessage(nil, &ua.PublishResponse{NotificationMessage: c})
+	body, err := ua.DecodeMessage(ua.NewDecoder(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dcn := body.(*ua.PublishResponse).NotificationMessage.NotificationData[0].Body.(*ua.DataChangeNotification)
+	if len(dcn.MonitoredItems) != 1 || dcn.MonitoredItems[0].ClientHandle != 5 || dcn.DiagnosticInfos != nil {
+		t.Fatalf("copy decodes as %+v", dcn)
+	}
+	if x, _ := dcn.MonitoredItems[0].Value.Value.Float64(); x != 2.5 {
+		t.Errorf("copy's value %v, want 2.5", x)
+	}
+}
+
+// recChannel records the responses the manager writes.
+type recChannel struct {
+	channel
+	mu   sync.Mutex
+	n    int
+	last []byte
+}
+
+func (c *recChannel) WriteResponse(_ uint32, msg []byte) error {
+	c.mu.Lock()
+	c.n++
+	c.last = append(c.last[:0], msg...)
+	c.mu.Unlock()
+	return nil
+}
+
+// PostResponse records like WriteResponse: the manager posts its responses.
+func (c *recChannel) PostResponse(id uint32, msg []byte) error { return c.WriteResponse(id, msg) }
+
+// ID is the channel of the fixture's session: a Publish request of another
+// channel is stale and never answered with notifications.
+func (c *recChannel) ID() uint32 { return 1 }
+
+// TestSamplePublishAllocs asserts that the steady state of the data path,
+// from SourceChanged through sampling to the Publish response written,
+// allocates nothing: three items on one changing variable (one shared
+// Read) and one on a static variable, a Publish request waiting in every
+// cycle, the retransmission queue full.
+func TestSamplePublishAllocs(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	sub := f.createSub(5, 10, 300)
+	for _, r := range f.createItems(sub,
+		item("ext", ua.AttributeIDValue, 0, 10, nil), item("ext", ua.AttributeIDValue, 0, 10, nil),
+		item("ext", ua.AttributeIDValue, 0, 10, nil), item("static", ua.AttributeIDValue, 0, 10, nil)) {
+		if r.StatusCode != ua.StatusGood {
+			t.Fatal(r.StatusCode)
+		}
+	}
+	m := &f.s.subs
+	ch := &recChannel{}
+	handles := []uint32{1}
+	var allocs float64
+	var steps int
+	m.call(func() {
+		ss := m.subs[sub].ss
+		queue := make([]pubReq, 0, 1)
+		now := time.Now()
+		step := func() {
+			steps++
+			f.val.Store(math.Float64bits(float64(steps)))
+			f.s.SourceChanged(f.src, handles)
+			ss.queue = append(queue[:0], pubReq{ch: ch, reqID: uint32(steps)})
+			now = now.Add(5 * time.Millisecond)
+			m.sourceChanges(now)
+		}
+		for range 3 * f.s.cfg.Subscriptions.MaxRetransmissionQueue {
+			step()
+		}
+		allocs = testing.AllocsPerRun(200, step)
+	})
+	if allocs != 0 {
+		t.Errorf("sample → publish allocates %v times per cycle, want 0", allocs)
+	}
+	if ch.n != steps {
+		t.Fatalf("%d responses for %d cycles", ch.n, steps)
+	}
+	body, err := ua.DecodeMessage(ua.NewDecoder(ch.last))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := wantOK[ua.PublishResponse](t, body)
+	if v, _ := values(r); !slices.Equal(v, []float64{float64(steps), float64(steps), float64(steps)}) {
+		t.Errorf("last response: values %v, want three %d", v, steps)
+	}
+	if n := len(r.AvailableSequenceNumbers); n != f.s.cfg.Subscriptions.MaxRetransmissionQueue {
+		t.Errorf("%d available sequence numbers, want %d", n, f.s.cfg.Subscriptions.MaxRetransmissionQueue)
+	}
+}
+
+// BenchmarkSamplePublish measures the manager's work per cycle at the
+// fan-out bench's shape without the network: 20 subscriptions × 1,000
+// items on 1,000 variables of one image source that all change in every
+// cycle, a Publish request waiting for each subscription. ns/notif is the
+// cost per notification delivered.
+func BenchmarkSamplePublish(b *testing.B) {
+	const tags, subs = 1000, 20
+	s := newTestServer(b, Config{Subscriptions: SubscriptionLimits{MaxSubscriptionsPerSession: subs}})
+	as := s.AddressSpace()
+	imgs := &testImages{}
+	imgs.cur.Store(&testImage{})
+	src := as.AddSource(imgs)
+	reqs := make([]ua.MonitoredItemCreateRequest, tags)
+	handles := make([]uint32, tags)
+	for i := range tags {
+		nid := ua.NewNumericNodeID(1, uint32(1000+i))
+		if err := as.AddNode(&addrspace.Node{
+			ID: nid, Class: ua.NodeClassVariable, BrowseName: ua.QualifiedName{NamespaceIndex: 1, Name: "t"},
+			DataType: ua.NewNumericNodeID(0, id.Double), ValueRank: addrspace.ValueRankScalar,
+			AccessLevel: uint8(ua.AccessLevelTypeCurrentRead), Source: src, Handle: uint32(i),
+		}, addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.Organizes), IsInverse: true,
+			Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.ObjectsFolder)}}); err != nil {
+			b.Fatal(err)
+		}
+		handles[i] = uint32(i)
+		reqs[i] = ua.MonitoredItemCreateRequest{
+			ItemToMonitor:  ua.ReadValueID{NodeID: nid, AttributeID: uint32(ua.AttributeIDValue)},
+			MonitoringMode: ua.MonitoringModeReporting,
+			RequestedParameters: ua.MonitoringParameters{
+				ClientHandle: uint32(i), SamplingInterval: 5, QueueSize: 10, DiscardOldest: true,
+			},
+		}
+	}
+	tc := newTestConn(b, s, 1)
+	tc.openSession()
+	var ids []uint32
+	for range subs {
+		r := wantOK[ua.CreateSubscriptionResponse](b, tc.call(&ua.CreateSubscriptionRequest{
+			RequestedPublishingInterval: 5, RequestedMaxKeepAliveCount: 10, RequestedLifetimeCount: 300, PublishingEnabled: true,
+		}))
+		ids = append(ids, r.SubscriptionID)
+		cr := wantOK[ua.CreateMonitoredItemsResponse](b, tc.call(&ua.CreateMonitoredItemsRequest{
+			SubscriptionID: r.SubscriptionID, TimestampsToReturn: ua.TimestampsToReturnBoth, ItemsToCreate: reqs,
+		}))
+		if cr.Results[0].StatusCode != ua.StatusGood {
+			b.Fatal(cr.Results[0].StatusCode)
+		}
+	}
+	m := &s.subs
+	ch := &recChannel{}
+	m.call(func() {
+		ss := m.subs[ids[0]].ss
+		queue := make([]pubReq, 0, subs)
+		now := time.Now()
+		k := 0
+		step := func() {
+			k++
+			imgs.cur.Store(&testImage{v: float64(k)})
+			s.SourceChanged(src, handles)
+			queue = queue[:0]
+			for range subs {
+				queue = append(queue, pubReq{ch: ch})
+			}
+			ss.queue = queue
+			now = now.Add(5 * time.Millisecond)
+			m.sourceChanges(now)
+		}
+		for range 20 {
+			step()
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			step()
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*subs*tags), "ns/notif")
+	})
+}
+
+// TestLifetimesExpireTogether: subscriptions of one session whose
+// lifetimes end in the same cycle are all deleted (tick deletes from the
+// list it walks), and each reports Bad_Timeout.
+func TestLifetimesExpireTogether(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	var ids []uint32
+	for range 3 {
+		ids = append(ids, f.createSub(5, 1, 3))
+	}
+	m := &f.s.subs
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		var n int
+		m.call(func() { n = len(m.subs) })
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d subscriptions alive after 10 s without Publish", n)
+		}
+	}
+	var got []uint32
+	for range ids {
+		r := f.tc.publish()
+		if sc, ok := r.NotificationMessage.NotificationData[0].Body.(*ua.StatusChangeNotification); !ok || sc.Status != ua.StatusBadTimeout {
+			t.Errorf("after expiry: %+v", r)
+		}
+		got = append(got, r.SubscriptionID)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, ids) {
+		t.Errorf("status changes for %v, want %v", got, ids)
+	}
+}
+
+// TestPendingImagesBounded: while the run loop is busy, SourceChanged
+// keeps at most maxPendingImages images; the changes of the calls beyond
+// are sampled in the image current when the run loop gets to them.
+func TestPendingImagesBounded(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	src, imgs := addImageNode(t, f)
+	sub := f.createSub(5, 10, 300)
+	f.createItems(sub, item("img", ua.AttributeIDValue, 0, 100, nil))
+	got := map[uint32][]float64{}
+	byHandle(f.tc.publishData(), got) // the initial value
+	const calls = maxPendingImages + 5
+	m := &f.s.subs
+	var kept int
+	m.call(func() {
+		for k := 1; k <= calls; k++ {
+			imgs.cur.Store(&testImage{v: float64(k)})
+			f.s.SourceChanged(src, []uint32{1})
+		}
+		m.hookMu.Lock()
+		kept = len(m.batches)
+		m.hookMu.Unlock()
+	})
+	if kept != maxPendingImages {
+		t.Errorf("%d images kept, want %d", kept, maxPendingImages)
+	}
+	want := []float64{0}
+	for k := 1; k < maxPendingImages; k++ {
+		want = append(want, float64(k))
+	}
+	want = append(want, calls)
+	for range 100 {
+		if len(got[7]) >= len(want) {
+			break
+		}
+		byHandle(f.tc.publish(), got)
+	}
+	if !slices.Equal(got[7], want) {
+		t.Errorf("values %v, want %v", got[7], want)
+	}
+}
+
+// countingImages counts the snapshots taken of a testImages.
+type countingImages struct {
+	testImages
+	n atomic.Int32
+}
+
+func (s *countingImages) Snapshot() addrspace.Snapshot {
+	s.n.Add(1)
+	return s.testImages.Snapshot()
+}
+
+// TestSourceChangedKeepsNoImageUnwatched: while no item is indexed by any
+// source, SourceChanged takes no snapshot (which would keep the engine's
+// image from reuse); once one is, it does.
+func TestSourceChangedKeepsNoImageUnwatched(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	imgs := &countingImages{}
+	imgs.cur.Store(&testImage{v: 1})
+	src := f.s.AddressSpace().AddSource(imgs)
+	sub := f.createSub(5, 10, 300)
+	f.createItems(sub, item("static", ua.AttributeIDValue, 0, 10, nil))
+	m := &f.s.subs
+	for range 5 {
+		f.s.SourceChanged(src, []uint32{1})
+		m.call(func() { m.sourceChanges(time.Now()) })
+	}
+	if n := imgs.n.Load(); n != 0 {
+		t.Errorf("%d snapshots taken without an item on a source", n)
+	}
+	f.createItems(sub, item("ext", ua.AttributeIDValue, 0, 10, nil))
+	m.call(func() {}) // the round of the creation is over
+	f.s.SourceChanged(src, []uint32{1})
+	if n := imgs.n.Load(); n != 1 {
+		t.Errorf("%d snapshots taken with an item on a source, want 1", n)
+	}
+}
