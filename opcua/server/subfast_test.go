@@ -421,3 +421,59 @@ func TestSourceChangedKeepsNoImageUnwatched(t *testing.T) {
 		t.Errorf("%d snapshots taken with an item on a source, want 1", n)
 	}
 }
+
+// TestCatchUpAfterIdleCycle: the publishing timer fires a moment before
+// the image it waits for, runs an idle cycle, and the image's change goes
+// out at once instead of one publishing interval later; after a cycle that
+// sent data, a change that follows at once waits for the next cycle.
+func TestCatchUpAfterIdleCycle(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	sub := f.createSub(5, 10, 300)
+	if r := f.createItems(sub, item("ext", ua.AttributeIDValue, 0, 10, nil)); r[0].StatusCode != ua.StatusGood {
+		t.Fatal(r[0].StatusCode)
+	}
+	f.tc.publishData() // the initial value
+	m := &f.s.subs
+	ch := &recChannel{}
+	handles := []uint32{1}
+	var afterIdle, afterData int
+	m.call(func() {
+		s := m.subs[sub]
+		ss := s.ss
+		t0 := time.Now().Add(time.Hour) // after any cycle the timer has set
+		change := func(v float64) {
+			f.val.Store(math.Float64bits(v))
+			f.s.SourceChanged(f.src, handles)
+		}
+		// An idle cycle at t0, a Publish request waiting; the image 0.2 ms later.
+		m.cycle(s, t0)
+		ss.queue = append(ss.queue[:0], pubReq{ch: ch, reqID: 1})
+		change(1)
+		m.sourceChanges(t0.Add(200 * time.Microsecond))
+		afterIdle = ch.n
+		// That message had data; a change 0.2 ms after it waits for the cycle.
+		change(2)
+		m.sourceChanges(t0.Add(400 * time.Microsecond))
+		afterData = ch.n
+		ss.queue = ss.queue[:0]
+	})
+	if afterIdle != 1 {
+		t.Fatalf("%d responses for the image just after an idle cycle, want 1 at once", afterIdle)
+	}
+	r := wantOK[ua.PublishResponse](t, mustDecode(t, ch.last))
+	if v, _ := values(r); !slices.Equal(v, []float64{1}) {
+		t.Errorf("values %v, want [1]", v)
+	}
+	if afterData != 1 {
+		t.Errorf("%d responses after a change 0.2 ms after a data message, want still 1", afterData)
+	}
+}
+
+func mustDecode(t *testing.T, msg []byte) ua.Body {
+	t.Helper()
+	body, err := ua.DecodeMessage(ua.NewDecoder(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return body
+}

@@ -19,15 +19,18 @@ import (
 // goroutines hand it the subscription services as closures (subMgr.call)
 // and wait for them, except Publish, whose closure queues the request and
 // returns at once, so the connection goes on reading; the run loop later
-// answers the Publish with the channel's WriteResponse (safe from several
-// goroutines). The Read path never touches the manager: it stays
-// allocation-free.
+// answers the Publish with the channel's PostResponse, which frames the
+// response and leaves the write to a goroutine of the channel, so that a
+// client that stops reading stalls no other subscription. The Read path
+// never touches the manager: it stays allocation-free.
 //
 // The run loop wakes for: a service call; a source change
 // (Server.SourceChanged, called by the binding on every image the scan
 // engine publishes); and its one timer, set to the earliest publishing
 // cycle of any subscription (keep-alives, lifetimes) or sample of an item
-// without a source (monitored.go).
+// without a source (monitored.go). A subscription whose publishing cycle is
+// due (or ran idle just before the image, see catchUp) when a source change
+// brings it notifications answers a waiting Publish request at once.
 
 // errAsync is returned by a handler whose response is sent later (Publish):
 // the connection writes nothing for the request.
@@ -270,11 +273,38 @@ func (m *subMgr) sourceChanges(now time.Time) {
 	}
 	for i := 0; i < len(m.touched); i++ { // cycle may touch more
 		sub := m.touched[i]
-		if !sub.deleted && !now.Before(sub.next.Add(-sub.interval/2)) {
+		switch {
+		case sub.deleted:
+		case !now.Before(sub.next.Add(-sub.interval / 2)):
 			m.cycle(sub, now)
+		case !sub.idleAt.IsZero() && now.Before(sub.idleAt.Add(sub.interval/2)):
+			m.catchUp(sub, now)
 		}
 	}
 	m.clearTouched()
+}
+
+// catchUp publishes the notifications of an image that arrived just after
+// an idle publishing cycle of sub (idleAt, less than half an interval ago),
+// as if that cycle had run now: the publishing timer and the engine's
+// images both run at the base cycle, so the timer often fires a moment
+// before the image it waits for; without this, the image's changes would
+// wait one whole publishing interval. The cycle moves to now, so the
+// subscription's cycles follow the images from then on, and messages with
+// data stay at least a publishing interval apart (the last one was at least
+// an interval before idleAt). Keep-alive and lifetime counting are the
+// idle cycle's, already done.
+func (m *subMgr) catchUp(sub *subscription, now time.Time) {
+	sub.idleAt = time.Time{}
+	if !sub.enabled || !sub.hasNotifications() {
+		return
+	}
+	sub.next = now.Add(sub.interval)
+	if m.hasRequest(sub.ss, now) {
+		m.publishTo(sub, now)
+		return
+	}
+	sub.late = true
 }
 
 // clearTouched empties the list of subscriptions with new notifications.
@@ -343,6 +373,7 @@ type subscription struct {
 	deleted bool
 
 	next         time.Time
+	idleAt       time.Time // the last cycle, if it had no data to send; see catchUp
 	keepAliveCtr uint32
 	lifetimeCtr  uint32
 	late         bool
@@ -392,6 +423,7 @@ func (sub *subscription) hasNotifications() bool {
 // notifications and a Publish request, else count keep-alive and lifetime.
 func (m *subMgr) cycle(sub *subscription, now time.Time) {
 	sub.next = now.Add(sub.interval)
+	sub.idleAt = time.Time{}
 	ss := sub.ss
 	live := m.hasRequest(ss, now)
 	if sub.enabled && sub.hasNotifications() {
@@ -401,6 +433,7 @@ func (m *subMgr) cycle(sub *subscription, now time.Time) {
 		}
 		sub.late = true
 	} else {
+		sub.idleAt = now // see catchUp
 		sub.keepAliveCtr++
 		if sub.first || sub.keepAliveCtr >= sub.keepAlive {
 			if live {
