@@ -48,7 +48,8 @@ SUB_FLAGS    ?=
 # Subscription fan-out (bench-fanout): sessions × monitored items on 1,000
 # tags that change every cycle, the measured window and warm-up, and extra
 # flags (FANOUT_FLAGS, e.g. '-publish 10ms -queue 1 -inflight 3'; see
-# cmd/fanbench).
+# cmd/fanbench), and FANOUT=0 to leave it out of `make bench`.
+FANOUT          ?= 1
 FANOUT_SESSIONS ?= 20
 FANOUT_ITEMS    ?= 1000
 FANOUT_DURATION ?= 30s
@@ -66,7 +67,7 @@ help:
 	@echo "make deps            install the Debian packages the tests need (scripts/deps.sh)"
 	@echo "make test            deps, then all tests"
 	@echo "make test-arm        deps, then all tests for arm64 and armv7 under qemu"
-	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not), bench-scan (SCAN=0: not) and bench-sub (SUB=0: not)"
+	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not), bench-scan (SCAN=0: not), bench-sub (SUB=0: not) and bench-fanout (FANOUT=0: not)"
 	@echo "make bench-e2e       end-to-end OPC UA load on loopback, server on core 0, load on core 1"
 	@echo "make bench-scan      5 ms scan of 1,000 simulated tags under 10 OPC UA clients, $(SCAN_DURATION); cycle/jitter/overruns/CPU"
 	@echo "make bench-sub       subscription latency at 5 ms: image publish → Publish response, Write/Call → Status data change ($(SUB_REPS) each)"
@@ -108,6 +109,9 @@ ifneq ($(SCAN),0)
 endif
 ifneq ($(SUB),0)
 	@$(MAKE) --no-print-directory bench-sub
+endif
+ifneq ($(FANOUT),0)
+	@$(MAKE) --no-print-directory bench-fanout
 endif
 
 # The server role runs pinned to core 0, the load to core 1 (taskset, from
