@@ -2,6 +2,7 @@ package server
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -121,6 +122,7 @@ type subMgr struct {
 	resp       ua.PublishResponse // publishTo's and keepAliveTo's, encoded by send
 	out        []byte
 	timer      *time.Timer
+	yielded    time.Time // when the run loop last yielded (see yield)
 }
 
 func (m *subMgr) init(s *Server) {
@@ -248,8 +250,11 @@ func (m *subMgr) sourceChanges(now time.Time) {
 	for _, b := range m.workB {
 		m.rc.Reset()
 		m.rc.UseSnapshot(m.srv.as, b.src, b.snap)
-		for _, k := range m.work[start:b.end] {
+		for i, k := range m.work[start:b.end] {
 			m.sampleKey(k, now, slack)
+			if i%64 == 63 {
+				m.yield()
+			}
 		}
 		start = b.end
 	}
@@ -280,8 +285,23 @@ func (m *subMgr) sourceChanges(now time.Time) {
 		case !sub.idleAt.IsZero() && now.Before(sub.idleAt.Add(sub.interval/2)):
 			m.catchUp(sub, now)
 		}
+		m.yield()
 	}
 	m.clearTouched()
+}
+
+// yield lets the other goroutines run once the run loop has worked for
+// yieldEvery without yielding. With as many subscriptions and items as
+// the fan-out bench has, a round of source changes is milliseconds of work;
+// on a gateway with one core (GOMAXPROCS 1) the scan engine's next cycle
+// would wait for it, up to the scheduler's 10 ms preemption. The scan
+// cycle comes first: the run loop yields between keys and between
+// subscriptions, and notifications come later instead.
+func (m *subMgr) yield() {
+	if now := time.Now(); now.Sub(m.yielded) >= yieldEvery {
+		runtime.Gosched()
+		m.yielded = time.Now()
+	}
 }
 
 // catchUp publishes the notifications of an image that arrived just after
