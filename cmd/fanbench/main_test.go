@@ -219,7 +219,10 @@ func TestRun(t *testing.T) {
 		t.Skip("starts a server and a load process")
 	}
 	var out bytes.Buffer
-	err := benchMain([]string{"-sessions", "2", "-items", "20", "-queue", "1000", "-warmup", "200ms", "-duration", "500ms"}, &out)
+	// Under make test-arm the child is this ARM test binary: it runs under
+	// the emulator named by EDGED_TEST_EXEC.
+	err := benchMain([]string{"-sessions", "2", "-items", "20", "-queue", "1000", "-warmup", "200ms", "-duration", "500ms",
+		"-load-prefix", os.Getenv("EDGED_TEST_EXEC")}, &out)
 	t.Log(out.String())
 	if err != nil {
 		t.Fatal(err)

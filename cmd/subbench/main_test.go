@@ -33,7 +33,10 @@ func TestRun(t *testing.T) {
 	}
 	var out bytes.Buffer
 	done := make(chan error, 1)
-	go func() { done <- benchMain([]string{"-warmup", "100ms", "-duration", "500ms", "-reps", "10"}, &out) }()
+	// Under make test-arm the child is this ARM test binary: it runs under
+	// the emulator named by EDGED_TEST_EXEC.
+	args := []string{"-warmup", "100ms", "-duration", "500ms", "-reps", "10", "-client-prefix", os.Getenv("EDGED_TEST_EXEC")}
+	go func() { done <- benchMain(args, &out) }()
 	select {
 	case err := <-done:
 		if err != nil {
