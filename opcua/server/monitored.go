@@ -286,6 +286,7 @@ func (m *subMgr) removeItem(it *monItem) {
 	it.deleted = true
 	sub := it.sub
 	delete(sub.items, it.id)
+	m.itemCount--
 	if it.key != (srcKey{}) {
 		list := m.bySource[it.key]
 		if i := slices.Index(list, it); i >= 0 {

@@ -204,6 +204,8 @@ func (s *Server) initServerObject() error {
 		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerTranslateBrowsePathsToNodeIds, lim.MaxNodesPerTranslateBrowsePathsToNodeIDs},
 		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerMethodCall, lim.MaxNodesPerMethodCall},
 		{id.Server_ServerCapabilities_OperationLimits_MaxMonitoredItemsPerCall, s.cfg.Subscriptions.MaxMonitoredItemsPerCall},
+		{id.Server_ServerCapabilities_MaxSubscriptions, uint32(s.cfg.Subscriptions.MaxSubscriptions)},
+		{id.Server_ServerCapabilities_MaxMonitoredItems, uint32(s.cfg.Subscriptions.MaxMonitoredItems)},
 		{id.Server_ServerCapabilities_MaxSubscriptionsPerSession, uint32(s.cfg.Subscriptions.MaxSubscriptionsPerSession)},
 		{id.Server_ServerCapabilities_MaxMonitoredItemsPerSubscription, uint32(s.cfg.Subscriptions.MaxMonitoredItemsPerSubscription)},
 		{id.Server_ServerCapabilities_MaxMonitoredItemsQueueSize, s.cfg.Subscriptions.MaxQueueSize},

@@ -21,6 +21,13 @@ type SubscriptionLimits struct {
 	// MaxMonitoredItemsPerSubscription (default 10000): one more is
 	// Bad_TooManyMonitoredItems.
 	MaxMonitoredItemsPerSubscription int
+	// MaxSubscriptions and MaxMonitoredItems bound the whole server's
+	// (defaults 1,000 and 100,000): the per-session limits alone do not
+	// bound memory, since the subscriptions of a closed session live on
+	// until their lifetime ends. One more is Bad_TooManySubscriptions,
+	// Bad_TooManyMonitoredItems.
+	MaxSubscriptions  int
+	MaxMonitoredItems int
 	// MaxMonitoredItemsPerCall bounds the items of one Create/Modify
 	// request (default DefaultMaxNodesPerRequest).
 	MaxMonitoredItemsPerCall uint32
@@ -61,6 +68,8 @@ func (l SubscriptionLimits) withDefaults(base time.Duration) SubscriptionLimits 
 	}
 	defInt(&l.MaxSubscriptionsPerSession, 10)
 	defInt(&l.MaxMonitoredItemsPerSubscription, 10000)
+	defInt(&l.MaxSubscriptions, 1000)
+	defInt(&l.MaxMonitoredItems, 100000)
 	defInt(&l.MaxPublishRequestsPerSession, 10)
 	defInt(&l.MaxRetransmissionQueue, 10)
 	defU(&l.MaxMonitoredItemsPerCall, DefaultMaxNodesPerRequest)

@@ -122,6 +122,7 @@ type subMgr struct {
 	resp       ua.PublishResponse // publishTo's and keepAliveTo's, encoded by send
 	out        []byte
 	timer      *time.Timer
+	itemCount  int       // monitored items of all subscriptions (MaxMonitoredItems)
 	yielded    time.Time // when the run loop last yielded (see yield)
 }
 

@@ -49,7 +49,7 @@ func (c *conn) createSubscription(s *session, h *ua.RequestHeader) (ua.Body, err
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
 		ss := m.sessionState(s)
-		if len(ss.subs) >= c.srv.cfg.Subscriptions.MaxSubscriptionsPerSession {
+		if len(ss.subs) >= c.srv.cfg.Subscriptions.MaxSubscriptionsPerSession || len(m.subs) >= c.srv.cfg.Subscriptions.MaxSubscriptions {
 			return ua.StatusBadTooManySubscriptions
 		}
 		m.active.Store(true)
@@ -321,7 +321,7 @@ func (c *conn) createMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, e
 // createItem creates one monitored item of sub.
 func (m *subMgr) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest, ts ua.TimestampsToReturn, now time.Time) ua.MonitoredItemCreateResult {
 	var res ua.MonitoredItemCreateResult
-	if len(sub.items) >= m.srv.cfg.Subscriptions.MaxMonitoredItemsPerSubscription {
+	if len(sub.items) >= m.srv.cfg.Subscriptions.MaxMonitoredItemsPerSubscription || m.itemCount >= m.srv.cfg.Subscriptions.MaxMonitoredItems {
 		res.StatusCode = ua.StatusBadTooManyMonitoredItems
 		return res
 	}
@@ -363,6 +363,7 @@ func (m *subMgr) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest,
 	it.rv.NodeID = n.ID
 	m.apply(it, ip, key)
 	sub.items[it.id] = it
+	m.itemCount++
 	if key != (srcKey{}) {
 		m.bySource[key] = append(m.bySource[key], it)
 	}
