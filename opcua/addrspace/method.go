@@ -96,9 +96,9 @@ func (s *Space) AddMethod(m *Method) error {
 // with AddMethod, against the Arguments that the method's InputArguments
 // property (HasProperty, BrowseName 0:InputArguments) holds when
 // SetMethodHandler is called; a method without that property takes no
-// arguments. A property whose value is not an array of Arguments (the
-// generated namespace 0 carries none: set them with SetValue first) is
-// ErrInvalidNode, as is a node that is not a Method. A later call replaces
+// arguments. The methods of namespace 0 have theirs from the NodeSet. A
+// property whose value is not an array of Arguments is ErrInvalidNode, as
+// is a node that is not a Method. A later call replaces
 // the handler and reads the property again.
 func (s *Space) SetMethodHandler(nid ua.NodeID, h MethodHandler) error {
 	if h == nil {

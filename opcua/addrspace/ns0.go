@@ -41,6 +41,25 @@ type ns0Ref struct {
 	inverse bool
 }
 
+// ns0Arg is an Argument (OPC 10000-3 §8.6) of the generated table: name
+// and description index the string table, dims ns0Dims; dataType is a
+// node of namespace 0.
+type ns0Arg struct {
+	name        uint16
+	description uint16
+	dims        uint16
+	valueRank   int8
+	dataType    uint32
+}
+
+// ns0ArgProp is an InputArguments or OutputArguments property of the
+// generated table, node id, whose value holds ns0Args[first:first+n].
+type ns0ArgProp struct {
+	id    uint32
+	first uint16
+	n     uint8
+}
+
 // ns0Str returns string i of the string table, sharing its bytes.
 func ns0Str(i uint16) string {
 	if i == 0 {
@@ -50,7 +69,7 @@ func ns0Str(i uint16) string {
 }
 
 // loadNS0 fills s with namespace 0: one allocation for the nodes, one for
-// the references, and the default values.
+// the references, two for the methods' Arguments, and the default values.
 func loadNS0(s *Space) {
 	nodes := make([]Node, ns0NodeCount)
 	byID := func(id uint32) *Node {
@@ -99,5 +118,30 @@ func loadNS0(s *Space) {
 				n.super = n.refs[j].target
 			}
 		}
+	}
+	loadNS0Args(s)
+}
+
+// loadNS0Args gives the InputArguments and OutputArguments properties of
+// namespace 0 their values, arrays of ExtensionObjects with Argument
+// bodies. The properties' arrays share two backing arrays, sliced with a
+// full slice expression each.
+func loadNS0Args(s *Space) {
+	args := make([]ua.Argument, ns0ArgCount)
+	eos := make([]ua.ExtensionObject, ns0ArgCount)
+	for i := range ns0Args {
+		t := &ns0Args[i]
+		args[i] = ua.Argument{
+			Name:            ns0Str(t.name),
+			DataType:        ua.NewNumericNodeID(0, t.dataType),
+			ValueRank:       int32(t.valueRank),
+			ArrayDimensions: ns0Dims[t.dims],
+			Description:     ua.LocalizedText{Text: ns0Str(t.description)},
+		}
+		eos[i].Body = &args[i]
+	}
+	for _, p := range ns0ArgProps {
+		end := int(p.first) + int(p.n)
+		s.nodes[ua.NewNumericNodeID(0, p.id)].Value.Value = ua.MustVariant(eos[p.first:end:end])
 	}
 }

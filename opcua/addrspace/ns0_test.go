@@ -155,3 +155,92 @@ func TestNS0Attributes(t *testing.T) {
 		t.Errorf("RootFolder Description %q", d)
 	}
 }
+
+// TestNS0MethodArguments checks the InputArguments and OutputArguments
+// properties of the methods of namespace 0: each holds an array of
+// Arguments, as many as its ArrayDimensions says, naming DataTypes of the
+// space; and a few against the NodeSet.
+func TestNS0MethodArguments(t *testing.T) {
+	s := New()
+	hasProperty := s.nodes[nid(id.HasProperty)]
+	props := 0
+	for _, m := range s.nodes {
+		if m.Class != ua.NodeClassMethod {
+			continue
+		}
+		for _, r := range m.refs {
+			p := r.target
+			if r.inverse || r.typ != hasProperty || p.BrowseName.Name != "InputArguments" && p.BrowseName.Name != "OutputArguments" {
+				continue
+			}
+			props++
+			eos, ok := p.Value.Value.Value().([]ua.ExtensionObject)
+			if !ok || len(eos) == 0 {
+				t.Errorf("%v %s.%s: value %v", p.ID, m.BrowseName.Name, p.BrowseName.Name, p.Value.Value)
+				continue
+			}
+			if p.DataType != nid(id.Argument) || p.ValueRank != ValueRankOneDimension {
+				t.Errorf("%v: DataType %v, ValueRank %d", p.ID, p.DataType, p.ValueRank)
+			}
+			if len(p.ArrayDimensions) == 1 && p.ArrayDimensions[0] != 0 && int(p.ArrayDimensions[0]) != len(eos) {
+				t.Errorf("%v: %d Arguments, ArrayDimensions %v", p.ID, len(eos), p.ArrayDimensions)
+			}
+			for i := range eos {
+				a, ok := eos[i].Body.(*ua.Argument)
+				if !ok {
+					t.Errorf("%v [%d]: body %T", p.ID, i, eos[i].Body)
+					continue
+				}
+				if dt := s.nodes[a.DataType]; a.Name == "" || dt == nil || dt.Class != ua.NodeClassDataType ||
+					a.ValueRank < ValueRankScalarOrOneDimension || a.ValueRank > 3 {
+					t.Errorf("%v [%d]: %+v", p.ID, i, a)
+				}
+			}
+		}
+	}
+	// Every property of the table belongs to a method; the Server object
+	// alone has a dozen methods with arguments.
+	if props != len(ns0ArgProps) || props < 20 {
+		t.Errorf("%d arguments properties of methods, %d in the table", props, len(ns0ArgProps))
+	}
+	t.Logf("%d arguments properties, %d Arguments", props, ns0ArgCount)
+
+	args := func(n uint32) []ua.Argument {
+		eos, _ := s.Node(nid(n)).Value.Value.Value().([]ua.ExtensionObject)
+		var out []ua.Argument
+		for _, eo := range eos {
+			if a, ok := eo.Body.(*ua.Argument); ok {
+				out = append(out, *a)
+			}
+		}
+		return out
+	}
+	for _, c := range []struct {
+		node uint32
+		want []ua.Argument
+	}{
+		{id.Server_GetMonitoredItems_InputArguments, []ua.Argument{
+			{Name: "SubscriptionId", DataType: nid(id.UInt32), ValueRank: -1},
+		}},
+		{id.Server_GetMonitoredItems_OutputArguments, []ua.Argument{
+			{Name: "ServerHandles", DataType: nid(id.UInt32), ValueRank: 1, ArrayDimensions: []uint32{0}},
+			{Name: "ClientHandles", DataType: nid(id.UInt32), ValueRank: 1, ArrayDimensions: []uint32{0}},
+		}},
+		{id.Server_RequestServerStateChange_InputArguments, []ua.Argument{
+			{Name: "State", DataType: nid(id.ServerState), ValueRank: -1},
+			{Name: "EstimatedReturnTime", DataType: nid(id.DateTime), ValueRank: -1},
+			{Name: "SecondsTillShutdown", DataType: nid(id.UInt32), ValueRank: -1},
+			{Name: "Reason", DataType: nid(id.LocalizedText), ValueRank: -1},
+			{Name: "Restart", DataType: nid(id.Boolean), ValueRank: -1},
+		}},
+	} {
+		got := args(c.node)
+		if !slices.EqualFunc(got, c.want, func(a, b ua.Argument) bool {
+			return a.Name == b.Name && a.DataType == b.DataType && a.ValueRank == b.ValueRank &&
+				slices.Equal(a.ArrayDimensions, b.ArrayDimensions) && (a.ArrayDimensions == nil) == (b.ArrayDimensions == nil) &&
+				a.Description == b.Description
+		}) {
+			t.Errorf("%s = %+v, want %+v", id.Name(c.node), got, c.want)
+		}
+	}
+}

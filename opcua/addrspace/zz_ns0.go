@@ -3158,7 +3158,348 @@ var ns0Refs = [ns0RefCount]ns0Ref{
 	{40, 68, false}, {46, 23470, true}, // i=32852
 }
 
-// ns0Dims holds the ArrayDimensions of ns0Nodes.
+// ns0ArgCount is the number of Arguments in ns0Args.
+const ns0ArgCount = 241
+
+// ns0Args holds the Arguments of the InputArguments and OutputArguments
+// properties of methods in ns0Nodes, in the order of the properties:
+// {name, description, dims, valueRank, dataType}.
+var ns0Args = [ns0ArgCount]ns0Arg{
+	{1232, 0, 0, -1, 7},                    // i=11493
+	{1233, 0, 1, 1, 7}, {1234, 0, 1, 1, 7}, // i=11494
+	{1235, 0, 0, -1, 3},                      // i=12648
+	{1236, 0, 0, -1, 7},                      // i=12649
+	{1236, 0, 0, -1, 7},                      // i=12651
+	{1236, 0, 0, -1, 7}, {1237, 0, 0, -1, 6}, // i=12653
+	{1238, 0, 0, -1, 15},                      // i=12654
+	{1236, 0, 0, -1, 7}, {1238, 0, 0, -1, 15}, // i=12656
+	{1236, 0, 0, -1, 7},                      // i=12658
+	{1239, 0, 0, -1, 9},                      // i=12659
+	{1236, 0, 0, -1, 7}, {1239, 0, 0, -1, 9}, // i=12661
+	{1240, 0, 0, -1, 7},                       // i=12664
+	{1236, 0, 0, -1, 7},                       // i=12665
+	{1241, 0, 0, -1, 1},                       // i=12667
+	{1242, 0, 0, -1, 15}, {1243, 0, 0, -1, 1}, // i=12669
+	{1244, 0, 0, -1, 12}, {1243, 0, 0, -1, 1}, // i=12671
+	{1245, 0, 0, -1, 17}, {1246, 0, 0, -1, 17}, {1247, 0, 0, -1, 12}, {1248, 0, 0, -1, 1}, {1249, 0, 0, -1, 15}, // i=12738
+	{1250, 0, 0, -1, 15},                     // i=12739
+	{1232, 0, 0, -1, 7}, {1251, 0, 0, -1, 7}, // i=12750
+	{1252, 0, 0, -1, 7},                                                                                      // i=12751
+	{1253, 0, 1, 1, 15},                                                                                      // i=12778
+	{1232, 0, 0, -1, 7},                                                                                      // i=12874
+	{411, 0, 0, -1, 852}, {652, 0, 0, -1, 13}, {480, 0, 0, -1, 7}, {1254, 0, 0, -1, 21}, {1255, 0, 0, -1, 1}, // i=12887
+	{1245, 0, 0, -1, 17}, {1246, 0, 0, -1, 17}, {1242, 0, 0, -1, 15}, {1256, 0, 1, 1, 15}, {1257, 0, 0, -1, 12}, {1258, 0, 0, -1, 15}, // i=13738
+	{1241, 0, 0, -1, 1},                      // i=13739
+	{1235, 0, 0, -1, 3},                      // i=14096
+	{1236, 0, 0, -1, 7},                      // i=14097
+	{1236, 0, 0, -1, 7},                      // i=14099
+	{1236, 0, 0, -1, 7}, {1237, 0, 0, -1, 6}, // i=14101
+	{1238, 0, 0, -1, 15},                      // i=14102
+	{1236, 0, 0, -1, 7}, {1238, 0, 0, -1, 15}, // i=14104
+	{1236, 0, 0, -1, 7},                      // i=14106
+	{1239, 0, 0, -1, 9},                      // i=14107
+	{1236, 0, 0, -1, 7}, {1239, 0, 0, -1, 9}, // i=14109
+	{1240, 0, 0, -1, 7},                       // i=14112
+	{1236, 0, 0, -1, 7},                       // i=14113
+	{1236, 0, 0, -1, 7},                       // i=14115
+	{1241, 0, 0, -1, 1},                       // i=14116
+	{1242, 0, 0, -1, 15}, {1243, 0, 0, -1, 1}, // i=14118
+	{1244, 0, 0, -1, 12}, {1243, 0, 0, -1, 1}, // i=14120
+	{1235, 0, 0, -1, 3},                      // i=14130
+	{1236, 0, 0, -1, 7},                      // i=14131
+	{1236, 0, 0, -1, 7},                      // i=14133
+	{1236, 0, 0, -1, 7}, {1237, 0, 0, -1, 6}, // i=14135
+	{1238, 0, 0, -1, 15},                      // i=14136
+	{1236, 0, 0, -1, 7}, {1238, 0, 0, -1, 15}, // i=14138
+	{1236, 0, 0, -1, 7},                      // i=14140
+	{1239, 0, 0, -1, 9},                      // i=14141
+	{1236, 0, 0, -1, 7}, {1239, 0, 0, -1, 9}, // i=14143
+	{1240, 0, 0, -1, 7},                       // i=14146
+	{1236, 0, 0, -1, 7},                       // i=14147
+	{1236, 0, 0, -1, 7},                       // i=14149
+	{1241, 0, 0, -1, 1},                       // i=14150
+	{1242, 0, 0, -1, 15}, {1243, 0, 0, -1, 1}, // i=14152
+	{1244, 0, 0, -1, 12}, {1243, 0, 0, -1, 1}, // i=14154
+	{1236, 0, 0, -1, 7},                                              // i=14160
+	{1259, 0, 0, -1, 12}, {1260, 0, 0, -1, 288}, {1261, 0, 0, -1, 7}, // i=15216
+	{1262, 0, 0, -1, 12}, {1263, 0, 0, -1, 288}, {1264, 0, 1, 1, 15}, {1265, 0, 0, -1, 290}, {1266, 0, 0, -1, 290}, // i=15217
+	{1259, 0, 0, -1, 12},                                                                                        // i=15441
+	{1267, 0, 0, -1, 17},                                                                                        // i=15442
+	{1268, 0, 0, -1, 12}, {1266, 0, 0, -1, 290}, {1262, 0, 0, -1, 12}, {1269, 0, 0, -1, 7}, {1270, 0, 0, -1, 7}, // i=15445
+	{1259, 0, 0, -1, 12}, {1267, 0, 0, -1, 17}, // i=15446
+	{1267, 0, 0, -1, 17},                      // i=15448
+	{1271, 0, 0, -1, 15634},                   // i=15649
+	{1271, 0, 0, -1, 15634},                   // i=15651
+	{1271, 0, 0, -1, 15634},                   // i=15661
+	{1271, 0, 0, -1, 15634},                   // i=15663
+	{1271, 0, 0, -1, 15634},                   // i=15673
+	{1271, 0, 0, -1, 15634},                   // i=15675
+	{1271, 0, 0, -1, 15634},                   // i=15685
+	{1271, 0, 0, -1, 15634},                   // i=15687
+	{1271, 0, 0, -1, 15634},                   // i=15697
+	{1271, 0, 0, -1, 15634},                   // i=15699
+	{1271, 0, 0, -1, 15634},                   // i=15709
+	{1271, 0, 0, -1, 15634},                   // i=15711
+	{1271, 0, 0, -1, 15634},                   // i=15721
+	{1271, 0, 0, -1, 15634},                   // i=15723
+	{1271, 0, 0, -1, 15634},                   // i=16042
+	{1271, 0, 0, -1, 15634},                   // i=16044
+	{1140, 0, 0, -1, 12},                      // i=16196
+	{1140, 0, 0, -1, 12},                      // i=16198
+	{1272, 0, 0, -1, 15528},                   // i=16200
+	{1272, 0, 0, -1, 15528},                   // i=16202
+	{1140, 0, 0, -1, 12},                      // i=16207
+	{1140, 0, 0, -1, 12},                      // i=16209
+	{1272, 0, 0, -1, 15528},                   // i=16211
+	{1272, 0, 0, -1, 15528},                   // i=16213
+	{1140, 0, 0, -1, 12},                      // i=16218
+	{1140, 0, 0, -1, 12},                      // i=16220
+	{1272, 0, 0, -1, 15528},                   // i=16222
+	{1272, 0, 0, -1, 15528},                   // i=16224
+	{1140, 0, 0, -1, 12},                      // i=16229
+	{1140, 0, 0, -1, 12},                      // i=16231
+	{1272, 0, 0, -1, 15528},                   // i=16233
+	{1272, 0, 0, -1, 15528},                   // i=16235
+	{1140, 0, 0, -1, 12},                      // i=16240
+	{1140, 0, 0, -1, 12},                      // i=16242
+	{1272, 0, 0, -1, 15528},                   // i=16244
+	{1272, 0, 0, -1, 15528},                   // i=16246
+	{1140, 0, 0, -1, 12},                      // i=16251
+	{1140, 0, 0, -1, 12},                      // i=16253
+	{1272, 0, 0, -1, 15528},                   // i=16255
+	{1272, 0, 0, -1, 15528},                   // i=16257
+	{1140, 0, 0, -1, 12},                      // i=16262
+	{1140, 0, 0, -1, 12},                      // i=16264
+	{1272, 0, 0, -1, 15528},                   // i=16266
+	{1272, 0, 0, -1, 15528},                   // i=16268
+	{1140, 0, 0, -1, 12},                      // i=16273
+	{1140, 0, 0, -1, 12},                      // i=16275
+	{1272, 0, 0, -1, 15528},                   // i=16277
+	{1272, 0, 0, -1, 15528},                   // i=16279
+	{1273, 0, 0, -1, 12}, {805, 0, 0, -1, 12}, // i=16302
+	{1274, 0, 0, -1, 17},                                                                                                                                       // i=16303
+	{1274, 0, 0, -1, 17},                                                                                                                                       // i=16305
+	{1259, 0, 0, -1, 12}, {1262, 0, 0, -1, 12}, {1275, 0, 0, -1, 288}, {1276, 0, 0, -1, 15}, {1277, 0, 1, 1, 15}, {1265, 0, 0, -1, 290}, {1266, 0, 0, -1, 290}, // i=17365
+	{1278, 0, 0, -1, 15617},                    // i=17367
+	{1279, 0, 0, -1, 17},                       // i=17368
+	{1279, 0, 0, -1, 17},                       // i=17370
+	{1280, 0, 0, -1, 12}, {1281, 0, 0, -1, 17}, // i=23477
+	{1282, 0, 1, 1, 23468},                     // i=23478
+	{1280, 0, 0, -1, 12}, {1281, 0, 0, -1, 17}, // i=23486
+	{1282, 0, 1, 1, 23468},                     // i=23487
+	{1280, 0, 0, -1, 12}, {1281, 0, 0, -1, 17}, // i=23495
+	{1282, 0, 1, 1, 23468},                                                                    // i=23496
+	{1283, 0, 0, -1, 12}, {1284, 0, 0, -1, 12}, {1285, 0, 0, -1, 24279}, {1286, 0, 0, -1, 12}, // i=24305
+	{1283, 0, 0, -1, 12}, {1287, 0, 0, -1, 1}, {1284, 0, 0, -1, 12}, {1288, 0, 0, -1, 1}, {1285, 0, 0, -1, 24279}, {1289, 0, 0, -1, 1}, {1286, 0, 0, -1, 12}, // i=24307
+	{1283, 0, 0, -1, 12},                       // i=24309
+	{1290, 0, 0, -1, 12}, {1291, 0, 0, -1, 12}, // i=24311
+	{1140, 0, 0, -1, 12}, {1292, 0, 0, -1, 12}, {1262, 0, 0, -1, 12}, {141, 0, 0, -1, 304}, {1261, 0, 0, -1, 5}, {1293, 0, 0, -1, 290}, // i=25442
+	{1294, 0, 0, -1, 17},                     // i=25443
+	{1294, 0, 0, -1, 17},                     // i=25445
+	{1235, 0, 0, -1, 3},                      // i=25460
+	{1236, 0, 0, -1, 7},                      // i=25461
+	{1236, 0, 0, -1, 7},                      // i=25463
+	{1236, 0, 0, -1, 7}, {1237, 0, 0, -1, 6}, // i=25465
+	{1238, 0, 0, -1, 15},                      // i=25466
+	{1236, 0, 0, -1, 7}, {1238, 0, 0, -1, 15}, // i=25468
+	{1236, 0, 0, -1, 7},                      // i=25470
+	{1239, 0, 0, -1, 9},                      // i=25471
+	{1236, 0, 0, -1, 7}, {1239, 0, 0, -1, 9}, // i=25473
+	{1295, 0, 0, -1, 12}, {1296, 0, 0, -1, 5}, {1297, 0, 0, -1, 5}, // i=25475
+	{1298, 0, 0, -1, 24}, {1299, 0, 1, 1, 5}, {1300, 0, 1, 1, 5}, // i=25476
+	{1236, 0, 0, -1, 7}, {1301, 0, 0, -1, 1}, {1302, 0, 1, 1, 25519}, // i=25478
+	{1303, 0, 0, -1, 1}, {1304, 0, 1, 1, 19}, {1305, 0, 1, 1, 25520}, {1306, 0, 1, 1, 17}, // i=25479
+	{1271, 0, 0, -1, 15634}, // i=25573
+	{1271, 0, 0, -1, 15634}, // i=25575
+	{1140, 0, 0, -1, 12},    // i=25577
+	{1140, 0, 0, -1, 12},    // i=25579
+	{1272, 0, 0, -1, 15528}, // i=25581
+	{1272, 0, 0, -1, 15528}, // i=25583
+	{1271, 0, 0, -1, 15634}, // i=25592
+	{1271, 0, 0, -1, 15634}, // i=25594
+	{1140, 0, 0, -1, 12},    // i=25596
+	{1140, 0, 0, -1, 12},    // i=25598
+	{1272, 0, 0, -1, 15528}, // i=25600
+	{1272, 0, 0, -1, 15528}, // i=25602
+	{1271, 0, 0, -1, 15634}, // i=25611
+	{1271, 0, 0, -1, 15634}, // i=25613
+	{1140, 0, 0, -1, 12},    // i=25615
+	{1140, 0, 0, -1, 12},    // i=25617
+	{1272, 0, 0, -1, 15528}, // i=25619
+	{1272, 0, 0, -1, 15528}, // i=25621
+	{1307, 0, 1, 1, 25726},  // i=29881
+}
+
+// ns0ArgProps lists the arguments properties of ns0Nodes, whose value
+// is an array of ExtensionObjects holding ns0Args[first:first+n]:
+// {id, first, n}.
+var ns0ArgProps = [...]ns0ArgProp{
+	{11493, 0, 1},   // GetMonitoredItems.InputArguments(SubscriptionId)
+	{11494, 1, 2},   // GetMonitoredItems.OutputArguments(ServerHandles, ClientHandles)
+	{12648, 3, 1},   // Open.InputArguments(Mode)
+	{12649, 4, 1},   // Open.OutputArguments(FileHandle)
+	{12651, 5, 1},   // Close.InputArguments(FileHandle)
+	{12653, 6, 2},   // Read.InputArguments(FileHandle, Length)
+	{12654, 8, 1},   // Read.OutputArguments(Data)
+	{12656, 9, 2},   // Write.InputArguments(FileHandle, Data)
+	{12658, 11, 1},  // GetPosition.InputArguments(FileHandle)
+	{12659, 12, 1},  // GetPosition.OutputArguments(Position)
+	{12661, 13, 2},  // SetPosition.InputArguments(FileHandle, Position)
+	{12664, 15, 1},  // OpenWithMasks.InputArguments(Masks)
+	{12665, 16, 1},  // OpenWithMasks.OutputArguments(FileHandle)
+	{12667, 17, 1},  // CloseAndUpdate.OutputArguments(ApplyChangesRequired)
+	{12669, 18, 2},  // AddCertificate.InputArguments(Certificate, IsTrustedCertificate)
+	{12671, 20, 2},  // RemoveCertificate.InputArguments(Thumbprint, IsTrustedCertificate)
+	{12738, 22, 5},  // CreateSigningRequest.InputArguments(CertificateGroupId, CertificateTypeId, SubjectName, RegeneratePrivateKey, Nonce)
+	{12739, 27, 1},  // CreateSigningRequest.OutputArguments(CertificateRequest)
+	{12750, 28, 2},  // SetSubscriptionDurable.InputArguments(SubscriptionId, LifetimeInHours)
+	{12751, 30, 1},  // SetSubscriptionDurable.OutputArguments(RevisedLifetimeInHours)
+	{12778, 31, 1},  // GetRejectedList.OutputArguments(Certificates)
+	{12874, 32, 1},  // ResendData.InputArguments(SubscriptionId)
+	{12887, 33, 5},  // RequestServerStateChange.InputArguments(State, EstimatedReturnTime, SecondsTillShutdown, Reason, Restart)
+	{13738, 38, 6},  // UpdateCertificate.InputArguments(CertificateGroupId, CertificateTypeId, Certificate, IssuerCertificates, PrivateKeyFormat, PrivateKey)
+	{13739, 44, 1},  // UpdateCertificate.OutputArguments(ApplyChangesRequired)
+	{14096, 45, 1},  // Open.InputArguments(Mode)
+	{14097, 46, 1},  // Open.OutputArguments(FileHandle)
+	{14099, 47, 1},  // Close.InputArguments(FileHandle)
+	{14101, 48, 2},  // Read.InputArguments(FileHandle, Length)
+	{14102, 50, 1},  // Read.OutputArguments(Data)
+	{14104, 51, 2},  // Write.InputArguments(FileHandle, Data)
+	{14106, 53, 1},  // GetPosition.InputArguments(FileHandle)
+	{14107, 54, 1},  // GetPosition.OutputArguments(Position)
+	{14109, 55, 2},  // SetPosition.InputArguments(FileHandle, Position)
+	{14112, 57, 1},  // OpenWithMasks.InputArguments(Masks)
+	{14113, 58, 1},  // OpenWithMasks.OutputArguments(FileHandle)
+	{14115, 59, 1},  // CloseAndUpdate.InputArguments(FileHandle)
+	{14116, 60, 1},  // CloseAndUpdate.OutputArguments(ApplyChangesRequired)
+	{14118, 61, 2},  // AddCertificate.InputArguments(Certificate, IsTrustedCertificate)
+	{14120, 63, 2},  // RemoveCertificate.InputArguments(Thumbprint, IsTrustedCertificate)
+	{14130, 65, 1},  // Open.InputArguments(Mode)
+	{14131, 66, 1},  // Open.OutputArguments(FileHandle)
+	{14133, 67, 1},  // Close.InputArguments(FileHandle)
+	{14135, 68, 2},  // Read.InputArguments(FileHandle, Length)
+	{14136, 70, 1},  // Read.OutputArguments(Data)
+	{14138, 71, 2},  // Write.InputArguments(FileHandle, Data)
+	{14140, 73, 1},  // GetPosition.InputArguments(FileHandle)
+	{14141, 74, 1},  // GetPosition.OutputArguments(Position)
+	{14143, 75, 2},  // SetPosition.InputArguments(FileHandle, Position)
+	{14146, 77, 1},  // OpenWithMasks.InputArguments(Masks)
+	{14147, 78, 1},  // OpenWithMasks.OutputArguments(FileHandle)
+	{14149, 79, 1},  // CloseAndUpdate.InputArguments(FileHandle)
+	{14150, 80, 1},  // CloseAndUpdate.OutputArguments(ApplyChangesRequired)
+	{14152, 81, 2},  // AddCertificate.InputArguments(Certificate, IsTrustedCertificate)
+	{14154, 83, 2},  // RemoveCertificate.InputArguments(Thumbprint, IsTrustedCertificate)
+	{14160, 85, 1},  // CloseAndUpdate.InputArguments(FileHandle)
+	{15216, 86, 3},  // GetSecurityKeys.InputArguments(SecurityGroupId, StartingTokenId, RequestedKeyCount)
+	{15217, 89, 5},  // GetSecurityKeys.OutputArguments(SecurityPolicyUri, FirstTokenId, Keys, TimeToNextKey, KeyLifetime)
+	{15441, 94, 1},  // GetSecurityGroup.InputArguments(SecurityGroupId)
+	{15442, 95, 1},  // GetSecurityGroup.OutputArguments(SecurityGroupNodeId)
+	{15445, 96, 5},  // AddSecurityGroup.InputArguments(SecurityGroupName, KeyLifetime, SecurityPolicyUri, MaxFutureKeyCount, MaxPastKeyCount)
+	{15446, 101, 2}, // AddSecurityGroup.OutputArguments(SecurityGroupId, SecurityGroupNodeId)
+	{15448, 103, 1}, // RemoveSecurityGroup.InputArguments(SecurityGroupNodeId)
+	{15649, 104, 1}, // AddIdentity.InputArguments(Rule)
+	{15651, 105, 1}, // RemoveIdentity.InputArguments(Rule)
+	{15661, 106, 1}, // AddIdentity.InputArguments(Rule)
+	{15663, 107, 1}, // RemoveIdentity.InputArguments(Rule)
+	{15673, 108, 1}, // AddIdentity.InputArguments(Rule)
+	{15675, 109, 1}, // RemoveIdentity.InputArguments(Rule)
+	{15685, 110, 1}, // AddIdentity.InputArguments(Rule)
+	{15687, 111, 1}, // RemoveIdentity.InputArguments(Rule)
+	{15697, 112, 1}, // AddIdentity.InputArguments(Rule)
+	{15699, 113, 1}, // RemoveIdentity.InputArguments(Rule)
+	{15709, 114, 1}, // AddIdentity.InputArguments(Rule)
+	{15711, 115, 1}, // RemoveIdentity.InputArguments(Rule)
+	{15721, 116, 1}, // AddIdentity.InputArguments(Rule)
+	{15723, 117, 1}, // RemoveIdentity.InputArguments(Rule)
+	{16042, 118, 1}, // AddIdentity.InputArguments(Rule)
+	{16044, 119, 1}, // RemoveIdentity.InputArguments(Rule)
+	{16196, 120, 1}, // AddApplication.InputArguments(ApplicationUri)
+	{16198, 121, 1}, // RemoveApplication.InputArguments(ApplicationUri)
+	{16200, 122, 1}, // AddEndpoint.InputArguments(Endpoint)
+	{16202, 123, 1}, // RemoveEndpoint.InputArguments(Endpoint)
+	{16207, 124, 1}, // AddApplication.InputArguments(ApplicationUri)
+	{16209, 125, 1}, // RemoveApplication.InputArguments(ApplicationUri)
+	{16211, 126, 1}, // AddEndpoint.InputArguments(Endpoint)
+	{16213, 127, 1}, // RemoveEndpoint.InputArguments(Endpoint)
+	{16218, 128, 1}, // AddApplication.InputArguments(ApplicationUri)
+	{16220, 129, 1}, // RemoveApplication.InputArguments(ApplicationUri)
+	{16222, 130, 1}, // AddEndpoint.InputArguments(Endpoint)
+	{16224, 131, 1}, // RemoveEndpoint.InputArguments(Endpoint)
+	{16229, 132, 1}, // AddApplication.InputArguments(ApplicationUri)
+	{16231, 133, 1}, // RemoveApplication.InputArguments(ApplicationUri)
+	{16233, 134, 1}, // AddEndpoint.InputArguments(Endpoint)
+	{16235, 135, 1}, // RemoveEndpoint.InputArguments(Endpoint)
+	{16240, 136, 1}, // AddApplication.InputArguments(ApplicationUri)
+	{16242, 137, 1}, // RemoveApplication.InputArguments(ApplicationUri)
+	{16244, 138, 1}, // AddEndpoint.InputArguments(Endpoint)
+	{16246, 139, 1}, // RemoveEndpoint.InputArguments(Endpoint)
+	{16251, 140, 1}, // AddApplication.InputArguments(ApplicationUri)
+	{16253, 141, 1}, // RemoveApplication.InputArguments(ApplicationUri)
+	{16255, 142, 1}, // AddEndpoint.InputArguments(Endpoint)
+	{16257, 143, 1}, // RemoveEndpoint.InputArguments(Endpoint)
+	{16262, 144, 1}, // AddApplication.InputArguments(ApplicationUri)
+	{16264, 145, 1}, // RemoveApplication.InputArguments(ApplicationUri)
+	{16266, 146, 1}, // AddEndpoint.InputArguments(Endpoint)
+	{16268, 147, 1}, // RemoveEndpoint.InputArguments(Endpoint)
+	{16273, 148, 1}, // AddApplication.InputArguments(ApplicationUri)
+	{16275, 149, 1}, // RemoveApplication.InputArguments(ApplicationUri)
+	{16277, 150, 1}, // AddEndpoint.InputArguments(Endpoint)
+	{16279, 151, 1}, // RemoveEndpoint.InputArguments(Endpoint)
+	{16302, 152, 2}, // AddRole.InputArguments(RoleName, NamespaceUri)
+	{16303, 154, 1}, // AddRole.OutputArguments(RoleNodeId)
+	{16305, 155, 1}, // RemoveRole.InputArguments(RoleNodeId)
+	{17365, 156, 7}, // SetSecurityKeys.InputArguments(SecurityGroupId, SecurityPolicyUri, CurrentTokenId, CurrentKey, FutureKeys, TimeToNextKey, KeyLifetime)
+	{17367, 163, 1}, // AddConnection.InputArguments(Configuration)
+	{17368, 164, 1}, // AddConnection.OutputArguments(ConnectionId)
+	{17370, 165, 1}, // RemoveConnection.InputArguments(ConnectionId)
+	{23477, 166, 2}, // FindAlias.InputArguments(AliasNameSearchPattern, ReferenceTypeFilter)
+	{23478, 168, 1}, // FindAlias.OutputArguments(AliasNodeList)
+	{23486, 169, 2}, // FindAlias.InputArguments(AliasNameSearchPattern, ReferenceTypeFilter)
+	{23487, 171, 1}, // FindAlias.OutputArguments(AliasNodeList)
+	{23495, 172, 2}, // FindAlias.InputArguments(AliasNameSearchPattern, ReferenceTypeFilter)
+	{23496, 174, 1}, // FindAlias.OutputArguments(AliasNodeList)
+	{24305, 175, 4}, // AddUser.InputArguments(UserName, Password, UserConfiguration, Description)
+	{24307, 179, 7}, // ModifyUser.InputArguments(UserName, ModifyPassword, Password, ModifyUserConfiguration, UserConfiguration, ModifyDescription, Description)
+	{24309, 186, 1}, // RemoveUser.InputArguments(UserName)
+	{24311, 187, 2}, // ChangePassword.InputArguments(OldPassword, NewPassword)
+	{25442, 189, 6}, // AddPushTarget.InputArguments(ApplicationUri, EndpointUrl, SecurityPolicyUri, UserTokenType, RequestedKeyCount, RetryInterval)
+	{25443, 195, 1}, // AddPushTarget.OutputArguments(PushTargetId)
+	{25445, 196, 1}, // RemovePushTarget.InputArguments(PushTargetId)
+	{25460, 197, 1}, // Open.InputArguments(Mode)
+	{25461, 198, 1}, // Open.OutputArguments(FileHandle)
+	{25463, 199, 1}, // Close.InputArguments(FileHandle)
+	{25465, 200, 2}, // Read.InputArguments(FileHandle, Length)
+	{25466, 202, 1}, // Read.OutputArguments(Data)
+	{25468, 203, 2}, // Write.InputArguments(FileHandle, Data)
+	{25470, 205, 1}, // GetPosition.InputArguments(FileHandle)
+	{25471, 206, 1}, // GetPosition.OutputArguments(Position)
+	{25473, 207, 2}, // SetPosition.InputArguments(FileHandle, Position)
+	{25475, 209, 3}, // ReserveIds.InputArguments(TransportProfileUri, NumReqWriterGroupIds, NumReqDataSetWriterIds)
+	{25476, 212, 3}, // ReserveIds.OutputArguments(DefaultPublisherId, WriterGroupIds, DataSetWriterIds)
+	{25478, 215, 3}, // CloseAndUpdate.InputArguments(FileHandle, RequireCompleteUpdate, ConfigurationReferences)
+	{25479, 218, 4}, // CloseAndUpdate.OutputArguments(ChangesApplied, ReferencesResults, ConfigurationValues, ConfigurationObjects)
+	{25573, 222, 1}, // AddIdentity.InputArguments(Rule)
+	{25575, 223, 1}, // RemoveIdentity.InputArguments(Rule)
+	{25577, 224, 1}, // AddApplication.InputArguments(ApplicationUri)
+	{25579, 225, 1}, // RemoveApplication.InputArguments(ApplicationUri)
+	{25581, 226, 1}, // AddEndpoint.InputArguments(Endpoint)
+	{25583, 227, 1}, // RemoveEndpoint.InputArguments(Endpoint)
+	{25592, 228, 1}, // AddIdentity.InputArguments(Rule)
+	{25594, 229, 1}, // RemoveIdentity.InputArguments(Rule)
+	{25596, 230, 1}, // AddApplication.InputArguments(ApplicationUri)
+	{25598, 231, 1}, // RemoveApplication.InputArguments(ApplicationUri)
+	{25600, 232, 1}, // AddEndpoint.InputArguments(Endpoint)
+	{25602, 233, 1}, // RemoveEndpoint.InputArguments(Endpoint)
+	{25611, 234, 1}, // AddIdentity.InputArguments(Rule)
+	{25613, 235, 1}, // RemoveIdentity.InputArguments(Rule)
+	{25615, 236, 1}, // AddApplication.InputArguments(ApplicationUri)
+	{25617, 237, 1}, // RemoveApplication.InputArguments(ApplicationUri)
+	{25619, 238, 1}, // AddEndpoint.InputArguments(Endpoint)
+	{25621, 239, 1}, // RemoveEndpoint.InputArguments(Endpoint)
+	{29881, 240, 1}, // RequestTickets.OutputArguments(Tickets)
+}
+
+// ns0Dims holds the ArrayDimensions of ns0Nodes and ns0Args.
 var ns0Dims = [...][]uint32{nil, {0}, {4}, {2}, {18}, {5}, {3}, {6}, {8}, {1}, {9}, {35}, {10}, {0, 0}, {0, 0, 0}, {17}, {7}, {26}, {14}, {11}, {13}}
 
 // ns0StrEnd holds where each string of ns0StrData ends; string i is
@@ -3266,10 +3607,16 @@ var ns0StrEnd = [...]uint32{
 	24535, 24555, 24565, 24648, 24673, 24697, 24708, 24718, 24750, 24783, 24797, 24814,
 	24829, 24847, 24869, 24888, 24902, 24917, 24939, 24946, 24956, 24971, 24986, 25004,
 	25018, 25038, 25070, 25098, 25124, 25147, 25169, 25188, 25208, 25230, 25270, 25287,
-	25318, 25338, 25355, 25369, 25389, 25420, 25444, 25454,
+	25318, 25338, 25355, 25369, 25389, 25420, 25444, 25454, 25468, 25481, 25494, 25498,
+	25508, 25514, 25518, 25526, 25531, 25551, 25562, 25582, 25592, 25610, 25627, 25638,
+	25658, 25663, 25681, 25696, 25718, 25730, 25736, 25743, 25761, 25777, 25787, 25802,
+	25817, 25834, 25851, 25863, 25867, 25880, 25891, 25910, 25927, 25944, 25959, 25963,
+	25971, 25979, 25989, 26003, 26013, 26023, 26036, 26048, 26070, 26089, 26102, 26110,
+	26118, 26135, 26146, 26160, 26183, 26200, 26211, 26222, 26233, 26246, 26258, 26277,
+	26297, 26319, 26337, 26351, 26367, 26388, 26411, 26425, 26442, 26461, 26481, 26488,
 }
 
-// ns0StrData holds the strings of ns0Nodes, one after another.
+// ns0StrData holds the strings of ns0Nodes and ns0Args, one after another.
 const ns0StrData = "" +
 	"BooleanSByteByteInt16UInt16Int32UInt32Int64UInt64FloatDouble" +
 	"StringDateTimeGuidByteStringXmlElementNodeIdExpandedNodeIdStatusCode" +
@@ -3614,7 +3961,22 @@ const ns0StrData = "" +
 	"DefaultHEConfigurationAuditHistoryConfigurationChangeEventType" +
 	"ReadEventDetails2AuditHistoryBulkInsertEventTypeHistoryModifiedEvent" +
 	"MaxSecurityGroupsMaxPushTargetsMaxPublishedDataSetsMaxStandaloneSubscribedDataSets" +
-	"SupportSecurityKeyServerLastChange"
+	"SupportSecurityKeyServerLastChangeSubscriptionIdServerHandles" +
+	"ClientHandlesModeFileHandleLengthDataPositionMasksApplyChangesRequired" +
+	"CertificateIsTrustedCertificateThumbprintCertificateGroupIdCertificateTypeId" +
+	"SubjectNameRegeneratePrivateKeyNonceCertificateRequestLifetimeInHours" +
+	"RevisedLifetimeInHoursCertificatesReasonRestartIssuerCertificates" +
+	"PrivateKeyFormatPrivateKeySecurityGroupIdStartingTokenIdRequestedKeyCount" +
+	"SecurityPolicyUriFirstTokenIdKeysTimeToNextKeyKeyLifetimeSecurityGroupNodeId" +
+	"SecurityGroupNameMaxFutureKeyCountMaxPastKeyCountRuleEndpoint" +
+	"RoleNameRoleNodeIdCurrentTokenIdCurrentKeyFutureKeysConfiguration" +
+	"ConnectionIdAliasNameSearchPatternReferenceTypeFilterAliasNodeList" +
+	"UserNamePasswordUserConfigurationDescriptionModifyPasswordModifyUserConfiguration" +
+	"ModifyDescriptionOldPasswordNewPasswordEndpointUrlRetryInterval" +
+	"PushTargetIdTransportProfileUriNumReqWriterGroupIdsNumReqDataSetWriterIds" +
+	"DefaultPublisherIdWriterGroupIdsDataSetWriterIdsRequireCompleteUpdate" +
+	"ConfigurationReferencesChangesAppliedReferencesResultsConfigurationValues" +
+	"ConfigurationObjectsTickets"
 
 // ns0Value returns default value i (1-based) of ns0Nodes.
 func ns0Value(i int) ua.Variant {

@@ -26,44 +26,11 @@ import (
 // Bad_UserAccessDenied for one of another session. They run on the
 // subscription manager's goroutine, like the subscription services.
 
-// subMethodArgs are the Arguments of the two methods (OPC 10000-5 §9.1,
-// §9.2); the generated namespace 0 has the properties without their
-// values.
-var subMethodArgs = []struct {
-	node uint32
-	args []ua.Argument
-}{
-	{id.Server_GetMonitoredItems_InputArguments, []ua.Argument{
-		{Name: "SubscriptionId", DataType: ua.NewNumericNodeID(0, id.UInt32), ValueRank: -1},
-	}},
-	{id.Server_GetMonitoredItems_OutputArguments, []ua.Argument{
-		{Name: "ServerHandles", DataType: ua.NewNumericNodeID(0, id.UInt32), ValueRank: 1, ArrayDimensions: []uint32{0}},
-		{Name: "ClientHandles", DataType: ua.NewNumericNodeID(0, id.UInt32), ValueRank: 1, ArrayDimensions: []uint32{0}},
-	}},
-	{id.Server_ResendData_InputArguments, []ua.Argument{
-		{Name: "SubscriptionId", DataType: ua.NewNumericNodeID(0, id.UInt32), ValueRank: -1},
-	}},
-}
-
-// initSubMethods gives the argument properties their values (where
-// namespace 0 has none) and registers the handlers of GetMonitoredItems
-// and ResendData.
+// initSubMethods registers the handlers of GetMonitoredItems and
+// ResendData; Call checks their input arguments against the
+// InputArguments properties of namespace 0.
 func (s *Server) initSubMethods() error {
 	sp := s.as
-	for _, p := range subMethodArgs {
-		nid := ua.NewNumericNodeID(0, p.node)
-		n := sp.Node(nid)
-		if n == nil || !n.Value.Value.IsNull() {
-			continue
-		}
-		eos := make([]ua.ExtensionObject, len(p.args))
-		for i := range p.args {
-			eos[i] = ua.ExtensionObject{Body: &p.args[i]}
-		}
-		if err := sp.SetValue(nid, ua.MustVariant(eos)); err != nil {
-			return fmt.Errorf("server: %s: %w", id.Name(p.node), err)
-		}
-	}
 	for _, m := range []struct {
 		node uint32
 		h    func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant)

@@ -265,3 +265,72 @@ func TestInteropSubscriptionDiagnostics(t *testing.T) {
 		t.Errorf("all deleted: current %d, cumulated %d", cur, cum)
 	}
 }
+
+// TestInteropMethodArguments: gopcua reads the InputArguments and
+// OutputArguments properties of namespace-0 methods and gets the Arguments
+// of the NodeSet (Opc.Ua.NodeSet2.Services.xml), as a client building a
+// call dialog does.
+func TestInteropMethodArguments(t *testing.T) {
+	_, url := startServer(t, server.Config{})
+	ctx := testCtx(t)
+	c := connect(t, ctx, url)
+	defer c.Close(ctx)
+
+	type arg struct {
+		name      string
+		dataType  uint32
+		valueRank int32
+		dims      []uint32
+	}
+	want := []struct {
+		node uint32
+		args []arg
+	}{
+		{gid.Server_GetMonitoredItems_InputArguments, []arg{{"SubscriptionId", gid.UInt32, -1, nil}}},
+		{gid.Server_GetMonitoredItems_OutputArguments, []arg{
+			{"ServerHandles", gid.UInt32, 1, []uint32{0}},
+			{"ClientHandles", gid.UInt32, 1, []uint32{0}},
+		}},
+		{gid.Server_ResendData_InputArguments, []arg{{"SubscriptionId", gid.UInt32, -1, nil}}},
+		{gid.Server_SetSubscriptionDurable_InputArguments, []arg{
+			{"SubscriptionId", gid.UInt32, -1, nil},
+			{"LifetimeInHours", gid.UInt32, -1, nil},
+		}},
+		{gid.Server_SetSubscriptionDurable_OutputArguments, []arg{{"RevisedLifetimeInHours", gid.UInt32, -1, nil}}},
+	}
+	req := &gua.ReadRequest{TimestampsToReturn: gua.TimestampsToReturnNeither}
+	for _, w := range want {
+		req.NodesToRead = append(req.NodesToRead, &gua.ReadValueID{NodeID: gua.NewNumericNodeID(0, w.node), AttributeID: gua.AttributeIDValue})
+	}
+	res, err := c.Read(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) != len(want) {
+		t.Fatalf("%d results for %d nodes", len(res.Results), len(want))
+	}
+	for i, w := range want {
+		dv := res.Results[i]
+		if dv.Status != gua.StatusOK || dv.Value == nil {
+			t.Errorf("i=%d: status %v, value %v", w.node, dv.Status, dv.Value)
+			continue
+		}
+		eos, ok := dv.Value.Value().([]*gua.ExtensionObject)
+		if !ok || len(eos) != len(w.args) {
+			t.Errorf("i=%d: value %T %v, want %d Arguments", w.node, dv.Value.Value(), dv.Value.Value(), len(w.args))
+			continue
+		}
+		for j, wa := range w.args {
+			a, ok := eos[j].Value.(*gua.Argument)
+			if !ok {
+				t.Errorf("i=%d [%d]: body %T, want *ua.Argument", w.node, j, eos[j].Value)
+				continue
+			}
+			if a.Name != wa.name || a.DataType == nil || a.DataType.Namespace() != 0 || a.DataType.IntID() != wa.dataType ||
+				a.ValueRank != wa.valueRank || !slices.Equal(a.ArrayDimensions, wa.dims) ||
+				a.Description != nil && a.Description.Text != "" {
+				t.Errorf("i=%d [%d]: %+v (DataType %v), want %+v", w.node, j, a, a.DataType, wa)
+			}
+		}
+	}
+}

@@ -214,7 +214,30 @@ func emit(ns *nodeSet, keep map[uint32]bool, refs map[uint32][]edge, notes []str
 	strs := &strtab{ends: []int{0}, index: map[string]int{}}
 	dims := []string{"nil"}
 	dimIndex := map[string]int{"nil": 0}
+	// dim returns the index of d in ns0Dims, adding it if new.
+	dim := func(d []uint32) int {
+		if d == nil {
+			return 0
+		}
+		var ds []string
+		for _, v := range d {
+			ds = append(ds, strconv.FormatUint(uint64(v), 10))
+		}
+		key := "{" + strings.Join(ds, ", ") + "}"
+		if _, ok := dimIndex[key]; !ok {
+			dimIndex[key] = len(dims)
+			dims = append(dims, key)
+		}
+		return dimIndex[key]
+	}
 	var values []string
+	// The arguments properties and their Arguments, in node order; their
+	// strings are added to the table after those of the nodes.
+	type argProp struct {
+		n    *node
+		args []argument
+	}
+	var argProps []argProp
 	var b bytes.Buffer
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 
@@ -254,21 +277,15 @@ func emit(ns *nodeSet, keep map[uint32]bool, refs map[uint32][]edge, notes []str
 		if n.class == classMethod && n.executable {
 			flags |= flagExecutable
 		}
-		dim := 0
-		if n.dims != nil {
-			var ds []string
-			for _, d := range n.dims {
-				ds = append(ds, strconv.FormatUint(uint64(d), 10))
-			}
-			key := "{" + strings.Join(ds, ", ") + "}"
-			if _, ok := dimIndex[key]; !ok {
-				dimIndex[key] = len(dims)
-				dims = append(dims, key)
-			}
-			dim = dimIndex[key]
-		}
 		val := 0
-		if n.value != nil {
+		switch {
+		case n.value != nil && isArgumentsProperty(n):
+			args, err := parseArguments(n.value)
+			if err != nil {
+				return nil, nil, fmt.Errorf("i=%d %s: %w", n.id, n.symbol, err)
+			}
+			argProps = append(argProps, argProp{n, args})
+		case n.value != nil:
 			expr, skip, err := valueExpr(n.value)
 			if err != nil {
 				return nil, nil, fmt.Errorf("i=%d: %w", n.id, err)
@@ -293,7 +310,7 @@ func emit(ns *nodeSet, keep map[uint32]bool, refs map[uint32][]edge, notes []str
 		p("{%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d}, // %s",
 			n.id, n.class, flags, n.accessLevel, n.eventNotif, n.valueRank,
 			strs.add(n.browseName), strs.add(n.displayName), strs.add(n.description), strs.add(n.inverseName),
-			n.dataType, dim, int32(n.minSampling), val, first, nr, n.symbol)
+			n.dataType, dim(n.dims), int32(n.minSampling), val, first, nr, n.symbol)
 		first += nr
 	}
 	p("}")
@@ -312,7 +329,59 @@ func emit(ns *nodeSet, keep map[uint32]bool, refs map[uint32][]edge, notes []str
 	}
 	p("}")
 	p("")
-	p("// ns0Dims holds the ArrayDimensions of ns0Nodes.")
+	var argLines, propLines []string
+	nargs := 0
+	for _, ap := range argProps {
+		if nargs+len(ap.args) > 0xFFFF || len(ap.args) > 0xFF {
+			return nil, nil, fmt.Errorf("i=%d: %d arguments, %d before", ap.n.id, len(ap.args), nargs)
+		}
+		var line, names []string
+		for _, a := range ap.args {
+			if dt := ns.byID[a.dataType]; dt == nil || dt.class != classDataType {
+				return nil, nil, fmt.Errorf("i=%d: argument %s: DataType i=%d is no DataType of the NodeSet", ap.n.id, a.name, a.dataType)
+			}
+			line = append(line, fmt.Sprintf("{%d, %d, %d, %d, %d}",
+				strs.add(a.name), strs.add(a.description), dim(a.dims), a.valueRank, a.dataType))
+			names = append(names, a.name)
+		}
+		if len(line) > 0 {
+			argLines = append(argLines, fmt.Sprintf("%s, // i=%d", strings.Join(line, ", "), ap.n.id))
+		}
+		name := ap.n.browseName
+		for _, r := range ap.n.refs {
+			if m := ns.byID[r.target]; r.typ == idHasProperty && !r.forward && m != nil {
+				name = m.browseName + "." + name
+				break
+			}
+		}
+		propLines = append(propLines, fmt.Sprintf("{%d, %d, %d}, // %s(%s)", ap.n.id, nargs, len(ap.args), name, strings.Join(names, ", ")))
+		nargs += len(ap.args)
+	}
+	if len(strs.ends) > 0xFFFF || len(dims) > 0xFFFF {
+		return nil, nil, fmt.Errorf("%d strings, %d ArrayDimensions: more than a uint16 indexes", len(strs.ends), len(dims))
+	}
+	p("// ns0ArgCount is the number of Arguments in ns0Args.")
+	p("const ns0ArgCount = %d", nargs)
+	p("")
+	p("// ns0Args holds the Arguments of the InputArguments and OutputArguments")
+	p("// properties of methods in ns0Nodes, in the order of the properties:")
+	p("// {name, description, dims, valueRank, dataType}.")
+	p("var ns0Args = [ns0ArgCount]ns0Arg{")
+	for _, l := range argLines {
+		p("%s", l)
+	}
+	p("}")
+	p("")
+	p("// ns0ArgProps lists the arguments properties of ns0Nodes, whose value")
+	p("// is an array of ExtensionObjects holding ns0Args[first:first+n]:")
+	p("// {id, first, n}.")
+	p("var ns0ArgProps = [...]ns0ArgProp{")
+	for _, l := range propLines {
+		p("%s", l)
+	}
+	p("}")
+	p("")
+	p("// ns0Dims holds the ArrayDimensions of ns0Nodes and ns0Args.")
 	p("var ns0Dims = [...][]uint32{%s}", strings.Join(dims, ", "))
 	p("")
 	p("// ns0StrEnd holds where each string of ns0StrData ends; string i is")
@@ -327,7 +396,7 @@ func emit(ns *nodeSet, keep map[uint32]bool, refs map[uint32][]edge, notes []str
 	}
 	p("}")
 	p("")
-	p("// ns0StrData holds the strings of ns0Nodes, one after another.")
+	p("// ns0StrData holds the strings of ns0Nodes and ns0Args, one after another.")
 	p("const ns0StrData = \"\" +")
 	data := strs.data.String()
 	prev := 0

@@ -11,8 +11,8 @@
 //	Opc.Ua.NodeSet2.Services.xml  namespace 0 as a UANodeSet
 //
 // and writes -out (addrspace's zz_ns0.go): tables of the nodes, their
-// attributes and references (listed at both ends), a string table, and a
-// function giving the default values.
+// attributes and references (listed at both ends), the Arguments of the
+// methods, a string table, and a function giving the default values.
 //
 // # The subset
 //
@@ -40,9 +40,14 @@
 // ends.
 //
 // Default values are kept for the built-in scalar and array types
-// (numbers, Boolean, String, DateTime, LocalizedText, ...); values holding
-// ExtensionObjects (EnumValues, method Arguments) are left out and the
-// variable's value is null.
+// (numbers, Boolean, String, DateTime, LocalizedText, ...). The values of
+// the InputArguments and OutputArguments properties of methods, arrays of
+// ExtensionObjects with Argument bodies, are kept in a table of their own
+// (ns0Args: name, DataType, ValueRank, ArrayDimensions and Description of
+// each, the strings in the string table) that package addrspace turns into
+// ua.Argument values when it builds the space; an Argument nsgen cannot
+// represent there fails the run. Other values holding ExtensionObjects
+// (EnumValues) are left out and the variable's value is null.
 //
 // Run it through go generate in opcua/addrspace:
 //

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -81,6 +83,63 @@ func TestValueExpr(t *testing.T) {
 		got, skip, err := valueExpr([]byte(tc.in))
 		if err != nil || got != tc.want || skip != tc.skip {
 			t.Errorf("valueExpr(%s) = %q, %q, %v; want %q, %q", tc.in, got, skip, err, tc.want, tc.skip)
+		}
+	}
+}
+
+func TestParseArguments(t *testing.T) {
+	const eo = `<ExtensionObject><TypeId><Identifier>i=297</Identifier></TypeId><Body>%s</Body></ExtensionObject>`
+	list := func(bodies ...string) []byte {
+		var b strings.Builder
+		b.WriteString("\n  <ListOfExtensionObject xmlns=\"http://opcfoundation.org/UA/2008/02/Types.xsd\">")
+		for _, body := range bodies {
+			fmt.Fprintf(&b, eo, body)
+		}
+		b.WriteString("</ListOfExtensionObject>\n")
+		return []byte(b.String())
+	}
+	got, err := parseArguments(list(
+		`<Argument><Name>SubscriptionId</Name><DataType><Identifier>i=7</Identifier></DataType><ValueRank>-1</ValueRank><ArrayDimensions /></Argument>`,
+		`<Argument><Name>Handles</Name><DataType><Identifier>i=7</Identifier></DataType><ValueRank>2</ValueRank>`+
+			`<ArrayDimensions><UInt32>0</UInt32><UInt32>4</UInt32></ArrayDimensions><Description><Text>the handles</Text></Description></Argument>`,
+		`<Argument><Name>Flag</Name><DataType><Identifier>i=1</Identifier></DataType></Argument>`,
+	))
+	want := []argument{
+		{name: "SubscriptionId", dataType: 7, valueRank: -1},
+		{name: "Handles", dataType: 7, valueRank: 2, dims: []uint32{0, 4}, description: "the handles"},
+		{name: "Flag", dataType: 1, valueRank: -1},
+	}
+	if err != nil || !slices.EqualFunc(got, want, func(a, b argument) bool {
+		return a.name == b.name && a.dataType == b.dataType && a.valueRank == b.valueRank &&
+			slices.Equal(a.dims, b.dims) && (a.dims == nil) == (b.dims == nil) && a.description == b.description
+	}) {
+		t.Errorf("parseArguments = %+v, %v; want %+v", got, err, want)
+	}
+	if got, err := parseArguments(list()); err != nil || len(got) != 0 {
+		t.Errorf("empty list: %v, %v", got, err)
+	}
+
+	const good = `<Argument><Name>A</Name><DataType><Identifier>i=7</Identifier></DataType><ValueRank>-1</ValueRank></Argument>`
+	for _, tc := range []struct {
+		name string
+		in   []byte
+	}{
+		{"other TypeId", []byte(strings.Replace(string(list(good)), "i=297", "i=7617", 1))},
+		{"no TypeId", []byte(strings.Replace(string(list(good)), "<TypeId><Identifier>i=297</Identifier></TypeId>", "", 1))},
+		{"other body", list(`<EnumValueType><Value>1</Value></EnumValueType>`)},
+		{"two bodies", list(good + good)},
+		{"empty body", list(``)},
+		{"DataType in another namespace", list(strings.Replace(good, "i=7", "ns=1;i=7", 1))},
+		{"string DataType", list(strings.Replace(good, "i=7", "s=x", 1))},
+		{"ValueRank too large", list(strings.Replace(good, "-1", "200", 1))},
+		{"ValueRank not a number", list(strings.Replace(good, "-1", "x", 1))},
+		{"negative dimension", list(strings.Replace(good, "</ValueRank>", "</ValueRank><ArrayDimensions><UInt32>-1</UInt32></ArrayDimensions>", 1))},
+		{"localized Description", list(strings.Replace(good, "</ValueRank>", "</ValueRank><Description><Locale>de</Locale><Text>x</Text></Description>", 1))},
+		{"not a list", []byte(`<ExtensionObject/>`)},
+		{"truncated", list(good)[:60]},
+	} {
+		if got, err := parseArguments(tc.in); err == nil {
+			t.Errorf("%s: %+v, want an error", tc.name, got)
 		}
 	}
 }
