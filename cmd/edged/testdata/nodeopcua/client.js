@@ -30,7 +30,6 @@ const {
   AttributeIds,
   TimestampsToReturn,
   DataType,
-  StatusCodes,
   DataChangeFilter,
   DataChangeTrigger,
   DeadbandType,
@@ -74,8 +73,8 @@ function dv(d) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// until resolves once cond() holds, checked on every call of the returned
-// poke function and every 10 ms; it rejects after guardMs (a hang guard).
+// until resolves once cond() holds, checked every 10 ms; it rejects after
+// guardMs (a hang guard).
 function until(what, cond, guardMs) {
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
@@ -247,6 +246,14 @@ async function scenarioTransfer() {
   const sub = await subscribe(a.session, 20);
   const statusChanges = [];
   sub.on("status_changed", (sc) => statusChanges.push(sc));
+  // Sequence numbers of A's NotificationMessages, by kind.
+  const aSeqs = { data: [], statusChange: [] };
+  sub.on("raw_notification", (msg) => {
+    for (const n of msg.notificationData || []) {
+      if (n && n.schema.name === "DataChangeNotification") aSeqs.data.push(msg.sequenceNumber);
+      if (n && n.schema.name === "StatusChangeNotification") aSeqs.statusChange.push(msg.sequenceNumber);
+    }
+  });
   const item = await monitor(sub, "ns=2;s=sim.Counter", { samplingInterval: 5, queueSize: 10 });
   const aValues = [];
   item.on("changed", (d) => aValues.push(d.value.value));
@@ -266,10 +273,12 @@ async function scenarioTransfer() {
   });
   const aBefore = aValues.length;
   const aLastBefore = aValues[aBefore - 1];
+  const aLastSeq = aSeqs.data[aSeqs.data.length - 1];
 
   // Session B publishes by hand: node-opcua's publish engine only serves
   // subscriptions it created itself.
   const bValues = [];
+  const bSeqs = []; // of B's data messages
   const bSubIds = new Set();
   let acks = [];
   let keepAlives = 0;
@@ -281,6 +290,7 @@ async function scenarioTransfer() {
     const msg = resp.notificationMessage;
     const vals = counterValues(msg);
     if (vals.length === 0) keepAlives++;
+    else bSeqs.push(msg.sequenceNumber);
     bValues.push(...vals);
     acks = vals.length ? [{ subscriptionId: resp.subscriptionId, sequenceNumber: msg.sequenceNumber }] : [];
   }
@@ -292,6 +302,8 @@ async function scenarioTransfer() {
     last: bValues[bValues.length - 1],
     keepAlives,
     aLastBeforeTransfer: aLastBefore,
+    sequenceNumbers: bSeqs,
+    aLastDataSequenceNumber: aLastSeq,
   });
 
   // Session A's publish engine keeps publishing: wait (bounded) for the
@@ -307,6 +319,8 @@ async function scenarioTransfer() {
     // Data changes that node-opcua handed over after the transfer response
     // (Publish responses of A's connection may be read after B's).
     valuesAfter: aValues.slice(aBefore),
+    dataSequenceNumbers: aSeqs.data,
+    statusChangeSequenceNumbers: aSeqs.statusChange,
   });
   await b.session.deleteSubscriptions({ subscriptionIds: [sub.subscriptionId] });
   await disconnect(b);
