@@ -30,7 +30,7 @@ var nodeOPCUADir = filepath.Join("testdata", "nodeopcua")
 
 // nodeScenarios are run in one node process, in this order (loading
 // node-opcua takes most of a second, so not one process each).
-var nodeScenarios = []string{"connect", "subscribe", "transfer", "write", "getmonitoreditems", "deadband"}
+var nodeScenarios = []string{"connect", "subscribe", "transfer", "write", "getmonitoreditems", "deadband", "republish"}
 
 // nodeOPCUAClient returns the path of node, or skips the test when node or
 // the installed client is missing — except in CI (CI set), where the test
@@ -479,6 +479,57 @@ func TestNodeOPCUA(t *testing.T) {
 		r.get(t, "deadband", "percent", 0, &pct)
 		if !pct.is(gua.StatusOK) || len(pct.Results) != 1 || !pct.Results[0].is(gua.StatusBadMonitoredItemFilterUnsupported) {
 			t.Errorf("Percent deadband on sim.Ramp (no EURange): %s %+v, want [BadMonitoredItemFilterUnsupported]", pct.Status, pct.Results)
+		}
+	})
+
+	t.Run("republish", func(t *testing.T) {
+		r.scenario(t, "republish")
+		var it nodeStatus
+		r.get(t, "republish", "item", 0, &it)
+		if !it.is(gua.StatusOK) {
+			t.Fatalf("monitored item on sim.Counter: %s", it.Status)
+		}
+		type message struct {
+			Seq       uint32   `json:"seq"`
+			Values    []uint32 `json:"values"`
+			Available []uint32 `json:"available"`
+		}
+		var pub struct{ Messages []message }
+		r.get(t, "republish", "published", 0, &pub)
+		if len(pub.Messages) != 3 {
+			t.Fatalf("%d data messages, want 3", len(pub.Messages))
+		}
+		var seqs []uint32
+		for i, m := range pub.Messages {
+			seqs = append(seqs, m.Seq)
+			if i > 0 && m.Seq != seqs[i-1]+1 || len(m.Values) == 0 {
+				t.Errorf("message %d: sequence number %d after %v, values %v", i, m.Seq, seqs[:i], m.Values)
+			}
+			// Nothing was acknowledged: every message so far can be
+			// retransmitted.
+			if !slices.Equal(m.Available, seqs) {
+				t.Errorf("message %d (%d): AvailableSequenceNumbers %v, want %v", i, m.Seq, m.Available, seqs)
+			}
+		}
+		type result struct {
+			nodeStatus
+			Seq    uint32   `json:"seq"`
+			Values []uint32 `json:"values"`
+		}
+		var rp struct{ Result result }
+		r.get(t, "republish", "republish", 0, &rp)
+		if first := pub.Messages[0]; !rp.Result.is(gua.StatusOK) || rp.Result.Seq != first.Seq || !slices.Equal(rp.Result.Values, first.Values) {
+			t.Errorf("Republish(%d): %s, message %d with %v; want Good, the message with %v", first.Seq, rp.Result.Status, rp.Result.Seq, rp.Result.Values, first.Values)
+		}
+		var ack struct{ Results []nodeStatus }
+		r.get(t, "republish", "ack", 0, &ack)
+		if len(ack.Results) != 1 || !ack.Results[0].is(gua.StatusOK) {
+			t.Errorf("acknowledgement of %d: %+v, want [Good]", seqs[0], ack.Results)
+		}
+		var gone struct{ Result result }
+		r.get(t, "republish", "republish_acked", 0, &gone)
+		if !gone.Result.is(gua.StatusBadMessageNotAvailable) {
+			t.Errorf("Republish(%d) after its acknowledgement: %s, want BadMessageNotAvailable", seqs[0], gone.Result.Status)
 		}
 	})
 

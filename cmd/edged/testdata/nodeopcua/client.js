@@ -5,7 +5,7 @@
 // Usage: node client.js ENDPOINT_URL SCENARIO[,SCENARIO...]
 //
 // Scenarios (see the functions below): connect, subscribe, transfer,
-// write, getmonitoreditems, deadband. They run one after another in one
+// write, getmonitoreditems, deadband, republish. They run one after another in one
 // process (loading node-opcua takes most of a second).
 //
 // It prints one JSON object per line on stdout ({"scenario": NAME,
@@ -470,6 +470,69 @@ async function scenarioDeadband() {
   await disconnect(c);
 }
 
+// 7. Republish: a Publish response the client "dropped" (never
+// acknowledged) comes again; once acknowledged it is gone.
+async function scenarioRepublish() {
+  const c = await connect();
+  const cs = await c.session.createSubscription({
+    requestedPublishingInterval: 20,
+    requestedLifetimeCount: 600,
+    requestedMaxKeepAliveCount: 20,
+    maxNotificationsPerPublish: 0,
+    publishingEnabled: true,
+  });
+  const id = cs.subscriptionId;
+  const cr = await c.session.createMonitoredItems({
+    subscriptionId: id,
+    timestampsToReturn: TimestampsToReturn.Both,
+    itemsToCreate: [
+      {
+        itemToMonitor: { nodeId: "ns=2;s=sim.Counter", attributeId: AttributeIds.Value },
+        monitoringMode: MonitoringMode.Reporting,
+        requestedParameters: { clientHandle: 7, samplingInterval: 5, queueSize: 10, discardOldest: true },
+      },
+    ],
+  });
+  emit("item", st(cr.results[0].statusCode));
+  const msgs = [];
+  while (msgs.length < 3) {
+    const resp = await publishRaw(c.session, []); // acknowledges nothing
+    const vals = counterValues(resp.notificationMessage);
+    if (vals.length) {
+      msgs.push({
+        seq: resp.notificationMessage.sequenceNumber,
+        values: vals,
+        available: Array.from(resp.availableSequenceNumbers || []),
+      });
+    }
+  }
+  emit("published", { messages: msgs });
+  const republish = async (seq) => {
+    try {
+      const r = await new Promise((resolve, reject) =>
+        c.session.republish({ subscriptionId: id, retransmitSequenceNumber: seq }, (err, resp) =>
+          err ? reject(err) : resolve(resp),
+        ),
+      );
+      const m = r.notificationMessage;
+      return { ...st(r.responseHeader.serviceResult), seq: m.sequenceNumber, values: counterValues(m) };
+    } catch (err) {
+      // node-opcua turns a Bad service result into an error
+      const sc = err.response && err.response.responseHeader && err.response.responseHeader.serviceResult;
+      if (sc) return st(sc);
+      const m = /(Bad\w+)/.exec(String(err.message));
+      return { status: m ? m[1] : String(err.message), code: 0 };
+    }
+  };
+  const first = msgs[0].seq;
+  emit("republish", { seq: first, result: await republish(first) });
+  const ack = await publishRaw(c.session, [{ subscriptionId: id, sequenceNumber: first }]);
+  emit("ack", { seq: first, results: (ack.results || []).map(st) });
+  emit("republish_acked", { seq: first, result: await republish(first) });
+  await c.session.deleteSubscriptions({ subscriptionIds: [id] });
+  await disconnect(c);
+}
+
 const scenarios = {
   connect: scenarioConnect,
   subscribe: scenarioSubscribe,
@@ -477,6 +540,7 @@ const scenarios = {
   write: scenarioWrite,
   getmonitoreditems: scenarioGetMonitoredItems,
   deadband: scenarioDeadband,
+  republish: scenarioRepublish,
 };
 
 async function main() {
