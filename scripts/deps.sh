@@ -1,8 +1,38 @@
 #!/usr/bin/env bash
-# Installs the Debian packages edged's tests need, if any is missing.
-# Does nothing (quickly) when all are present. Uses sudo when not root.
+# Installs what edged's tests need: the npm packages of the node-opcua
+# interop test (npm ci, unless node_modules was installed from the same
+# package-lock.json), then the Debian packages, if any is missing (with
+# sudo when not root). Does nothing (quickly) when all are present.
 # Set DEPS_APT_UPDATED=1 if the caller has just run apt-get update.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# npm projects whose node_modules the tests use (never committed).
+npm_dirs=(
+	cmd/edged/testdata/nodeopcua # node-opcua client: cmd/edged/nodeopcua_test.go
+)
+
+# npm_deps runs npm ci in each of npm_dirs unless its node_modules holds
+# the stamp of the same package-lock.json, node and npm. --prefer-offline
+# takes what npm's cache has without asking the registry.
+npm_deps() {
+	local dir stamp want
+	if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+		echo "deps: node or npm not found: the node-opcua interop test skips (fails under CI)." >&2
+		return 0
+	fi
+	for dir in "${npm_dirs[@]}"; do
+		stamp=$dir/node_modules/.deps-stamp
+		want="$(sha256sum <"$dir/package-lock.json" | cut -d' ' -f1) node $(node --version) npm $(npm --version)"
+		if [[ -f $stamp && $(<"$stamp") == "$want" ]]; then
+			continue
+		fi
+		echo "deps: npm ci in $dir"
+		(cd "$dir" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error --ignore-scripts </dev/null >/dev/null)
+		echo "$want" >"$stamp"
+	done
+}
+npm_deps
 
 packages=(
 	qemu-user-static # test-arm, check-binaries: qemu-aarch64-static, qemu-arm-static

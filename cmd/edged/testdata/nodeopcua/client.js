@@ -1,0 +1,573 @@
+#!/usr/bin/env node
+// Interop client for cmd/edged/nodeopcua_test.go: the node-opcua client
+// (pinned in package.json) against a running edged with the simulator.
+//
+// Usage: node client.js ENDPOINT_URL SCENARIO[,SCENARIO...]
+//
+// Scenarios (see the functions below): connect, subscribe, transfer,
+// write, getmonitoreditems, deadband, republish. They run one after another in one
+// process (loading node-opcua takes most of a second).
+//
+// It prints one JSON object per line on stdout ({"scenario": NAME,
+// "ev": EVENT, ...}), each scenario ending with "done" or "error"; the Go
+// test parses them and asserts on the values. The client only reports what
+// it sees; the test decides what is right. Anything node-opcua itself logs
+// goes to stderr. Status codes are printed as {"status": name, "code": uint32}.
+// Every wait is bounded (a hang guard, not a timing assertion), and on an
+// error a scenario prints {"ev": "error"}, the next one runs, and the
+// script exits 1.
+"use strict";
+
+// node-opcua logs warnings with console.log: keep stdout for our lines.
+console.log = console.error;
+console.warn = console.error;
+console.info = console.error;
+
+const {
+  OPCUAClient,
+  MessageSecurityMode,
+  SecurityPolicy,
+  AttributeIds,
+  TimestampsToReturn,
+  DataType,
+  DataChangeFilter,
+  DataChangeTrigger,
+  DeadbandType,
+  BrowseDirection,
+  MonitoringMode,
+} = require("node-opcua-client");
+
+const [endpointUrl, scenario] = process.argv.slice(2);
+
+// current is the scenario running: every line names it.
+let current = "";
+
+function emit(ev, fields) {
+  process.stdout.write(JSON.stringify({ scenario: current, ev, ...fields }) + "\n");
+}
+
+function st(sc) {
+  return { status: sc.name, code: sc.value >>> 0 };
+}
+
+// value returns a JSON-safe view of a Variant's value.
+function value(v) {
+  if (v === null || v === undefined) return null;
+  const x = v.value;
+  if (x instanceof Date) return x.toISOString();
+  if (typeof x === "bigint") return x.toString();
+  if (x !== null && typeof x === "object" && x.length !== undefined) return Array.from(x);
+  if (x !== null && typeof x === "object") return x.toString();
+  return x;
+}
+
+function dv(d) {
+  return {
+    ...st(d.statusCode),
+    dataType: DataType[d.value.dataType],
+    value: value(d.value),
+    sourceTimestamp: d.sourceTimestamp ? d.sourceTimestamp.toISOString() : null,
+    serverTimestamp: d.serverTimestamp ? d.serverTimestamp.toISOString() : null,
+  };
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// until resolves once cond() holds, checked every 10 ms; it rejects after
+// guardMs (a hang guard).
+function until(what, cond, guardMs) {
+  return new Promise((resolve, reject) => {
+    const t0 = Date.now();
+    const check = () => {
+      if (cond()) return resolve();
+      if (Date.now() - t0 > guardMs) return reject(new Error(`hang guard: ${what} not within ${guardMs} ms`));
+      setTimeout(check, 10);
+    };
+    check();
+  });
+}
+
+async function connect() {
+  const client = OPCUAClient.create({
+    applicationName: "edged-interop-node-opcua",
+    endpointMustExist: false,
+    securityMode: MessageSecurityMode.None,
+    securityPolicy: SecurityPolicy.None,
+    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
+    requestedSessionTimeout: 60000,
+    keepSessionAlive: false,
+  });
+  await client.connect(endpointUrl);
+  const session = await client.createSession(); // anonymous
+  return { client, session };
+}
+
+async function disconnect({ client, session }) {
+  try {
+    await session.close(true);
+  } finally {
+    await client.disconnect();
+  }
+}
+
+// subscribe creates a ClientSubscription with the given publishing
+// interval through node-opcua's own publish engine.
+async function subscribe(session, publishingMs) {
+  return session.createSubscription2({
+    requestedPublishingInterval: publishingMs,
+    requestedLifetimeCount: 6000,
+    requestedMaxKeepAliveCount: 200,
+    maxNotificationsPerPublish: 0,
+    publishingEnabled: true,
+    priority: 1,
+  });
+}
+
+async function monitor(sub, nodeId, params) {
+  return sub.monitor(
+    { nodeId, attributeId: AttributeIds.Value },
+    { samplingInterval: 5, queueSize: 100, discardOldest: true, ...params },
+    TimestampsToReturn.Both,
+    MonitoringMode.Reporting,
+  );
+}
+
+function itemInfo(item) {
+  const r = item.result || {};
+  return {
+    ...st(item.statusCode),
+    serverHandle: item.monitoredItemId,
+    clientHandle: item.monitoringParameters.clientHandle,
+    revisedSamplingInterval: r.revisedSamplingInterval,
+    revisedQueueSize: r.revisedQueueSize,
+  };
+}
+
+// 1. Connect, browse Objects, read sim.Counter and CurrentTime.
+async function scenarioConnect() {
+  const c = await connect();
+  emit("connected", { endpoint: endpointUrl, sessionId: c.session.sessionId.toString() });
+  const br = await c.session.browse({
+    nodeId: "i=85",
+    browseDirection: BrowseDirection.Forward,
+    referenceTypeId: "i=33", // HierarchicalReferences
+    includeSubtypes: true,
+    resultMask: 63,
+  });
+  emit("browse", {
+    ...st(br.statusCode),
+    references: (br.references || []).map((r) => ({
+      browseName: r.browseName.toString(),
+      nodeId: r.nodeId.toString(),
+      nodeClass: r.nodeClass,
+    })),
+  });
+  for (let i = 0; i < 2; i++) {
+    const res = await c.session.read(
+      [
+        { nodeId: "ns=2;s=sim.Counter", attributeId: AttributeIds.Value },
+        { nodeId: "i=2258", attributeId: AttributeIds.Value }, // Server_ServerStatus_CurrentTime
+      ],
+      0,
+    );
+    emit("read", { counter: dv(res[0]), currentTime: dv(res[1]) });
+    if (i === 0) await sleep(100);
+  }
+  await disconnect(c);
+}
+
+// 2. Subscribe to sim.Counter at 5 ms; count distinct values over 2 s.
+async function scenarioSubscribe() {
+  const c = await connect();
+  const sub = await subscribe(c.session, 5);
+  emit("subscription", {
+    subscriptionId: sub.subscriptionId,
+    revisedPublishingInterval: sub.publishingInterval,
+    revisedMaxKeepAliveCount: sub.maxKeepAliveCount,
+  });
+  const item = await monitor(sub, "ns=2;s=sim.Counter", { queueSize: 10 });
+  emit("item", itemInfo(item));
+  const seen = new Set();
+  let notifications = 0;
+  let decreasing = 0;
+  let last = -1;
+  let first = null;
+  let counting = false;
+  item.on("changed", (d) => {
+    const v = d.value.value;
+    notifications++;
+    if (v < last) decreasing++;
+    last = v;
+    if (!counting) return;
+    if (first === null) first = v;
+    seen.add(v);
+  });
+  await until("the first value of sim.Counter", () => notifications > 0, 30000);
+  counting = true;
+  await sleep(2000);
+  counting = false;
+  const values = [...seen];
+  emit("count", {
+    distinct: seen.size,
+    notifications,
+    decreasing,
+    first,
+    min: Math.min(...values),
+    max: Math.max(...values),
+  });
+  await sub.terminate();
+  await disconnect(c);
+}
+
+// publishRaw sends one Publish request on a session that has no
+// ClientSubscription of its own and returns its response.
+function publishRaw(session, acks) {
+  return new Promise((resolve, reject) => {
+    session.publish({ subscriptionAcknowledgements: acks }, (err, resp) => (err ? reject(err) : resolve(resp)));
+  });
+}
+
+function counterValues(msg) {
+  const out = [];
+  for (const n of msg.notificationData || []) {
+    if (n && n.schema.name === "DataChangeNotification") {
+      for (const m of n.monitoredItems || []) out.push(m.value.value.value);
+    }
+  }
+  return out;
+}
+
+// 3. Session A subscribes; session B (another connection, same anonymous
+// user) transfers the subscription and receives its notifications; A is
+// told Good_SubscriptionTransferred.
+async function scenarioTransfer() {
+  const a = await connect();
+  const b = await connect();
+  const sub = await subscribe(a.session, 20);
+  const statusChanges = [];
+  sub.on("status_changed", (sc) => statusChanges.push(sc));
+  // Sequence numbers of A's NotificationMessages, by kind.
+  const aSeqs = { data: [], statusChange: [] };
+  sub.on("raw_notification", (msg) => {
+    for (const n of msg.notificationData || []) {
+      if (n && n.schema.name === "DataChangeNotification") aSeqs.data.push(msg.sequenceNumber);
+      if (n && n.schema.name === "StatusChangeNotification") aSeqs.statusChange.push(msg.sequenceNumber);
+    }
+  });
+  const item = await monitor(sub, "ns=2;s=sim.Counter", { samplingInterval: 5, queueSize: 10 });
+  const aValues = [];
+  item.on("changed", (d) => aValues.push(d.value.value));
+  emit("created", { subscriptionId: sub.subscriptionId, item: itemInfo(item) });
+  await until("10 values in session A", () => aValues.length >= 10, 30000);
+
+  const tr = await b.session.transferSubscriptions({
+    subscriptionIds: [sub.subscriptionId],
+    sendInitialValues: true,
+  });
+  emit("transfer", {
+    ...st(tr.responseHeader.serviceResult),
+    results: (tr.results || []).map((r) => ({
+      ...st(r.statusCode),
+      availableSequenceNumbers: Array.from(r.availableSequenceNumbers || []),
+    })),
+  });
+  const aBefore = aValues.length;
+  const aLastBefore = aValues[aBefore - 1];
+  const aLastSeq = aSeqs.data[aSeqs.data.length - 1];
+
+  // Session B publishes by hand: node-opcua's publish engine only serves
+  // subscriptions it created itself.
+  const bValues = [];
+  const bSeqs = []; // of B's data messages
+  const bSubIds = new Set();
+  let acks = [];
+  let keepAlives = 0;
+  const t0 = Date.now();
+  while (new Set(bValues).size < 50) {
+    if (Date.now() - t0 > 30000) throw new Error("hang guard: 50 values in session B not within 30 s");
+    const resp = await publishRaw(b.session, acks);
+    bSubIds.add(resp.subscriptionId);
+    const msg = resp.notificationMessage;
+    const vals = counterValues(msg);
+    if (vals.length === 0) keepAlives++;
+    else bSeqs.push(msg.sequenceNumber);
+    bValues.push(...vals);
+    acks = vals.length ? [{ subscriptionId: resp.subscriptionId, sequenceNumber: msg.sequenceNumber }] : [];
+  }
+  emit("session_b", {
+    subscriptionIds: [...bSubIds],
+    values: bValues.length,
+    distinct: new Set(bValues).size,
+    first: bValues[0],
+    last: bValues[bValues.length - 1],
+    keepAlives,
+    aLastBeforeTransfer: aLastBefore,
+    sequenceNumbers: bSeqs,
+    aLastDataSequenceNumber: aLastSeq,
+  });
+
+  // Session A's publish engine keeps publishing: wait (bounded) for the
+  // status change it gets for the subscription it lost.
+  try {
+    await until("a StatusChangeNotification in session A", () => statusChanges.length > 0, 5000);
+  } catch (e) {
+    /* reported as none below */
+  }
+  emit("session_a", {
+    statusChanges: statusChanges.map(st),
+    valuesBeforeTransfer: aBefore,
+    // Data changes that node-opcua handed over after the transfer response
+    // (Publish responses of A's connection may be read after B's).
+    valuesAfter: aValues.slice(aBefore),
+    dataSequenceNumbers: aSeqs.data,
+    statusChangeSequenceNumbers: aSeqs.statusChange,
+  });
+  await b.session.deleteSubscriptions({ subscriptionIds: [sub.subscriptionId] });
+  await disconnect(b);
+  await disconnect(a).catch(() => {});
+}
+
+// 4. Write sim.Command and wait for sim.Status; the same through the
+// method sim.WriteCommand; a Call with a wrong argument type.
+async function scenarioWrite() {
+  const c = await connect();
+  const sub = await subscribe(c.session, 5);
+  const item = await monitor(sub, "ns=2;s=sim.Status", { queueSize: 10 });
+  const statusValues = [];
+  item.on("changed", (d) => statusValues.push(d.value.value));
+  await until("the first value of sim.Status", () => statusValues.length > 0, 30000);
+  const start = statusValues[statusValues.length - 1];
+  const v1 = (start + 4321) % 65536;
+  const v2 = (v1 + 1111) % 65536;
+
+  const ws = await c.session.write({
+    nodeId: "ns=2;s=sim.Command",
+    attributeId: AttributeIds.Value,
+    value: { value: { dataType: DataType.UInt16, value: v1 } },
+  });
+  emit("write", { ...st(ws), value: v1 });
+  await until(`sim.Status = ${v1}`, () => statusValues.includes(v1), 10000);
+  emit("status", { after: "write", value: v1, seen: true });
+
+  const r = await c.session.call({
+    objectId: "ns=2;s=sim",
+    methodId: "ns=2;s=sim.WriteCommand",
+    inputArguments: [{ dataType: DataType.UInt16, value: v2 }],
+  });
+  emit("call", {
+    ...st(r.statusCode),
+    value: v2,
+    inputArgumentResults: (r.inputArgumentResults || []).map(st),
+    outputArguments: (r.outputArguments || []).map(value),
+  });
+  await until(`sim.Status = ${v2}`, () => statusValues.includes(v2), 10000);
+  emit("status", { after: "call", value: v2, seen: true });
+
+  for (const [name, arg] of [
+    ["String", { dataType: DataType.String, value: "7" }],
+    ["Double", { dataType: DataType.Double, value: 7 }],
+  ]) {
+    const bad = await c.session.call({
+      objectId: "ns=2;s=sim",
+      methodId: "ns=2;s=sim.WriteCommand",
+      inputArguments: [arg],
+    });
+    emit("call_bad", {
+      argType: name,
+      ...st(bad.statusCode),
+      inputArgumentResults: (bad.inputArgumentResults || []).map(st),
+    });
+  }
+  const cmd = await c.session.read({ nodeId: "ns=2;s=sim.Command", attributeId: AttributeIds.Value });
+  emit("command", dv(cmd));
+  await sub.terminate();
+  await disconnect(c);
+}
+
+// 5. Server.GetMonitoredItems on the session's own subscription.
+async function scenarioGetMonitoredItems() {
+  const c = await connect();
+  const sub = await subscribe(c.session, 50);
+  const items = [];
+  for (const tag of ["sim.Counter", "sim.Sine", "sim.Ramp"]) {
+    const item = await monitor(sub, `ns=2;s=${tag}`, { samplingInterval: 50, queueSize: 1 });
+    items.push({ tag, ...itemInfo(item) });
+  }
+  emit("items", { subscriptionId: sub.subscriptionId, items });
+  const got = await c.session.getMonitoredItems(sub.subscriptionId);
+  emit("get_monitored_items", {
+    serverHandles: Array.from(got.serverHandles),
+    clientHandles: Array.from(got.clientHandles),
+  });
+  const bad = await c.session.call({
+    objectId: "i=2253",
+    methodId: "i=11492",
+    inputArguments: [{ dataType: DataType.UInt32, value: (sub.subscriptionId + 1000) >>> 0 }],
+  });
+  emit("get_monitored_items_unknown", { ...st(bad.statusCode), outputArguments: (bad.outputArguments || []).length });
+  await sub.terminate();
+  await disconnect(c);
+}
+
+// 6. An Absolute deadband on sim.Ramp (steps of 0.05 every 5 ms), next to
+// an item without filter on the same tag in the same subscription.
+async function scenarioDeadband() {
+  const deadband = 1.02; // not a multiple of the step: no value sits on the edge
+  const c = await connect();
+  const sub = await subscribe(c.session, 5);
+  const all = [];
+  const filtered = [];
+  const allItem = await monitor(sub, "ns=2;s=sim.Ramp", { queueSize: 100 });
+  allItem.on("changed", (d) => all.push(d.value.value));
+  const fItem = await monitor(sub, "ns=2;s=sim.Ramp", {
+    queueSize: 100,
+    filter: new DataChangeFilter({
+      trigger: DataChangeTrigger.StatusValue,
+      deadbandType: DeadbandType.Absolute,
+      deadbandValue: deadband,
+    }),
+  });
+  fItem.on("changed", (d) => filtered.push(d.value.value));
+  emit("items", { all: itemInfo(allItem), filtered: itemInfo(fItem), deadband });
+  await until("12 filtered values of sim.Ramp", () => filtered.length >= 12, 30000);
+  // The unfiltered item's values of the same cycles come in the same
+  // Publish response: stop the subscription and take both as they are.
+  await sub.terminate();
+  emit("deadband", { deadband, filtered, all });
+
+  // A Percent deadband on a tag without EURange is refused.
+  // (CreateMonitoredItems by hand: ClientSubscription.monitor hides the
+  // item's status code in an error.)
+  const cs = await c.session.createSubscription({
+    requestedPublishingInterval: 50,
+    requestedLifetimeCount: 600,
+    requestedMaxKeepAliveCount: 20,
+    publishingEnabled: false,
+  });
+  const cr = await c.session.createMonitoredItems({
+    subscriptionId: cs.subscriptionId,
+    timestampsToReturn: TimestampsToReturn.Both,
+    itemsToCreate: [
+      {
+        itemToMonitor: { nodeId: "ns=2;s=sim.Ramp", attributeId: AttributeIds.Value },
+        monitoringMode: MonitoringMode.Reporting,
+        requestedParameters: {
+          clientHandle: 1,
+          samplingInterval: 50,
+          queueSize: 1,
+          discardOldest: true,
+          filter: new DataChangeFilter({
+            trigger: DataChangeTrigger.StatusValue,
+            deadbandType: DeadbandType.Percent,
+            deadbandValue: 10,
+          }),
+        },
+      },
+    ],
+  });
+  emit("percent", { ...st(cr.responseHeader.serviceResult), results: (cr.results || []).map((r) => st(r.statusCode)) });
+  await c.session.deleteSubscriptions({ subscriptionIds: [cs.subscriptionId] });
+  await disconnect(c);
+}
+
+// 7. Republish: a Publish response the client "dropped" (never
+// acknowledged) comes again; once acknowledged it is gone.
+async function scenarioRepublish() {
+  const c = await connect();
+  const cs = await c.session.createSubscription({
+    requestedPublishingInterval: 20,
+    requestedLifetimeCount: 600,
+    requestedMaxKeepAliveCount: 20,
+    maxNotificationsPerPublish: 0,
+    publishingEnabled: true,
+  });
+  const id = cs.subscriptionId;
+  const cr = await c.session.createMonitoredItems({
+    subscriptionId: id,
+    timestampsToReturn: TimestampsToReturn.Both,
+    itemsToCreate: [
+      {
+        itemToMonitor: { nodeId: "ns=2;s=sim.Counter", attributeId: AttributeIds.Value },
+        monitoringMode: MonitoringMode.Reporting,
+        requestedParameters: { clientHandle: 7, samplingInterval: 5, queueSize: 10, discardOldest: true },
+      },
+    ],
+  });
+  emit("item", st(cr.results[0].statusCode));
+  const msgs = [];
+  while (msgs.length < 3) {
+    const resp = await publishRaw(c.session, []); // acknowledges nothing
+    const vals = counterValues(resp.notificationMessage);
+    if (vals.length) {
+      msgs.push({
+        seq: resp.notificationMessage.sequenceNumber,
+        values: vals,
+        available: Array.from(resp.availableSequenceNumbers || []),
+      });
+    }
+  }
+  emit("published", { messages: msgs });
+  const republish = async (seq) => {
+    try {
+      const r = await new Promise((resolve, reject) =>
+        c.session.republish({ subscriptionId: id, retransmitSequenceNumber: seq }, (err, resp) =>
+          err ? reject(err) : resolve(resp),
+        ),
+      );
+      const m = r.notificationMessage;
+      return { ...st(r.responseHeader.serviceResult), seq: m.sequenceNumber, values: counterValues(m) };
+    } catch (err) {
+      // node-opcua turns a Bad service result into an error
+      const sc = err.response && err.response.responseHeader && err.response.responseHeader.serviceResult;
+      if (sc) return st(sc);
+      const m = /(Bad\w+)/.exec(String(err.message));
+      return { status: m ? m[1] : String(err.message), code: 0 };
+    }
+  };
+  const first = msgs[0].seq;
+  emit("republish", { seq: first, result: await republish(first) });
+  const ack = await publishRaw(c.session, [{ subscriptionId: id, sequenceNumber: first }]);
+  emit("ack", { seq: first, results: (ack.results || []).map(st) });
+  emit("republish_acked", { seq: first, result: await republish(first) });
+  await c.session.deleteSubscriptions({ subscriptionIds: [id] });
+  await disconnect(c);
+}
+
+const scenarios = {
+  connect: scenarioConnect,
+  subscribe: scenarioSubscribe,
+  transfer: scenarioTransfer,
+  write: scenarioWrite,
+  getmonitoreditems: scenarioGetMonitoredItems,
+  deadband: scenarioDeadband,
+  republish: scenarioRepublish,
+};
+
+async function main() {
+  const names = (scenario || "").split(",").filter((n) => n);
+  if (!endpointUrl || names.length === 0 || names.some((n) => !scenarios[n])) {
+    throw new Error(`usage: client.js ENDPOINT_URL SCENARIO[,SCENARIO...] (${Object.keys(scenarios).join(", ")})`);
+  }
+  let failed = 0;
+  for (const name of names) {
+    current = name;
+    const t0 = Date.now();
+    try {
+      await scenarios[name]();
+      emit("done", { ms: Date.now() - t0 });
+    } catch (err) {
+      failed++;
+      emit("error", { message: String((err && err.stack) || err) });
+    }
+  }
+  return failed;
+}
+
+main().then(
+  (failed) => process.exit(failed ? 1 : 0),
+  (err) => {
+    current = "";
+    emit("error", { message: String((err && err.stack) || err) });
+    process.exit(2);
+  },
+);
