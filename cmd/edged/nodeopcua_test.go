@@ -335,13 +335,10 @@ func TestNodeOPCUA(t *testing.T) {
 		if seq := a.StatusChangeSequenceNumbers[0]; seq <= b.ALastDataSequenceNumber {
 			t.Errorf("session A's StatusChangeNotification has sequence number %d, not above its last data message's %d", seq, b.ALastDataSequenceNumber)
 		} else if slices.Contains(b.SequenceNumbers, seq) {
-			// Known server bug, not asserted yet: opcua/server gives the
-			// StatusChangeNotification the subscription's next sequence
-			// number without using it up (sub.nextSeq() in
-			// transferSubscriptions), so B's first message repeats it;
-			// OPC 10000-4 §5.13.1.1 wants NotificationMessages uniquely
-			// identified by their sequence numbers.
-			t.Logf("server bug: sequence number %d is on session A's StatusChangeNotification and on a data message of session B (%v)", seq, b.SequenceNumbers)
+			// OPC 10000-4 §5.13.1.1: NotificationMessages are identified
+			// by their sequence numbers; the status change takes one of
+			// its own.
+			t.Errorf("sequence number %d is on session A's StatusChangeNotification and on a data message of session B (%v)", seq, b.SequenceNumbers)
 		}
 		// Session A may still take in Publish responses that the server sent
 		// before the transfer; none may hold a value sampled after it.

@@ -445,9 +445,14 @@ func TestTransferSubscriptions(t *testing.T) {
 	if old.SubscriptionID != sub || status != ua.StatusGoodSubscriptionTransferred {
 		t.Errorf("old session: subscription %d status %v, want %d Good_SubscriptionTransferred", old.SubscriptionID, status, sub)
 	}
-	// The new one gets the initial value, then the changes.
-	if v, _ := values(tc2.publishData()); len(v) == 0 || v[0] != 0 {
+	// The new one gets the initial value, then the changes; the status
+	// change took a sequence number of its own (OPC 10000-4 §5.13.1.1).
+	first := tc2.publishData()
+	if v, _ := values(first); len(v) == 0 || v[0] != 0 {
 		t.Errorf("initial values after the transfer: %v", v)
+	}
+	if s0, s1 := old.NotificationMessage.SequenceNumber, first.NotificationMessage.SequenceNumber; s1 != s0+1 {
+		t.Errorf("sequence numbers: status change %d, then the new session's first message %d, want %d", s0, s1, s0+1)
 	}
 	f.set(7)
 	if v, _ := values(tc2.publishData()); !slices.Equal(v, []float64{7}) {

@@ -265,7 +265,11 @@ func (c *conn) transferSubscriptions(s *session, h *ua.RequestHeader) (ua.Body, 
 				if old.orphan {
 					m.dropOrphan(old)
 				} else {
-					old.pending = append(old.pending, statusMsg{sub.id, sub.nextSeq(), ua.StatusGoodSubscriptionTransferred})
+					// The status change is a NotificationMessage of the
+					// subscription: it takes a sequence number of its own
+					// (§5.13.1.1), the new session's messages go on after it.
+					sub.seq = sub.nextSeq()
+					old.pending = append(old.pending, statusMsg{sub.id, sub.seq, ua.StatusGoodSubscriptionTransferred})
 					m.serveLate(old, now)
 				}
 				sub.ss = ss
