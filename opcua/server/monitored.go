@@ -65,10 +65,9 @@ type monItem struct {
 	deadband ua.DeadbandType
 	db       float64 // absolute deadband (a percent one converted with the EURange)
 
-	last       ua.DataValue
-	hasLast    bool
+	last       *sample // the last reported value; nil before the first sample
 	lastSample time.Time
-	queue      []ua.MonitoredItemNotification
+	queue      []queued
 	overflows  uint32
 	links      []*monItem // SetTriggering: items reported when this one reports
 
@@ -165,7 +164,7 @@ func (m *subMgr) sampleDue(now time.Time) {
 // due reports whether it may take a sample at now (half a base cycle of
 // slack for the engine's jitter).
 func (it *monItem) due(now time.Time, slack time.Duration) bool {
-	if !it.hasLast || it.everyImage {
+	if it.last == nil || it.everyImage {
 		return true
 	}
 	return !now.Before(it.lastSample.Add(it.interval - slack))
@@ -174,45 +173,67 @@ func (it *monItem) due(now time.Time, slack time.Duration) bool {
 // sample reads the item's value and queues a notification when it changed
 // in the sense of the item's filter.
 func (m *subMgr) sample(it *monItem, now time.Time) {
-	m.dv = ua.DataValue{} // no storage shared with a queued value
-	m.srv.as.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &m.dv)
-	m.sampled(it, &m.dv, now)
+	s := m.newSample()
+	m.srv.as.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &s.dv)
+	m.sampled(it, s, now)
+	m.release(s)
 }
 
-// sampled takes dv, read for it at now, as the item's sample.
-func (m *subMgr) sampled(it *monItem, dv *ua.DataValue, now time.Time) {
+// sampled takes s, read for it at now, as the item's sample.
+func (m *subMgr) sampled(it *monItem, s *sample, now time.Time) {
 	it.lastSample = now
-	if it.hasLast && !it.changed(dv) {
+	if it.last != nil && !it.changed(&s.dv) {
 		return
 	}
-	it.last, it.hasLast = *dv, true
-	m.enqueue(it, *dv)
+	m.setLast(it, s)
+	m.enqueue(it, s)
 }
 
-// enqueue queues dv (with the item's timestamps) on it.
-func (m *subMgr) enqueue(it *monItem, dv ua.DataValue) {
-	switch it.ts {
-	case ua.TimestampsToReturnSource:
-		dv.ServerTimestamp = time.Time{}
-	case ua.TimestampsToReturnServer:
-		dv.SourceTimestamp = time.Time{}
-	case ua.TimestampsToReturnNeither:
-		dv.SourceTimestamp, dv.ServerTimestamp = time.Time{}, time.Time{}
-	}
-	n := ua.MonitoredItemNotification{ClientHandle: it.handle, Value: dv}
+// setLast makes s the last reported value of it.
+func (m *subMgr) setLast(it *monItem, s *sample) {
+	s.hold()
+	m.release(it.last)
+	it.last = s
+}
+
+// report makes dv, read for it, its last reported value and queues it
+// whether it changed or not.
+func (m *subMgr) report(it *monItem, dv *ua.DataValue) {
+	s := m.newSample()
+	s.dv = *dv
+	m.setLast(it, s)
+	m.enqueue(it, s)
+	m.release(s)
+}
+
+// forget empties the queue of it and forgets its last value.
+func (m *subMgr) forget(it *monItem) {
+	m.releaseQueued(it.queue)
+	it.queue = it.queue[:0]
+	m.release(it.last)
+	it.last = nil
+}
+
+// enqueue queues s (with the item's client handle and timestamps) on it.
+func (m *subMgr) enqueue(it *monItem, s *sample) {
+	s.hold()
+	n := queued{s: s, handle: it.handle, ts: it.ts}
 	switch {
 	case len(it.queue) < it.qsize:
 		it.queue = append(it.queue, n)
 	case it.qsize == 1:
+		m.release(it.queue[0].s)
 		it.queue[0] = n
 		it.overflows++
 	case it.discardOldest:
+		m.release(it.queue[0].s)
 		copy(it.queue, it.queue[1:])
 		it.queue[len(it.queue)-1] = n
-		it.queue[0].Value.Status |= statusOverflow
+		it.queue[0].ov |= statusOverflow
 		it.overflows++
 	default:
-		n.Value.Status |= statusOverflow
+		n.ov |= statusOverflow
+		m.release(it.queue[len(it.queue)-1].s)
 		it.queue[len(it.queue)-1] = n
 		it.overflows++
 	}
@@ -232,23 +253,24 @@ func (m *subMgr) enqueue(it *monItem, dv ua.DataValue) {
 
 // changed compares dv with the last reported value per the item's filter.
 func (it *monItem) changed(dv *ua.DataValue) bool {
-	if dv.Status != it.last.Status {
+	last := &it.last.dv
+	if dv.Status != last.Status {
 		return true
 	}
 	if it.trigger == ua.DataChangeTriggerStatus {
 		return false
 	}
-	if it.trigger == ua.DataChangeTriggerStatusValueTimestamp && !dv.SourceTimestamp.Equal(it.last.SourceTimestamp) {
+	if it.trigger == ua.DataChangeTriggerStatusValueTimestamp && !dv.SourceTimestamp.Equal(last.SourceTimestamp) {
 		return true
 	}
 	if it.deadband != ua.DeadbandTypeNone {
 		x, ok1 := number(dv.Value)
-		y, ok2 := number(it.last.Value)
+		y, ok2 := number(last.Value)
 		if ok1 && ok2 {
 			return math.Abs(x-y) > it.db
 		}
 	}
-	return !dv.Value.Equal(it.last.Value)
+	return !dv.Value.Equal(last.Value)
 }
 
 // number returns a scalar numeric Variant as a float64.
@@ -281,9 +303,11 @@ func number(v ua.Variant) (float64, bool) {
 	return 0, false
 }
 
-// removeItem unindexes it and drops it from its subscription.
+// removeItem unindexes it and drops it from its subscription, and its
+// queued notifications.
 func (m *subMgr) removeItem(it *monItem) {
 	it.deleted = true
+	m.forget(it)
 	sub := it.sub
 	delete(sub.items, it.id)
 	if it.key != (srcKey{}) {
@@ -442,11 +466,13 @@ func (m *subMgr) apply(it *monItem, ip itemParams, key srcKey) {
 		// Keep the newest, as a queue that overflowed.
 		drop := len(it.queue) - ip.qsize
 		if it.discardOldest {
+			m.releaseQueued(it.queue[:drop])
 			it.queue = slices.Delete(it.queue, 0, drop)
 		} else {
+			m.releaseQueued(it.queue[ip.qsize:])
 			it.queue = it.queue[:ip.qsize]
 		}
-		it.queue[0].Value.Status |= statusOverflow
+		it.queue[0].ov |= statusOverflow
 	}
 	it.qsize = ip.qsize
 	it.key = key

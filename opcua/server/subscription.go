@@ -115,8 +115,7 @@ type subMgr struct {
 	due        dueHeap    // items without a source, by next sample
 	touched    []*subscription
 	rc         addrspace.ReadContext
-	dv         ua.DataValue       // sample's value
-	shared     ua.DataValue       // sampleKey's value, read once for the items on one node
+	free       []*sample          // samples for reuse (newSample)
 	avail      []uint32           // AvailableSequenceNumbers of the response being sent
 	triggered  []*monItem         // publishTo's items reported by SetTriggering
 	resp       ua.PublishResponse // publishTo's and keepAliveTo's, encoded by send
@@ -500,6 +499,7 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 			n = max - dcn.n
 		}
 		dcn.add(it.queue[:n])
+		m.releaseQueued(it.queue[:n])
 		if n == len(it.queue) {
 			it.queue = it.queue[:0] // overwritten by the next samples
 		} else {
@@ -520,6 +520,7 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 			continue
 		}
 		dcn.add(it.queue)
+		m.releaseQueued(it.queue)
 		it.queue = it.queue[:0]
 	}
 	dcn.finish()
