@@ -116,6 +116,7 @@ type subMgr struct {
 	touched    []*subscription
 	rc         addrspace.ReadContext
 	free       []*sample          // samples for reuse (newSample)
+	touchSum   uintptr            // touch's loads, kept so that they are made
 	avail      []uint32           // AvailableSequenceNumbers of the response being sent
 	triggered  []*monItem         // publishTo's items reported by SetTriggering
 	resp       ua.PublishResponse // publishTo's and keepAliveTo's, encoded by send
@@ -484,6 +485,7 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 	ready := sub.ready[:0]
 	more := false
 	triggered := m.triggered[:0]
+	m.touchReady(sub.ready)
 	for _, it := range sub.ready {
 		if it.deleted {
 			it.inReady = false
