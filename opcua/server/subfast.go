@@ -179,8 +179,12 @@ type sample struct {
 	enc  []byte
 }
 
-// maxFreeSamples bounds the pool of samples kept for reuse.
-const maxFreeSamples = 1 << 16
+// maxFreeSamples bounds the pool of samples kept for reuse, and
+// maxPooledEncoding the encoding buffer a pooled sample keeps.
+const (
+	maxFreeSamples    = 1 << 16
+	maxPooledEncoding = 1 << 10
+)
 
 // newSample returns an empty sample with one reference, the caller's.
 func (m *subMgr) newSample() *sample {
@@ -210,6 +214,9 @@ func (m *subMgr) release(s *sample) {
 	}
 	s.dv = ua.DataValue{}
 	s.made, s.enc = 0, s.enc[:0]
+	if cap(s.enc) > maxPooledEncoding {
+		s.enc = nil // a large array's: not kept for a scalar
+	}
 	if len(m.free) < maxFreeSamples {
 		m.free = append(m.free, s)
 	}

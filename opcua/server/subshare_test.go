@@ -346,3 +346,34 @@ func TestSharedSamplesMatchModel(t *testing.T) {
 		}
 	})
 }
+
+// TestSamplePool: a released sample goes back to the pool emptied; it
+// keeps the encoding buffer of a scalar for reuse, not that of a large
+// array; a sample still referenced is not pooled.
+func TestSamplePool(t *testing.T) {
+	var m subMgr
+	small := m.newSample()
+	small.dv.Value.SetFloat64(2.5)
+	if b := small.encoded(ua.TimestampsToReturnNeither); len(b) != 1+1+8 {
+		t.Fatalf("encoding of a Double without timestamps: % x", b)
+	}
+	small.hold()
+	m.release(small)
+	if len(m.free) != 0 {
+		t.Fatal("a sample with a reference left was pooled")
+	}
+	m.release(small)
+	if len(m.free) != 1 || m.free[0] != small || cap(small.enc) == 0 || len(small.enc) != 0 || small.made != 0 || !small.dv.Value.IsNull() {
+		t.Fatalf("pooled small sample: %d pooled, enc %d/%d, made %b, value %v", len(m.free), len(small.enc), cap(small.enc), small.made, small.dv.Value)
+	}
+	if s := m.newSample(); s != small || s.refs != 1 {
+		t.Fatalf("newSample did not reuse the pooled sample (refs %d)", s.refs)
+	}
+	big := m.newSample()
+	big.dv.Value = ua.MustVariant(make([]float64, 1000))
+	big.encoded(ua.TimestampsToReturnBoth)
+	m.release(big)
+	if len(m.free) != 1 || m.free[0] != big || big.enc != nil {
+		t.Errorf("pooled big sample keeps %d bytes of encoding", cap(big.enc))
+	}
+}
