@@ -66,9 +66,9 @@ type monItem struct {
 	last          *sample // the last reported value; nil before the first sample
 	sub           *subscription
 	queue         []queued
+	links         []*monItem // SetTriggering: items reported when this one reports
 	lastSample    time.Time
 	interval      time.Duration
-	links         []*monItem // SetTriggering: items reported when this one reports
 	rv            ua.ReadValueID
 
 	id      uint32

@@ -137,7 +137,7 @@ func (m *subMgr) touch(list []*monItem) {
 func (m *subMgr) touchReady(list []*monItem) {
 	var x uintptr
 	for _, it := range list {
-		x += uintptr(len(it.queue))
+		x += uintptr(it.mode) + uintptr(len(it.queue))
 		if len(it.queue) > 0 {
 			x += uintptr(it.queue[0].handle)
 		}
