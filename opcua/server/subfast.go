@@ -12,9 +12,13 @@ import (
 
 // The steady-state data path of subscriptions, sample → publish, is kept
 // free of allocations: the items on one variable share one Read per
-// image; publishTo encodes the DataChangeNotification straight from the
-// items' queues (encodedDCN), and a NotificationMessage with its encoding
-// buffer comes back for reuse once it leaves the retransmission queue.
+// image, and its sample (the value, compared once per last value and
+// filter, and its encodings), which comes back to a pool when no item
+// refers to it any more; publishTo encodes the DataChangeNotification
+// straight from the items' queues (encodedDCN), copying each sample's
+// bytes after the client handle, and a NotificationMessage with its
+// encoding buffer comes back for reuse once it leaves the retransmission
+// queue.
 
 // srcBatch is the changes of one SourceChanged call: those of source src
 // in changed (or work) up to end, to sample in snap, the image that
@@ -134,6 +138,8 @@ func (m *subMgr) touch(list []*monItem) {
 	m.touchSum += x
 }
 
+// touchReady is touch for the items publishTo visits: their first two
+// lines and their queues' first entries.
 func (m *subMgr) touchReady(list []*monItem) {
 	var x uintptr
 	for _, it := range list {
