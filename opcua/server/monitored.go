@@ -44,40 +44,42 @@ const statusOverflow ua.StatusCode = 0x0480
 
 // monItem is one monitored item; owned by the run loop.
 type monItem struct {
-	id            uint32
-	sub           *subscription
-	rv            ua.ReadValueID
-	ts            ua.TimestampsToReturn
-	mode          ua.MonitoringMode
-	handle        uint32 // client handle
-	interval      time.Duration
-	unit          time.Duration // interval is a multiple of it: the base cycle, or the tag's MinimumSamplingInterval
-	pubRate       bool          // the client asked for -1: interval follows the publishing interval
-	qsize         int
-	discardOldest bool
-	key           srcKey // zero for items without a source (sampled from subMgr.due)
+	// The fields a sample and a publish use come first, in as few cache
+	// lines as can be: the fan-out of one image touches every item on
+	// the changed variables, and the items are all over the heap.
+	mode     ua.MonitoringMode
+	trigger  ua.DataChangeTrigger
+	deadband ua.DeadbandType
+	ts       ua.TimestampsToReturn
+	handle   uint32 // client handle
 	// everyImage: the item samples at its tag's own scan rate, so every
 	// change the engine publishes is a sample, even when images come
 	// closer than the period (the engine catching up after a late cycle).
-	everyImage bool
+	everyImage    bool
+	ownRead       bool // rv has an IndexRange or a DataEncoding: no shared Read
+	discardOldest bool
+	inReady       bool
+	deferred      bool
+	deleted       bool
+	qsize         int
+	db            float64 // absolute deadband (a percent one converted with the EURange)
+	last          *sample // the last reported value; nil before the first sample
+	sub           *subscription
+	queue         []queued
+	links         []*monItem // SetTriggering: items reported when this one reports
+	lastSample    time.Time
+	interval      time.Duration
+	rv            ua.ReadValueID
 
-	trigger  ua.DataChangeTrigger
-	deadband ua.DeadbandType
-	db       float64 // absolute deadband (a percent one converted with the EURange)
+	id      uint32
+	unit    time.Duration // interval is a multiple of it: the base cycle, or the tag's MinimumSamplingInterval
+	pubRate bool          // the client asked for -1: interval follows the publishing interval
+	key     srcKey        // zero for items without a source (sampled from subMgr.due)
 
-	last       ua.DataValue
-	hasLast    bool
-	lastSample time.Time
-	queue      []ua.MonitoredItemNotification
-	overflows  uint32
-	links      []*monItem // SetTriggering: items reported when this one reports
+	overflows uint32
 
 	nextSample time.Time // items without a source: when the next sample is due
 	heapPos    int       // items without a source: 1 + index in subMgr.due, 0 when not scheduled
-
-	inReady  bool
-	deferred bool
-	deleted  bool
 }
 
 // dueHeap orders the items without a source by their next sample
@@ -165,7 +167,7 @@ func (m *subMgr) sampleDue(now time.Time) {
 // due reports whether it may take a sample at now (half a base cycle of
 // slack for the engine's jitter).
 func (it *monItem) due(now time.Time, slack time.Duration) bool {
-	if !it.hasLast || it.everyImage {
+	if it.last == nil || it.everyImage {
 		return true
 	}
 	return !now.Before(it.lastSample.Add(it.interval - slack))
@@ -174,45 +176,67 @@ func (it *monItem) due(now time.Time, slack time.Duration) bool {
 // sample reads the item's value and queues a notification when it changed
 // in the sense of the item's filter.
 func (m *subMgr) sample(it *monItem, now time.Time) {
-	m.dv = ua.DataValue{} // no storage shared with a queued value
-	m.srv.as.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &m.dv)
-	m.sampled(it, &m.dv, now)
+	s := m.newSample()
+	m.srv.as.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &s.dv)
+	m.sampled(it, s, now)
+	m.release(s)
 }
 
-// sampled takes dv, read for it at now, as the item's sample.
-func (m *subMgr) sampled(it *monItem, dv *ua.DataValue, now time.Time) {
+// sampled takes s, read for it at now, as the item's sample.
+func (m *subMgr) sampled(it *monItem, s *sample, now time.Time) {
 	it.lastSample = now
-	if it.hasLast && !it.changed(dv) {
+	if it.last != nil && !it.changed(&s.dv) {
 		return
 	}
-	it.last, it.hasLast = *dv, true
-	m.enqueue(it, *dv)
+	m.setLast(it, s)
+	m.enqueue(it, s)
 }
 
-// enqueue queues dv (with the item's timestamps) on it.
-func (m *subMgr) enqueue(it *monItem, dv ua.DataValue) {
-	switch it.ts {
-	case ua.TimestampsToReturnSource:
-		dv.ServerTimestamp = time.Time{}
-	case ua.TimestampsToReturnServer:
-		dv.SourceTimestamp = time.Time{}
-	case ua.TimestampsToReturnNeither:
-		dv.SourceTimestamp, dv.ServerTimestamp = time.Time{}, time.Time{}
-	}
-	n := ua.MonitoredItemNotification{ClientHandle: it.handle, Value: dv}
+// setLast makes s the last reported value of it.
+func (m *subMgr) setLast(it *monItem, s *sample) {
+	s.hold()
+	m.release(it.last)
+	it.last = s
+}
+
+// report makes dv, read for it, its last reported value and queues it
+// whether it changed or not.
+func (m *subMgr) report(it *monItem, dv *ua.DataValue) {
+	s := m.newSample()
+	s.dv = *dv
+	m.setLast(it, s)
+	m.enqueue(it, s)
+	m.release(s)
+}
+
+// forget empties the queue of it and forgets its last value.
+func (m *subMgr) forget(it *monItem) {
+	m.releaseQueued(it.queue)
+	it.queue = it.queue[:0]
+	m.release(it.last)
+	it.last = nil
+}
+
+// enqueue queues s (with the item's client handle and timestamps) on it.
+func (m *subMgr) enqueue(it *monItem, s *sample) {
+	s.hold()
+	n := queued{s: s, handle: it.handle, ts: it.ts}
 	switch {
 	case len(it.queue) < it.qsize:
 		it.queue = append(it.queue, n)
 	case it.qsize == 1:
+		m.release(it.queue[0].s)
 		it.queue[0] = n
 		it.overflows++
 	case it.discardOldest:
+		m.release(it.queue[0].s)
 		copy(it.queue, it.queue[1:])
 		it.queue[len(it.queue)-1] = n
-		it.queue[0].Value.Status |= statusOverflow
+		it.queue[0].ov |= statusOverflow
 		it.overflows++
 	default:
-		n.Value.Status |= statusOverflow
+		n.ov |= statusOverflow
+		m.release(it.queue[len(it.queue)-1].s)
 		it.queue[len(it.queue)-1] = n
 		it.overflows++
 	}
@@ -232,23 +256,24 @@ func (m *subMgr) enqueue(it *monItem, dv ua.DataValue) {
 
 // changed compares dv with the last reported value per the item's filter.
 func (it *monItem) changed(dv *ua.DataValue) bool {
-	if dv.Status != it.last.Status {
+	last := &it.last.dv
+	if dv.Status != last.Status {
 		return true
 	}
 	if it.trigger == ua.DataChangeTriggerStatus {
 		return false
 	}
-	if it.trigger == ua.DataChangeTriggerStatusValueTimestamp && !dv.SourceTimestamp.Equal(it.last.SourceTimestamp) {
+	if it.trigger == ua.DataChangeTriggerStatusValueTimestamp && !dv.SourceTimestamp.Equal(last.SourceTimestamp) {
 		return true
 	}
 	if it.deadband != ua.DeadbandTypeNone {
 		x, ok1 := number(dv.Value)
-		y, ok2 := number(it.last.Value)
+		y, ok2 := number(last.Value)
 		if ok1 && ok2 {
 			return math.Abs(x-y) > it.db
 		}
 	}
-	return !dv.Value.Equal(it.last.Value)
+	return !dv.Value.Equal(last.Value)
 }
 
 // number returns a scalar numeric Variant as a float64.
@@ -281,9 +306,11 @@ func number(v ua.Variant) (float64, bool) {
 	return 0, false
 }
 
-// removeItem unindexes it and drops it from its subscription.
+// removeItem unindexes it and drops it from its subscription, and its
+// queued notifications.
 func (m *subMgr) removeItem(it *monItem) {
 	it.deleted = true
+	m.forget(it)
 	sub := it.sub
 	delete(sub.items, it.id)
 	m.itemCount--
@@ -443,12 +470,15 @@ func (m *subMgr) apply(it *monItem, ip itemParams, key srcKey) {
 		// Keep the newest, as a queue that overflowed.
 		drop := len(it.queue) - ip.qsize
 		if it.discardOldest {
+			m.releaseQueued(it.queue[:drop])
 			it.queue = slices.Delete(it.queue, 0, drop)
 		} else {
+			m.releaseQueued(it.queue[ip.qsize:])
 			it.queue = it.queue[:ip.qsize]
 		}
-		it.queue[0].Value.Status |= statusOverflow
+		it.queue[0].ov |= statusOverflow
 	}
 	it.qsize = ip.qsize
 	it.key = key
+	it.ownRead = it.rv.IndexRange != "" || it.rv.DataEncoding != (ua.QualifiedName{})
 }

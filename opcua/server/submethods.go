@@ -123,8 +123,7 @@ func (s *Server) resendData(ctx context.Context, _ ua.NodeID, in []ua.Variant) (
 			}
 			var dv ua.DataValue
 			s.as.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &dv)
-			it.last, it.hasLast = dv, true
-			m.enqueue(it, dv)
+			m.report(it, &dv)
 		}
 		m.clearTouched()
 	})

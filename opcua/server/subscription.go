@@ -115,8 +115,8 @@ type subMgr struct {
 	due        dueHeap    // items without a source, by next sample
 	touched    []*subscription
 	rc         addrspace.ReadContext
-	dv         ua.DataValue       // sample's value
-	shared     ua.DataValue       // sampleKey's value, read once for the items on one node
+	free       []*sample          // samples for reuse (newSample)
+	touchSum   uintptr            // touch's loads, kept so that they are made
 	avail      []uint32           // AvailableSequenceNumbers of the response being sent
 	triggered  []*monItem         // publishTo's items reported by SetTriggering
 	resp       ua.PublishResponse // publishTo's and keepAliveTo's, encoded by send
@@ -486,6 +486,7 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 	ready := sub.ready[:0]
 	more := false
 	triggered := m.triggered[:0]
+	m.touchReady(sub.ready)
 	for _, it := range sub.ready {
 		if it.deleted {
 			it.inReady = false
@@ -501,6 +502,7 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 			n = max - dcn.n
 		}
 		dcn.add(it.queue[:n])
+		m.releaseQueued(it.queue[:n])
 		if n == len(it.queue) {
 			it.queue = it.queue[:0] // overwritten by the next samples
 		} else {
@@ -521,6 +523,7 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 			continue
 		}
 		dcn.add(it.queue)
+		m.releaseQueued(it.queue)
 		it.queue = it.queue[:0]
 	}
 	dcn.finish()

@@ -278,7 +278,7 @@ func (c *conn) transferSubscriptions(s *session, h *ua.RequestHeader) (ua.Body, 
 			}
 			if req.SendInitialValues {
 				for _, it := range sub.items {
-					if it.hasLast && it.mode == ua.MonitoringModeReporting {
+					if it.last != nil && it.mode == ua.MonitoringModeReporting {
 						m.enqueue(it, it.last)
 					}
 				}
@@ -472,8 +472,7 @@ func (c *conn) setMonitoringMode(s *session, h *ua.RequestHeader) (ua.Body, erro
 			it.mode = req.MonitoringMode
 			switch {
 			case it.mode == ua.MonitoringModeDisabled:
-				it.queue = it.queue[:0]
-				it.hasLast = false
+				m.forget(it)
 				m.unschedule(it)
 			case old == ua.MonitoringModeDisabled:
 				m.sample(it, now)
