@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs what edged's tests need: the npm packages of the node-opcua
-# interop test (npm ci, unless node_modules was installed from the same
-# package-lock.json), then the Debian packages, if any is missing (with
-# sudo when not root). Does nothing (quickly) when all are present.
+# Installs what edged's tests need: the Debian packages, if any is missing
+# (with sudo when not root; Node.js and npm from Debian only when there is
+# no node or npm at all), then the npm packages of the node-opcua interop
+# test (npm ci, unless node_modules was installed from the same
+# package-lock.json). Does nothing (quickly) when all are present.
 # Set DEPS_APT_UPDATED=1 if the caller has just run apt-get update.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,15 +33,19 @@ npm_deps() {
 		echo "$want" >"$stamp"
 	done
 }
-npm_deps
 
 packages=(
 	qemu-user-static # test-arm, check-binaries: qemu-aarch64-static, qemu-arm-static
 	file             # check-binaries
-	python3-pymodbus # Modbus interop tests (soon)
-	mbpoll           # Modbus interop tests (soon)
-	socat            # serial/TCP plumbing in tests (soon)
+	python3-pymodbus # Modbus interop tests
+	mbpoll           # Modbus interop tests
+	socat            # serial/TCP plumbing in tests (Modbus RTU over a pty pair)
 )
+# Node.js and npm for the node-opcua interop test, from Debian, only where
+# the machine has none (a Node.js from elsewhere is kept as it is).
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	packages+=(nodejs npm)
+fi
 
 if ! command -v dpkg-query >/dev/null; then
 	echo "deps: dpkg-query not found: this script needs Debian (or a derivative)." >&2
@@ -56,6 +61,7 @@ for p in "${packages[@]}"; do
 	fi
 done
 if ((${#missing[@]} == 0)); then
+	npm_deps
 	exit 0
 fi
 
@@ -74,3 +80,4 @@ if [[ ${DEPS_APT_UPDATED:-} != 1 ]]; then
 	"${apt[@]}" update -q
 fi
 "${apt[@]}" install -y -q --no-install-recommends "${missing[@]}" </dev/null
+npm_deps
