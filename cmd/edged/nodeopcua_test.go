@@ -263,10 +263,15 @@ func TestNodeOPCUA(t *testing.T) {
 		if span := int(c.Max-c.Min) + 1; c.Distinct > span {
 			t.Errorf("%d distinct values between %d and %d", c.Distinct, c.Min, c.Max)
 		}
-		// As in TestSubscribeCounter: 350 of 400 natively (seen: 389–401);
-		// under make test-arm edged runs in qemu (node natively) and
-		// delivers fewer (seen: 321–394).
-		want := 350
+		// TestSubscribeCounter holds the gopcua client to the 350
+		// of 400. Here node-opcua runs in a process of its own beside the
+		// test's edged, which makes the count more sensitive to other
+		// work on the machine (seen: 376–401 on a quiet machine, 328 with
+		// a benchmark running beside it); what is lost then are simulator
+		// ticks and engine cycles, not notifications (values rise without
+		// a repeat, checked above). So 300 natively; under make test-arm
+		// edged runs in qemu (node natively): 250 (seen: 321–394).
+		want := 300
 		if os.Getenv("EDGED_TEST_EMULATED") != "" {
 			want = 250
 		}
