@@ -257,6 +257,17 @@ func TestReadIsImage(t *testing.T) {
 	r.plc1.Set(rec, plc.StringValue("PUMP-7"))
 	r.plc1.SetTagStatus(cnt, plc.Good)
 	r.run(t, 3)
+	// A poll that ends after its cycle's collect timeout (a slow machine,
+	// qemu) is merged in a later image: wait for the first samples.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		im := r.e.Image()
+		if !im.Sample(temp).Time.IsZero() && !im.Sample(cnt).Time.IsZero() && !im.Sample(rec).Time.IsZero() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no sample of Temp, Counter and Recipe in 5 s")
+		}
+	}
 	for _, c := range []struct {
 		tag string
 		h   plc.Handle
