@@ -218,12 +218,17 @@ func (m *subMgr) forget(it *monItem) {
 }
 
 // enqueue queues s (with the item's client handle and timestamps) on it.
+// Once the server holds MaxQueuedNotifications queued notifications, a
+// queue that holds one already is treated as full (its oldest or newest
+// value is replaced, with the Overflow bit): clients that do not publish
+// cannot make the queues take all the gateway's memory.
 func (m *subMgr) enqueue(it *monItem, s *sample) {
 	s.hold()
 	n := queued{s: s, handle: it.handle, ts: it.ts}
 	switch {
-	case len(it.queue) < it.qsize:
+	case len(it.queue) < it.qsize && (len(it.queue) == 0 || m.queuedCount < m.srv.cfg.Subscriptions.MaxQueuedNotifications):
 		it.queue = append(it.queue, n)
+		m.queuedCount++
 	case it.qsize == 1:
 		m.release(it.queue[0].s)
 		it.queue[0] = n

@@ -278,6 +278,7 @@ type queued struct {
 
 // releaseQueued releases the samples of q and clears it.
 func (m *subMgr) releaseQueued(q []queued) {
+	m.queuedCount -= len(q)
 	for i := range q {
 		m.release(q[i].s)
 		q[i] = queued{}

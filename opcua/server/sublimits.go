@@ -28,6 +28,11 @@ type SubscriptionLimits struct {
 	// Bad_TooManyMonitoredItems.
 	MaxSubscriptions  int
 	MaxMonitoredItems int
+	// MaxQueuedNotifications bounds the notifications queued in all
+	// monitored items together (default 500,000): beyond it a queue that
+	// holds one already takes a new value as if it were full (Overflow
+	// bit), so that clients that do not publish cannot exhaust memory.
+	MaxQueuedNotifications int
 	// MaxMonitoredItemsPerCall bounds the items of one Create/Modify
 	// request (default DefaultMaxNodesPerRequest).
 	MaxMonitoredItemsPerCall uint32
@@ -70,6 +75,7 @@ func (l SubscriptionLimits) withDefaults(base time.Duration) SubscriptionLimits 
 	defInt(&l.MaxMonitoredItemsPerSubscription, 10000)
 	defInt(&l.MaxSubscriptions, 1000)
 	defInt(&l.MaxMonitoredItems, 100000)
+	defInt(&l.MaxQueuedNotifications, 500000)
 	defInt(&l.MaxPublishRequestsPerSession, 10)
 	defInt(&l.MaxRetransmissionQueue, 10)
 	defU(&l.MaxMonitoredItemsPerCall, DefaultMaxNodesPerRequest)

@@ -104,26 +104,27 @@ type subMgr struct {
 	indexed atomic.Bool                             // bySource has items (as of the run loop's last round)
 
 	// Owned by the run loop.
-	nextSubID  uint32
-	nextItemID uint32
-	subs       map[uint32]*subscription
-	sessions   map[*session]*sessSubs
-	bySource   map[srcKey][]*monItem
-	work       []srcKey
-	workB      []srcBatch
-	deferred   []*monItem // changed but not due yet (sampling interval above the tag's period)
-	due        dueHeap    // items without a source, by next sample
-	touched    []*subscription
-	rc         addrspace.ReadContext
-	free       []*sample          // samples for reuse (newSample)
-	touchSum   uintptr            // touch's loads, kept so that they are made
-	avail      []uint32           // AvailableSequenceNumbers of the response being sent
-	triggered  []*monItem         // publishTo's items reported by SetTriggering
-	resp       ua.PublishResponse // publishTo's and keepAliveTo's, encoded by send
-	out        []byte
-	timer      *time.Timer
-	itemCount  int       // monitored items of all subscriptions (MaxMonitoredItems)
-	yielded    time.Time // when the run loop last yielded (see yield)
+	nextSubID   uint32
+	nextItemID  uint32
+	subs        map[uint32]*subscription
+	sessions    map[*session]*sessSubs
+	bySource    map[srcKey][]*monItem
+	work        []srcKey
+	workB       []srcBatch
+	deferred    []*monItem // changed but not due yet (sampling interval above the tag's period)
+	due         dueHeap    // items without a source, by next sample
+	touched     []*subscription
+	rc          addrspace.ReadContext
+	free        []*sample          // samples for reuse (newSample)
+	touchSum    uintptr            // touch's loads, kept so that they are made
+	avail       []uint32           // AvailableSequenceNumbers of the response being sent
+	triggered   []*monItem         // publishTo's items reported by SetTriggering
+	resp        ua.PublishResponse // publishTo's and keepAliveTo's, encoded by send
+	out         []byte
+	timer       *time.Timer
+	itemCount   int       // monitored items of all subscriptions (MaxMonitoredItems)
+	queuedCount int       // notifications in all items' queues (MaxQueuedNotifications)
+	yielded     time.Time // when the run loop last yielded (see yield)
 }
 
 func (m *subMgr) init(s *Server) {
