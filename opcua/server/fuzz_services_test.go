@@ -1,0 +1,642 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+)
+
+// FuzzServices drives the service handlers, the subscription manager
+// above all, with a sequence of operations read from the fuzz input: a
+// selector byte, then what the operation needs. A selector with the high
+// bit set sends a raw request: the service is picked from the table
+// (session services aside), a valid RequestHeader is prepended and the
+// next length-prefixed bytes are the rest of the request, decoded by our
+// decoder. Otherwise the operation builds a request from fuzzed fields
+// (see fuzzOps), with subscription and item ids drawn from those created,
+// 0 and random ones, or drives the manager: SourceChanged with random
+// handles, a round of sourceChanges and tick at a later time. Every
+// response, immediate or asynchronous, must decode and be the request's
+// response or a ServiceFault; a panic fails the target.
+func FuzzServices(f *testing.F) {
+	for _, seed := range fuzzServiceSeeds() {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fz := newServiceFuzzer(t)
+		defer fz.close()
+		fz.run(data)
+	})
+}
+
+// fuzzServiceSeeds returns a seed per structured operation, each after a
+// subscription and an item were created, and one raw request per service.
+func fuzzServiceSeeds() [][]byte {
+	prefix := fuzzSeedPrefix()
+	var seeds [][]byte
+	for op := range byte(opCount) {
+		s := append([]byte(nil), prefix...)
+		s = append(s, op, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+		s = append(s, opPublish, 1, 1, 1, opTick, 9, opPublish, 0, opTick, 200)
+		seeds = append(seeds, s)
+	}
+	for i := range fuzzRawServices {
+		svc := fuzzRawServices[i]
+		body := fuzzRawSeedBody(svc.request)
+		s := append([]byte(nil), prefix...)
+		s = append(s, 0x80|byte(i), byte(len(body)))
+		s = append(s, body...)
+		seeds = append(seeds, s)
+	}
+	return seeds
+}
+
+// fuzzSeedPrefix creates a subscription (interval, counts 0: revised)
+// and a Reporting item on ext's Value, changes ext and runs the manager.
+func fuzzSeedPrefix() []byte {
+	return []byte{
+		opCreateSub, 0, 0, 0, 0, 0, 0, // interval, lifetime, keep-alive, max notifications, enabled, priority
+		opCreateItems, 1, 0, 1, // subscription 1, Source timestamps, one item
+		0x40, 0, 0x40, 0, // Value of ext, no IndexRange, no DataEncoding
+		2,          // Reporting
+		7, 0, 0, 0, // ClientHandle
+		0, 0, 2, 1, // SamplingInterval 0, no filter, QueueSize 2, DiscardOldest
+		opSourceChanged, 2, 1, 2, 20, // handles 1 and 2, value 50
+		opTick, 10,
+	}
+}
+
+// fuzzRawSeedBody returns a well-formed request of the service, without
+// type id and header, for the raw seeds.
+func fuzzRawSeedBody(request uint32) []byte {
+	var m ua.Body
+	switch request {
+	case id.CreateSubscriptionRequest_Encoding_DefaultBinary:
+		m = &ua.CreateSubscriptionRequest{RequestedPublishingInterval: 10, RequestedLifetimeCount: 30, RequestedMaxKeepAliveCount: 3, PublishingEnabled: true}
+	case id.CreateMonitoredItemsRequest_Encoding_DefaultBinary:
+		m = &ua.CreateMonitoredItemsRequest{SubscriptionID: 1, TimestampsToReturn: ua.TimestampsToReturnBoth,
+			ItemsToCreate: []ua.MonitoredItemCreateRequest{item("ext", ua.AttributeIDValue, 0, 2, &ua.DataChangeFilter{Trigger: 1, DeadbandType: 2, DeadbandValue: 10})}}
+	case id.ModifyMonitoredItemsRequest_Encoding_DefaultBinary:
+		m = &ua.ModifyMonitoredItemsRequest{SubscriptionID: 1, ItemsToModify: []ua.MonitoredItemModifyRequest{{MonitoredItemID: 1,
+			RequestedParameters: ua.MonitoringParameters{SamplingInterval: -1, QueueSize: 5}}}}
+	case id.SetMonitoringModeRequest_Encoding_DefaultBinary:
+		m = &ua.SetMonitoringModeRequest{SubscriptionID: 1, MonitoringMode: ua.MonitoringModeSampling, MonitoredItemIDs: []uint32{1}}
+	case id.SetTriggeringRequest_Encoding_DefaultBinary:
+		m = &ua.SetTriggeringRequest{SubscriptionID: 1, TriggeringItemID: 1, LinksToAdd: []uint32{1, 2}}
+	case id.PublishRequest_Encoding_DefaultBinary:
+		m = &ua.PublishRequest{SubscriptionAcknowledgements: []ua.SubscriptionAcknowledgement{{SubscriptionID: 1, SequenceNumber: 1}}}
+	case id.RepublishRequest_Encoding_DefaultBinary:
+		m = &ua.RepublishRequest{SubscriptionID: 1, RetransmitSequenceNumber: 1}
+	case id.ReadRequest_Encoding_DefaultBinary:
+		m = &ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewStringNodeID(1, "ext"), AttributeID: uint32(ua.AttributeIDValue), IndexRange: "0:1"}}}
+	case id.CallRequest_Encoding_DefaultBinary:
+		m = &ua.CallRequest{MethodsToCall: []ua.CallMethodRequest{{ObjectID: ua.NewNumericNodeID(0, id.Server),
+			MethodID: ua.NewNumericNodeID(0, id.Server_GetMonitoredItems), InputArguments: []ua.Variant{ua.MustVariant(uint32(1))}}}}
+	default:
+		// Services whose body after the header is a uint32 id and an
+		// array of ids, or nothing useful: a few zero bytes.
+		return []byte{1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0}
+	}
+	b := m.Encode(nil)
+	var h ua.RequestHeader
+	return b[len(h.Encode(nil)):]
+}
+
+// Structured operations.
+const (
+	opCreateSub = iota
+	opModifySub
+	opSetPublishingMode
+	opPublish
+	opRepublish
+	opTransfer
+	opDeleteSubs
+	opCreateItems
+	opModifyItems
+	opSetMonitoringMode
+	opSetTriggering
+	opDeleteItems
+	opCallMethods
+	opSourceChanged
+	opTick
+	opRead
+	opCount
+)
+
+// fuzzRawServices are the services a raw operation picks from: every one
+// but those that create, activate or close the session.
+var fuzzRawServices = func() []*service {
+	var out []*service
+	for i := range services {
+		switch services[i].name {
+		case "CreateSession", "ActivateSession", "CloseSession":
+			continue
+		}
+		out = append(out, &services[i])
+	}
+	return out
+}()
+
+type serviceFuzzer struct {
+	t      *testing.T
+	fx     *subFixture
+	tc2    *testConn // a second session, which transfers subscriptions
+	in     []byte
+	subs   []uint32
+	items  []uint32
+	offset time.Duration // how far the manager's time is ahead
+}
+
+func newServiceFuzzer(t *testing.T) *serviceFuzzer {
+	fx := newSubFixture(t, Config{Subscriptions: SubscriptionLimits{
+		MaxSubscriptionsPerSession: 4, MaxPublishRequestsPerSession: 4, MaxMonitoredItemsPerSubscription: 8,
+	}})
+	tc2 := newTestConn(t, fx.s, 2)
+	tc2.openSession()
+	return &serviceFuzzer{t: t, fx: fx, tc2: tc2}
+}
+
+// close shuts the server down and checks the responses written since.
+func (fz *serviceFuzzer) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := fz.fx.s.Shutdown(ctx); err != nil {
+		fz.t.Errorf("Shutdown: %v", err)
+	}
+	fz.drain(fz.fx.tc)
+	fz.drain(fz.tc2)
+}
+
+func (fz *serviceFuzzer) byte() byte {
+	if len(fz.in) == 0 {
+		return 0
+	}
+	b := fz.in[0]
+	fz.in = fz.in[1:]
+	return b
+}
+
+func (fz *serviceFuzzer) u32() uint32 {
+	if len(fz.in) < 4 {
+		return uint32(fz.byte())
+	}
+	v := binary.LittleEndian.Uint32(fz.in)
+	fz.in = fz.in[4:]
+	return v
+}
+
+func (fz *serviceFuzzer) bytes(n int) []byte {
+	n = min(n, len(fz.in))
+	b := fz.in[:n]
+	fz.in = fz.in[n:]
+	return b
+}
+
+// count is a uint32 count: small ones, the edges and random.
+func (fz *serviceFuzzer) count() uint32 {
+	switch b := fz.byte(); b {
+	case 0xff:
+		return math.MaxUint32
+	case 0xfe:
+		return math.MaxUint32 - 1
+	case 0xfd:
+		return fz.u32()
+	default:
+		return uint32(b)
+	}
+}
+
+// interval is a time in ms: the special values and random ones.
+func (fz *serviceFuzzer) interval() float64 {
+	switch b := fz.byte(); b {
+	case 0:
+		return 0
+	case 1:
+		return math.NaN()
+	case 2:
+		return math.Inf(1)
+	case 3:
+		return math.Inf(-1)
+	case 4:
+		return -1
+	case 5:
+		return math.MaxFloat64
+	case 6:
+		return 1e300
+	case 7:
+		return -math.MaxFloat64
+	case 8:
+		return math.SmallestNonzeroFloat64
+	case 9:
+		return float64(math.MaxUint32) * 1000
+	case 10:
+		return math.Float64frombits(uint64(fz.u32())<<32 | uint64(fz.u32()))
+	default:
+		return float64(b) * 2.5
+	}
+}
+
+// subID is a subscription id: one created, 0 or random.
+func (fz *serviceFuzzer) subID() uint32 {
+	b := fz.byte()
+	switch {
+	case b == 0:
+		return 0
+	case b == 0xff:
+		return fz.u32()
+	case len(fz.subs) > 0:
+		return fz.subs[int(b)%len(fz.subs)]
+	default:
+		return uint32(b)
+	}
+}
+
+// itemID is a monitored item id: one created, 0 or random.
+func (fz *serviceFuzzer) itemID() uint32 {
+	b := fz.byte()
+	switch {
+	case b == 0:
+		return 0
+	case b == 0xff:
+		return fz.u32()
+	case len(fz.items) > 0:
+		return fz.items[int(b)%len(fz.items)]
+	default:
+		return uint32(b)
+	}
+}
+
+func (fz *serviceFuzzer) itemIDs() []uint32 {
+	n := int(fz.byte() % 6)
+	ids := make([]uint32, n)
+	for i := range ids {
+		ids[i] = fz.itemID()
+	}
+	return ids
+}
+
+func (fz *serviceFuzzer) subIDs() []uint32 {
+	n := int(fz.byte() % 5)
+	ids := make([]uint32, n)
+	for i := range ids {
+		ids[i] = fz.subID()
+	}
+	return ids
+}
+
+func (fz *serviceFuzzer) timestamps() ua.TimestampsToReturn {
+	b := fz.byte()
+	if b >= 0xf0 {
+		return ua.TimestampsToReturn(int32(fz.u32()))
+	}
+	return ua.TimestampsToReturn(b % 6) // 4 is Invalid, 5 out of range
+}
+
+func (fz *serviceFuzzer) mode() ua.MonitoringMode {
+	b := fz.byte()
+	if b >= 0xf0 {
+		return ua.MonitoringMode(int32(fz.u32()))
+	}
+	return ua.MonitoringMode(b % 4)
+}
+
+// filter is a filter of every kind, well-formed or not.
+func (fz *serviceFuzzer) filter() ua.ExtensionObject {
+	switch fz.byte() % 9 {
+	case 0:
+		return ua.ExtensionObject{}
+	case 1:
+		return ua.ExtensionObject{Body: &ua.DataChangeFilter{
+			Trigger: ua.DataChangeTrigger(int32(fz.byte()%4) - 1 + int32(fz.byte()&0x80)<<24), DeadbandType: uint32(fz.byte() % 4), DeadbandValue: fz.interval(),
+		}}
+	case 2:
+		return ua.ExtensionObject{Body: &ua.EventFilter{}}
+	case 3:
+		return ua.ExtensionObject{Body: &ua.AggregateFilter{ProcessingInterval: fz.interval()}}
+	case 4:
+		// A filter's type id with a body that does not decode as it.
+		return ua.ExtensionObject{TypeID: (&ua.DataChangeFilter{}).BinaryEncodingID(), Encoding: ua.ExtensionObjectBinary, Raw: fz.bytes(int(fz.byte() % 24))}
+	case 5:
+		return ua.ExtensionObject{TypeID: ua.NewNumericNodeID(0, fz.u32()), Encoding: ua.ExtensionObjectBinary, Raw: fz.bytes(int(fz.byte() % 16))}
+	case 6:
+		return ua.ExtensionObject{TypeID: (&ua.DataChangeFilter{}).BinaryEncodingID(), Encoding: ua.ExtensionObjectXML, Raw: fz.bytes(int(fz.byte() % 16))}
+	case 7:
+		// Not a filter at all.
+		return ua.ExtensionObject{Body: &ua.Range{Low: fz.interval(), High: fz.interval()}}
+	default:
+		return ua.ExtensionObject{TypeID: (&ua.EventFilter{}).BinaryEncodingID(), Encoding: ua.ExtensionObjectBinary, Raw: fz.bytes(int(fz.byte() % 24))}
+	}
+}
+
+var fuzzNodes = []ua.NodeID{
+	ua.NewStringNodeID(1, "ext"),
+	ua.NewStringNodeID(1, "slow"),
+	ua.NewStringNodeID(1, "static"),
+	ua.NewStringNodeID(1, "ext.EURange"),
+	ua.NewNumericNodeID(0, id.Server_ServerStatus_CurrentTime),
+	ua.NewNumericNodeID(0, id.Server),
+	ua.NewStringNodeID(1, "missing"),
+}
+
+var fuzzRanges = []string{"", "0", "1", "0:1", "1:0", "0:0", "5:9", "a", ":", "0,0", "4294967295:4294967296", "-1"}
+
+func (fz *serviceFuzzer) readValueID() ua.ReadValueID {
+	attr := uint32(ua.AttributeIDValue)
+	if b := fz.byte(); b < 0x40 {
+		attr = uint32(b % 28)
+	} else if b == 0xff {
+		attr = fz.u32()
+	}
+	rv := ua.ReadValueID{NodeID: fuzzNodes[int(fz.byte())%len(fuzzNodes)], AttributeID: attr}
+	if b := fz.byte(); b < 0x40 {
+		rv.IndexRange = fuzzRanges[int(b)%len(fuzzRanges)]
+	}
+	if fz.byte() == 0xff {
+		rv.DataEncoding = ua.QualifiedName{Name: "Default Binary"}
+	}
+	return rv
+}
+
+func (fz *serviceFuzzer) params() ua.MonitoringParameters {
+	return ua.MonitoringParameters{
+		ClientHandle:     fz.u32(),
+		SamplingInterval: fz.interval(),
+		Filter:           fz.filter(),
+		QueueSize:        fz.count(),
+		DiscardOldest:    fz.byte()&1 == 1,
+	}
+}
+
+func (fz *serviceFuzzer) variant() ua.Variant {
+	switch fz.byte() % 6 {
+	case 0:
+		return ua.Variant{}
+	case 1:
+		return ua.MustVariant(fz.subID())
+	case 2:
+		return ua.MustVariant(int32(fz.u32()))
+	case 3:
+		return ua.MustVariant(fz.interval())
+	case 4:
+		return ua.MustVariant("x")
+	default:
+		return ua.MustVariant([]uint32{fz.subID(), fz.subID()})
+	}
+}
+
+// run performs the operations of in.
+func (fz *serviceFuzzer) run(in []byte) {
+	fz.in = in
+	for n := 0; len(fz.in) > 0 && n < 64; n++ {
+		sel := fz.byte()
+		if sel&0x80 != 0 {
+			fz.raw(fuzzRawServices[int(sel&0x7f)%len(fuzzRawServices)])
+		} else {
+			fz.op(sel % opCount)
+		}
+		fz.drain(fz.fx.tc)
+		fz.drain(fz.tc2)
+	}
+	// Let the manager publish what is due.
+	fz.tick(500 * time.Millisecond)
+}
+
+// raw sends svc's request: a valid header, then the fuzzed rest.
+func (fz *serviceFuzzer) raw(svc *service) {
+	tc := fz.fx.tc
+	body := fz.bytes(int(fz.byte()))
+	tc.handle++
+	h := ua.RequestHeader{RequestHandle: tc.handle, AuthenticationToken: tc.token, TimeoutHint: 1000}
+	typeID := ua.NewNumericNodeID(0, svc.request)
+	msg := typeID.Encode(nil)
+	msg = h.Encode(msg)
+	msg = append(msg, body...)
+	fz.send(tc, svc.request, msg)
+}
+
+// send hands msg (a request of the type with encoding id request) to tc
+// and checks the answer.
+func (fz *serviceFuzzer) send(tc *testConn, request uint32, msg []byte) ua.Body {
+	out := tc.c.handle(msg)
+	if out == nil {
+		return nil // answered later: see drain
+	}
+	resp, err := ua.DecodeMessage(ua.NewDecoder(out))
+	if err != nil {
+		fz.t.Fatalf("response to request %d does not decode: %v", request, err)
+	}
+	fz.check(request, resp)
+	switch r := resp.(type) {
+	case *ua.CreateSubscriptionResponse:
+		if r.ResponseHeader.ServiceResult == ua.StatusGood {
+			fz.subs = append(fz.subs, r.SubscriptionID)
+		}
+	case *ua.CreateMonitoredItemsResponse:
+		for _, res := range r.Results {
+			if res.StatusCode == ua.StatusGood {
+				fz.items = append(fz.items, res.MonitoredItemID)
+			}
+		}
+	}
+	return resp
+}
+
+// check fails unless resp is the response of request or a ServiceFault.
+func (fz *serviceFuzzer) check(request uint32, resp ua.Body) {
+	fz.t.Helper()
+	if _, ok := resp.(*ua.ServiceFault); ok {
+		return
+	}
+	svc := serviceByRequest[request]
+	got := resp.BinaryEncodingID()
+	if svc == nil || got != ua.NewNumericNodeID(0, svc.response) {
+		fz.t.Fatalf("request %d answered with %T", request, resp)
+	}
+}
+
+// drain checks the responses written asynchronously to tc: Publish, Call
+// and Write responses, or ServiceFaults.
+func (fz *serviceFuzzer) drain(tc *testConn) {
+	fc := tc.c.ch.(*fakeChannel)
+	fc.mu.Lock()
+	out := fc.out
+	fc.out = nil
+	fc.mu.Unlock()
+	for _, msg := range out {
+		resp, err := ua.DecodeMessage(ua.NewDecoder(msg))
+		if err != nil {
+			fz.t.Fatalf("asynchronous response does not decode: %v", err)
+		}
+		switch resp.(type) {
+		case *ua.PublishResponse, *ua.CallResponse, *ua.WriteResponse, *ua.ServiceFault:
+		default:
+			fz.t.Fatalf("asynchronous response %T", resp)
+		}
+	}
+}
+
+// call encodes req with tc's session and sends it.
+func (fz *serviceFuzzer) call(tc *testConn, req ua.Body) ua.Body {
+	tc.handle++
+	if h := requestHeader(req); h != nil {
+		h.RequestHandle = tc.handle
+		h.AuthenticationToken = tc.token
+		h.TimeoutHint = 1000
+	}
+	id := req.BinaryEncodingID()
+	return fz.send(tc, id.Numeric, ua.AppendMessage(nil, req))
+}
+
+// tick runs a round of the manager d after the previous one.
+func (fz *serviceFuzzer) tick(d time.Duration) {
+	fz.offset += d
+	now := time.Now().Add(fz.offset)
+	m := &fz.fx.s.subs
+	m.call(func() {
+		m.sourceChanges(now)
+		m.tick(now)
+	})
+}
+
+func (fz *serviceFuzzer) op(op byte) {
+	tc := fz.fx.tc
+	switch op {
+	case opCreateSub:
+		fz.call(tc, &ua.CreateSubscriptionRequest{
+			RequestedPublishingInterval: fz.interval(), RequestedLifetimeCount: fz.count(),
+			RequestedMaxKeepAliveCount: fz.count(), MaxNotificationsPerPublish: fz.count(),
+			PublishingEnabled: fz.byte()&1 == 0, Priority: fz.byte(),
+		})
+	case opModifySub:
+		fz.call(tc, &ua.ModifySubscriptionRequest{
+			SubscriptionID: fz.subID(), RequestedPublishingInterval: fz.interval(), RequestedLifetimeCount: fz.count(),
+			RequestedMaxKeepAliveCount: fz.count(), MaxNotificationsPerPublish: fz.count(), Priority: fz.byte(),
+		})
+	case opSetPublishingMode:
+		fz.call(tc, &ua.SetPublishingModeRequest{PublishingEnabled: fz.byte()&1 == 1, SubscriptionIDs: fz.subIDs()})
+	case opPublish:
+		acks := make([]ua.SubscriptionAcknowledgement, fz.byte()%5)
+		for i := range acks {
+			seq := uint32(fz.byte())
+			if seq == 0xff {
+				seq = fz.u32()
+			}
+			acks[i] = ua.SubscriptionAcknowledgement{SubscriptionID: fz.subID(), SequenceNumber: seq}
+		}
+		target := tc
+		if fz.byte()&0x80 != 0 {
+			target = fz.tc2
+		}
+		fz.call(target, &ua.PublishRequest{SubscriptionAcknowledgements: acks})
+	case opRepublish:
+		seq := uint32(fz.byte())
+		if seq == 0xff {
+			seq = fz.u32()
+		}
+		fz.call(tc, &ua.RepublishRequest{SubscriptionID: fz.subID(), RetransmitSequenceNumber: seq})
+	case opTransfer:
+		// The other session takes subscriptions, or this one takes them
+		// back.
+		to := fz.tc2
+		if fz.byte()&1 == 1 {
+			to = tc
+		}
+		fz.call(to, &ua.TransferSubscriptionsRequest{SubscriptionIDs: fz.subIDs(), SendInitialValues: fz.byte()&1 == 1})
+	case opDeleteSubs:
+		target := tc
+		if fz.byte()&0x80 != 0 {
+			target = fz.tc2
+		}
+		fz.call(target, &ua.DeleteSubscriptionsRequest{SubscriptionIDs: fz.subIDs()})
+	case opCreateItems:
+		sub, ts := fz.subID(), fz.timestamps()
+		items := make([]ua.MonitoredItemCreateRequest, fz.byte()%4)
+		for i := range items {
+			items[i] = ua.MonitoredItemCreateRequest{ItemToMonitor: fz.readValueID(), MonitoringMode: fz.mode(), RequestedParameters: fz.params()}
+		}
+		fz.call(tc, &ua.CreateMonitoredItemsRequest{SubscriptionID: sub, TimestampsToReturn: ts, ItemsToCreate: items})
+	case opModifyItems:
+		sub, ts := fz.subID(), fz.timestamps()
+		items := make([]ua.MonitoredItemModifyRequest, fz.byte()%4)
+		for i := range items {
+			items[i] = ua.MonitoredItemModifyRequest{MonitoredItemID: fz.itemID(), RequestedParameters: fz.params()}
+		}
+		fz.call(tc, &ua.ModifyMonitoredItemsRequest{SubscriptionID: sub, TimestampsToReturn: ts, ItemsToModify: items})
+	case opSetMonitoringMode:
+		fz.call(tc, &ua.SetMonitoringModeRequest{SubscriptionID: fz.subID(), MonitoringMode: fz.mode(), MonitoredItemIDs: fz.itemIDs()})
+	case opSetTriggering:
+		trig := fz.itemID()
+		add, remove := fz.itemIDs(), fz.itemIDs()
+		if fz.byte()&1 == 1 {
+			add = append(add, trig) // a self-link
+		}
+		fz.call(tc, &ua.SetTriggeringRequest{SubscriptionID: fz.subID(), TriggeringItemID: trig, LinksToAdd: add, LinksToRemove: remove})
+	case opDeleteItems:
+		fz.call(tc, &ua.DeleteMonitoredItemsRequest{SubscriptionID: fz.subID(), MonitoredItemIDs: fz.itemIDs()})
+	case opCallMethods:
+		calls := make([]ua.CallMethodRequest, 1+fz.byte()%2)
+		for i := range calls {
+			method := uint32(id.Server_GetMonitoredItems)
+			if fz.byte()&1 == 1 {
+				method = id.Server_ResendData
+			}
+			obj := ua.NewNumericNodeID(0, id.Server)
+			if fz.byte() == 0xff {
+				obj = ua.NewNumericNodeID(0, fz.u32())
+			}
+			args := make([]ua.Variant, fz.byte()%3)
+			for j := range args {
+				args[j] = fz.variant()
+			}
+			calls[i] = ua.CallMethodRequest{ObjectID: obj, MethodID: ua.NewNumericNodeID(0, method), InputArguments: args}
+		}
+		target := tc
+		if fz.byte()&0x80 != 0 {
+			target = fz.tc2
+		}
+		fz.call(target, &ua.CallRequest{MethodsToCall: calls})
+	case opSourceChanged:
+		handles := make([]uint32, fz.byte()%8)
+		for i := range handles {
+			handles[i] = uint32(fz.byte())
+			if handles[i] == 0xff {
+				handles[i] = fz.u32()
+			}
+		}
+		fz.fx.val.Store(math.Float64bits(fz.interval()))
+		fz.fx.s.SourceChanged(fz.fx.src, handles)
+	case opTick:
+		fz.tick(time.Duration(fz.byte()) * time.Millisecond)
+	case opRead:
+		nodes := make([]ua.ReadValueID, fz.byte()%4)
+		for i := range nodes {
+			nodes[i] = fz.readValueID()
+		}
+		fz.call(tc, &ua.ReadRequest{MaxAge: fz.interval(), TimestampsToReturn: fz.timestamps(), NodesToRead: nodes})
+	}
+}
+
+// TestFuzzServicesSeeds checks that the seeds reach the subscription
+// paths: the prefix creates a subscription and an item, and a Publish
+// then gets the item's initial value and ext's new one.
+func TestFuzzServicesSeeds(t *testing.T) {
+	fz := newServiceFuzzer(t)
+	defer fz.close()
+	fz.run(fuzzSeedPrefix())
+	if len(fz.subs) != 1 || len(fz.items) != 1 {
+		t.Fatalf("created subscriptions %v, items %v; want one of each", fz.subs, fz.items)
+	}
+	fz.tick(10 * time.Millisecond)
+	tc := fz.fx.tc
+	fz.call(tc, &ua.PublishRequest{})
+	fz.tick(10 * time.Millisecond)
+	r := wantOK[ua.PublishResponse](t, tc.async())
+	if vs, _ := values(r); len(vs) != 2 || vs[0] != 0 || vs[1] != 50 {
+		t.Fatalf("published %v, want [0 50]", vs)
+	}
+}
