@@ -640,3 +640,26 @@ func TestFuzzServicesSeeds(t *testing.T) {
 		t.Fatalf("published %v, want [0 50]", vs)
 	}
 }
+
+// TestHugePublishingInterval: a requested publishing interval beyond what
+// a time.Duration holds (1e13 ms, 1e300, +Inf) is revised to
+// MaxPublishingInterval, as any other above it. Converting it to a
+// Duration first gave math.MinInt64 on amd64, revised up to the
+// minimum: a client asking for "as slow as possible" got the fastest
+// subscription the server has.
+func TestHugePublishingInterval(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	maxMS := durMS(f.s.cfg.Subscriptions.MaxPublishingInterval)
+	sub := f.createSub(10, 0, 0)
+	for _, ms := range []float64{1e13, 1e300, math.MaxFloat64, math.Inf(1), maxMS, maxMS * 2} {
+		r := wantOK[ua.CreateSubscriptionResponse](t, f.tc.call(&ua.CreateSubscriptionRequest{RequestedPublishingInterval: ms}))
+		if r.RevisedPublishingInterval != maxMS {
+			t.Errorf("CreateSubscription(%g ms): revised to %g ms, want %g", ms, r.RevisedPublishingInterval, maxMS)
+		}
+		f.tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{r.SubscriptionID}})
+		m := wantOK[ua.ModifySubscriptionResponse](t, f.tc.call(&ua.ModifySubscriptionRequest{SubscriptionID: sub, RequestedPublishingInterval: ms}))
+		if m.RevisedPublishingInterval != maxMS {
+			t.Errorf("ModifySubscription(%g ms): revised to %g ms, want %g", ms, m.RevisedPublishingInterval, maxMS)
+		}
+	}
+}

@@ -771,11 +771,12 @@ func (m *subMgr) revisePublishing(ms float64) time.Duration {
 	if math.IsNaN(ms) || ms <= 0 {
 		return base
 	}
-	d := time.Duration(ms * float64(time.Millisecond))
-	if d >= lim.MaxPublishingInterval {
+	// Compare before converting: beyond what a Duration holds the
+	// conversion is implementation-defined (math.MinInt64 on amd64).
+	if ms >= durMS(lim.MaxPublishingInterval) {
 		return lim.MaxPublishingInterval / base * base
 	}
-	return roundUp(d, base)
+	return roundUp(time.Duration(ms*float64(time.Millisecond)), base)
 }
 
 // roundUp returns d rounded up to a multiple of unit, at least unit.
