@@ -107,6 +107,10 @@ func fuzzRawSeedBody(request uint32) []byte {
 	return b[len(h.Encode(nil)):]
 }
 
+// fuzzMaxNotif is the server's MaxNotificationsPerPublish in the fuzzer,
+// small, so that publishing splits the queues of the items over messages.
+const fuzzMaxNotif = 4
+
 // Structured operations.
 const (
 	opCreateSub = iota
@@ -155,6 +159,7 @@ type serviceFuzzer struct {
 func newServiceFuzzer(t *testing.T) *serviceFuzzer {
 	fx := newSubFixture(t, Config{Subscriptions: SubscriptionLimits{
 		MaxSubscriptionsPerSession: 4, MaxPublishRequestsPerSession: 4, MaxMonitoredItemsPerSubscription: 8,
+		MaxNotificationsPerPublish: fuzzMaxNotif, MaxQueueSize: 4,
 	}})
 	tc2 := newTestConn(t, fx.s, 2)
 	tc2.openSession()
@@ -416,12 +421,17 @@ func (fz *serviceFuzzer) raw(svc *service) {
 	msg := typeID.Encode(nil)
 	msg = h.Encode(msg)
 	msg = append(msg, body...)
-	fz.send(tc, svc.request, msg)
+	fz.send(tc, svc.request, msg, nil)
 }
 
-// send hands msg (a request of the type with encoding id request) to tc
-// and checks the answer.
-func (fz *serviceFuzzer) send(tc *testConn, request uint32, msg []byte) ua.Body {
+// send hands msg (a request of the type with encoding id request, req
+// decoded, nil when it is to be decoded from msg) to tc and checks the
+// answer.
+func (fz *serviceFuzzer) send(tc *testConn, request uint32, msg []byte, req ua.Body) ua.Body {
+	if req == nil {
+		// nil if it does not decode: then only the type is checked.
+		req, _ = ua.DecodeMessage(ua.NewDecoder(msg))
+	}
 	out := tc.c.handle(msg)
 	if out == nil {
 		return nil // answered later: see drain
@@ -431,6 +441,9 @@ func (fz *serviceFuzzer) send(tc *testConn, request uint32, msg []byte) ua.Body 
 		fz.t.Fatalf("response to request %d does not decode: %v", request, err)
 	}
 	fz.check(request, resp)
+	if req != nil && faultOf(resp) == ua.StatusGood {
+		fz.checkResults(req, resp)
+	}
 	switch r := resp.(type) {
 	case *ua.CreateSubscriptionResponse:
 		if r.ResponseHeader.ServiceResult == ua.StatusGood {
@@ -459,6 +472,97 @@ func (fz *serviceFuzzer) check(request uint32, resp ua.Body) {
 	}
 }
 
+// checkResults checks a Good response against its request: one result
+// per operation, revised values within the server's limits.
+func (fz *serviceFuzzer) checkResults(req, resp ua.Body) {
+	fz.t.Helper()
+	lim := &fz.fx.s.cfg.Subscriptions
+	minMS, maxMS := durMS(lim.MinPublishingInterval), durMS(lim.MaxPublishingInterval)
+	count := func(what string, got, want int) {
+		fz.t.Helper()
+		if got != want {
+			fz.t.Fatalf("%T: %d %s for %d operations", resp, got, what, want)
+		}
+	}
+	interval := func(requested, revised float64) {
+		fz.t.Helper()
+		switch {
+		case !(revised >= minMS && revised <= maxMS):
+			fz.t.Fatalf("%T: publishing interval %g ms revised to %g, outside [%g, %g]", resp, requested, revised, minMS, maxMS)
+		case requested >= maxMS && revised != maxMS:
+			fz.t.Fatalf("%T: publishing interval %g ms revised to %g, want the maximum %g", resp, requested, revised, maxMS)
+		}
+	}
+	counts := func(keepAlive, lifetime uint32) {
+		fz.t.Helper()
+		if keepAlive < 1 || lifetime < 3*keepAlive {
+			fz.t.Fatalf("%T: revised keep-alive %d, lifetime %d", resp, keepAlive, lifetime)
+		}
+	}
+	item := func(si float64, q uint32) {
+		fz.t.Helper()
+		if !(si >= minMS && si <= maxMS) || q < 1 || q > lim.MaxQueueSize {
+			fz.t.Fatalf("%T: revised sampling interval %g ms, queue size %d", resp, si, q)
+		}
+	}
+	switch r := resp.(type) {
+	case *ua.CreateSubscriptionResponse:
+		q := req.(*ua.CreateSubscriptionRequest)
+		interval(q.RequestedPublishingInterval, r.RevisedPublishingInterval)
+		counts(r.RevisedMaxKeepAliveCount, r.RevisedLifetimeCount)
+	case *ua.ModifySubscriptionResponse:
+		q := req.(*ua.ModifySubscriptionRequest)
+		interval(q.RequestedPublishingInterval, r.RevisedPublishingInterval)
+		counts(r.RevisedMaxKeepAliveCount, r.RevisedLifetimeCount)
+	case *ua.SetPublishingModeResponse:
+		count("results", len(r.Results), len(req.(*ua.SetPublishingModeRequest).SubscriptionIDs))
+	case *ua.DeleteSubscriptionsResponse:
+		count("results", len(r.Results), len(req.(*ua.DeleteSubscriptionsRequest).SubscriptionIDs))
+	case *ua.TransferSubscriptionsResponse:
+		count("results", len(r.Results), len(req.(*ua.TransferSubscriptionsRequest).SubscriptionIDs))
+	case *ua.CreateMonitoredItemsResponse:
+		count("results", len(r.Results), len(req.(*ua.CreateMonitoredItemsRequest).ItemsToCreate))
+		for _, res := range r.Results {
+			if res.StatusCode == ua.StatusGood {
+				item(res.RevisedSamplingInterval, res.RevisedQueueSize)
+			}
+		}
+	case *ua.ModifyMonitoredItemsResponse:
+		count("results", len(r.Results), len(req.(*ua.ModifyMonitoredItemsRequest).ItemsToModify))
+		for _, res := range r.Results {
+			if res.StatusCode == ua.StatusGood {
+				item(res.RevisedSamplingInterval, res.RevisedQueueSize)
+			}
+		}
+	case *ua.SetMonitoringModeResponse:
+		count("results", len(r.Results), len(req.(*ua.SetMonitoringModeRequest).MonitoredItemIDs))
+	case *ua.SetTriggeringResponse:
+		q := req.(*ua.SetTriggeringRequest)
+		count("add results", len(r.AddResults), len(q.LinksToAdd))
+		count("remove results", len(r.RemoveResults), len(q.LinksToRemove))
+	case *ua.DeleteMonitoredItemsResponse:
+		count("results", len(r.Results), len(req.(*ua.DeleteMonitoredItemsRequest).MonitoredItemIDs))
+	case *ua.ReadResponse:
+		count("results", len(r.Results), len(req.(*ua.ReadRequest).NodesToRead))
+	}
+}
+
+// checkPublish checks a PublishResponse: no more notifications than
+// MaxNotificationsPerPublish.
+func (fz *serviceFuzzer) checkPublish(r *ua.PublishResponse) {
+	fz.t.Helper()
+	n := 0
+	for _, eo := range r.NotificationMessage.NotificationData {
+		if dcn, ok := eo.Body.(*ua.DataChangeNotification); ok {
+			n += len(dcn.MonitoredItems)
+		}
+	}
+	if n > fuzzMaxNotif {
+		fz.t.Fatalf("PublishResponse of subscription %d with %d notifications, MaxNotificationsPerPublish %d",
+			r.SubscriptionID, n, fuzzMaxNotif)
+	}
+}
+
 // drain checks the responses written asynchronously to tc: Publish, Call
 // and Write responses, or ServiceFaults.
 func (fz *serviceFuzzer) drain(tc *testConn) {
@@ -472,8 +576,10 @@ func (fz *serviceFuzzer) drain(tc *testConn) {
 		if err != nil {
 			fz.t.Fatalf("asynchronous response does not decode: %v", err)
 		}
-		switch resp.(type) {
-		case *ua.PublishResponse, *ua.CallResponse, *ua.WriteResponse, *ua.ServiceFault:
+		switch r := resp.(type) {
+		case *ua.PublishResponse:
+			fz.checkPublish(r)
+		case *ua.CallResponse, *ua.WriteResponse, *ua.ServiceFault:
 		default:
 			fz.t.Fatalf("asynchronous response %T", resp)
 		}
@@ -489,7 +595,7 @@ func (fz *serviceFuzzer) call(tc *testConn, req ua.Body) ua.Body {
 		h.TimeoutHint = 1000
 	}
 	id := req.BinaryEncodingID()
-	return fz.send(tc, id.Numeric, ua.AppendMessage(nil, req))
+	return fz.send(tc, id.Numeric, ua.AppendMessage(nil, req), req)
 }
 
 // tick runs a round of the manager d after the previous one.
