@@ -274,7 +274,9 @@ func (it *monItem) changed(dv *ua.DataValue) bool {
 	if it.deadband != ua.DeadbandTypeNone {
 		x, ok1 := number(dv.Value)
 		y, ok2 := number(last.Value)
-		if ok1 && ok2 {
+		// A NaN on either side is no number to measure a deadband with:
+		// NaN to a number and back are changes, NaN to NaN is not (Equal).
+		if ok1 && ok2 && !math.IsNaN(x) && !math.IsNaN(y) {
 			return math.Abs(x-y) > it.db
 		}
 	}

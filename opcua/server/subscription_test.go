@@ -507,3 +507,31 @@ func TestSourceChangedOverrun(t *testing.T) {
 		t.Errorf("after an overrun: %v, want [9]", v)
 	}
 }
+
+// TestDeadbandNaN: with a deadband filter, a value that becomes NaN (a
+// failed sensor, a division by zero in a scaled tag) and a NaN that
+// becomes a number again are changes; |x-NaN| > deadband never holds, so
+// both were dropped. NaN to NaN is no change.
+func TestDeadbandNaN(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	sub := f.createSub(20, 1, 3000)
+	res := f.createItems(sub, item("ext", ua.AttributeIDValue, 0, 100,
+		&ua.DataChangeFilter{Trigger: ua.DataChangeTriggerStatusValue, DeadbandType: uint32(ua.DeadbandTypeAbsolute), DeadbandValue: 1}))
+	if res[0].StatusCode != ua.StatusGood {
+		t.Fatal(res[0].StatusCode)
+	}
+	for _, v := range []float64{5, math.NaN(), math.NaN(), 5.5, 5.6} {
+		f.set(v)
+	}
+	var got []float64
+	for range 100 {
+		if len(got) >= 4 {
+			break
+		}
+		v, _ := values(f.tc.publish())
+		got = append(got, v...)
+	}
+	if len(got) != 4 || got[0] != 0 || got[1] != 5 || !math.IsNaN(got[2]) || got[3] != 5.5 {
+		t.Errorf("values %v, want [0 5 NaN 5.5]", got)
+	}
+}
