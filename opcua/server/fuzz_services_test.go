@@ -154,6 +154,13 @@ type serviceFuzzer struct {
 	subs   []uint32
 	items  []uint32
 	offset time.Duration // how far the manager's time is ahead
+
+	// The requests answered later (Publish, Call) by connection and
+	// request handle: each must be answered once.
+	later map[*testConn]map[uint32]bool
+	// The last sequence number of a NotificationMessage with data, by
+	// subscription.
+	seq map[uint32]uint32
 }
 
 func newServiceFuzzer(t *testing.T) *serviceFuzzer {
@@ -163,7 +170,8 @@ func newServiceFuzzer(t *testing.T) *serviceFuzzer {
 	}})
 	tc2 := newTestConn(t, fx.s, 2)
 	tc2.openSession()
-	return &serviceFuzzer{t: t, fx: fx, tc2: tc2}
+	return &serviceFuzzer{t: t, fx: fx, tc2: tc2,
+		later: map[*testConn]map[uint32]bool{fx.tc: {}, tc2: {}}, seq: make(map[uint32]uint32)}
 }
 
 // close shuts the server down and checks the responses written since.
@@ -421,19 +429,20 @@ func (fz *serviceFuzzer) raw(svc *service) {
 	msg := typeID.Encode(nil)
 	msg = h.Encode(msg)
 	msg = append(msg, body...)
-	fz.send(tc, svc.request, msg, nil)
+	fz.send(tc, svc.request, tc.handle, msg, nil)
 }
 
-// send hands msg (a request of the type with encoding id request, req
-// decoded, nil when it is to be decoded from msg) to tc and checks the
-// answer.
-func (fz *serviceFuzzer) send(tc *testConn, request uint32, msg []byte, req ua.Body) ua.Body {
+// send hands msg (a request of the type with encoding id request and
+// RequestHandle handle, req decoded, nil when it is to be decoded from
+// msg) to tc and checks the answer.
+func (fz *serviceFuzzer) send(tc *testConn, request, handle uint32, msg []byte, req ua.Body) ua.Body {
 	if req == nil {
 		// nil if it does not decode: then only the type is checked.
 		req, _ = ua.DecodeMessage(ua.NewDecoder(msg))
 	}
 	out := tc.c.handle(msg)
 	if out == nil {
+		fz.later[tc][handle] = true
 		return nil // answered later: see drain
 	}
 	resp, err := ua.DecodeMessage(ua.NewDecoder(out))
@@ -441,6 +450,9 @@ func (fz *serviceFuzzer) send(tc *testConn, request uint32, msg []byte, req ua.B
 		fz.t.Fatalf("response to request %d does not decode: %v", request, err)
 	}
 	fz.check(request, resp)
+	if got := responseHeader(resp).RequestHandle; got != handle {
+		fz.t.Fatalf("%T echoes RequestHandle %d, want %d", resp, got, handle)
+	}
 	if req != nil && faultOf(resp) == ua.StatusGood {
 		fz.checkResults(req, resp)
 	}
@@ -548,9 +560,24 @@ func (fz *serviceFuzzer) checkResults(req, resp ua.Body) {
 }
 
 // checkPublish checks a PublishResponse: no more notifications than
-// MaxNotificationsPerPublish.
+// MaxNotificationsPerPublish, no more available sequence numbers than
+// MaxRetransmissionQueue, sequence numbers that grow: a message with data
+// or a status change takes the next one, a keep-alive shows the next one.
 func (fz *serviceFuzzer) checkPublish(r *ua.PublishResponse) {
 	fz.t.Helper()
+	if r.ResponseHeader.ServiceResult != ua.StatusGood {
+		return
+	}
+	if n := len(r.AvailableSequenceNumbers); n > fz.fx.s.cfg.Subscriptions.MaxRetransmissionQueue {
+		fz.t.Fatalf("PublishResponse of subscription %d with %d available sequence numbers", r.SubscriptionID, n)
+	}
+	msg := &r.NotificationMessage
+	if last := fz.seq[r.SubscriptionID]; msg.SequenceNumber <= last {
+		fz.t.Fatalf("PublishResponse of subscription %d: sequence number %d after %d", r.SubscriptionID, msg.SequenceNumber, last)
+	}
+	if len(msg.NotificationData) > 0 {
+		fz.seq[r.SubscriptionID] = msg.SequenceNumber
+	}
 	n := 0
 	for _, eo := range r.NotificationMessage.NotificationData {
 		if dcn, ok := eo.Body.(*ua.DataChangeNotification); ok {
@@ -576,6 +603,11 @@ func (fz *serviceFuzzer) drain(tc *testConn) {
 		if err != nil {
 			fz.t.Fatalf("asynchronous response does not decode: %v", err)
 		}
+		h := responseHeader(resp).RequestHandle
+		if !fz.later[tc][h] {
+			fz.t.Fatalf("asynchronous %T for RequestHandle %d, not one waiting for an answer", resp, h)
+		}
+		delete(fz.later[tc], h)
 		switch r := resp.(type) {
 		case *ua.PublishResponse:
 			fz.checkPublish(r)
@@ -595,7 +627,7 @@ func (fz *serviceFuzzer) call(tc *testConn, req ua.Body) ua.Body {
 		h.TimeoutHint = 1000
 	}
 	id := req.BinaryEncodingID()
-	return fz.send(tc, id.Numeric, ua.AppendMessage(nil, req), req)
+	return fz.send(tc, id.Numeric, tc.handle, ua.AppendMessage(nil, req), req)
 }
 
 // tick runs a round of the manager d after the previous one.
