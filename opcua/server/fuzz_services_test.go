@@ -146,6 +146,11 @@ var fuzzRawServices = func() []*service {
 	return out
 }()
 
+type seqKey struct {
+	tc  *testConn
+	sub uint32
+}
+
 type serviceFuzzer struct {
 	t      *testing.T
 	fx     *subFixture
@@ -159,8 +164,10 @@ type serviceFuzzer struct {
 	// request handle: each must be answered once.
 	later map[*testConn]map[uint32]bool
 	// The last sequence number of a NotificationMessage with data, by
-	// subscription.
-	seq map[uint32]uint32
+	// connection (session) and subscription: a transferred subscription's
+	// status change to its old session may leave after the messages to
+	// the new one.
+	seq map[seqKey]uint32
 }
 
 func newServiceFuzzer(t *testing.T) *serviceFuzzer {
@@ -171,7 +178,7 @@ func newServiceFuzzer(t *testing.T) *serviceFuzzer {
 	tc2 := newTestConn(t, fx.s, 2)
 	tc2.openSession()
 	return &serviceFuzzer{t: t, fx: fx, tc2: tc2,
-		later: map[*testConn]map[uint32]bool{fx.tc: {}, tc2: {}}, seq: make(map[uint32]uint32)}
+		later: map[*testConn]map[uint32]bool{fx.tc: {}, tc2: {}}, seq: make(map[seqKey]uint32)}
 }
 
 // close shuts the server down and checks the responses written since.
@@ -563,7 +570,7 @@ func (fz *serviceFuzzer) checkResults(req, resp ua.Body) {
 // MaxNotificationsPerPublish, no more available sequence numbers than
 // MaxRetransmissionQueue, sequence numbers that grow: a message with data
 // or a status change takes the next one, a keep-alive shows the next one.
-func (fz *serviceFuzzer) checkPublish(r *ua.PublishResponse) {
+func (fz *serviceFuzzer) checkPublish(tc *testConn, r *ua.PublishResponse) {
 	fz.t.Helper()
 	if r.ResponseHeader.ServiceResult != ua.StatusGood {
 		return
@@ -572,11 +579,12 @@ func (fz *serviceFuzzer) checkPublish(r *ua.PublishResponse) {
 		fz.t.Fatalf("PublishResponse of subscription %d with %d available sequence numbers", r.SubscriptionID, n)
 	}
 	msg := &r.NotificationMessage
-	if last := fz.seq[r.SubscriptionID]; msg.SequenceNumber <= last {
+	k := seqKey{tc, r.SubscriptionID}
+	if last := fz.seq[k]; msg.SequenceNumber <= last {
 		fz.t.Fatalf("PublishResponse of subscription %d: sequence number %d after %d", r.SubscriptionID, msg.SequenceNumber, last)
 	}
 	if len(msg.NotificationData) > 0 {
-		fz.seq[r.SubscriptionID] = msg.SequenceNumber
+		fz.seq[k] = msg.SequenceNumber
 	}
 	n := 0
 	for _, eo := range r.NotificationMessage.NotificationData {
@@ -610,7 +618,7 @@ func (fz *serviceFuzzer) drain(tc *testConn) {
 		delete(fz.later[tc], h)
 		switch r := resp.(type) {
 		case *ua.PublishResponse:
-			fz.checkPublish(r)
+			fz.checkPublish(tc, r)
 		case *ua.CallResponse, *ua.WriteResponse, *ua.ServiceFault:
 		default:
 			fz.t.Fatalf("asynchronous response %T", resp)
