@@ -433,7 +433,7 @@ func (sub *subscription) available() []uint32 {
 // send.
 func (sub *subscription) hasNotifications() bool {
 	for _, it := range sub.ready {
-		if !it.deleted && len(it.queue) > 0 {
+		if !it.deleted && it.mode == ua.MonitoringModeReporting && len(it.queue) > 0 {
 			return true
 		}
 	}
@@ -489,7 +489,10 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 	triggered := m.triggered[:0]
 	m.touchReady(sub.ready)
 	for _, it := range sub.ready {
-		if it.deleted {
+		if it.deleted || it.mode != ua.MonitoringModeReporting {
+			// Set to Sampling since it queued: its queue waits for a
+			// trigger or for SetMonitoringMode(Reporting), which puts it
+			// back.
 			it.inReady = false
 			continue
 		}

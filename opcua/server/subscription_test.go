@@ -535,3 +535,39 @@ func TestDeadbandNaN(t *testing.T) {
 		t.Errorf("values %v, want [0 5 NaN 5.5]", got)
 	}
 }
+
+// TestSamplingModeDoesNotReport: an item set to Sampling keeps queueing
+// but reports nothing (OPC 10000-4 §7.23), also the notifications it had
+// queued as a Reporting item; back to Reporting, it reports them.
+func TestSamplingModeDoesNotReport(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	sub := f.createSub(20, 1, 3000)
+	res := f.createItems(sub, item("ext", ua.AttributeIDValue, 0, 10, nil))
+	if res[0].StatusCode != ua.StatusGood {
+		t.Fatal(res[0].StatusCode)
+	}
+	itemID := res[0].MonitoredItemID
+	if vs, _ := values(f.tc.publishData()); len(vs) != 1 || vs[0] != 0 {
+		t.Fatalf("first values %v, want [0]", vs)
+	}
+	f.set(7) // queued while Reporting, not yet published
+	mode := func(m ua.MonitoringMode) {
+		t.Helper()
+		r := wantOK[ua.SetMonitoringModeResponse](t, f.tc.call(&ua.SetMonitoringModeRequest{
+			SubscriptionID: sub, MonitoringMode: m, MonitoredItemIDs: []uint32{itemID}}))
+		if r.Results[0] != ua.StatusGood {
+			t.Fatal(r.Results[0])
+		}
+	}
+	mode(ua.MonitoringModeSampling)
+	f.set(8)
+	for range 3 {
+		if vs, _ := values(f.tc.publish()); len(vs) != 0 {
+			t.Fatalf("a Sampling item reported %v", vs)
+		}
+	}
+	mode(ua.MonitoringModeReporting)
+	if vs, _ := values(f.tc.publishData()); !slices.Equal(vs, []float64{7, 8}) {
+		t.Fatalf("values %v once Reporting again, want [7 8]", vs)
+	}
+}
