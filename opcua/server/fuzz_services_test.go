@@ -20,7 +20,9 @@ import (
 // decoder. Otherwise the operation builds a request from fuzzed fields
 // (see fuzzOps), with subscription and item ids drawn from those created,
 // 0 and random ones, or drives the manager: SourceChanged with random
-// handles, a round of sourceChanges and tick at a later time. Every
+// handles, a round of sourceChanges and tick at a later time. A second
+// session takes subscriptions over, publishes, and is closed and opened
+// again. Every
 // response, immediate or asynchronous, must decode and be the request's
 // response or a ServiceFault; a panic fails the target.
 func FuzzServices(f *testing.F) {
@@ -129,6 +131,7 @@ const (
 	opSourceChanged
 	opTick
 	opRead
+	opCloseSession
 	opCount
 )
 
@@ -758,6 +761,13 @@ func (fz *serviceFuzzer) op(op byte) {
 		fz.fx.s.SourceChanged(fz.fx.src, handles)
 	case opTick:
 		fz.tick(time.Duration(fz.byte()) * time.Millisecond)
+	case opCloseSession:
+		// The second session ends, with or without its subscriptions
+		// (which then live on, orphaned, until they expire or are
+		// transferred), and a new one takes its place.
+		fz.call(fz.tc2, &ua.CloseSessionRequest{DeleteSubscriptions: fz.byte()&1 == 1})
+		fz.drain(fz.tc2)
+		fz.tc2.openSession()
 	case opRead:
 		nodes := make([]ua.ReadValueID, fz.byte()%4)
 		for i := range nodes {
