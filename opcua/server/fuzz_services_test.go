@@ -21,8 +21,8 @@ import (
 // (see fuzzOps), with subscription and item ids drawn from those created,
 // 0 and random ones, or drives the manager: SourceChanged with random
 // handles, a round of sourceChanges and tick at a later time. A second
-// session takes subscriptions over, publishes, and is closed and opened
-// again. Every
+// session takes subscriptions over, publishes, moves to a new channel,
+// and is closed and opened again. Every
 // response, immediate or asynchronous, must decode and be the request's
 // response or a ServiceFault; a panic fails the target.
 func FuzzServices(f *testing.F) {
@@ -132,6 +132,7 @@ const (
 	opTick
 	opRead
 	opCloseSession
+	opMoveSession
 	opCount
 )
 
@@ -162,6 +163,7 @@ type serviceFuzzer struct {
 	subs   []uint32
 	items  []uint32
 	offset time.Duration // how far the manager's time is ahead
+	chID   uint32        // the last channel id given out
 
 	// The requests answered later (Publish, Call) by connection and
 	// request handle: each must be answered once.
@@ -180,7 +182,7 @@ func newServiceFuzzer(t *testing.T) *serviceFuzzer {
 	}})
 	tc2 := newTestConn(t, fx.s, 2)
 	tc2.openSession()
-	return &serviceFuzzer{t: t, fx: fx, tc2: tc2,
+	return &serviceFuzzer{t: t, fx: fx, tc2: tc2, chID: 2,
 		later: map[*testConn]map[uint32]bool{fx.tc: {}, tc2: {}}, seq: make(map[seqKey]uint32)}
 }
 
@@ -603,8 +605,11 @@ func (fz *serviceFuzzer) checkPublish(tc *testConn, r *ua.PublishResponse) {
 
 // drain checks the responses written asynchronously to tc: Publish, Call
 // and Write responses, or ServiceFaults.
-func (fz *serviceFuzzer) drain(tc *testConn) {
-	fc := tc.c.ch.(*fakeChannel)
+func (fz *serviceFuzzer) drain(tc *testConn) { fz.drainChannel(tc, tc.c.ch.(*fakeChannel)) }
+
+// drainChannel checks the responses written asynchronously to fc, a
+// channel tc's session is or was bound to.
+func (fz *serviceFuzzer) drainChannel(tc *testConn, fc *fakeChannel) {
 	fc.mu.Lock()
 	out := fc.out
 	fc.out = nil
@@ -768,6 +773,16 @@ func (fz *serviceFuzzer) op(op byte) {
 		fz.call(fz.tc2, &ua.CloseSessionRequest{DeleteSubscriptions: fz.byte()&1 == 1})
 		fz.drain(fz.tc2)
 		fz.tc2.openSession()
+	case opMoveSession:
+		// The second session is activated over a new channel: its
+		// Publish requests queued over the old one are answered there.
+		tc2 := fz.tc2
+		fz.drain(tc2)
+		old := tc2.c
+		fz.chID++
+		tc2.c = newConn(fz.fx.s, &fakeChannel{id: fz.chID})
+		fz.call(tc2, anonymousActivate())
+		fz.drainChannel(tc2, old.ch.(*fakeChannel))
 	case opRead:
 		nodes := make([]ua.ReadValueID, fz.byte()%4)
 		for i := range nodes {
@@ -795,6 +810,19 @@ func TestFuzzServicesSeeds(t *testing.T) {
 	if vs, _ := values(r); len(vs) != 2 || vs[0] != 0 || vs[1] != 50 {
 		t.Fatalf("published %v, want [0 50]", vs)
 	}
+	// The second session moves to channel 3, then closes and reopens.
+	tc2 := fz.tc2
+	fz.run([]byte{opMoveSession})
+	if id := tc2.c.ch.ID(); id != 3 {
+		t.Fatalf("second session on channel %d, want 3", id)
+	}
+	wantOK[ua.ReadResponse](t, fz.call(tc2, &ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewStringNodeID(1, "static"), AttributeID: uint32(ua.AttributeIDValue)}}}))
+	token := tc2.token
+	fz.run([]byte{opCloseSession, 0})
+	if tc2.token == token {
+		t.Fatal("no new session after CloseSession")
+	}
+	wantOK[ua.ReadResponse](t, fz.call(tc2, &ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewStringNodeID(1, "static"), AttributeID: uint32(ua.AttributeIDValue)}}}))
 }
 
 // TestHugePublishingInterval: a requested publishing interval beyond what
