@@ -526,9 +526,22 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 		if it.deleted || it.mode != ua.MonitoringModeSampling || len(it.queue) == 0 {
 			continue
 		}
-		dcn.add(it.queue)
-		m.releaseQueued(it.queue)
-		it.queue = it.queue[:0]
+		// Within MaxNotificationsPerPublish too: the rest waits in the
+		// item's queue for the next trigger.
+		n := len(it.queue)
+		if max > 0 && dcn.n+n > max {
+			n = max - dcn.n
+		}
+		if n <= 0 {
+			break
+		}
+		dcn.add(it.queue[:n])
+		m.releaseQueued(it.queue[:n])
+		if n == len(it.queue) {
+			it.queue = it.queue[:0]
+		} else {
+			it.queue = slices.Delete(it.queue, 0, n)
+		}
 	}
 	dcn.finish()
 	clear(triggered)

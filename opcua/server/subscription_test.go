@@ -571,3 +571,42 @@ func TestSamplingModeDoesNotReport(t *testing.T) {
 		t.Fatalf("values %v once Reporting again, want [7 8]", vs)
 	}
 }
+
+// TestTriggeredRespectsMaxNotifications: the queues of the items a
+// SetTriggering link reports count against MaxNotificationsPerPublish
+// too; what does not fit waits in the item's queue for the next trigger.
+func TestTriggeredRespectsMaxNotifications(t *testing.T) {
+	f := newSubFixture(t, Config{Subscriptions: SubscriptionLimits{MaxNotificationsPerPublish: 2}})
+	sub := f.createSub(20, 1, 3000)
+	a := item("ext", ua.AttributeIDValue, 0, 1, nil)
+	b := item("ext", ua.AttributeIDValue, 0, 4, nil)
+	b.MonitoringMode = ua.MonitoringModeSampling
+	res := f.createItems(sub, a, b)
+	for _, r := range res {
+		if r.StatusCode != ua.StatusGood {
+			t.Fatal(r.StatusCode)
+		}
+	}
+	tr := wantOK[ua.SetTriggeringResponse](t, f.tc.call(&ua.SetTriggeringRequest{
+		SubscriptionID: sub, TriggeringItemID: res[0].MonitoredItemID, LinksToAdd: []uint32{res[1].MonitoredItemID}}))
+	if tr.AddResults[0] != ua.StatusGood {
+		t.Fatal(tr.AddResults[0])
+	}
+	for _, v := range []float64{1, 2, 3} {
+		f.set(v)
+	}
+	// a's queue holds 3; b's 0, 1, 2, 3.
+	var got []float64
+	for range 3 {
+		vs, _ := values(f.tc.publishData())
+		if len(vs) > 2 {
+			t.Fatalf("%d notifications %v in a message, MaxNotificationsPerPublish 2", len(vs), vs)
+		}
+		got = append(got, vs...)
+		f.set(got[len(got)-1] + 10) // a new value of a: the trigger fires again
+	}
+	// Each message: a's value, then the oldest of b's queue that fits.
+	if want := []float64{3, 0, 10, 1, 11, 2}; !slices.Equal(got, want) {
+		t.Fatalf("values %v, want %v", got, want)
+	}
+}
