@@ -167,7 +167,7 @@ type serviceFuzzer struct {
 
 	// The requests answered later (Publish, Call) by connection and
 	// request handle: each must be answered once.
-	later map[*testConn]map[uint32]bool
+	later map[*testConn]map[uint32]ua.Body
 	// The last sequence number of a NotificationMessage with data, by
 	// connection (session) and subscription: a transferred subscription's
 	// status change to its old session may leave after the messages to
@@ -183,7 +183,7 @@ func newServiceFuzzer(t *testing.T) *serviceFuzzer {
 	tc2 := newTestConn(t, fx.s, 2)
 	tc2.openSession()
 	return &serviceFuzzer{t: t, fx: fx, tc2: tc2, chID: 2,
-		later: map[*testConn]map[uint32]bool{fx.tc: {}, tc2: {}}, seq: make(map[seqKey]uint32)}
+		later: map[*testConn]map[uint32]ua.Body{fx.tc: {}, tc2: {}}, seq: make(map[seqKey]uint32)}
 }
 
 // close shuts the server down and checks the responses written since.
@@ -454,7 +454,10 @@ func (fz *serviceFuzzer) send(tc *testConn, request, handle uint32, msg []byte, 
 	}
 	out := tc.c.handle(msg)
 	if out == nil {
-		fz.later[tc][handle] = true
+		if req == nil {
+			fz.t.Fatalf("request %d answered later, but it does not decode", request)
+		}
+		fz.later[tc][handle] = req
 		return nil // answered later: see drain
 	}
 	resp, err := ua.DecodeMessage(ua.NewDecoder(out))
@@ -603,8 +606,8 @@ func (fz *serviceFuzzer) checkPublish(tc *testConn, r *ua.PublishResponse) {
 	}
 }
 
-// drain checks the responses written asynchronously to tc: Publish, Call
-// and Write responses, or ServiceFaults.
+// drain checks the responses written asynchronously to tc: each answers a
+// request waiting for one, with its response or a ServiceFault.
 func (fz *serviceFuzzer) drain(tc *testConn) { fz.drainChannel(tc, tc.c.ch.(*fakeChannel)) }
 
 // drainChannel checks the responses written asynchronously to fc, a
@@ -620,16 +623,23 @@ func (fz *serviceFuzzer) drainChannel(tc *testConn, fc *fakeChannel) {
 			fz.t.Fatalf("asynchronous response does not decode: %v", err)
 		}
 		h := responseHeader(resp).RequestHandle
-		if !fz.later[tc][h] {
+		req := fz.later[tc][h]
+		if req == nil {
 			fz.t.Fatalf("asynchronous %T for RequestHandle %d, not one waiting for an answer", resp, h)
 		}
 		delete(fz.later[tc], h)
+		id := req.BinaryEncodingID()
+		fz.check(id.Numeric, resp)
 		switch r := resp.(type) {
 		case *ua.PublishResponse:
+			if n, want := len(r.Results), len(req.(*ua.PublishRequest).SubscriptionAcknowledgements); n != want {
+				fz.t.Fatalf("PublishResponse with %d results for %d acknowledgements", n, want)
+			}
 			fz.checkPublish(tc, r)
-		case *ua.CallResponse, *ua.WriteResponse, *ua.ServiceFault:
-		default:
-			fz.t.Fatalf("asynchronous response %T", resp)
+		case *ua.CallResponse:
+			if n, want := len(r.Results), len(req.(*ua.CallRequest).MethodsToCall); n != want {
+				fz.t.Fatalf("CallResponse with %d results for %d methods", n, want)
+			}
 		}
 	}
 }
