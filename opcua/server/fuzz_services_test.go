@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -47,6 +49,9 @@ func fuzzServiceSeeds() [][]byte {
 		s = append(s, opPublish, 1, 1, 1, opTick, 9, opPublish, 0, opTick, 200)
 		seeds = append(seeds, s)
 	}
+	for _, scenario := range fuzzScenarios() {
+		seeds = append(seeds, append(append([]byte(nil), prefix...), scenario...))
+	}
 	for i := range fuzzRawServices {
 		svc := fuzzRawServices[i]
 		body := fuzzRawSeedBody(svc.request)
@@ -56,6 +61,55 @@ func fuzzServiceSeeds() [][]byte {
 		seeds = append(seeds, s)
 	}
 	return seeds
+}
+
+// fuzzItem is a MonitoredItemCreateRequest in the fuzzer's bytes: the
+// Value of fuzzNodes[node], mode, sampling interval byte si (see
+// interval), no filter, queue size q.
+func fuzzItem(node, mode, si, q byte) []byte {
+	return []byte{0x40, node, 0x40, 0, mode, 9, 0, 0, 0, si, 0, q, 1}
+}
+
+// fuzzScenarios are operations that take the seeds past the first
+// steps, after fuzzSeedPrefix: each reaches a path of the manager that
+// random mutations reach only rarely.
+func fuzzScenarios() [][]byte {
+	var (
+		publish    = []byte{opPublish, 0, 0}                 // no acks, first session
+		publish2   = []byte{opPublish, 0, 0x80}              // no acks, second session
+		ack1       = []byte{opPublish, 1, 1, 1, 0}           // acknowledges sequence number 1 of subscription 1
+		republish1 = []byte{opRepublish, 1, 1}               // sequence number 1 of subscription 1
+		tick       = []byte{opTick, 10}                      // one cycle
+		tickLong   = []byte{opTick, 255}                     // a quarter of a second
+		to2        = []byte{opTransfer, 0, 1, 1, 1}          // subscription 1 to the second session, initial values
+		to1        = []byte{opTransfer, 1, 1, 1, 0}          // and back
+		change     = []byte{opSourceChanged, 1, 1, 24}       // ext changes to 60
+		change2    = []byte{opSourceChanged, 1, 1, 28}       // ext changes to 70
+		sampling   = []byte{opSetMonitoringMode, 1, 1, 1, 1} // subscription 1, Sampling, item 1
+	)
+	cat := func(parts ...[]byte) []byte { return slices.Concat(parts...) }
+	return [][]byte{
+		// Publish, acknowledge, republish, a message reused.
+		cat(publish, tick, republish1, ack1, change, tick, tick, publish, change2, tick),
+		// GetMonitoredItems and ResendData of subscription 1.
+		cat([]byte{opCallMethods, 0, 0, 0, 1, 1, 1, 0}, []byte{opCallMethods, 0, 1, 0, 1, 1, 1, 0}, publish, tick),
+		// Publish requests that time out.
+		cat(publish, publish, publish, publish, tickLong, tickLong, tickLong, tickLong, tickLong),
+		// A queued Publish answered Bad_NoSubscription when the last
+		// subscription goes.
+		cat(publish, []byte{opDeleteSubs, 0, 1, 1}),
+		// Transferred, published by the second session, moved, back.
+		cat(to2, publish2, tick, change, publish2, []byte{opMoveSession}, tick, to1, publish, tick),
+		// The second session closes, its subscription orphaned, taken back.
+		cat(to2, publish2, []byte{opCloseSession, 0}, tick, to1, publish, tick),
+		// Items on the static variable, sampled on intervals (the due
+		// heap), one following the publishing interval, which changes.
+		cat([]byte{opCreateItems, 1, 2, 3}, fuzzItem(2, 2, 20, 2), fuzzItem(2, 2, 4, 2), fuzzItem(4, 2, 11, 3),
+			tickLong, publish, tick, []byte{opModifySub, 1, 40, 0, 0, 0, 0}, tickLong, publish, tick),
+		// A Sampling item reported through a trigger.
+		cat([]byte{opCreateItems, 1, 0, 1}, fuzzItem(0, 1, 0, 4), sampling, change, tick,
+			[]byte{opSetTriggering, 1, 1, 1, 1, 0, 1, 1}, change2, publish, tick, publish, tick),
+	}
 }
 
 // fuzzSeedPrefix creates a subscription (interval, counts 0: revised)
@@ -764,6 +818,13 @@ func (fz *serviceFuzzer) op(op byte) {
 			target = fz.tc2
 		}
 		fz.call(target, &ua.CallRequest{MethodsToCall: calls})
+		// A Call is answered by a goroutine of its own: let it run
+		// before the next operations (and Shutdown) overtake it.
+		for deadline := time.Now().Add(10 * time.Second); target.c.async.Load() > 0; runtime.Gosched() {
+			if time.Now().After(deadline) {
+				fz.t.Fatal("no answer to a Call within 10 s")
+			}
+		}
 	case opSourceChanged:
 		handles := make([]uint32, fz.byte()%8)
 		for i := range handles {
