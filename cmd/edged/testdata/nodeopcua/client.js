@@ -35,6 +35,7 @@ const {
   DeadbandType,
   BrowseDirection,
   MonitoringMode,
+  ClientMonitoredItem,
 } = require("node-opcua-client");
 
 const [endpointUrl, scenario] = process.argv.slice(2);
@@ -123,13 +124,24 @@ async function subscribe(session, publishingMs) {
   });
 }
 
-async function monitor(sub, nodeId, params) {
-  return sub.monitor(
-    { nodeId, attributeId: AttributeIds.Value },
-    { samplingInterval: 5, queueSize: 100, discardOldest: true, ...params },
-    TimestampsToReturn.Both,
-    MonitoringMode.Reporting,
-  );
+// monitor creates a monitored item on nodeId's Value; onChanged gets its
+// data changes from the first on. It is attached before the item is
+// created: the first value can come in the same read from the socket as
+// the CreateMonitoredItems response, and node-opcua emits it before an
+// await on the creation would resume.
+function monitor(sub, nodeId, params, onChanged) {
+  return new Promise((resolve, reject) => {
+    const item = ClientMonitoredItem.create(
+      sub,
+      { nodeId, attributeId: AttributeIds.Value },
+      { samplingInterval: 5, queueSize: 100, discardOldest: true, ...params },
+      TimestampsToReturn.Both,
+      MonitoringMode.Reporting,
+    );
+    if (onChanged) item.on("changed", onChanged);
+    item.once("initialized", () => resolve(item));
+    item.once("err", (err) => reject(new Error(`monitored item on ${nodeId}: ${err}`)));
+  });
 }
 
 function itemInfo(item) {
@@ -185,15 +197,13 @@ async function scenarioSubscribe() {
     revisedPublishingInterval: sub.publishingInterval,
     revisedMaxKeepAliveCount: sub.maxKeepAliveCount,
   });
-  const item = await monitor(sub, "ns=2;s=sim.Counter", { queueSize: 10 });
-  emit("item", itemInfo(item));
   const seen = new Set();
   let notifications = 0;
   let decreasing = 0;
   let last = -1;
   let first = null;
   let counting = false;
-  item.on("changed", (d) => {
+  const item = await monitor(sub, "ns=2;s=sim.Counter", { queueSize: 10 }, (d) => {
     const v = d.value.value;
     notifications++;
     if (v < last) decreasing++;
@@ -202,6 +212,7 @@ async function scenarioSubscribe() {
     if (first === null) first = v;
     seen.add(v);
   });
+  emit("item", itemInfo(item));
   await until("the first value of sim.Counter", () => notifications > 0, 30000);
   counting = true;
   await sleep(2000);
@@ -254,9 +265,10 @@ async function scenarioTransfer() {
       if (n && n.schema.name === "StatusChangeNotification") aSeqs.statusChange.push(msg.sequenceNumber);
     }
   });
-  const item = await monitor(sub, "ns=2;s=sim.Counter", { samplingInterval: 5, queueSize: 10 });
   const aValues = [];
-  item.on("changed", (d) => aValues.push(d.value.value));
+  const item = await monitor(sub, "ns=2;s=sim.Counter", { samplingInterval: 5, queueSize: 10 }, (d) =>
+    aValues.push(d.value.value),
+  );
   emit("created", { subscriptionId: sub.subscriptionId, item: itemInfo(item) });
   await until("10 values in session A", () => aValues.length >= 10, 30000);
 
@@ -332,9 +344,8 @@ async function scenarioTransfer() {
 async function scenarioWrite() {
   const c = await connect();
   const sub = await subscribe(c.session, 5);
-  const item = await monitor(sub, "ns=2;s=sim.Status", { queueSize: 10 });
   const statusValues = [];
-  item.on("changed", (d) => statusValues.push(d.value.value));
+  await monitor(sub, "ns=2;s=sim.Status", { queueSize: 10 }, (d) => statusValues.push(d.value.value));
   await until("the first value of sim.Status", () => statusValues.length > 0, 30000);
   const start = statusValues[statusValues.length - 1];
   const v1 = (start + 4321) % 65536;
@@ -417,17 +428,20 @@ async function scenarioDeadband() {
   const sub = await subscribe(c.session, 5);
   const all = [];
   const filtered = [];
-  const allItem = await monitor(sub, "ns=2;s=sim.Ramp", { queueSize: 100 });
-  allItem.on("changed", (d) => all.push(d.value.value));
-  const fItem = await monitor(sub, "ns=2;s=sim.Ramp", {
-    queueSize: 100,
-    filter: new DataChangeFilter({
-      trigger: DataChangeTrigger.StatusValue,
-      deadbandType: DeadbandType.Absolute,
-      deadbandValue: deadband,
-    }),
-  });
-  fItem.on("changed", (d) => filtered.push(d.value.value));
+  const allItem = await monitor(sub, "ns=2;s=sim.Ramp", { queueSize: 100 }, (d) => all.push(d.value.value));
+  const fItem = await monitor(
+    sub,
+    "ns=2;s=sim.Ramp",
+    {
+      queueSize: 100,
+      filter: new DataChangeFilter({
+        trigger: DataChangeTrigger.StatusValue,
+        deadbandType: DeadbandType.Absolute,
+        deadbandValue: deadband,
+      }),
+    },
+    (d) => filtered.push(d.value.value),
+  );
   emit("items", { all: itemInfo(allItem), filtered: itemInfo(fItem), deadband });
   await until("12 filtered values of sim.Ramp", () => filtered.length >= 12, 30000);
   // The unfiltered item's values of the same cycles come in the same
