@@ -68,6 +68,7 @@ type monItem struct {
 	queue         []queued
 	links         []*monItem // SetTriggering: items reported when this one reports
 	lastSample    time.Time
+	after         uint64 // source changes up to this srcBatch.seq are older than its last sample
 	interval      time.Duration
 	rv            ua.ReadValueID
 

@@ -27,6 +27,7 @@ type srcBatch struct {
 	src  addrspace.SourceID
 	snap addrspace.Snapshot
 	end  int
+	seq  uint64 // numbers the SourceChanged calls: see monItem.after
 }
 
 // maxPendingImages bounds the images SourceChanged keeps for the run loop
@@ -37,12 +38,23 @@ const maxPendingImages = 16
 // addBatch closes the batch of the changes SourceChanged just added, to
 // sample in snap; called under hookMu.
 func (m *subMgr) addBatch(src addrspace.SourceID, snap addrspace.Snapshot) {
+	m.batchSeq++
 	if n := len(m.batches); n >= maxPendingImages {
 		last := &m.batches[n-1]
-		last.end, last.snap = len(m.changed), nil
+		last.end, last.snap, last.seq = len(m.changed), nil, m.batchSeq
 		return
 	}
-	m.batches = append(m.batches, srcBatch{src, snap, len(m.changed)})
+	m.batches = append(m.batches, srcBatch{src, snap, len(m.changed), m.batchSeq})
+}
+
+// sampledNow records that it was just sampled in the current images, out
+// of a round of source changes (created, enabled, ResendData): the
+// changes already waiting for the run loop carry older images, which it
+// must not sample after this one (its values would go back in time).
+func (m *subMgr) sampledNow(it *monItem) {
+	m.hookMu.Lock()
+	it.after = m.batchSeq
+	m.hookMu.Unlock()
 }
 
 // source returns the ValueSource src, from the Space the first time and
@@ -77,14 +89,14 @@ func (m *subMgr) source(src addrspace.SourceID) addrspace.ValueSource {
 // each would read the same DataValue. They share its sample too (its
 // copy and its encodings), and the comparison with the last reported
 // value: items with the same last sample and the same filter compare once.
-func (m *subMgr) sampleKey(k srcKey, now time.Time, slack time.Duration) {
+func (m *subMgr) sampleKey(k srcKey, seq uint64, now time.Time, slack time.Duration) {
 	var s *sample       // the node's value, read once for the items on it
 	var node *ua.NodeID // the node s was read from
 	var cmp lastCmp
 	list := m.bySource[k]
 	m.touch(list)
 	for _, it := range list {
-		if it.mode == ua.MonitoringModeDisabled {
+		if it.mode == ua.MonitoringModeDisabled || it.after >= seq {
 			continue
 		}
 		if !it.due(now, slack) {

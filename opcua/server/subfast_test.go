@@ -477,3 +477,43 @@ func mustDecode(t *testing.T, msg []byte) ua.Body {
 	}
 	return body
 }
+
+// TestCreatedItemSkipsOlderPendingImages: an item created (sampled in the
+// current image) while the changes of an older image still wait for the
+// run loop does not sample that older image after its first value.
+func TestCreatedItemSkipsOlderPendingImages(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	src, imgs := addImageNode(t, f)
+	sub := f.createSub(5, 10, 300)
+	// An item on the node already, so that SourceChanged keeps the image
+	// of each call; the one under test comes later, with handle 2.
+	if r := f.createItems(sub, item("img", ua.AttributeIDValue, 0, 10, nil)); r[0].StatusCode != ua.StatusGood {
+		t.Fatal(r[0].StatusCode)
+	}
+	f.tc.publishData()
+	req := item("img", ua.AttributeIDValue, 0, 10, nil)
+	req.RequestedParameters.ClientHandle = 2
+	m := &f.s.subs
+	var res ua.MonitoredItemCreateResult
+	m.call(func() {
+		imgs.cur.Store(&testImage{v: 1})
+		f.s.SourceChanged(src, []uint32{1}) // waits: the run loop runs this
+		imgs.cur.Store(&testImage{v: 2})
+		now := time.Now()
+		m.rc.Reset()
+		res = m.createItem(m.subs[sub], &req, ua.TimestampsToReturnBoth, now)
+		m.sourceChanges(now.Add(5 * time.Millisecond))
+		m.clearTouched()
+	})
+	if res.StatusCode != ua.StatusGood {
+		t.Fatal(res.StatusCode)
+	}
+	got := map[uint32][]float64{}
+	byHandle(f.tc.publishData(), got)
+	if !slices.Equal(got[2], []float64{2}) {
+		t.Errorf("new item's values %v, want [2]: the image of value 1 is older than its first sample", got[2])
+	}
+	if !slices.Equal(got[7], []float64{1}) {
+		t.Errorf("older item's values %v, want [1], the change of the pending image", got[7])
+	}
+}

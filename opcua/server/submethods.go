@@ -124,6 +124,7 @@ func (s *Server) resendData(ctx context.Context, _ ua.NodeID, in []ua.Variant) (
 			var dv ua.DataValue
 			s.as.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &dv)
 			m.report(it, &dv)
+			m.sampledNow(it)
 		}
 		m.clearTouched()
 	})

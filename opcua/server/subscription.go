@@ -123,6 +123,7 @@ type subMgr struct {
 	out         []byte
 	timer       *time.Timer
 	itemCount   int       // monitored items of all subscriptions (MaxMonitoredItems)
+	batchSeq    uint64    // SourceChanged calls so far (under hookMu): srcBatch.seq
 	queuedCount int       // notifications in all items' queues (MaxQueuedNotifications)
 	yielded     time.Time // when the run loop last yielded (see yield)
 }
@@ -245,7 +246,7 @@ func (m *subMgr) sourceChanges(now time.Time) {
 			m.work = append(m.work, k)
 		}
 		clear(m.workB)
-		m.workB = append(m.workB[:0], srcBatch{end: len(m.work)})
+		m.workB = append(m.workB[:0], srcBatch{end: len(m.work), seq: math.MaxUint64})
 	}
 	slack := m.srv.cfg.Subscriptions.MinPublishingInterval / 2
 	start := 0
@@ -253,7 +254,7 @@ func (m *subMgr) sourceChanges(now time.Time) {
 		m.rc.Reset()
 		m.rc.UseSnapshot(m.srv.as, b.src, b.snap)
 		for i, k := range m.work[start:b.end] {
-			m.sampleKey(k, now, slack)
+			m.sampleKey(k, b.seq, now, slack)
 			if i%64 == 63 {
 				m.yield()
 			}

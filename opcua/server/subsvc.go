@@ -373,6 +373,7 @@ func (m *subMgr) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest,
 	}
 	if it.mode != ua.MonitoringModeDisabled {
 		m.sample(it, now)
+		m.sampledNow(it)
 	}
 	m.schedule(it, now)
 	res.MonitoredItemID = it.id
@@ -476,6 +477,7 @@ func (c *conn) setMonitoringMode(s *session, h *ua.RequestHeader) (ua.Body, erro
 				m.unschedule(it)
 			case old == ua.MonitoringModeDisabled:
 				m.sample(it, now)
+				m.sampledNow(it)
 				m.schedule(it, now)
 			case it.mode == ua.MonitoringModeReporting && len(it.queue) > 0 && !it.inReady:
 				it.inReady = true

@@ -200,13 +200,20 @@ async function scenarioSubscribe() {
   const seen = new Set();
   let notifications = 0;
   let decreasing = 0;
+  const recent = []; // the last values, for the report of a decrease
+  const decreases = [];
   let last = -1;
   let first = null;
   let counting = false;
   const item = await monitor(sub, "ns=2;s=sim.Counter", { queueSize: 10 }, (d) => {
     const v = d.value.value;
     notifications++;
-    if (v < last) decreasing++;
+    recent.push(v);
+    if (recent.length > 8) recent.shift();
+    if (v < last) {
+      decreasing++;
+      decreases.push([...recent]);
+    }
     last = v;
     if (!counting) return;
     if (first === null) first = v;
@@ -222,6 +229,7 @@ async function scenarioSubscribe() {
     distinct: seen.size,
     notifications,
     decreasing,
+    decreases,
     first,
     min: Math.min(...values),
     max: Math.max(...values),
