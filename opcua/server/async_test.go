@@ -35,7 +35,7 @@ func (l smallBufListener) Accept() (net.Conn, error) {
 }
 
 // startServerOn serves cfg on ln until the test ends.
-func startServerOn(t *testing.T, cfg server.Config, ln net.Listener) (*server.Server, string) {
+func startServerOn(t testing.TB, cfg server.Config, ln net.Listener) (*server.Server, string) {
 	t.Helper()
 	cfg.EndpointURL = "opc.tcp://" + ln.Addr().String()
 	srv, err := server.New(cfg)

@@ -33,24 +33,7 @@ func startServer(t testing.TB, cfg server.Config) (*server.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.EndpointURL = "opc.tcp://" + ln.Addr().String()
-	srv, err := server.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(ctx); err != nil {
-			t.Errorf("Shutdown: %v", err)
-		}
-		if err := <-done; !errors.Is(err, server.ErrServerClosed) {
-			t.Errorf("Serve returned %v, want ErrServerClosed", err)
-		}
-	})
-	return srv, cfg.EndpointURL
+	return startServerOn(t, cfg, ln)
 }
 
 func testCtx(t testing.TB) context.Context {
