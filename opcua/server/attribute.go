@@ -29,22 +29,20 @@ func checkCount(n int, limit uint32) error {
 
 // read answers Read (OPC 10000-4 §5.11.2). The request's values all come
 // from one image of each value source (one read context per request).
-func (c *conn) read(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.read, &c.resp.read
+func (c *conn) read(s *session, req *ua.ReadRequest, resp *ua.ReadResponse) error {
 	switch {
 	case req.MaxAge < 0:
-		return nil, ua.StatusBadMaxAgeInvalid
+		return ua.StatusBadMaxAgeInvalid
 	case !validTimestamps(req.TimestampsToReturn):
-		return nil, ua.StatusBadTimestampsToReturnInvalid
+		return ua.StatusBadTimestampsToReturnInvalid
 	}
 	if err := checkCount(len(req.NodesToRead), c.srv.cfg.Limits.MaxNodesPerRead); err != nil {
-		return nil, err
+		return err
 	}
-	c.header(&resp.ResponseHeader, h, ua.StatusGood)
 	resp.Results = grow(resp.Results, len(req.NodesToRead))
 	resp.DiagnosticInfos = nil
 	c.srv.space.read(&c.scr, s, req, resp.Results)
-	return resp, nil
+	return nil
 }
 
 // write answers Write (§5.11.4) with the session user's rights. A write
@@ -55,31 +53,29 @@ func (c *conn) read(s *session, h *ua.RequestHeader) (ua.Body, error) {
 // requests meanwhile; beyond maxAsync such requests in progress on the
 // connection, it waits inline. A Write whose operations are all answered
 // at once is answered at once, without allocating.
-func (c *conn) write(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.write, &c.resp.write
+func (c *conn) write(s *session, req *ua.WriteRequest, resp *ua.WriteResponse) error {
 	if err := checkCount(len(req.NodesToWrite), c.srv.cfg.Limits.MaxNodesPerWrite); err != nil {
-		return nil, err
+		return err
 	}
-	c.header(&resp.ResponseHeader, h, ua.StatusGood)
 	resp.Results = grow(resp.Results, len(req.NodesToWrite))
 	resp.DiagnosticInfos = nil
 	scr := &c.scr
 	if !c.srv.space.writeStart(scr, s, req.NodesToWrite, resp.Results) {
 		clear(scr.pending)
-		return resp, nil
+		return nil
 	}
 	timeout := c.srv.cfg.WriteTimeout
 	if !c.reserveAsync() {
 		awaitWrites(scr.pending, resp.Results, timeout)
 		clear(scr.pending)
-		return resp, nil
+		return nil
 	}
 	// The results and pending slices are the connection's, reused by the
 	// next request: the goroutine gets copies.
 	pending := slices.Clone(scr.pending)
 	clear(scr.pending)
 	results := slices.Clone(resp.Results)
-	handle := h.RequestHandle
+	handle := req.RequestHeader.RequestHandle
 	c.later(func() ua.Body {
 		awaitWrites(pending, results, timeout)
 		return &ua.WriteResponse{
@@ -87,7 +83,7 @@ func (c *conn) write(s *session, h *ua.RequestHeader) (ua.Body, error) {
 			Results:        results,
 		}
 	})
-	return nil, errAsync
+	return errAsync
 }
 
 // validTimestamps reports whether ttr is one of the four TimestampsToReturn.

@@ -197,7 +197,7 @@ func benchmarkRead(b *testing.B, n int) {
 // response of n good results.
 func checkReadResponse(tb testing.TB, bc *benchConn, n int) {
 	tb.Helper()
-	resp := &bc.c.resp.read
+	resp := bc.c.vals[serviceByRequest[id.ReadRequest_Encoding_DefaultBinary].index].resp.(*ua.ReadResponse)
 	if len(bc.c.out) == 0 || len(resp.Results) != n {
 		tb.Fatalf("no Read response (%d results)", len(resp.Results))
 	}

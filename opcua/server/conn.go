@@ -41,9 +41,9 @@ type conn struct {
 	batch   int       // responses queued in the current batch
 	yielded time.Time // when the goroutine last yielded (see answer)
 
-	req  requests
-	resp responses
-	scr  scratch // per-service scratch values, see attribute.go and view.go
+	vals []serviceValues // reused request and response values by service index, see values
+	sf   ua.ServiceFault // the reused ServiceFault, see fault
+	scr  scratch         // per-service scratch values, see attribute.go and view.go
 
 	async atomic.Int32 // requests being answered by goroutines (later)
 }
@@ -66,7 +66,7 @@ func (c *conn) reserveAsync() bool {
 
 // later answers the request being handled from a goroutine, after
 // reserveAsync: the goroutine runs answer, which must use none of the
-// connection's reused values (c.req, c.resp, c.scr, c.out, the decoder:
+// connection's reused values (c.vals, c.scr, c.out, the decoder:
 // the next request overwrites them), encodes the response into a buffer
 // of its own and writes it. The handler then returns errAsync. Responses
 // may thus leave out of request order; clients match them by request id.
@@ -86,7 +86,7 @@ func (c *conn) later(answer func() ua.Body) {
 }
 
 func newConn(s *Server, ch channel) *conn {
-	c := &conn{srv: s, ch: ch, out: make([]byte, 0, 4096)}
+	c := &conn{srv: s, ch: ch, out: make([]byte, 0, 4096), vals: make([]serviceValues, len(services))}
 	c.d.Limits = s.limits
 	return c
 }
@@ -181,14 +181,15 @@ func (c *conn) handle(msg []byte) []byte {
 	if svc == nil {
 		return c.fault(c.peekHandle(), ua.StatusBadServiceUnsupported)
 	}
-	body, h := svc.req(c)
+	req, resp := c.values(svc)
 	d.Reset(msg)
-	if err := ua.DecodeMessageInto(d, body); err != nil {
+	if err := ua.DecodeMessageInto(d, req); err != nil {
 		// The header may have decoded: echo its handle if it did.
 		d.Reset(msg)
 		c.typeID.Decode(d)
 		return c.fault(c.peekHandle(), ua.StatusBadDecodingError)
 	}
+	h := req.Header()
 	var s *session
 	if svc.session != noSession {
 		var err error
@@ -199,7 +200,8 @@ func (c *conn) handle(msg []byte) []byte {
 		}
 		c.sess = s
 	}
-	resp, err := svc.handle(c, s, h)
+	*resp.Header() = ua.ResponseHeader{Timestamp: c.now, RequestHandle: h.RequestHandle, ServiceResult: ua.StatusGood}
+	err := svc.handle(c, s, req, resp)
 	if err == errAsync {
 		return nil
 	}
@@ -224,16 +226,10 @@ func (c *conn) peekHandle() uint32 {
 // fault encodes a ServiceFault with status for the request with handle.
 func (c *conn) fault(handle uint32, status ua.StatusCode) []byte {
 	c.srv.diag.rejectedRequests.Add(1)
-	f := &c.resp.fault
+	f := &c.sf
 	f.ResponseHeader = ua.ResponseHeader{Timestamp: c.now, RequestHandle: handle, ServiceResult: status}
 	c.out = ua.AppendMessage(c.out[:0], f)
 	return c.out
-}
-
-// header sets a response header: the time, the request's handle echoed,
-// and the service result.
-func (c *conn) header(rh *ua.ResponseHeader, h *ua.RequestHeader, status ua.StatusCode) {
-	*rh = ua.ResponseHeader{Timestamp: c.now, RequestHandle: h.RequestHandle, ServiceResult: status}
 }
 
 // statusOf returns the StatusCode in err, Bad_InternalError if it has none.

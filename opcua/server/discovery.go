@@ -10,30 +10,26 @@ import (
 // ApplicationDescription, unless ServerUris names other servers only.
 // EndpointUrl and LocaleIds do not change the answer (there is one
 // locale-neutral name).
-func (c *conn) findServers(_ *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.findServers, &c.resp.findServers
-	c.header(&resp.ResponseHeader, h, ua.StatusGood)
+func (c *conn) findServers(_ *session, req *ua.FindServersRequest, resp *ua.FindServersResponse) error {
 	resp.Servers = resp.Servers[:0]
 	if len(req.ServerURIs) == 0 || contains(req.ServerURIs, c.srv.app.ApplicationURI) {
 		resp.Servers = append(resp.Servers, c.srv.app)
 	}
-	return resp, nil
+	return nil
 }
 
 // getEndpoints answers GetEndpoints (§5.4.4): the one endpoint, unless
 // ProfileUris names other transport profiles only. The endpoint URL is
 // always ours: a client that reached us by another host name (a NAT, an
 // IP address) gets our configured URL, the "suitable default" of §5.4.4.2.
-func (c *conn) getEndpoints(_ *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.getEndpoints, &c.resp.getEndpoints
-	c.header(&resp.ResponseHeader, h, ua.StatusGood)
+func (c *conn) getEndpoints(_ *session, req *ua.GetEndpointsRequest, resp *ua.GetEndpointsResponse) error {
 	resp.Endpoints = resp.Endpoints[:0]
 	for _, e := range c.srv.endpoints {
 		if len(req.ProfileURIs) == 0 || matchesProfile(req.ProfileURIs, e.TransportProfileURI) {
 			resp.Endpoints = append(resp.Endpoints, e)
 		}
 	}
-	return resp, nil
+	return nil
 }
 
 // matchesProfile reports whether uris holds profile; a query string

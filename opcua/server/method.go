@@ -17,29 +17,27 @@ import (
 // requests in progress on the connection, the Call runs inline, blocking
 // only this connection's goroutine. Either way the address space is never
 // blocked.
-func (c *conn) call(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.call, &c.resp.call
+func (c *conn) call(s *session, req *ua.CallRequest, resp *ua.CallResponse) error {
 	if err := checkCount(len(req.MethodsToCall), c.srv.cfg.Limits.MaxNodesPerMethodCall); err != nil {
-		return nil, err
+		return err
 	}
 	if c.reserveAsync() {
 		if methods, ok := c.cloneCalls(req.MethodsToCall); ok {
-			handle := h.RequestHandle
+			handle := req.RequestHeader.RequestHandle
 			c.later(func() ua.Body {
 				r := &ua.CallResponse{Results: make([]ua.CallMethodResult, len(methods))}
 				callMethods(c.srv, s, methods, r.Results)
 				r.ResponseHeader = ua.ResponseHeader{Timestamp: c.srv.clock(), RequestHandle: handle, ServiceResult: ua.StatusGood}
 				return r
 			})
-			return nil, errAsync
+			return errAsync
 		}
 		c.async.Add(-1)
 	}
-	c.header(&resp.ResponseHeader, h, ua.StatusGood)
 	resp.Results = grow(resp.Results, len(req.MethodsToCall))
 	resp.DiagnosticInfos = nil
 	callMethods(c.srv, s, req.MethodsToCall, resp.Results)
-	return resp, nil
+	return nil
 }
 
 // callMethods runs the methods for session s into out (one result each).

@@ -10,14 +10,17 @@ import (
 )
 
 func TestServiceTableIsConsistent(t *testing.T) {
-	var c conn
 	seen := map[uint32]bool{}
 	for _, svc := range services {
 		if seen[svc.request] {
 			t.Errorf("%s: request id %d listed twice", svc.name, svc.request)
 		}
 		seen[svc.request] = true
-		body, h := svc.req(&c)
+		body, resp := svc.values()
+		h := body.Header()
+		if got := resp.BinaryEncodingID(); got != ua.NewNumericNodeID(0, svc.response) {
+			t.Errorf("%s: response value is %T (%v), want encoding id %d", svc.name, resp, got, svc.response)
+		}
 		if got := body.BinaryEncodingID(); got != ua.NewNumericNodeID(0, svc.request) {
 			t.Errorf("%s: request value is %T (%v), want encoding id %d", svc.name, body, got, svc.request)
 		}

@@ -33,22 +33,22 @@ func newNonce() []byte {
 
 // createSession answers CreateSession (§5.7.2): a new session bound to
 // this channel, not activated yet.
-func (c *conn) createSession(_ *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.createSession, &c.resp.createSession
+func (c *conn) createSession(_ *session, req *ua.CreateSessionRequest, resp *ua.CreateSessionResponse) error {
 	if c.srv.isClosing() {
 		c.srv.diag.rejectedSessions.Add(1)
-		return nil, ua.StatusBadShutdown
+		return ua.StatusBadShutdown
 	}
 	timeout := c.srv.reviseTimeout(req.RequestedSessionTimeout)
 	s, err := c.srv.sessions.create(req.SessionName, timeout, c.ch.ID(), c.now)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	maxReq := c.srv.cfg.Channel.MaxMessageSize
 	if maxReq == 0 {
 		maxReq = defaultMaxMessageSize
 	}
 	*resp = ua.CreateSessionResponse{
+		ResponseHeader:        resp.ResponseHeader,
 		SessionID:             s.id,
 		AuthenticationToken:   s.token,
 		RevisedSessionTimeout: float64(timeout / time.Millisecond),
@@ -56,9 +56,8 @@ func (c *conn) createSession(_ *session, h *ua.RequestHeader) (ua.Body, error) {
 		ServerEndpoints:       c.srv.endpoints,
 		MaxRequestMessageSize: maxReq,
 	}
-	c.header(&resp.ResponseHeader, h, ua.StatusGood)
 	c.srv.cfg.Logger.Info("session created", "session", s.id.String(), "name", s.name, "timeout", timeout, "channel", c.ch.ID())
-	return resp, nil
+	return nil
 }
 
 // activateSession answers ActivateSession (§5.7.3). The first activation
@@ -68,13 +67,12 @@ func (c *conn) createSession(_ *session, h *ua.RequestHeader) (ua.Body, error) {
 // Authenticator; a rejection leaves the session as it was. The Publish
 // requests the session queued over its old channel are dropped: the new
 // channel's requests get the notifications.
-func (c *conn) activateSession(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.activateSession, &c.resp.activateSession
+func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp *ua.ActivateSessionResponse) error {
 	chID := c.ch.ID()
 	if !s.activated.Load() && s.channelID.Load() != chID {
 		c.srv.diag.securityRejectedSess.Add(1)
 		c.srv.diag.rejectedSessions.Add(1)
-		return nil, ua.StatusBadSecureChannelIDInvalid
+		return ua.StatusBadSecureChannelIDInvalid
 	}
 	var token ua.Body
 	switch tok := &req.UserIdentityToken; {
@@ -85,16 +83,16 @@ func (c *conn) activateSession(s *session, h *ua.RequestHeader) (ua.Body, error)
 	default:
 		c.srv.diag.securityRejectedSess.Add(1)
 		c.srv.diag.rejectedSessions.Add(1)
-		return nil, ua.StatusBadIdentityTokenInvalid
+		return ua.StatusBadIdentityTokenInvalid
 	}
 	id, err := c.srv.cfg.Authenticator.Authenticate(token)
 	if err != nil {
 		c.srv.diag.securityRejectedSess.Add(1)
 		c.srv.diag.rejectedSessions.Add(1)
 		if sc := statusOf(err); sc != ua.StatusBadInternalError {
-			return nil, sc
+			return sc
 		}
-		return nil, ua.StatusBadIdentityTokenRejected
+		return ua.StatusBadIdentityTokenRejected
 	}
 	s.mu.Lock()
 	if s.activated.Load() && s.channelID.Load() != chID && s.identity != id {
@@ -102,7 +100,7 @@ func (c *conn) activateSession(s *session, h *ua.RequestHeader) (ua.Body, error)
 		// A new channel may take over the session only for the same user.
 		c.srv.diag.securityRejectedSess.Add(1)
 		c.srv.diag.rejectedSessions.Add(1)
-		return nil, ua.StatusBadIdentityChangeNotSupported
+		return ua.StatusBadIdentityChangeNotSupported
 	}
 	s.identity = id
 	s.mu.Unlock()
@@ -114,12 +112,11 @@ func (c *conn) activateSession(s *session, h *ua.RequestHeader) (ua.Body, error)
 		m.call(func() { m.sessionMoved(s, time.Now()) })
 	}
 
-	*resp = ua.ActivateSessionResponse{ServerNonce: newNonce()}
+	*resp = ua.ActivateSessionResponse{ResponseHeader: resp.ResponseHeader, ServerNonce: newNonce()}
 	if n := len(req.ClientSoftwareCertificates); n > 0 {
 		resp.Results = make([]ua.StatusCode, n) // Good: nothing is checked
 	}
-	c.header(&resp.ResponseHeader, h, ua.StatusGood)
-	return resp, nil
+	return nil
 }
 
 // closeSession answers CloseSession (§5.7.4). The session's queued
@@ -128,13 +125,13 @@ func (c *conn) activateSession(s *session, h *ua.RequestHeader) (ua.Body, error)
 // runs out or another session of the same user transfers them
 // (subMgr.sessionClosed). A session is closed only over the channel it is
 // bound to (Bad_SessionIdInvalid otherwise, as the CTT expects).
-func (c *conn) closeSession(s *session, h *ua.RequestHeader) (ua.Body, error) {
+func (c *conn) closeSession(s *session, req *ua.CloseSessionRequest, resp *ua.CloseSessionResponse) error {
 	if s.channelID.Load() != c.ch.ID() {
-		return nil, ua.StatusBadSessionIDInvalid
+		return ua.StatusBadSessionIDInvalid
 	}
 	c.srv.sessions.remove(s)
 	if m := &c.srv.subs; m.active.Load() {
-		del := c.req.closeSession.DeleteSubscriptions
+		del := req.DeleteSubscriptions
 		m.call(func() {
 			if ss := m.sessions[s]; ss != nil {
 				m.sessionClosed(ss, del, time.Now())
@@ -144,17 +141,13 @@ func (c *conn) closeSession(s *session, h *ua.RequestHeader) (ua.Body, error) {
 	if c.sess == s {
 		c.sess = nil
 	}
-	resp := &c.resp.closeSession
-	c.header(&resp.ResponseHeader, h, ua.StatusGood)
-	return resp, nil
+	return nil
 }
 
 // cancel answers Cancel (§5.7.5). Every request is answered before the
 // next one on a channel is read, so there is never an outstanding request
 // to cancel: CancelCount is always 0.
-func (c *conn) cancel(_ *session, h *ua.RequestHeader) (ua.Body, error) {
-	resp := &c.resp.cancel
-	c.header(&resp.ResponseHeader, h, ua.StatusGood)
+func (c *conn) cancel(_ *session, _ *ua.CancelRequest, resp *ua.CancelResponse) error {
 	resp.CancelCount = 0
-	return resp, nil
+	return nil
 }

@@ -44,8 +44,7 @@ func (m *subMgr) eachSub(s *session, ids []uint32, results []ua.StatusCode, f fu
 	}
 }
 
-func (c *conn) createSubscription(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.createSubscription, &c.resp.createSubscription
+func (c *conn) createSubscription(s *session, req *ua.CreateSubscriptionRequest, resp *ua.CreateSubscriptionResponse) error {
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
 		ss := m.sessionState(s)
@@ -73,7 +72,6 @@ func (c *conn) createSubscription(s *session, h *ua.RequestHeader) (ua.Body, err
 		ss.subs = append(ss.subs, sub)
 		c.srv.diag.currentSubscriptions.Add(1)
 		c.srv.diag.cumulatedSubscription.Add(1)
-		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.SubscriptionID = sub.id
 		resp.RevisedPublishingInterval = durMS(sub.interval)
 		resp.RevisedLifetimeCount = sub.lifetime
@@ -81,13 +79,12 @@ func (c *conn) createSubscription(s *session, h *ua.RequestHeader) (ua.Body, err
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return resp, nil
+	return nil
 }
 
-func (c *conn) modifySubscription(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.modifySubscription, &c.resp.modifySubscription
+func (c *conn) modifySubscription(s *session, req *ua.ModifySubscriptionRequest, resp *ua.ModifySubscriptionResponse) error {
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
 		sub := m.subOf(s, req.SubscriptionID)
@@ -108,26 +105,23 @@ func (c *conn) modifySubscription(s *session, h *ua.RequestHeader) (ua.Body, err
 				m.schedule(it, now) // aligned with the new cycle
 			}
 		}
-		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.RevisedPublishingInterval = durMS(sub.interval)
 		resp.RevisedLifetimeCount = sub.lifetime
 		resp.RevisedMaxKeepAliveCount = sub.keepAlive
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return resp, nil
+	return nil
 }
 
-func (c *conn) setPublishingMode(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.setPublishingMode, &c.resp.setPublishingMode
+func (c *conn) setPublishingMode(s *session, req *ua.SetPublishingModeRequest, resp *ua.SetPublishingModeResponse) error {
 	if len(req.SubscriptionIDs) == 0 {
-		return nil, ua.StatusBadNothingToDo
+		return ua.StatusBadNothingToDo
 	}
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
-		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.Results = grow(resp.Results, len(req.SubscriptionIDs))
 		resp.DiagnosticInfos = nil
 		m.eachSub(s, req.SubscriptionIDs, resp.Results, func(sub *subscription) ua.StatusCode {
@@ -137,21 +131,20 @@ func (c *conn) setPublishingMode(s *session, h *ua.RequestHeader) (ua.Body, erro
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return resp, nil
+	return nil
 }
 
 // publish queues the Publish request on the session (§5.13.5): it is
 // answered later by the manager, unless the session has no subscription
 // (Bad_NoSubscription) or already MaxPublishRequestsPerSession queued
 // (Bad_TooManyPublishRequests).
-func (c *conn) publish(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req := &c.req.publish
+func (c *conn) publish(s *session, req *ua.PublishRequest, _ *ua.PublishResponse) error {
 	m := &c.srv.subs
-	pr := pubReq{ch: c.ch, reqID: c.reqID, handle: h.RequestHandle}
-	if h.TimeoutHint > 0 {
-		pr.deadline = time.Now().Add(time.Duration(h.TimeoutHint) * time.Millisecond)
+	pr := pubReq{ch: c.ch, reqID: c.reqID, handle: req.RequestHeader.RequestHandle}
+	if req.RequestHeader.TimeoutHint > 0 {
+		pr.deadline = time.Now().Add(time.Duration(req.RequestHeader.TimeoutHint) * time.Millisecond)
 	}
 	err := c.onMgr(func() error {
 		if s.closed.Load() {
@@ -173,13 +166,12 @@ func (c *conn) publish(s *session, h *ua.RequestHeader) (ua.Body, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return nil, errAsync
+	return errAsync
 }
 
-func (c *conn) republish(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.republish, &c.resp.republish
+func (c *conn) republish(s *session, req *ua.RepublishRequest, resp *ua.RepublishResponse) error {
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
 		sub := m.subOf(s, req.SubscriptionID)
@@ -191,24 +183,21 @@ func (c *conn) republish(s *session, h *ua.RequestHeader) (ua.Body, error) {
 			return ua.StatusBadMessageNotAvailable
 		}
 		sub.lifetimeCtr = 0
-		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.NotificationMessage = cloneMessage(sub.retrans[i]) // the manager reuses the original
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return resp, nil
+	return nil
 }
 
-func (c *conn) deleteSubscriptions(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.deleteSubscriptions, &c.resp.deleteSubscriptions
+func (c *conn) deleteSubscriptions(s *session, req *ua.DeleteSubscriptionsRequest, resp *ua.DeleteSubscriptionsResponse) error {
 	if len(req.SubscriptionIDs) == 0 {
-		return nil, ua.StatusBadNothingToDo
+		return ua.StatusBadNothingToDo
 	}
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
-		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.Results = grow(resp.Results, len(req.SubscriptionIDs))
 		resp.DiagnosticInfos = nil
 		m.eachSub(s, req.SubscriptionIDs, resp.Results, func(sub *subscription) ua.StatusCode {
@@ -221,26 +210,24 @@ func (c *conn) deleteSubscriptions(s *session, h *ua.RequestHeader) (ua.Body, er
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return resp, nil
+	return nil
 }
 
 // transferSubscriptions moves subscriptions of another session of the same
 // user to this one (§5.13.7); the old session gets a
 // StatusChangeNotification Good_SubscriptionTransferred, unless it is
 // closed (its subscriptions outlived it, see subMgr.sessionClosed).
-func (c *conn) transferSubscriptions(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.transferSubscriptions, &c.resp.transferSubscriptions
+func (c *conn) transferSubscriptions(s *session, req *ua.TransferSubscriptionsRequest, resp *ua.TransferSubscriptionsResponse) error {
 	if len(req.SubscriptionIDs) == 0 {
-		return nil, ua.StatusBadNothingToDo
+		return ua.StatusBadNothingToDo
 	}
 	s.mu.Lock()
 	me := s.identity
 	s.mu.Unlock()
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
-		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.Results = make([]ua.TransferResult, len(req.SubscriptionIDs))
 		resp.DiagnosticInfos = nil
 		ss := m.sessionState(s)
@@ -288,15 +275,14 @@ func (c *conn) transferSubscriptions(s *session, h *ua.RequestHeader) (ua.Body, 
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return resp, nil
+	return nil
 }
 
-func (c *conn) createMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.createMonitoredItems, &c.resp.createMonitoredItems
+func (c *conn) createMonitoredItems(s *session, req *ua.CreateMonitoredItemsRequest, resp *ua.CreateMonitoredItemsResponse) error {
 	if err := c.checkItemsRequest(req.TimestampsToReturn, len(req.ItemsToCreate)); err != nil {
-		return nil, err
+		return err
 	}
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
@@ -304,7 +290,6 @@ func (c *conn) createMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, e
 		if sub == nil {
 			return ua.StatusBadSubscriptionIDInvalid
 		}
-		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.Results = make([]ua.MonitoredItemCreateResult, len(req.ItemsToCreate))
 		resp.DiagnosticInfos = nil
 		now := time.Now()
@@ -317,9 +302,9 @@ func (c *conn) createMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, e
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return resp, nil
+	return nil
 }
 
 // createItem creates one monitored item of sub.
@@ -395,10 +380,9 @@ func (c *conn) checkItemsRequest(ttr ua.TimestampsToReturn, n int) error {
 	return checkCount(n, c.srv.cfg.Subscriptions.MaxMonitoredItemsPerCall)
 }
 
-func (c *conn) modifyMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.modifyMonitoredItems, &c.resp.modifyMonitoredItems
+func (c *conn) modifyMonitoredItems(s *session, req *ua.ModifyMonitoredItemsRequest, resp *ua.ModifyMonitoredItemsResponse) error {
 	if err := c.checkItemsRequest(req.TimestampsToReturn, len(req.ItemsToModify)); err != nil {
-		return nil, err
+		return err
 	}
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
@@ -406,7 +390,6 @@ func (c *conn) modifyMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, e
 		if sub == nil {
 			return ua.StatusBadSubscriptionIDInvalid
 		}
-		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.Results = make([]ua.MonitoredItemModifyResult, len(req.ItemsToModify))
 		resp.DiagnosticInfos = nil
 		now := time.Now()
@@ -438,18 +421,17 @@ func (c *conn) modifyMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, e
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return resp, nil
+	return nil
 }
 
-func (c *conn) setMonitoringMode(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.setMonitoringMode, &c.resp.setMonitoringMode
+func (c *conn) setMonitoringMode(s *session, req *ua.SetMonitoringModeRequest, resp *ua.SetMonitoringModeResponse) error {
 	switch {
 	case len(req.MonitoredItemIDs) == 0:
-		return nil, ua.StatusBadNothingToDo
+		return ua.StatusBadNothingToDo
 	case req.MonitoringMode < ua.MonitoringModeDisabled || req.MonitoringMode > ua.MonitoringModeReporting:
-		return nil, ua.StatusBadMonitoringModeInvalid
+		return ua.StatusBadMonitoringModeInvalid
 	}
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
@@ -457,7 +439,6 @@ func (c *conn) setMonitoringMode(s *session, h *ua.RequestHeader) (ua.Body, erro
 		if sub == nil {
 			return ua.StatusBadSubscriptionIDInvalid
 		}
-		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.Results = grow(resp.Results, len(req.MonitoredItemIDs))
 		resp.DiagnosticInfos = nil
 		now := time.Now()
@@ -488,15 +469,14 @@ func (c *conn) setMonitoringMode(s *session, h *ua.RequestHeader) (ua.Body, erro
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return resp, nil
+	return nil
 }
 
-func (c *conn) setTriggering(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.setTriggering, &c.resp.setTriggering
+func (c *conn) setTriggering(s *session, req *ua.SetTriggeringRequest, resp *ua.SetTriggeringResponse) error {
 	if len(req.LinksToAdd) == 0 && len(req.LinksToRemove) == 0 {
-		return nil, ua.StatusBadNothingToDo
+		return ua.StatusBadNothingToDo
 	}
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
@@ -508,7 +488,6 @@ func (c *conn) setTriggering(s *session, h *ua.RequestHeader) (ua.Body, error) {
 		if trig == nil {
 			return ua.StatusBadMonitoredItemIDInvalid
 		}
-		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.AddResults = make([]ua.StatusCode, len(req.LinksToAdd))
 		resp.RemoveResults = make([]ua.StatusCode, len(req.LinksToRemove))
 		resp.AddDiagnosticInfos, resp.RemoveDiagnosticInfos = nil, nil
@@ -534,15 +513,14 @@ func (c *conn) setTriggering(s *session, h *ua.RequestHeader) (ua.Body, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return resp, nil
+	return nil
 }
 
-func (c *conn) deleteMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.deleteMonitoredItems, &c.resp.deleteMonitoredItems
+func (c *conn) deleteMonitoredItems(s *session, req *ua.DeleteMonitoredItemsRequest, resp *ua.DeleteMonitoredItemsResponse) error {
 	if len(req.MonitoredItemIDs) == 0 {
-		return nil, ua.StatusBadNothingToDo
+		return ua.StatusBadNothingToDo
 	}
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
@@ -550,7 +528,6 @@ func (c *conn) deleteMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, e
 		if sub == nil {
 			return ua.StatusBadSubscriptionIDInvalid
 		}
-		c.header(&resp.ResponseHeader, h, ua.StatusGood)
 		resp.Results = grow(resp.Results, len(req.MonitoredItemIDs))
 		resp.DiagnosticInfos = nil
 		for i, id := range req.MonitoredItemIDs {
@@ -565,7 +542,7 @@ func (c *conn) deleteMonitoredItems(s *session, h *ua.RequestHeader) (ua.Body, e
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return resp, nil
+	return nil
 }

@@ -54,15 +54,13 @@ func (p *contPoints) releaseAll() { p.list = p.list[:0] }
 // RequestedMaxReferencesPerNode (0: no limit) gets a continuation point
 // for the rest, or Bad_NoContinuationPoints when the session holds
 // MaxBrowseContinuationPoints already.
-func (c *conn) browse(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.browse, &c.resp.browse
+func (c *conn) browse(s *session, req *ua.BrowseRequest, resp *ua.BrowseResponse) error {
 	if !req.View.ViewID.IsNull() {
-		return nil, ua.StatusBadViewIDUnknown
+		return ua.StatusBadViewIDUnknown
 	}
 	if err := checkCount(len(req.NodesToBrowse), c.srv.cfg.Limits.MaxNodesPerBrowse); err != nil {
-		return nil, err
+		return err
 	}
-	c.header(&resp.ResponseHeader, h, ua.StatusGood)
 	resp.Results = grow(resp.Results, len(req.NodesToBrowse))
 	resp.DiagnosticInfos = nil
 	for i := range req.NodesToBrowse {
@@ -72,7 +70,7 @@ func (c *conn) browse(s *session, h *ua.RequestHeader) (ua.Body, error) {
 		more := c.srv.space.browse(&req.NodesToBrowse[i], &st, res)
 		c.keep(s, &st, more, res)
 	}
-	return resp, nil
+	return nil
 }
 
 // keep stores st as a continuation point of s if references remain.
@@ -94,12 +92,10 @@ func (c *conn) keep(s *session, st *browseState, more bool, res *ua.BrowseResult
 // browseNext answers BrowseNext (§5.9.3): continues the browses of the
 // continuation points, or releases them. An unknown point is
 // Bad_ContinuationPointInvalid.
-func (c *conn) browseNext(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.browseNext, &c.resp.browseNext
+func (c *conn) browseNext(s *session, req *ua.BrowseNextRequest, resp *ua.BrowseNextResponse) error {
 	if err := checkCount(len(req.ContinuationPoints), c.srv.cfg.Limits.MaxNodesPerBrowse); err != nil {
-		return nil, err
+		return err
 	}
-	c.header(&resp.ResponseHeader, h, ua.StatusGood)
 	resp.Results = grow(resp.Results, len(req.ContinuationPoints))
 	resp.DiagnosticInfos = nil
 	for i, cp := range req.ContinuationPoints {
@@ -119,45 +115,39 @@ func (c *conn) browseNext(s *session, h *ua.RequestHeader) (ua.Body, error) {
 		more := c.srv.space.browseNext(&st, res)
 		c.keep(s, &st, more, res)
 	}
-	return resp, nil
+	return nil
 }
 
 // translate answers TranslateBrowsePathsToNodeIds (§5.9.4).
-func (c *conn) translate(s *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.translate, &c.resp.translate
+func (c *conn) translate(s *session, req *ua.TranslateBrowsePathsToNodeIDsRequest, resp *ua.TranslateBrowsePathsToNodeIDsResponse) error {
 	if err := checkCount(len(req.BrowsePaths), c.srv.cfg.Limits.MaxNodesPerTranslateBrowsePathsToNodeIDs); err != nil {
-		return nil, err
+		return err
 	}
-	c.header(&resp.ResponseHeader, h, ua.StatusGood)
 	resp.Results = grow(resp.Results, len(req.BrowsePaths))
 	resp.DiagnosticInfos = nil
 	for i := range req.BrowsePaths {
 		c.srv.space.translate(&req.BrowsePaths[i], &resp.Results[i])
 	}
-	return resp, nil
+	return nil
 }
 
 // registerNodes answers RegisterNodes (§5.9.5). Registration is an alias:
 // every node id is returned as it is, and a registered id is as fast as
 // any other because every lookup is a map access. Unknown ids are not
 // checked here (the spec leaves that to the later use of the id).
-func (c *conn) registerNodes(_ *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.registerNodes, &c.resp.registerNodes
+func (c *conn) registerNodes(_ *session, req *ua.RegisterNodesRequest, resp *ua.RegisterNodesResponse) error {
 	if err := checkCount(len(req.NodesToRegister), c.srv.cfg.Limits.MaxNodesPerRegisterNodes); err != nil {
-		return nil, err
+		return err
 	}
-	c.header(&resp.ResponseHeader, h, ua.StatusGood)
 	resp.RegisteredNodeIDs = append(resp.RegisteredNodeIDs[:0], req.NodesToRegister...)
-	return resp, nil
+	return nil
 }
 
 // unregisterNodes answers UnregisterNodes (§5.9.6): registration being an
 // alias, there is nothing to undo.
-func (c *conn) unregisterNodes(_ *session, h *ua.RequestHeader) (ua.Body, error) {
-	req, resp := &c.req.unregisterNodes, &c.resp.unregisterNodes
+func (c *conn) unregisterNodes(_ *session, req *ua.UnregisterNodesRequest, resp *ua.UnregisterNodesResponse) error {
 	if err := checkCount(len(req.NodesToUnregister), c.srv.cfg.Limits.MaxNodesPerRegisterNodes); err != nil {
-		return nil, err
+		return err
 	}
-	c.header(&resp.ResponseHeader, h, ua.StatusGood)
-	return resp, nil
+	return nil
 }

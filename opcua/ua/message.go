@@ -12,6 +12,25 @@ package ua
 // without headers, padding or signature), and bytes left after the
 // structure are StatusBadDecodingError.
 
+// A Request is a service request: every generated structure whose first
+// field is its RequestHeader.
+type Request interface {
+	Body
+	Header() *RequestHeader
+}
+
+// A Response is a service response (ServiceFault included): every
+// generated structure whose first field is its ResponseHeader.
+type Response interface {
+	Body
+	Header() *ResponseHeader
+}
+
+var (
+	_ Request  = (*ReadRequest)(nil)
+	_ Response = (*ServiceFault)(nil)
+)
+
 // AppendMessage appends m as a service message: the NodeId
 // m.BinaryEncodingID() in its smallest form, then m's encoding.
 func AppendMessage(b []byte, m Body) []byte {

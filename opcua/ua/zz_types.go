@@ -3913,6 +3913,10 @@ func (*ServiceFault) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.ServiceFault_Encoding_DefaultBinary}
 }
 
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *ServiceFault) Header() *ResponseHeader { return &m.ResponseHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *ServiceFault) Encode(b []byte) []byte {
 	b = m.ResponseHeader.Encode(b)
@@ -4050,6 +4054,10 @@ func (*FindServersRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.FindServersRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *FindServersRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *FindServersRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -4097,6 +4105,10 @@ type FindServersResponse struct {
 func (*FindServersResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.FindServersResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *FindServersResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *FindServersResponse) Encode(b []byte) []byte {
@@ -4177,6 +4189,10 @@ func (*FindServersOnNetworkRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.FindServersOnNetworkRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *FindServersOnNetworkRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *FindServersOnNetworkRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -4217,6 +4233,10 @@ type FindServersOnNetworkResponse struct {
 func (*FindServersOnNetworkResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.FindServersOnNetworkResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *FindServersOnNetworkResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *FindServersOnNetworkResponse) Encode(b []byte) []byte {
@@ -4345,6 +4365,10 @@ func (*GetEndpointsRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.GetEndpointsRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *GetEndpointsRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *GetEndpointsRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -4392,6 +4416,10 @@ type GetEndpointsResponse struct {
 func (*GetEndpointsResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.GetEndpointsResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *GetEndpointsResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *GetEndpointsResponse) Encode(b []byte) []byte {
@@ -4490,6 +4518,10 @@ func (*RegisterServerRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.RegisterServerRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *RegisterServerRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *RegisterServerRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -4514,6 +4546,10 @@ type RegisterServerResponse struct {
 func (*RegisterServerResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.RegisterServerResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *RegisterServerResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *RegisterServerResponse) Encode(b []byte) []byte {
@@ -4591,6 +4627,10 @@ func (*RegisterServer2Request) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.RegisterServer2Request_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *RegisterServer2Request) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *RegisterServer2Request) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -4629,6 +4669,10 @@ type RegisterServer2Response struct {
 func (*RegisterServer2Response) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.RegisterServer2Response_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *RegisterServer2Response) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *RegisterServer2Response) Encode(b []byte) []byte {
@@ -4713,6 +4757,10 @@ func (*OpenSecureChannelRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.OpenSecureChannelRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *OpenSecureChannelRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *OpenSecureChannelRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -4750,6 +4798,10 @@ func (*OpenSecureChannelResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.OpenSecureChannelResponse_Encoding_DefaultBinary}
 }
 
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *OpenSecureChannelResponse) Header() *ResponseHeader { return &m.ResponseHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *OpenSecureChannelResponse) Encode(b []byte) []byte {
 	b = m.ResponseHeader.Encode(b)
@@ -4780,6 +4832,10 @@ func (*CloseSecureChannelRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.CloseSecureChannelRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *CloseSecureChannelRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *CloseSecureChannelRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -4803,6 +4859,10 @@ type CloseSecureChannelResponse struct {
 func (*CloseSecureChannelResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.CloseSecureChannelResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *CloseSecureChannelResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *CloseSecureChannelResponse) Encode(b []byte) []byte {
@@ -4888,6 +4948,10 @@ func (*CreateSessionRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.CreateSessionRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *CreateSessionRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *CreateSessionRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -4935,6 +4999,10 @@ type CreateSessionResponse struct {
 func (*CreateSessionResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.CreateSessionResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *CreateSessionResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *CreateSessionResponse) Encode(b []byte) []byte {
@@ -5137,6 +5205,10 @@ func (*ActivateSessionRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.ActivateSessionRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *ActivateSessionRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *ActivateSessionRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -5192,6 +5264,10 @@ func (*ActivateSessionResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.ActivateSessionResponse_Encoding_DefaultBinary}
 }
 
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *ActivateSessionResponse) Header() *ResponseHeader { return &m.ResponseHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *ActivateSessionResponse) Encode(b []byte) []byte {
 	b = m.ResponseHeader.Encode(b)
@@ -5240,6 +5316,10 @@ func (*CloseSessionRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.CloseSessionRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *CloseSessionRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *CloseSessionRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -5265,6 +5345,10 @@ func (*CloseSessionResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.CloseSessionResponse_Encoding_DefaultBinary}
 }
 
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *CloseSessionResponse) Header() *ResponseHeader { return &m.ResponseHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *CloseSessionResponse) Encode(b []byte) []byte {
 	b = m.ResponseHeader.Encode(b)
@@ -5288,6 +5372,10 @@ type CancelRequest struct {
 func (*CancelRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.CancelRequest_Encoding_DefaultBinary}
 }
+
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *CancelRequest) Header() *RequestHeader { return &m.RequestHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *CancelRequest) Encode(b []byte) []byte {
@@ -5314,6 +5402,10 @@ type CancelResponse struct {
 func (*CancelResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.CancelResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *CancelResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *CancelResponse) Encode(b []byte) []byte {
@@ -5893,6 +5985,10 @@ func (*AddNodesRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.AddNodesRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *AddNodesRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *AddNodesRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -5928,6 +6024,10 @@ type AddNodesResponse struct {
 func (*AddNodesResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.AddNodesResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *AddNodesResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *AddNodesResponse) Encode(b []byte) []byte {
@@ -6013,6 +6113,10 @@ func (*AddReferencesRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.AddReferencesRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *AddReferencesRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *AddReferencesRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -6048,6 +6152,10 @@ type AddReferencesResponse struct {
 func (*AddReferencesResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.AddReferencesResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *AddReferencesResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *AddReferencesResponse) Encode(b []byte) []byte {
@@ -6121,6 +6229,10 @@ func (*DeleteNodesRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.DeleteNodesRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *DeleteNodesRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *DeleteNodesRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -6156,6 +6268,10 @@ type DeleteNodesResponse struct {
 func (*DeleteNodesResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.DeleteNodesResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *DeleteNodesResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *DeleteNodesResponse) Encode(b []byte) []byte {
@@ -6239,6 +6355,10 @@ func (*DeleteReferencesRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.DeleteReferencesRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *DeleteReferencesRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *DeleteReferencesRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -6275,6 +6395,10 @@ type DeleteReferencesResponse struct {
 func (*DeleteReferencesResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.DeleteReferencesResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *DeleteReferencesResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *DeleteReferencesResponse) Encode(b []byte) []byte {
@@ -6470,6 +6594,10 @@ func (*BrowseRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.BrowseRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *BrowseRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *BrowseRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -6509,6 +6637,10 @@ type BrowseResponse struct {
 func (*BrowseResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.BrowseResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *BrowseResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *BrowseResponse) Encode(b []byte) []byte {
@@ -6557,6 +6689,10 @@ func (*BrowseNextRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.BrowseNextRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *BrowseNextRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *BrowseNextRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -6594,6 +6730,10 @@ type BrowseNextResponse struct {
 func (*BrowseNextResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.BrowseNextResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *BrowseNextResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *BrowseNextResponse) Encode(b []byte) []byte {
@@ -6793,6 +6933,10 @@ func (*TranslateBrowsePathsToNodeIDsRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.TranslateBrowsePathsToNodeIdsRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *TranslateBrowsePathsToNodeIDsRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *TranslateBrowsePathsToNodeIDsRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -6829,6 +6973,10 @@ type TranslateBrowsePathsToNodeIDsResponse struct {
 func (*TranslateBrowsePathsToNodeIDsResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.TranslateBrowsePathsToNodeIdsResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *TranslateBrowsePathsToNodeIDsResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *TranslateBrowsePathsToNodeIDsResponse) Encode(b []byte) []byte {
@@ -6876,6 +7024,10 @@ func (*RegisterNodesRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.RegisterNodesRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *RegisterNodesRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *RegisterNodesRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -6910,6 +7062,10 @@ type RegisterNodesResponse struct {
 func (*RegisterNodesResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.RegisterNodesResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *RegisterNodesResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *RegisterNodesResponse) Encode(b []byte) []byte {
@@ -6946,6 +7102,10 @@ func (*UnregisterNodesRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.UnregisterNodesRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *UnregisterNodesRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *UnregisterNodesRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -6980,6 +7140,10 @@ type UnregisterNodesResponse struct {
 func (*UnregisterNodesResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.UnregisterNodesResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *UnregisterNodesResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *UnregisterNodesResponse) Encode(b []byte) []byte {
@@ -7549,6 +7713,10 @@ func (*QueryFirstRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.QueryFirstRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *QueryFirstRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *QueryFirstRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -7595,6 +7763,10 @@ type QueryFirstResponse struct {
 func (*QueryFirstResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.QueryFirstResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *QueryFirstResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *QueryFirstResponse) Encode(b []byte) []byte {
@@ -7658,6 +7830,10 @@ func (*QueryNextRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.QueryNextRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *QueryNextRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *QueryNextRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -7686,6 +7862,10 @@ type QueryNextResponse struct {
 func (*QueryNextResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.QueryNextResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *QueryNextResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *QueryNextResponse) Encode(b []byte) []byte {
@@ -7758,6 +7938,10 @@ func (*ReadRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.ReadRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *ReadRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *ReadRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -7797,6 +7981,10 @@ type ReadResponse struct {
 func (*ReadResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.ReadResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *ReadResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *ReadResponse) Encode(b []byte) []byte {
@@ -8325,6 +8513,10 @@ func (*HistoryReadRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.HistoryReadRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *HistoryReadRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *HistoryReadRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -8366,6 +8558,10 @@ type HistoryReadResponse struct {
 func (*HistoryReadResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.HistoryReadResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *HistoryReadResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *HistoryReadResponse) Encode(b []byte) []byte {
@@ -8445,6 +8641,10 @@ func (*WriteRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.WriteRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *WriteRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *WriteRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -8480,6 +8680,10 @@ type WriteResponse struct {
 func (*WriteResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.WriteResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *WriteResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *WriteResponse) Encode(b []byte) []byte {
@@ -8814,6 +9018,10 @@ func (*HistoryUpdateRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.HistoryUpdateRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *HistoryUpdateRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *HistoryUpdateRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -8849,6 +9057,10 @@ type HistoryUpdateResponse struct {
 func (*HistoryUpdateResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.HistoryUpdateResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *HistoryUpdateResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *HistoryUpdateResponse) Encode(b []byte) []byte {
@@ -8993,6 +9205,10 @@ func (*CallRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.CallRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *CallRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *CallRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -9028,6 +9244,10 @@ type CallResponse struct {
 func (*CallResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.CallResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *CallResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *CallResponse) Encode(b []byte) []byte {
@@ -9421,6 +9641,10 @@ func (*CreateMonitoredItemsRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.CreateMonitoredItemsRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *CreateMonitoredItemsRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *CreateMonitoredItemsRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -9461,6 +9685,10 @@ type CreateMonitoredItemsResponse struct {
 func (*CreateMonitoredItemsResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.CreateMonitoredItemsResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *CreateMonitoredItemsResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *CreateMonitoredItemsResponse) Encode(b []byte) []byte {
@@ -9571,6 +9799,10 @@ func (*ModifyMonitoredItemsRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.ModifyMonitoredItemsRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *ModifyMonitoredItemsRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *ModifyMonitoredItemsRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -9611,6 +9843,10 @@ type ModifyMonitoredItemsResponse struct {
 func (*ModifyMonitoredItemsResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.ModifyMonitoredItemsResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *ModifyMonitoredItemsResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *ModifyMonitoredItemsResponse) Encode(b []byte) []byte {
@@ -9661,6 +9897,10 @@ func (*SetMonitoringModeRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.SetMonitoringModeRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *SetMonitoringModeRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *SetMonitoringModeRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -9701,6 +9941,10 @@ type SetMonitoringModeResponse struct {
 func (*SetMonitoringModeResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.SetMonitoringModeResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *SetMonitoringModeResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *SetMonitoringModeResponse) Encode(b []byte) []byte {
@@ -9750,6 +9994,10 @@ type SetTriggeringRequest struct {
 func (*SetTriggeringRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.SetTriggeringRequest_Encoding_DefaultBinary}
 }
+
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *SetTriggeringRequest) Header() *RequestHeader { return &m.RequestHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *SetTriggeringRequest) Encode(b []byte) []byte {
@@ -9803,6 +10051,10 @@ type SetTriggeringResponse struct {
 func (*SetTriggeringResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.SetTriggeringResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *SetTriggeringResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *SetTriggeringResponse) Encode(b []byte) []byte {
@@ -9874,6 +10126,10 @@ func (*DeleteMonitoredItemsRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.DeleteMonitoredItemsRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *DeleteMonitoredItemsRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *DeleteMonitoredItemsRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -9912,6 +10168,10 @@ type DeleteMonitoredItemsResponse struct {
 func (*DeleteMonitoredItemsResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.DeleteMonitoredItemsResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *DeleteMonitoredItemsResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *DeleteMonitoredItemsResponse) Encode(b []byte) []byte {
@@ -9965,6 +10225,10 @@ func (*CreateSubscriptionRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.CreateSubscriptionRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *CreateSubscriptionRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *CreateSubscriptionRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -10005,6 +10269,10 @@ func (*CreateSubscriptionResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.CreateSubscriptionResponse_Encoding_DefaultBinary}
 }
 
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *CreateSubscriptionResponse) Header() *ResponseHeader { return &m.ResponseHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *CreateSubscriptionResponse) Encode(b []byte) []byte {
 	b = m.ResponseHeader.Encode(b)
@@ -10042,6 +10310,10 @@ type ModifySubscriptionRequest struct {
 func (*ModifySubscriptionRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.ModifySubscriptionRequest_Encoding_DefaultBinary}
 }
+
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *ModifySubscriptionRequest) Header() *RequestHeader { return &m.RequestHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *ModifySubscriptionRequest) Encode(b []byte) []byte {
@@ -10082,6 +10354,10 @@ func (*ModifySubscriptionResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.ModifySubscriptionResponse_Encoding_DefaultBinary}
 }
 
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *ModifySubscriptionResponse) Header() *ResponseHeader { return &m.ResponseHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *ModifySubscriptionResponse) Encode(b []byte) []byte {
 	b = m.ResponseHeader.Encode(b)
@@ -10113,6 +10389,10 @@ type SetPublishingModeRequest struct {
 func (*SetPublishingModeRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.SetPublishingModeRequest_Encoding_DefaultBinary}
 }
+
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *SetPublishingModeRequest) Header() *RequestHeader { return &m.RequestHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *SetPublishingModeRequest) Encode(b []byte) []byte {
@@ -10152,6 +10432,10 @@ type SetPublishingModeResponse struct {
 func (*SetPublishingModeResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.SetPublishingModeResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *SetPublishingModeResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *SetPublishingModeResponse) Encode(b []byte) []byte {
@@ -10478,6 +10762,10 @@ func (*PublishRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.PublishRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *PublishRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *PublishRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -10517,6 +10805,10 @@ type PublishResponse struct {
 func (*PublishResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.PublishResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *PublishResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *PublishResponse) Encode(b []byte) []byte {
@@ -10582,6 +10874,10 @@ func (*RepublishRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.RepublishRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *RepublishRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *RepublishRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -10609,6 +10905,10 @@ type RepublishResponse struct {
 func (*RepublishResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.RepublishResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *RepublishResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *RepublishResponse) Encode(b []byte) []byte {
@@ -10673,6 +10973,10 @@ func (*TransferSubscriptionsRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.TransferSubscriptionsRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *TransferSubscriptionsRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *TransferSubscriptionsRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -10711,6 +11015,10 @@ type TransferSubscriptionsResponse struct {
 func (*TransferSubscriptionsResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.TransferSubscriptionsResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *TransferSubscriptionsResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *TransferSubscriptionsResponse) Encode(b []byte) []byte {
@@ -10759,6 +11067,10 @@ func (*DeleteSubscriptionsRequest) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.DeleteSubscriptionsRequest_Encoding_DefaultBinary}
 }
 
+// Header returns m's RequestHeader, so that generic code reaches the header
+// of any service message.
+func (m *DeleteSubscriptionsRequest) Header() *RequestHeader { return &m.RequestHeader }
+
 // Encode appends the UA Binary encoding of m to b.
 func (m *DeleteSubscriptionsRequest) Encode(b []byte) []byte {
 	b = m.RequestHeader.Encode(b)
@@ -10795,6 +11107,10 @@ type DeleteSubscriptionsResponse struct {
 func (*DeleteSubscriptionsResponse) BinaryEncodingID() NodeID {
 	return NodeID{Numeric: id.DeleteSubscriptionsResponse_Encoding_DefaultBinary}
 }
+
+// Header returns m's ResponseHeader, so that generic code reaches the
+// header of any service message.
+func (m *DeleteSubscriptionsResponse) Header() *ResponseHeader { return &m.ResponseHeader }
 
 // Encode appends the UA Binary encoding of m to b.
 func (m *DeleteSubscriptionsResponse) Encode(b []byte) []byte {

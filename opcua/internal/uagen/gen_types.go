@@ -51,6 +51,12 @@ func genTypes(s *schema) ([]byte, error) {
 			e.p("func (*%s) BinaryEncodingID() NodeID { return NodeID{Numeric: id.%s} }", st.goName, st.encodingID)
 		}
 
+		if h := serviceHeader(st); h != "" {
+			e.p("")
+			e.comment("", fmt.Sprintf("Header returns m's %s, so that generic code reaches the header of any service message.", h))
+			e.p("func (m *%s) Header() *%s { return &m.%s }", st.goName, h, h)
+		}
+
 		e.p("")
 		if len(st.fields) == 0 {
 			e.p("// Encode returns b: %s has no fields to encode.", st.goName)
@@ -85,6 +91,19 @@ func genTypes(s *schema) ([]byte, error) {
 	e.p("\t}")
 	e.p("}")
 	return e.source()
+}
+
+// serviceHeader returns "RequestHeader" or "ResponseHeader" when st is a
+// service message, whose first field is that header, and "" otherwise.
+func serviceHeader(st *structType) string {
+	if len(st.fields) == 0 || st.fields[0].array {
+		return ""
+	}
+	f := st.fields[0]
+	if (f.goName == "RequestHeader" || f.goName == "ResponseHeader") && f.typ.goType == f.goName {
+		return f.goName
+	}
+	return ""
 }
 
 // genEncode writes the Encode method of st.
