@@ -50,6 +50,7 @@ import (
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/config"
 )
@@ -228,7 +229,7 @@ type imageSnapshot plc.Image
 func (im *imageSnapshot) Value(h uint32, dv *ua.DataValue) {
 	s := (*plc.Image)(im).Sample(plc.Handle(h))
 	setVariant(&dv.Value, s.Value)
-	dv.Status = ua.StatusCode(s.Status)
+	dv.Status = s.Status
 	dv.SourceTimestamp = s.Time
 }
 
@@ -269,11 +270,11 @@ type tagSink plc.Engine
 // the Pending device answer (see the package doc).
 func (s *tagSink) WriteValue(h uint32, wv *ua.WriteValue) (ua.StatusCode, addrspace.Pending) {
 	if wv.IndexRange != "" {
-		return ua.StatusBadWriteNotSupported, nil
+		return status.BadWriteNotSupported, nil
 	}
 	v, ok := plcValue(wv.Value.Value)
 	if !ok {
-		return ua.StatusBadTypeMismatch, nil
+		return status.BadTypeMismatch, nil
 	}
 	return writeTag((*plc.Engine)(s), plc.Handle(h), v)
 }
@@ -282,10 +283,10 @@ func (s *tagSink) WriteValue(h uint32, wv *ua.WriteValue) (ua.StatusCode, addrsp
 // Pending result, or the reason it was not queued.
 func writeTag(e *plc.Engine, h plc.Handle, v plc.Value) (ua.StatusCode, addrspace.Pending) {
 	res := make(chan ua.StatusCode, 1) // done never blocks, even when nobody waits
-	if st := e.Write(h, v, func(st plc.Status) { res <- ua.StatusCode(st) }); st != plc.Good {
-		return ua.StatusCode(st), nil
+	if st := e.Write(h, v, func(st plc.Status) { res <- st }); st != status.Good {
+		return st, nil
 	}
-	return ua.StatusGood, res
+	return status.Good, res
 }
 
 // plcValue converts a scalar Variant of a tag's DataType to a Value; a

@@ -11,6 +11,7 @@ import (
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/plctest"
@@ -202,7 +203,7 @@ func TestBrowsePath(t *testing.T) {
 	}
 	var res ua.BrowsePathResult
 	r.as.TranslateBrowsePath(&bp, &res)
-	if res.StatusCode != ua.StatusGood || len(res.Targets) != 1 ||
+	if res.StatusCode != status.Good || len(res.Targets) != 1 ||
 		res.Targets[0].TargetID.NodeID != ua.NewStringNodeID(2, "plc1.Setpoint.EngineeringUnits") {
 		t.Errorf("Objects/plc1/Setpoint/EngineeringUnits: %v %+v", res.StatusCode, res.Targets)
 	}
@@ -213,7 +214,7 @@ func TestProperties(t *testing.T) {
 	r := newRig(t)
 	eu := r.read(ua.NewStringNodeID(2, "plc1.Temp.EngineeringUnits"), ua.AttributeIDValue)
 	eo, ok := eu.Value.Value().(ua.ExtensionObject)
-	if eu.Status != ua.StatusGood || !ok {
+	if eu.Status != status.Good || !ok {
 		t.Fatalf("Temp's EngineeringUnits: %v %v", eu.Status, eu.Value)
 	}
 	info, ok := eo.Body.(*ua.EUInformation)
@@ -249,13 +250,13 @@ func TestReadIsImage(t *testing.T) {
 	temp, _ := r.e.Lookup("plc1", "Temp")
 	cnt, _ := r.e.Lookup("plc1", "Counter")
 	rec, _ := r.e.Lookup("plc1", "Recipe")
-	if dv := r.read(r.b.NodeID("plc1", "Counter"), ua.AttributeIDValue); dv.Status != ua.StatusBadWaitingForInitialData || !dv.Value.IsNull() {
+	if dv := r.read(r.b.NodeID("plc1", "Counter"), ua.AttributeIDValue); dv.Status != status.BadWaitingForInitialData || !dv.Value.IsNull() {
 		t.Errorf("Counter before the first cycle: %v %v", dv.Status, dv.Value)
 	}
 	r.plc1.Set(temp, plc.Float64Value(21.25))
 	r.plc1.Set(cnt, plc.UInt32Value(42))
 	r.plc1.Set(rec, plc.StringValue("PUMP-7"))
-	r.plc1.SetTagStatus(cnt, plc.Good)
+	r.plc1.SetTagStatus(cnt, status.Good)
 	r.run(t, 3)
 	// A poll that ends after its cycle's collect timeout (a slow machine,
 	// qemu) is merged in a later image: wait for the first samples.
@@ -276,7 +277,7 @@ func TestReadIsImage(t *testing.T) {
 		// The image of the same request as the Read: take it after.
 		dv := r.read(r.b.NodeID("plc1", c.tag), ua.AttributeIDValue)
 		s := r.e.Image().Sample(c.h)
-		if dv.Status != ua.StatusGood || !dv.Value.Equal(ua.MustVariant(c.v)) {
+		if dv.Status != status.Good || !dv.Value.Equal(ua.MustVariant(c.v)) {
 			t.Errorf("%s: %v %v, want Good %v", c.tag, dv.Status, dv.Value, c.v)
 		}
 		if dv.SourceTimestamp.IsZero() || dv.SourceTimestamp.After(s.Time) {
@@ -285,11 +286,11 @@ func TestReadIsImage(t *testing.T) {
 	}
 
 	// A device that stops answering: Uncertain, the last value, its time.
-	r.plc1.SetError(plc.BadTimeout)
+	r.plc1.SetError(status.BadTimeout)
 	r.waitCycles(t, 5)
 	dv := r.read(r.b.NodeID("plc1", "Counter"), ua.AttributeIDValue)
 	s := r.e.Image().Sample(cnt)
-	if dv.Status != ua.StatusUncertainLastUsableValue || dv.Status != ua.StatusCode(s.Status) ||
+	if dv.Status != status.UncertainLastUsableValue || dv.Status != ua.StatusCode(s.Status) ||
 		!dv.Value.Equal(ua.MustVariant(uint32(42))) || !dv.SourceTimestamp.Equal(s.Time) {
 		t.Errorf("Counter of a silent device: %v %v %v; image %v %v %v", dv.Status, dv.Value, dv.SourceTimestamp, s.Status, s.Value, s.Time)
 	}
@@ -347,13 +348,13 @@ func TestWrite(t *testing.T) {
 		v        any
 		want     ua.StatusCode
 	}{
-		{"plc1", "Setpoint", float32(21.5), ua.StatusGood},
-		{"plc1", "Recipe", "MIX-2", ua.StatusGood},
-		{"io", "Lamp", true, ua.StatusGood},
-		{"plc1", "Setpoint", 21.5, ua.StatusBadTypeMismatch},    // a Double to a Float
-		{"plc1", "Level", int32(7), ua.StatusBadTypeMismatch},   // an Int32 to an Int16
-		{"plc1", "Counter", uint32(1), ua.StatusBadNotWritable}, // a read tag
-		{"plc1", "Setpoint", []float32{1}, ua.StatusBadTypeMismatch},
+		{"plc1", "Setpoint", float32(21.5), status.Good},
+		{"plc1", "Recipe", "MIX-2", status.Good},
+		{"io", "Lamp", true, status.Good},
+		{"plc1", "Setpoint", 21.5, status.BadTypeMismatch},    // a Double to a Float
+		{"plc1", "Level", int32(7), status.BadTypeMismatch},   // an Int32 to an Int16
+		{"plc1", "Counter", uint32(1), status.BadNotWritable}, // a read tag
+		{"plc1", "Setpoint", []float32{1}, status.BadTypeMismatch},
 	} {
 		if got := r.write(r.b.NodeID(c.dev, c.tag), c.v); got != c.want {
 			t.Errorf("write %v to %s.%s: %v, want %v", c.v, c.dev, c.tag, got, c.want)
@@ -380,7 +381,7 @@ func TestWrite(t *testing.T) {
 	// IndexRange is not supported on tags.
 	wv := ua.WriteValue{NodeID: r.b.NodeID("plc1", "Recipe"), AttributeID: uint32(ua.AttributeIDValue), IndexRange: "0:1",
 		Value: ua.DataValue{Value: ua.MustVariant("AB")}}
-	if st := r.as.Write(&wv, nil); st != ua.StatusBadWriteNotSupported {
+	if st := r.as.Write(&wv, nil); st != status.BadWriteNotSupported {
 		t.Errorf("write with IndexRange: %v", st)
 	}
 }
@@ -391,8 +392,8 @@ func TestWriteResults(t *testing.T) {
 	r := newRig(t)
 	stop := r.run(t, 2)
 	// A failing device: its answer is the write's result, and counted.
-	r.plc1.SetWriteError(plc.BadCommunicationError)
-	if st := r.write(r.b.NodeID("plc1", "Setpoint"), float32(1)); st != ua.StatusBadCommunicationError {
+	r.plc1.SetWriteError(status.BadCommunicationError)
+	if st := r.write(r.b.NodeID("plc1", "Setpoint"), float32(1)); st != status.BadCommunicationError {
 		t.Errorf("write to a failing device: %v, want BadCommunicationError", st)
 	}
 	r.plc1.SetWriteError(nil)
@@ -404,13 +405,13 @@ func TestWriteResults(t *testing.T) {
 	wv := ua.WriteValue{NodeID: r.b.NodeID("io", "Lamp"), AttributeID: uint32(ua.AttributeIDValue),
 		Value: ua.DataValue{Value: ua.MustVariant(true)}}
 	st, p := r.as.WriteStart(&wv, nil)
-	if st != ua.StatusGood || p == nil {
+	if st != status.Good || p == nil {
 		t.Fatalf("WriteStart to a hung device: %v, %v; want Good and a pending result", st, p)
 	}
-	if dv := r.read(r.b.NodeID("plc1", "Counter"), ua.AttributeIDValue); dv.Status.IsBad() && dv.Status != ua.StatusBadWaitingForInitialData {
+	if dv := r.read(r.b.NodeID("plc1", "Counter"), ua.AttributeIDValue); dv.Status.IsBad() && dv.Status != status.BadWaitingForInitialData {
 		t.Errorf("read while a write waits: %v", dv.Status)
 	}
-	if st := <-p; st != ua.StatusBadTimeout {
+	if st := <-p; st != status.BadTimeout {
 		t.Errorf("write to a hung device: %v, want BadTimeout", st)
 	}
 	r.io.Release()
@@ -426,7 +427,7 @@ func TestWriteResults(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	stop()
-	if st := r.write(r.b.NodeID("plc1", "Setpoint"), float32(1)); st != ua.StatusBadShutdown {
+	if st := r.write(r.b.NodeID("plc1", "Setpoint"), float32(1)); st != status.BadShutdown {
 		t.Errorf("write after Run: %v, want BadShutdown", st)
 	}
 }
@@ -439,7 +440,7 @@ func TestDiagnostics(t *testing.T) {
 	num := func(nid ua.NodeID) float64 {
 		t.Helper()
 		dv := r.read(nid, ua.AttributeIDValue)
-		if dv.Status != ua.StatusGood {
+		if dv.Status != status.Good {
 			t.Errorf("%v: %v", nid, dv.Status)
 		}
 		switch x := dv.Value.Value().(type) {
@@ -490,7 +491,7 @@ func TestDiagnostics(t *testing.T) {
 	}
 	var res ua.BrowsePathResult
 	r.as.TranslateBrowsePath(&bp, &res)
-	if res.StatusCode != ua.StatusGood || len(res.Targets) != 1 || res.Targets[0].TargetID.NodeID != r.b.DeviceDiagnosticsNodeID("plc1", "Requests") {
+	if res.StatusCode != status.Good || len(res.Targets) != 1 || res.Targets[0].TargetID.NodeID != r.b.DeviceDiagnosticsNodeID("plc1", "Requests") {
 		t.Errorf("Objects/Diagnostics/plc1/Requests: %v %+v", res.StatusCode, res.Targets)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 )
 
@@ -113,7 +114,7 @@ func (s *diagSource) Value(h uint32, dv *ua.DataValue) {
 	i, k := int(h)/len(deviceVars), int(h)%len(deviceVars)
 	if i >= len(s.d.Devices) {
 		dv.Value.Reset()
-		dv.Status = ua.StatusBadInternalError
+		dv.Status = status.BadInternalError
 		return
 	}
 	deviceVars[k].get(&s.d.Devices[i], &dv.Value)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 )
 
@@ -30,7 +31,7 @@ func (b *Binding) addReconnect(device string, folder ua.NodeID) error {
 		Description: text("Drops the connection to the device; the next poll opens it again"),
 		Object:      folder,
 		Handler: func(ctx context.Context, _ ua.NodeID, _ []ua.Variant) (ua.StatusCode, []ua.Variant) {
-			return ua.StatusCode(e.Reconnect(ctx, device)), nil
+			return e.Reconnect(ctx, device), nil
 		},
 	})
 }
@@ -67,7 +68,7 @@ func (b *Binding) AddWriteMethod(device, name, tag string) error {
 		Handler: func(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
 			v, ok := plcValue(in[0])
 			if !ok {
-				return ua.StatusBadTypeMismatch, nil
+				return status.BadTypeMismatch, nil
 			}
 			st, p := writeTag(e, h, v)
 			if p == nil {
@@ -77,7 +78,7 @@ func (b *Binding) AddWriteMethod(device, name, tag string) error {
 			case st = <-p:
 				return st, nil
 			case <-ctx.Done():
-				return ua.StatusBadTimeout, nil
+				return status.BadTimeout, nil
 			}
 		},
 	})

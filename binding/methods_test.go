@@ -6,6 +6,7 @@ import (
 
 	gua "github.com/gopcua/opcua/ua"
 
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 )
 
@@ -112,7 +113,7 @@ func TestCallReconnect(t *testing.T) {
 		return 0
 	}
 	// Wait for the first connection.
-	for deadline := time.Now().Add(30 * time.Second); r.e.Image().Sample(mustLookup(t, r, "sim", "Counter")).Status != plc.Good; {
+	for deadline := time.Now().Add(30 * time.Second); r.e.Image().Sample(mustLookup(t, r, "sim", "Counter")).Status != status.Good; {
 		if time.Now().After(deadline) {
 			t.Fatal("sim.Counter not read in 30 s")
 		}

@@ -32,7 +32,7 @@ type Device interface {
 
 	// Write writes v (of the tag's type) to the tag with handle h and
 	// returns when the device confirmed it, or an error that is or wraps a
-	// Status (BadTimeout, BadCommunicationError, a mapped exception).
+	// Status (status.BadTimeout, status.BadCommunicationError, a mapped exception).
 	// ctx is as for Poll.
 	Write(ctx context.Context, h Handle, v Value) error
 

@@ -77,7 +77,7 @@ type DeviceDiagnostics struct {
 	PollErrors   uint64        // polls that failed as a whole
 	SkippedPolls uint64        // cycles with work due while a poll was still running
 	Writes       uint64        // writes finished or expired
-	WriteErrors  uint64        // those not Good
+	WriteErrors  uint64        // those not status.Good
 	PollTime     time.Duration // the last poll's duration
 	Busy         bool          // a poll or write is running now
 	Failing      bool          // the device is not answering

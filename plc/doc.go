@@ -31,13 +31,13 @@
 //
 // # Quality
 //
-// A tag not read yet is BadWaitingForInitialData. When its source does not
-// answer (the poll fails with a communication Status — BadTimeout,
-// BadCommunicationError... see Status.IsCommunication — for the device or
+// A tag not read yet is status.BadWaitingForInitialData. When its source does not
+// answer (the poll fails with a communication Status — status.BadTimeout,
+// status.BadCommunicationError... see Status.IsCommunication — for the device or
 // for the tag, or the poll runs past Config.PollTimeout), it keeps its last
-// value as UncertainLastUsableValue with that value's original source
+// value as status.UncertainLastUsableValue with that value's original source
 // timestamp; once its source has been silent for Config.NoCommAfter it is
-// BadNoCommunication, without a value, timestamped when that was
+// status.BadNoCommunication, without a value, timestamped when that was
 // recognized. Any other Bad status a driver reports for a tag is shown as
 // is, without a value. An image with a Bad status holds no value (Invalid),
 // as an OPC UA Read returns none.

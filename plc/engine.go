@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Config configures an Engine. Zero durations take the defaults named.
@@ -29,14 +31,14 @@ type Config struct {
 	// than Period). A poll that ends later is published by a later cycle.
 	CollectTimeout time.Duration
 	// NoCommAfter is how long a tag's source may stay silent before its
-	// status goes from UncertainLastUsableValue (or
-	// BadWaitingForInitialData) to BadNoCommunication (default 10 s).
+	// status goes from status.UncertainLastUsableValue (or
+	// status.BadWaitingForInitialData) to status.BadNoCommunication (default 10 s).
 	NoCommAfter time.Duration
 	// WriteTimeout is how long a queued write may wait for its busy
-	// device before it fails with BadTimeout (default 1 s).
+	// device before it fails with status.BadTimeout (default 1 s).
 	WriteTimeout time.Duration
 	// WriteQueue is the capacity of the queue between Write and the
-	// cycle (default 256); Write fails with BadResourceUnavailable when
+	// cycle (default 256); Write fails with status.BadResourceUnavailable when
 	// it is full.
 	WriteQueue int
 	// Window is the number of cycles over which Diagnostics computes
@@ -178,7 +180,7 @@ type writeReq struct {
 type subscriber struct{ fn func(*Image) }
 
 // New checks cfg, binds each device to its tags and returns an Engine
-// whose image holds every tag as BadWaitingForInitialData. Errors name the
+// whose image holds every tag as status.BadWaitingForInitialData. Errors name the
 // device, the tag and the field.
 func New(cfg Config) (*Engine, error) {
 	e := &Engine{
@@ -279,7 +281,7 @@ func New(cfg Config) (*Engine, error) {
 			ci = len(d.classes) - 1
 		}
 		d.classes[ci].handles = append(d.classes[ci].handles, Handle(i))
-		e.work.entries[i] = entry{status: BadWaitingForInitialData}
+		e.work.entries[i] = entry{status: status.BadWaitingForInitialData}
 		e.work.slot[i] = -1
 		if t.Type == String {
 			e.work.slot[i] = int32(len(e.work.strs))
@@ -326,7 +328,7 @@ func (e *Engine) Lookup(device, name string) (Handle, bool) {
 
 // Image returns the newest image, to keep as long as the caller likes. It
 // never blocks and never allocates; before the first cycle it is an image
-// of cycle 0 with every tag BadWaitingForInitialData.
+// of cycle 0 with every tag status.BadWaitingForInitialData.
 //
 // Image marks the image kept, so the engine never reuses it (see Image
 // for the protocol); an image nobody took this way is reused two cycles
@@ -384,7 +386,7 @@ func (e *Engine) Subscribe(fn func(*Image)) (cancel func()) {
 
 // Reconnect asks device's driver to drop its connection and open it again
 // with the next poll (see Reconnecter), from the caller's goroutine, and
-// returns Good, the driver's error status, BadNotSupported when the
+// returns status.Good, the driver's error status, status.BadNotSupported when the
 // driver cannot (GPIO, fakes), or BadNodeIdUnknown for an unknown device.
 // The reopened connection is counted in the driver's Reconnects.
 func (e *Engine) Reconnect(ctx context.Context, device string) Status {
@@ -394,14 +396,14 @@ func (e *Engine) Reconnect(ctx context.Context, device string) Status {
 		}
 		r, ok := d.dev.(Reconnecter)
 		if !ok {
-			return BadNotSupported
+			return status.BadNotSupported
 		}
 		if err := r.Reconnect(ctx); err != nil {
 			return StatusOf(err)
 		}
-		return Good
+		return status.Good
 	}
-	return BadNodeIDUnknown
+	return status.BadNodeIDUnknown
 }
 
 // Healthy reports whether the cycle is running and published an image
@@ -416,40 +418,40 @@ func (e *Engine) Healthy() bool {
 }
 
 // Write queues a write of v to tag h for the next cycle in which h's
-// device is idle, and returns at once: Good when queued;
-// BadNodeIdUnknown, BadNotWritable (a Read tag), BadTypeMismatch or
-// BadOutOfRange (v does not convert to the tag's type), or
-// BadResourceUnavailable (the queue is full) or BadShutdown (Run has
+// device is idle, and returns at once: status.Good when queued;
+// BadNodeIdUnknown, status.BadNotWritable (a Read tag), status.BadTypeMismatch or
+// status.BadOutOfRange (v does not convert to the tag's type), or
+// status.BadResourceUnavailable (the queue is full) or status.BadShutdown (Run has
 // ended) when not. A queued write runs on the device's goroutine before
 // the cycle's poll, and that poll reads the tag back whatever its scan
 // class, so the image of that cycle holds the device's value; done, if
-// not nil, is then called once with the device's answer (Good,
-// BadTimeout, BadCommunicationError, the driver's mapped error), or with
-// BadTimeout if the device stayed busy for Config.WriteTimeout, or
-// BadShutdown if Run ended first. done is called from an engine
+// not nil, is then called once with the device's answer (status.Good,
+// status.BadTimeout, status.BadCommunicationError, the driver's mapped error), or with
+// status.BadTimeout if the device stayed busy for Config.WriteTimeout, or
+// status.BadShutdown if Run ended first. done is called from an engine
 // goroutine and must not block.
 func (e *Engine) Write(h Handle, v Value, done func(Status)) Status {
 	if int(h) >= len(e.tags) {
-		return BadNodeIDUnknown
+		return status.BadNodeIDUnknown
 	}
 	t := &e.tags[h]
 	if t.Access != ReadWrite {
-		return BadNotWritable
+		return status.BadNotWritable
 	}
 	v, st := v.Convert(t.Type)
-	if st != Good {
+	if st != status.Good {
 		return st
 	}
 	e.wmu.RLock()
 	defer e.wmu.RUnlock()
 	if e.state.Load() == stateStopped {
-		return BadShutdown
+		return status.BadShutdown
 	}
 	select {
 	case e.writes <- writeReq{h: h, v: v, done: done, queued: time.Now().UnixNano()}:
-		return Good
+		return status.Good
 	default:
-		return BadResourceUnavailable
+		return status.BadResourceUnavailable
 	}
 }
 
@@ -539,7 +541,7 @@ func (e *Engine) stop() {
 	for _, d := range e.devs {
 		for _, w := range d.pending {
 			if w.done != nil {
-				w.done(BadShutdown)
+				w.done(status.BadShutdown)
 			}
 		}
 		d.pending = d.pending[:0]
@@ -697,7 +699,7 @@ func (e *Engine) expireWrites(d *device, nowNs int64) {
 			d.writes.Add(1)
 			d.writeErrors.Add(1)
 			if w.done != nil {
-				w.done(BadTimeout)
+				w.done(status.BadTimeout)
 			}
 			continue
 		}
@@ -714,7 +716,7 @@ func (e *Engine) merge(j *job) {
 	d.busyNow.Store(false)
 	for i := range j.writes {
 		d.writes.Add(1)
-		if j.writes[i].result != Good {
+		if j.writes[i].result != status.Good {
 			d.writeErrors.Add(1)
 		}
 	}
@@ -729,12 +731,12 @@ func (e *Engine) merge(j *job) {
 	if j.err != nil {
 		d.pollErrors.Add(1)
 		st := StatusOf(j.err)
-		if st.IsCommunication() {
+		if IsCommunication(st) {
 			e.deviceDown(d, endNs)
 			return
 		}
 		if !st.IsBad() {
-			st = BadUnexpectedError
+			st = status.BadUnexpectedError
 		}
 		d.failing = false
 		d.failingNow.Store(false)
@@ -760,7 +762,7 @@ func (e *Engine) apply(h Handle, s *Sample, endNs int64) {
 	}
 	st := s.Status
 	switch {
-	case st.IsCommunication():
+	case IsCommunication(st):
 		e.commFail(h, endNs)
 		return
 	case st.IsBad():
@@ -771,7 +773,7 @@ func (e *Engine) apply(h Handle, s *Sample, endNs int64) {
 	v := s.Value
 	if t := e.tags[h].Type; v.typ != t {
 		var cst Status
-		if v, cst = v.Convert(t); cst != Good {
+		if v, cst = v.Convert(t); cst != status.Good {
 			e.set(h, Value{}, cst, ts)
 			m.lastOK = endNs
 			return
@@ -794,33 +796,33 @@ func (e *Engine) deviceDown(d *device, nowNs int64) {
 }
 
 // commFail sets tag h after its source did not answer: the last usable
-// value as UncertainLastUsableValue with its original source timestamp,
-// BadWaitingForInitialData if there is none, and BadNoCommunication (no
+// value as status.UncertainLastUsableValue with its original source timestamp,
+// status.BadWaitingForInitialData if there is none, and status.BadNoCommunication (no
 // value, the time it was recognized) once the source has been silent for
 // NoCommAfter.
 func (e *Engine) commFail(h Handle, nowNs int64) {
 	m := &e.meta[h]
 	switch {
 	case nowNs-m.lastOK >= int64(e.noCommAfter):
-		if e.work.entries[h].status != BadNoCommunication {
-			e.set(h, Value{}, BadNoCommunication, nowNs)
+		if e.work.entries[h].status != status.BadNoCommunication {
+			e.set(h, Value{}, status.BadNoCommunication, nowNs)
 		}
 	case m.hasValue:
 		last := Value{bits: m.lastBits, typ: m.lastTyp}
 		if sl := e.work.slot[h]; sl >= 0 {
 			last.str = e.lastStr[sl]
 		}
-		e.set(h, last, UncertainLastUsableValue, m.lastTS)
+		e.set(h, last, status.UncertainLastUsableValue, m.lastTS)
 	default:
-		e.set(h, Value{}, BadWaitingForInitialData, 0)
+		e.set(h, Value{}, status.BadWaitingForInitialData, 0)
 	}
 }
 
-// checkStale moves the tags of failing device d to BadNoCommunication
+// checkStale moves the tags of failing device d to status.BadNoCommunication
 // when their time has come.
 func (e *Engine) checkStale(d *device, nowNs int64) {
 	for _, h := range d.handles {
-		if st := e.work.entries[h].status; st != BadNoCommunication && nowNs-e.meta[h].lastOK >= int64(e.noCommAfter) {
+		if st := e.work.entries[h].status; st != status.BadNoCommunication && nowNs-e.meta[h].lastOK >= int64(e.noCommAfter) {
 			e.commFail(h, nowNs)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/plctest"
 )
@@ -88,7 +89,7 @@ func TestNewErrors(t *testing.T) {
 			t.Errorf("New: %v, want an error with %q", err, tt.want)
 		}
 	}
-	f.FailBind(plc.BadConfigurationError)
+	f.FailBind(status.BadConfigurationError)
 	_, err := plc.New(plc.Config{Devices: dev, Tags: []plc.Tag{{Device: "plc1", Name: "a", Type: plc.Bool}}})
 	if err == nil || !strings.Contains(err.Error(), "device plc1: BadConfigurationError") {
 		t.Errorf("New with failing Bind: %v", err)
@@ -102,7 +103,7 @@ func TestInitialImage(t *testing.T) {
 		t.Fatalf("initial image: cycle %d, len %d, time %v", im.Cycle(), im.Len(), im.Time())
 	}
 	for h := range plc.Handle(2) {
-		if s := im.Sample(h); s.Status != plc.BadWaitingForInitialData || s.Value.Type() != plc.Invalid || !s.Time.IsZero() {
+		if s := im.Sample(h); s.Status != status.BadWaitingForInitialData || s.Value.Type() != plc.Invalid || !s.Time.IsZero() {
 			t.Errorf("tag %d: %+v", h, s)
 		}
 	}
@@ -197,16 +198,16 @@ func TestSlowDeviceDoesNotDelayOther(t *testing.T) {
 				t.Errorf("image %d: cycle %d at %v", i, im.Cycle(), c.ms(im.Time()))
 			}
 			// The fast device answers in its own cycle.
-			if s := im.Sample(hf); s.Status != plc.Good || !s.Time.Equal(im.Time()) {
+			if s := im.Sample(hf); s.Status != status.Good || !s.Time.Equal(im.Time()) {
 				t.Errorf("cycle %d: fast tag %v at %v", im.Cycle(), s.Status, c.ms(s.Time))
 			}
 		}
 		// The slow device: polled in cycles 1, 4, 7, ..., 19 (every 15 ms),
 		// each result published by the first cycle after it ends.
-		if s := images[2].Sample(hs); s.Status != plc.BadWaitingForInitialData {
+		if s := images[2].Sample(hs); s.Status != status.BadWaitingForInitialData {
 			t.Errorf("cycle 3: slow tag %v", s.Status)
 		}
-		if s := images[3].Sample(hs); s.Status != plc.Good || c.ms(s.Time) != 12*ms {
+		if s := images[3].Sample(hs); s.Status != status.Good || c.ms(s.Time) != 12*ms {
 			t.Errorf("cycle 4: slow tag %v at %v, want Good at 12ms", s.Status, c.ms(s.Time))
 		}
 		if got := fakes["slow"].Polls(); got != 7 {
@@ -286,7 +287,7 @@ func TestQuality(t *testing.T) {
 		hx, hy, hz := handle(t, e, "d", "x"), handle(t, e, "dead", "y"), handle(t, e, "stuck", "z")
 		fd, fdead, fstuck := fakes["d"], fakes["dead"], fakes["stuck"]
 		fd.Set(hx, plc.Int32Value(7))
-		fdead.SetError(plc.BadCommunicationError)
+		fdead.SetError(status.BadCommunicationError)
 		fstuck.Set(hz, plc.Float64Value(1.5))
 		c := clock{time.Now()}
 		check := func(h plc.Handle, st plc.Status, v plc.Value, ts time.Duration) {
@@ -301,51 +302,51 @@ func TestQuality(t *testing.T) {
 		stop := start(t, e)
 
 		c.at(22 * ms)
-		check(hx, plc.Good, plc.Int32Value(7), 20*ms)
-		check(hy, plc.BadWaitingForInitialData, none, -1)
-		check(hz, plc.Good, plc.Float64Value(1.5), 20*ms)
-		fd.SetError(plc.BadTimeout)
+		check(hx, status.Good, plc.Int32Value(7), 20*ms)
+		check(hy, status.BadWaitingForInitialData, none, -1)
+		check(hz, status.Good, plc.Float64Value(1.5), 20*ms)
+		fd.SetError(status.BadTimeout)
 		fstuck.Hang() // the poll of cycle 6 (25 ms) hangs
 
 		c.at(28 * ms) // cycle 6 waits CollectTimeout (2.5 ms) for the hung poll
-		check(hx, plc.UncertainLastUsableValue, plc.Int32Value(7), 20*ms)
-		check(hz, plc.Good, plc.Float64Value(1.5), 20*ms) // busy, not yet late
+		check(hx, status.UncertainLastUsableValue, plc.Int32Value(7), 20*ms)
+		check(hz, status.Good, plc.Float64Value(1.5), 20*ms) // busy, not yet late
 		c.at(57 * ms)
-		check(hz, plc.Good, plc.Float64Value(1.5), 20*ms) // 30 ms after 25 ms: not over PollTimeout yet
+		check(hz, status.Good, plc.Float64Value(1.5), 20*ms) // 30 ms after 25 ms: not over PollTimeout yet
 		c.at(62 * ms)
-		check(hz, plc.UncertainLastUsableValue, plc.Float64Value(1.5), 20*ms)
+		check(hz, status.UncertainLastUsableValue, plc.Float64Value(1.5), 20*ms)
 		c.at(97 * ms)
-		check(hy, plc.BadWaitingForInitialData, none, -1)
+		check(hy, status.BadWaitingForInitialData, none, -1)
 		c.at(102 * ms)
-		check(hy, plc.BadNoCommunication, none, 100*ms) // silent since the start
+		check(hy, status.BadNoCommunication, none, 100*ms) // silent since the start
 		c.at(117 * ms)
-		check(hx, plc.UncertainLastUsableValue, plc.Int32Value(7), 20*ms)
-		check(hz, plc.UncertainLastUsableValue, plc.Float64Value(1.5), 20*ms)
+		check(hx, status.UncertainLastUsableValue, plc.Int32Value(7), 20*ms)
+		check(hz, status.UncertainLastUsableValue, plc.Float64Value(1.5), 20*ms)
 		c.at(122 * ms)
-		check(hx, plc.BadNoCommunication, none, 120*ms) // last answer at 20 ms
-		check(hz, plc.BadNoCommunication, none, 120*ms)
+		check(hx, status.BadNoCommunication, none, 120*ms) // last answer at 20 ms
+		check(hz, status.BadNoCommunication, none, 120*ms)
 
 		fd.SetError(nil)
 		fstuck.Release() // the hung poll answers now, and the device is polled again at 125 ms
 		c.at(123 * ms)
-		check(hz, plc.BadNoCommunication, none, 120*ms) // published by the next cycle
+		check(hz, status.BadNoCommunication, none, 120*ms) // published by the next cycle
 		c.at(127 * ms)
-		check(hz, plc.Good, plc.Float64Value(1.5), 125*ms)
-		check(hx, plc.Good, plc.Int32Value(7), 125*ms)
+		check(hz, status.Good, plc.Float64Value(1.5), 125*ms)
+		check(hx, status.Good, plc.Int32Value(7), 125*ms)
 
-		fd.SetTagStatus(hx, plc.BadDeviceFailure)
+		fd.SetTagStatus(hx, status.BadDeviceFailure)
 		c.at(132 * ms)
-		check(hx, plc.BadDeviceFailure, none, 130*ms)
-		fd.SetTagStatus(hx, plc.BadTimeout) // a per-tag timeout: no answer for this tag
+		check(hx, status.BadDeviceFailure, none, 130*ms)
+		fd.SetTagStatus(hx, status.BadTimeout) // a per-tag timeout: no answer for this tag
 		c.at(137 * ms)
-		check(hx, plc.UncertainLastUsableValue, plc.Int32Value(7), 125*ms)
-		fd.SetTagStatus(hx, plc.Good)
+		check(hx, status.UncertainLastUsableValue, plc.Int32Value(7), 125*ms)
+		fd.SetTagStatus(hx, status.Good)
 		fd.Set(hx, plc.Int16Value(-3)) // converted to the tag's type
 		c.at(142 * ms)
-		check(hx, plc.Good, plc.Int32Value(-3), 140*ms)
+		check(hx, status.Good, plc.Int32Value(-3), 140*ms)
 		fd.Set(hx, plc.StringValue("x"))
 		c.at(147 * ms)
-		check(hx, plc.BadTypeMismatch, none, 145*ms)
+		check(hx, status.BadTypeMismatch, none, 145*ms)
 		stop()
 
 		var d plc.Diagnostics
@@ -396,7 +397,7 @@ func TestWrite(t *testing.T) {
 		stop := start(t, e)
 
 		c.at(7 * ms)
-		if st := e.Write(hsp, plc.Float64Value(2.5), done); st != plc.Good {
+		if st := e.Write(hsp, plc.Float64Value(2.5), done); st != status.Good {
 			t.Fatalf("Write: %v", st)
 		}
 		for _, tt := range []struct {
@@ -404,10 +405,10 @@ func TestWrite(t *testing.T) {
 			v    plc.Value
 			want plc.Status
 		}{
-			{hst, plc.UInt16Value(1), plc.BadNotWritable},
-			{hsp, plc.StringValue("1"), plc.BadTypeMismatch},
-			{hsp, plc.Float64Value(1e300), plc.BadOutOfRange},
-			{99, plc.Float32Value(1), plc.BadNodeIDUnknown},
+			{hst, plc.UInt16Value(1), status.BadNotWritable},
+			{hsp, plc.StringValue("1"), status.BadTypeMismatch},
+			{hsp, plc.Float64Value(1e300), status.BadOutOfRange},
+			{99, plc.Float32Value(1), status.BadNodeIDUnknown},
 		} {
 			if st := e.Write(tt.h, tt.v, done); st != tt.want {
 				t.Errorf("Write(%d, %v) = %v, want %v", tt.h, tt.v, st, tt.want)
@@ -421,7 +422,7 @@ func TestWrite(t *testing.T) {
 			t.Errorf("image before the write's cycle: %v", s.Value)
 		}
 		c.at(12 * ms)
-		if r := last(); r != (result{plc.Good, 10 * ms}) {
+		if r := last(); r != (result{status.Good, 10 * ms}) {
 			t.Errorf("write result %+v, want Good at 10ms", r)
 		}
 		w := f.Written()
@@ -429,14 +430,14 @@ func TestWrite(t *testing.T) {
 			t.Errorf("device got %+v", w)
 		}
 		im := e.Image()
-		if s := im.Sample(hsp); im.Cycle() != 3 || s.Status != plc.Good || !s.Value.Equal(plc.Float32Value(2.5)) || c.ms(s.Time) != 10*ms {
+		if s := im.Sample(hsp); im.Cycle() != 3 || s.Status != status.Good || !s.Value.Equal(plc.Float32Value(2.5)) || c.ms(s.Time) != 10*ms {
 			t.Errorf("cycle %d: %+v, want 2.5 read back in cycle 3", im.Cycle(), s)
 		}
 
-		f.SetWriteError(plc.BadDeviceFailure)
+		f.SetWriteError(status.BadDeviceFailure)
 		e.Write(hsp, plc.Float32Value(3), done)
 		c.at(17 * ms)
-		if r := last(); r != (result{plc.BadDeviceFailure, 15 * ms}) {
+		if r := last(); r != (result{status.BadDeviceFailure, 15 * ms}) {
 			t.Errorf("failed write result %+v", r)
 		}
 		f.SetWriteError(nil)
@@ -445,11 +446,11 @@ func TestWrite(t *testing.T) {
 		c.at(21 * ms)
 		e.Write(hsp, plc.Float32Value(4), done)
 		c.at(72 * ms)
-		if r := last(); r.st != plc.BadDeviceFailure {
+		if r := last(); r.st != status.BadDeviceFailure {
 			t.Errorf("write to a busy device ended early: %+v", r)
 		}
 		c.at(77 * ms)
-		if r := last(); r != (result{plc.BadTimeout, 75 * ms}) {
+		if r := last(); r != (result{status.BadTimeout, 75 * ms}) {
 			t.Errorf("write to a hung device: %+v, want BadTimeout at 75ms", r)
 		}
 		// A write still queued when Run ends gets BadShutdown.
@@ -460,10 +461,10 @@ func TestWrite(t *testing.T) {
 		synctest.Wait()
 		f.Release()
 		<-ended
-		if r := last(); r.st != plc.BadShutdown {
+		if r := last(); r.st != status.BadShutdown {
 			t.Errorf("write at shutdown: %+v", r)
 		}
-		if st := e.Write(hsp, plc.Float32Value(1), done); st != plc.BadShutdown {
+		if st := e.Write(hsp, plc.Float32Value(1), done); st != status.BadShutdown {
 			t.Errorf("Write after Run: %v", st)
 		}
 		var d plc.Diagnostics
@@ -530,16 +531,16 @@ func TestPollTimeout(t *testing.T) {
 		c.at(2 * ms)
 		f.SetDelay(time.Hour) // the poll of cycle 2 (5 ms) times out at 37 ms
 		c.at(36 * ms)
-		if s := e.Image().Sample(0); s.Status != plc.Good {
+		if s := e.Image().Sample(0); s.Status != status.Good {
 			t.Errorf("before the timeout: %+v", s)
 		}
 		c.at(43 * ms) // cycle 9 (40 ms) waited 2.5 ms for its own poll, which hangs again
-		if s := e.Image().Sample(0); s.Status != plc.UncertainLastUsableValue || c.ms(s.Time) != 0 {
+		if s := e.Image().Sample(0); s.Status != status.UncertainLastUsableValue || c.ms(s.Time) != 0 {
 			t.Errorf("after the timeout: %+v", s)
 		}
 		f.SetDelay(0) // the poll started at 40 ms still times out, at 72 ms
 		c.at(77 * ms)
-		if s := e.Image().Sample(0); s.Status != plc.Good || c.ms(s.Time) != 75*ms {
+		if s := e.Image().Sample(0); s.Status != status.Good || c.ms(s.Time) != 75*ms {
 			t.Errorf("after recovery: %+v at %v", s, c.ms(s.Time))
 		}
 		if st := f.Stats(); st.Timeouts != 2 {

@@ -39,15 +39,15 @@ func Example() {
 	for e.Image().Cycle() == 0 {
 		<-wake
 	}
-	fmt.Println(e.Image().Status(sp))
+	fmt.Println(e.Image().Status(sp).String())
 	written := make(chan plc.Status, 1)
-	fmt.Println(e.Write(sp, plc.Float64Value(21.5), func(st plc.Status) { written <- st }))
-	fmt.Println(<-written)
+	fmt.Println(e.Write(sp, plc.Float64Value(21.5), func(st plc.Status) { written <- st }).String())
+	fmt.Println((<-written).String())
 	// The cycle that wrote read the value back, though Setpoint is in
 	// the 100 ms class.
 	for range wake {
 		if s := e.Image().Sample(sp); s.Value.Float32() == 21.5 {
-			fmt.Println(s.Status, s.Value)
+			fmt.Println(s.Status.String(), s.Value)
 			break
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/plctest"
 )
@@ -195,7 +196,7 @@ func BenchmarkImageRead100(b *testing.B) {
 		im := e.Image()
 		for h := plc.Handle(0); h < 1000; h += 10 {
 			s := im.Sample(h)
-			if s.Status == plc.Good {
+			if s.Status == status.Good {
 				sum += s.Value.Float64()
 			}
 		}
@@ -226,7 +227,7 @@ func TestChanged(t *testing.T) {
 		stop := start(t, e)
 		c.at(7 * ms)
 		f.Set(3, plc.StringValue("there"))
-		f.SetTagStatus(0, plc.BadDeviceFailure)
+		f.SetTagStatus(0, status.BadDeviceFailure)
 		c.at(17 * ms)
 		stop()
 		// Cycle 1 reads all; 2 (5 ms) a and t; 3 (10 ms) all, with t's new
@@ -239,7 +240,7 @@ func TestChanged(t *testing.T) {
 		if v := images[0].Value(2); v.Text() != "hello" || images[0].Value(3).Text() != "world" || images[2].Value(3).Text() != "there" {
 			t.Errorf("texts %q %q %q", v.Text(), images[0].Value(3).Text(), images[2].Value(3).Text())
 		}
-		if s := images[3].Sample(0); s.Status != plc.BadDeviceFailure || c.ms(s.Time) != 15*ms {
+		if s := images[3].Sample(0); s.Status != status.BadDeviceFailure || c.ms(s.Time) != 15*ms {
 			t.Errorf("tag 0 in cycle 4: %+v", s)
 		}
 	})
@@ -255,11 +256,11 @@ func TestStringLastUsable(t *testing.T) {
 		c := clock{time.Now()}
 		stop := start(t, e)
 		c.at(2 * ms)
-		f.SetError(plc.BadConnectionClosed)
+		f.SetError(status.BadConnectionClosed)
 		f.Set(0, plc.StringValue("never read"))
 		c.at(7 * ms)
 		stop()
-		if s := e.Image().Sample(0); s.Status != plc.UncertainLastUsableValue || s.Value.Text() != "last words" || c.ms(s.Time) != 0 {
+		if s := e.Image().Sample(0); s.Status != status.UncertainLastUsableValue || s.Value.Text() != "last words" || c.ms(s.Time) != 0 {
 			t.Errorf("%+v", s)
 		}
 	})

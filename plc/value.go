@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Type is the data type of a tag and of a Value.
@@ -181,28 +183,28 @@ func (v Value) String() string {
 // their bits, so NaN equals the same NaN).
 func (v Value) Equal(w Value) bool { return v == w }
 
-// Convert returns v converted to type t, with BadTypeMismatch between a
-// String and another type (or for an Invalid type) and BadOutOfRange for
+// Convert returns v converted to type t, with status.BadTypeMismatch between a
+// String and another type (or for an Invalid type) and status.BadOutOfRange for
 // a number that t cannot hold (integers out of range, a float with a
 // fraction or out of range converted to an integer, a finite float64
 // beyond float32's range). Bool converts to and from numbers as 0 and 1;
-// any other number is BadOutOfRange for Bool.
+// any other number is status.BadOutOfRange for Bool.
 func (v Value) Convert(t Type) (Value, Status) {
 	if v.typ == t {
-		return v, Good
+		return v, status.Good
 	}
 	if !v.typ.Valid() || !t.Valid() || v.typ == String || t == String {
-		return Value{}, BadTypeMismatch
+		return Value{}, status.BadTypeMismatch
 	}
 	switch {
 	case t == Float64:
-		return Float64Value(v.Float64()), Good
+		return Float64Value(v.Float64()), status.Good
 	case t == Float32:
 		f := v.Float64()
 		if !math.IsInf(f, 0) && !math.IsNaN(f) && math.Abs(f) > math.MaxFloat32 {
-			return Value{}, BadOutOfRange
+			return Value{}, status.BadOutOfRange
 		}
-		return Float32Value(float32(f)), Good
+		return Float32Value(float32(f)), status.Good
 	}
 	// Integer or Bool target: get the exact integer first.
 	var neg bool
@@ -211,7 +213,7 @@ func (v Value) Convert(t Type) (Value, Status) {
 	case v.typ.float():
 		f := math.Float64frombits(v.bits)
 		if f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) || f >= 1<<64 || f < -(1<<63) {
-			return Value{}, BadOutOfRange
+			return Value{}, status.BadOutOfRange
 		}
 		if f < 0 {
 			neg, mag = true, uint64(-int64(f))
@@ -249,11 +251,11 @@ func (v Value) Convert(t Type) (Value, Status) {
 		hi = math.MaxUint64
 	}
 	if (neg && mag > lo) || (!neg && mag > hi) {
-		return Value{}, BadOutOfRange
+		return Value{}, status.BadOutOfRange
 	}
 	bits := mag
 	if neg {
 		bits = uint64(-int64(mag))
 	}
-	return Value{typ: t, bits: bits}, Good
+	return Value{typ: t, bits: bits}, status.Good
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 )
 
@@ -17,32 +18,32 @@ func TestValueConvert(t *testing.T) {
 		want plc.Value
 		st   plc.Status
 	}{
-		{plc.Int16Value(-5), plc.Int32, plc.Int32Value(-5), plc.Good},
-		{plc.Int16Value(-5), plc.UInt16, plc.Value{}, plc.BadOutOfRange},
-		{plc.Int32Value(70000), plc.Int16, plc.Value{}, plc.BadOutOfRange},
-		{plc.Int32Value(-32768), plc.Int16, plc.Int16Value(-32768), plc.Good},
-		{plc.Int32Value(32768), plc.Int16, plc.Value{}, plc.BadOutOfRange},
-		{plc.UInt32Value(65535), plc.UInt16, plc.UInt16Value(65535), plc.Good},
-		{plc.UInt64Value(math.MaxUint64), plc.Int64, plc.Value{}, plc.BadOutOfRange},
-		{plc.Int64Value(math.MinInt64), plc.Int64, plc.Int64Value(math.MinInt64), plc.Good},
-		{plc.Int64Value(math.MinInt64), plc.Float64, plc.Float64Value(-(1 << 63)), plc.Good},
-		{plc.Float64Value(-(1 << 63)), plc.Int64, plc.Int64Value(math.MinInt64), plc.Good},
-		{plc.Float64Value(1 << 63), plc.Int64, plc.Value{}, plc.BadOutOfRange},
-		{plc.Float64Value(1 << 63), plc.UInt64, plc.UInt64Value(1 << 63), plc.Good},
-		{plc.Float64Value(2.5), plc.Int32, plc.Value{}, plc.BadOutOfRange},
-		{plc.Float64Value(3), plc.UInt16, plc.UInt16Value(3), plc.Good},
-		{plc.Float64Value(math.NaN()), plc.Int32, plc.Value{}, plc.BadOutOfRange},
-		{plc.Float64Value(1e300), plc.Float32, plc.Value{}, plc.BadOutOfRange},
-		{plc.Float64Value(1.5), plc.Float32, plc.Float32Value(1.5), plc.Good},
-		{plc.BoolValue(true), plc.UInt16, plc.UInt16Value(1), plc.Good},
-		{plc.UInt16Value(1), plc.Bool, plc.BoolValue(true), plc.Good},
-		{plc.UInt16Value(0), plc.Bool, plc.BoolValue(false), plc.Good},
-		{plc.UInt16Value(2), plc.Bool, plc.Value{}, plc.BadOutOfRange},
-		{plc.Int16Value(-1), plc.Bool, plc.Value{}, plc.BadOutOfRange},
-		{plc.StringValue("x"), plc.Int16, plc.Value{}, plc.BadTypeMismatch},
-		{plc.Int16Value(1), plc.String, plc.Value{}, plc.BadTypeMismatch},
-		{plc.StringValue("x"), plc.String, plc.StringValue("x"), plc.Good},
-		{plc.Value{}, plc.Int16, plc.Value{}, plc.BadTypeMismatch},
+		{plc.Int16Value(-5), plc.Int32, plc.Int32Value(-5), status.Good},
+		{plc.Int16Value(-5), plc.UInt16, plc.Value{}, status.BadOutOfRange},
+		{plc.Int32Value(70000), plc.Int16, plc.Value{}, status.BadOutOfRange},
+		{plc.Int32Value(-32768), plc.Int16, plc.Int16Value(-32768), status.Good},
+		{plc.Int32Value(32768), plc.Int16, plc.Value{}, status.BadOutOfRange},
+		{plc.UInt32Value(65535), plc.UInt16, plc.UInt16Value(65535), status.Good},
+		{plc.UInt64Value(math.MaxUint64), plc.Int64, plc.Value{}, status.BadOutOfRange},
+		{plc.Int64Value(math.MinInt64), plc.Int64, plc.Int64Value(math.MinInt64), status.Good},
+		{plc.Int64Value(math.MinInt64), plc.Float64, plc.Float64Value(-(1 << 63)), status.Good},
+		{plc.Float64Value(-(1 << 63)), plc.Int64, plc.Int64Value(math.MinInt64), status.Good},
+		{plc.Float64Value(1 << 63), plc.Int64, plc.Value{}, status.BadOutOfRange},
+		{plc.Float64Value(1 << 63), plc.UInt64, plc.UInt64Value(1 << 63), status.Good},
+		{plc.Float64Value(2.5), plc.Int32, plc.Value{}, status.BadOutOfRange},
+		{plc.Float64Value(3), plc.UInt16, plc.UInt16Value(3), status.Good},
+		{plc.Float64Value(math.NaN()), plc.Int32, plc.Value{}, status.BadOutOfRange},
+		{plc.Float64Value(1e300), plc.Float32, plc.Value{}, status.BadOutOfRange},
+		{plc.Float64Value(1.5), plc.Float32, plc.Float32Value(1.5), status.Good},
+		{plc.BoolValue(true), plc.UInt16, plc.UInt16Value(1), status.Good},
+		{plc.UInt16Value(1), plc.Bool, plc.BoolValue(true), status.Good},
+		{plc.UInt16Value(0), plc.Bool, plc.BoolValue(false), status.Good},
+		{plc.UInt16Value(2), plc.Bool, plc.Value{}, status.BadOutOfRange},
+		{plc.Int16Value(-1), plc.Bool, plc.Value{}, status.BadOutOfRange},
+		{plc.StringValue("x"), plc.Int16, plc.Value{}, status.BadTypeMismatch},
+		{plc.Int16Value(1), plc.String, plc.Value{}, status.BadTypeMismatch},
+		{plc.StringValue("x"), plc.String, plc.StringValue("x"), status.Good},
+		{plc.Value{}, plc.Int16, plc.Value{}, status.BadTypeMismatch},
 	}
 	for _, tt := range tests {
 		got, st := tt.in.Convert(tt.to)
@@ -81,38 +82,38 @@ func TestValueAccessors(t *testing.T) {
 func TestStatus(t *testing.T) {
 	// Numbers from ../shared/opcua-schema/StatusCode.csv.
 	for st, want := range map[plc.Status]uint32{
-		plc.Good: 0, plc.BadWaitingForInitialData: 0x80320000, plc.UncertainLastUsableValue: 0x40900000,
-		plc.BadNoCommunication: 0x80310000, plc.BadTimeout: 0x800A0000, plc.BadCommunicationError: 0x80050000,
-		plc.BadNotWritable: 0x803B0000, plc.BadTypeMismatch: 0x80740000, plc.BadOutOfRange: 0x803C0000,
-		plc.BadDeviceFailure: 0x808B0000, plc.BadShutdown: 0x800C0000, plc.BadResourceUnavailable: 0x80040000,
+		status.Good: 0, status.BadWaitingForInitialData: 0x80320000, status.UncertainLastUsableValue: 0x40900000,
+		status.BadNoCommunication: 0x80310000, status.BadTimeout: 0x800A0000, status.BadCommunicationError: 0x80050000,
+		status.BadNotWritable: 0x803B0000, status.BadTypeMismatch: 0x80740000, status.BadOutOfRange: 0x803C0000,
+		status.BadDeviceFailure: 0x808B0000, status.BadShutdown: 0x800C0000, status.BadResourceUnavailable: 0x80040000,
 	} {
 		if uint32(st) != want {
 			t.Errorf("%v = %#x, want %#x", st, uint32(st), want)
 		}
 	}
-	if !plc.UncertainLastUsableValue.IsUncertain() || !plc.BadTimeout.IsBad() || !plc.Good.IsGood() {
+	if !status.UncertainLastUsableValue.IsUncertain() || !status.BadTimeout.IsBad() || !status.Good.IsGood() {
 		t.Error("severity bits")
 	}
 	if s := plc.Status(0x80310001).String(); s != "BadNoCommunication(0x80310001)" {
 		t.Errorf("String = %q", s)
 	}
-	wrapped := fmt.Errorf("modbus: %w", plc.BadDeviceFailure)
+	wrapped := fmt.Errorf("modbus: %w", status.BadDeviceFailure)
 	for _, tt := range []struct {
 		err  error
 		want plc.Status
 	}{
-		{nil, plc.Good},
-		{plc.BadTimeout, plc.BadTimeout},
-		{wrapped, plc.BadDeviceFailure},
-		{fmt.Errorf("x: %w", context.DeadlineExceeded), plc.BadTimeout},
-		{context.Canceled, plc.BadShutdown},
-		{errors.New("EOF"), plc.BadCommunicationError},
+		{nil, status.Good},
+		{status.BadTimeout, status.BadTimeout},
+		{wrapped, status.BadDeviceFailure},
+		{fmt.Errorf("x: %w", context.DeadlineExceeded), status.BadTimeout},
+		{context.Canceled, status.BadShutdown},
+		{errors.New("EOF"), status.BadCommunicationError},
 	} {
 		if got := plc.StatusOf(tt.err); got != tt.want {
 			t.Errorf("StatusOf(%v) = %v, want %v", tt.err, got, tt.want)
 		}
 	}
-	if !errors.Is(wrapped, plc.BadDeviceFailure) {
+	if !errors.Is(wrapped, status.BadDeviceFailure) {
 		t.Error("errors.Is on a wrapped Status")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc/config"
 )
 
@@ -108,7 +109,7 @@ func publishMsg(seq uint32, items ...ua.MonitoredItemNotification) []byte {
 		SubscriptionID:           7,
 		AvailableSequenceNumbers: []uint32{seq},
 		NotificationMessage:      ua.NotificationMessage{SequenceNumber: seq, PublishTime: time.Now()},
-		Results:                  []ua.StatusCode{ua.StatusGood},
+		Results:                  []ua.StatusCode{status.Good},
 	}
 	if items != nil {
 		resp.NotificationMessage.NotificationData = []ua.ExtensionObject{{Body: &ua.DataChangeNotification{MonitoredItems: items}}}
@@ -137,19 +138,19 @@ func TestResponse(t *testing.T) {
 	}{
 		// The first keep-alive and the first values set the state.
 		{publishMsg(1), counts{keepAlives: 1}},
-		{publishMsg(1, all(65535, ua.StatusGood)...), counts{keepAlives: 1, messages: 1, notifications: 4}},
+		{publishMsg(1, all(65535, status.Good)...), counts{keepAlives: 1, messages: 1, notifications: 4}},
 		// The next change of each, uint16 wrapping: nothing lost.
-		{publishMsg(2, all(65536, ua.StatusGood)...), counts{keepAlives: 1, messages: 2, notifications: 8}},
+		{publishMsg(2, all(65536, status.Good)...), counts{keepAlives: 1, messages: 2, notifications: 8}},
 		// Two changes of each lost, the value after them with the overflow bit.
 		{publishMsg(3, all(65539, statusInfoOverflow)...), counts{keepAlives: 1, messages: 3, notifications: 12, lost: 8, overflows: 4}},
 		// A keep-alive with the next number, then a message that skips one.
 		{publishMsg(4), counts{keepAlives: 2, messages: 3, notifications: 12, lost: 8, overflows: 4}},
-		{publishMsg(5, all(65540, ua.StatusUncertainLastUsableValue)...), counts{keepAlives: 2, messages: 4, notifications: 16, lost: 8, overflows: 4, gaps: 1, badStatus: 4}},
+		{publishMsg(5, all(65540, status.UncertainLastUsableValue)...), counts{keepAlives: 2, messages: 4, notifications: 16, lost: 8, overflows: 4, gaps: 1, badStatus: 4}},
 		// A float32 wraps at 2²⁴ (the state set below): 2²⁴-1 → 0 is one step.
-		{publishMsg(6, notif(2, f32(1<<24-1), ua.StatusGood)), counts{keepAlives: 2, messages: 5, notifications: 17, lost: 8, overflows: 4, gaps: 1, badStatus: 4}},
-		{publishMsg(7, notif(2, f32(1<<24), ua.StatusGood)), counts{keepAlives: 2, messages: 6, notifications: 18, lost: 8, overflows: 4, gaps: 1, badStatus: 4}},
+		{publishMsg(6, notif(2, f32(1<<24-1), status.Good)), counts{keepAlives: 2, messages: 5, notifications: 17, lost: 8, overflows: 4, gaps: 1, badStatus: 4}},
+		{publishMsg(7, notif(2, f32(1<<24), status.Good)), counts{keepAlives: 2, messages: 6, notifications: 18, lost: 8, overflows: 4, gaps: 1, badStatus: 4}},
 		// A value that goes back is an error.
-		{publishMsg(8, notif(3, f64(5), ua.StatusGood)), counts{keepAlives: 2, messages: 7, notifications: 19, lost: 8, overflows: 4, gaps: 1, badStatus: 4, errors: 1}},
+		{publishMsg(8, notif(3, f64(5), status.Good)), counts{keepAlives: 2, messages: 7, notifications: 19, lost: 8, overflows: 4, gaps: 1, badStatus: 4, errors: 1}},
 	}
 	for i, st := range steps {
 		if i == 6 {
@@ -164,7 +165,7 @@ func TestResponse(t *testing.T) {
 		t.Errorf("acknowledgements %+v, want 7, the last of 7/8", s.acks)
 	}
 
-	fault := ua.AppendMessage(nil, &ua.ServiceFault{ResponseHeader: ua.ResponseHeader{ServiceResult: ua.StatusBadTooManyPublishRequests}})
+	fault := ua.AppendMessage(nil, &ua.ServiceFault{ResponseHeader: ua.ResponseHeader{ServiceResult: status.BadTooManyPublishRequests}})
 	var f counts
 	s.response(fault, &f)
 	if f != (counts{errors: 1}) || !strings.Contains(s.lastErr, "BadTooManyPublishRequests") {
@@ -175,7 +176,7 @@ func TestResponse(t *testing.T) {
 // TestResponseTruncated: every truncated PublishResponse is an error,
 // never a panic, and a whole one is not.
 func TestResponseTruncated(t *testing.T) {
-	msg := publishMsg(9, notif(0, ua.MustVariant(uint16(1)), ua.StatusGood), notif(1, ua.MustVariant(float64(2)), ua.StatusGood))
+	msg := publishMsg(9, notif(0, ua.MustVariant(uint16(1)), status.Good), notif(1, ua.MustVariant(float64(2)), status.Good))
 	for n := range len(msg) {
 		s := &session{subID: 7, items: make([]item, 2)}
 		var c counts

@@ -15,6 +15,7 @@ import (
 
 	"github.com/edged/edged/internal/uaclient"
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // The client role: one session (internal/uaclient), one subscription with
@@ -421,7 +422,7 @@ func (s *subClient) commandRun(req ua.Body, reps int) (*cmdResult, error) {
 				} else if len(wresp.Results) == 1 {
 					st = wresp.Results[0]
 				} else {
-					st = ua.StatusBadUnexpectedError
+					st = status.BadUnexpectedError
 				}
 			case *ua.CallRequest:
 				if err := s.c.Decode(msg, &cresp); err != nil {
@@ -429,7 +430,7 @@ func (s *subClient) commandRun(req ua.Body, reps int) (*cmdResult, error) {
 				} else if len(cresp.Results) == 1 {
 					st = cresp.Results[0].StatusCode
 				} else {
-					st = ua.StatusBadUnexpectedError
+					st = status.BadUnexpectedError
 				}
 			}
 			if st.IsBad() {
@@ -459,7 +460,7 @@ func statusOf(err error) ua.StatusCode {
 	if errors.As(err, &sc) {
 		return sc
 	}
-	return ua.StatusBadDecodingError
+	return status.BadDecodingError
 }
 
 // dist returns the counts of d by whole milliseconds, "ms:count ...":

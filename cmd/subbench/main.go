@@ -61,6 +61,7 @@ import (
 
 	"github.com/edged/edged/binding"
 	"github.com/edged/edged/opcua/server"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/devices"
 	"github.com/edged/edged/plc/sim"
@@ -218,7 +219,7 @@ func (p *pubLog) image(im *plc.Image, h plc.Handle) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.images++
-	if im.Status(h) != plc.Good {
+	if im.Status(h) != status.Good {
 		p.badValue++
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/edged/edged/internal/uaclient"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // startTestServer serves the bench server role's address space on a
@@ -105,15 +106,15 @@ func TestClientFastPath(t *testing.T) {
 		want bool
 	}{
 		{"good", good(), true},
-		{"bad service result", func() ua.Body { r := good(); r.ResponseHeader.ServiceResult = ua.StatusBadTooManyOperations; return r }(), false},
+		{"bad service result", func() ua.Body { r := good(); r.ResponseHeader.ServiceResult = status.BadTooManyOperations; return r }(), false},
 		{"too few results", &ua.ReadResponse{Results: []ua.DataValue{{Value: ua.MustVariant(1.5)}}}, false},
-		{"bad first status", func() ua.Body { r := good(); r.Results[0] = ua.DataValue{Status: ua.StatusBadNodeIDUnknown}; return r }(), false},
+		{"bad first status", func() ua.Body { r := good(); r.Results[0] = ua.DataValue{Status: status.BadNodeIDUnknown}; return r }(), false},
 		{"good status in a diagnostic-carrying header", func() ua.Body {
 			r := good()
 			r.ResponseHeader.StringTable = []string{"x"}
 			return r
 		}(), true},
-		{"service fault", &ua.ServiceFault{ResponseHeader: ua.ResponseHeader{ServiceResult: ua.StatusBadSessionIDInvalid}}, false},
+		{"service fault", &ua.ServiceFault{ResponseHeader: ua.ResponseHeader{ServiceResult: status.BadSessionIDInvalid}}, false},
 	} {
 		r := &reader{nodes: 2}
 		if got := r.check(ua.AppendMessage(nil, tc.msg), true); got != tc.want {

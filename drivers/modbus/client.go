@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edged/edged/opcua/ua/status"
 	gb "github.com/goburrow/modbus"
 )
 
@@ -143,10 +144,10 @@ func (c *Client) do(ctx context.Context, op func() ([]byte, error), dst []byte, 
 func (c *Client) Read(ctx context.Context, area Area, address, count uint16, dst []byte) ([]byte, error) {
 	name := func() string { return fmt.Sprintf("read %v %d+%d unit %d", area, address, count, c.unit) }
 	if area.IsBit() && (count < 1 || count > MaxBits) || !area.IsBit() && (count < 1 || count > MaxRegisters) {
-		return dst[:0], &Error{Op: name(), Status: StatusBadOutOfRange, Err: fmt.Errorf("count %d out of range", count)}
+		return dst[:0], &Error{Op: name(), Status: status.BadOutOfRange, Err: fmt.Errorf("count %d out of range", count)}
 	}
 	if int(address)+int(count) > 65536 {
-		return dst[:0], &Error{Op: name(), Status: StatusBadOutOfRange, Err: errors.New("range runs past address 65535")}
+		return dst[:0], &Error{Op: name(), Status: status.BadOutOfRange, Err: errors.New("range runs past address 65535")}
 	}
 	var op func() ([]byte, error)
 	switch area {
@@ -159,7 +160,7 @@ func (c *Client) Read(ctx context.Context, area Area, address, count uint16, dst
 	case HoldingRegisters:
 		op = func() ([]byte, error) { return c.mb.ReadHoldingRegisters(address, count) }
 	default:
-		return dst[:0], &Error{Op: name(), Status: StatusBadConfigurationError, Err: fmt.Errorf("invalid area %d", area)}
+		return dst[:0], &Error{Op: name(), Status: status.BadConfigurationError, Err: fmt.Errorf("invalid area %d", area)}
 	}
 	out, err := c.do(ctx, op, dst, name)
 	if err == nil {
@@ -168,7 +169,7 @@ func (c *Client) Read(ctx context.Context, area Area, address, count uint16, dst
 			want = (int(count) + 7) / 8
 		}
 		if len(out) != want {
-			err = &Error{Op: name(), Status: StatusBadCommunicationError, Err: fmt.Errorf("%w: %d data bytes, want %d", ErrFrame, len(out), want)}
+			err = &Error{Op: name(), Status: status.BadCommunicationError, Err: fmt.Errorf("%w: %d data bytes, want %d", ErrFrame, len(out), want)}
 			return dst[:0], err
 		}
 	}
@@ -186,7 +187,7 @@ func (c *Client) WriteRegisters(ctx context.Context, address uint16, regs []byte
 	n := len(regs) / 2
 	name := func() string { return fmt.Sprintf("write holding registers %d+%d unit %d", address, n, c.unit) }
 	if len(regs)%2 != 0 || n < 1 || n > 123 || int(address)+n > 65536 {
-		return &Error{Op: name(), Status: StatusBadOutOfRange, Err: fmt.Errorf("%d bytes: want 1..123 whole registers within the address space", len(regs))}
+		return &Error{Op: name(), Status: status.BadOutOfRange, Err: fmt.Errorf("%d bytes: want 1..123 whole registers within the address space", len(regs))}
 	}
 	var op func() ([]byte, error)
 	if n == 1 {
@@ -204,7 +205,7 @@ func (c *Client) WriteRegisters(ctx context.Context, address uint16, regs []byte
 func (c *Client) WriteCoils(ctx context.Context, address uint16, n uint16, bits []byte) error {
 	name := func() string { return fmt.Sprintf("write coils %d+%d unit %d", address, n, c.unit) }
 	if n < 1 || n > 1968 || len(bits) < (int(n)+7)/8 || int(address)+int(n) > 65536 {
-		return &Error{Op: name(), Status: StatusBadOutOfRange, Err: fmt.Errorf("%d coils in %d bytes: want 1..1968 within the address space", n, len(bits))}
+		return &Error{Op: name(), Status: status.BadOutOfRange, Err: fmt.Errorf("%d coils in %d bytes: want 1..1968 within the address space", n, len(bits))}
 	}
 	var op func() ([]byte, error)
 	if n == 1 {
@@ -225,12 +226,12 @@ func (c *Client) WriteCoils(ctx context.Context, address uint16, n uint16, bits 
 // point is a read-modify-write of its register (not atomic on the device).
 func (c *Client) WritePoint(ctx context.Context, p *Point, v Value, def Order) error {
 	if err := p.Validate(); err != nil {
-		return &Error{Op: "write point", Status: StatusBadConfigurationError, Err: err}
+		return &Error{Op: "write point", Status: status.BadConfigurationError, Err: err}
 	}
 	switch p.Area {
 	case Coils:
 		if v.typ == String || v.typ == 0 {
-			return &Error{Op: "write coil", Status: StatusBadTypeMismatch, Err: fmt.Errorf("value of type %v for a coil", v.typ)}
+			return &Error{Op: "write coil", Status: status.BadTypeMismatch, Err: fmt.Errorf("value of type %v for a coil", v.typ)}
 		}
 		var b [1]byte
 		if v.Bool() {
@@ -239,7 +240,7 @@ func (c *Client) WritePoint(ctx context.Context, p *Point, v Value, def Order) e
 		return c.WriteCoils(ctx, p.Address, 1, b[:])
 	case HoldingRegisters:
 	default:
-		return &Error{Op: "write point", Status: StatusBadNotSupported, Err: fmt.Errorf("%v are read-only", p.Area)}
+		return &Error{Op: "write point", Status: status.BadNotSupported, Err: fmt.Errorf("%v are read-only", p.Area)}
 	}
 	var cur uint16
 	if p.Type == Bit {

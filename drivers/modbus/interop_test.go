@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/drivers/modbus/slave"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // pythonWithPymodbus returns an interpreter that imports pymodbus (the one
@@ -196,7 +197,7 @@ func exercisePeer(t *testing.T, c *Client) {
 	// Beyond the 300 registers pymodbus holds: illegal data address.
 	_, err := c.Read(ctx, HoldingRegisters, 295, 10, nil)
 	var e *Error
-	if !errors.As(err, &e) || e.Exception != 2 || e.Status != StatusBadConfigurationError {
+	if !errors.As(err, &e) || e.Exception != 2 || e.Status != status.BadConfigurationError {
 		t.Errorf("read past the end: %v", err)
 	}
 	if _, err := c.Read(ctx, HoldingRegisters, 0, 1, nil); err != nil {
@@ -269,7 +270,7 @@ func TestPymodbusRTU(t *testing.T) {
 	// A unit id nobody answers: a timeout, and the bus still works after it.
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	if _, err := bus.Client(2).Read(ctx, HoldingRegisters, 0, 1, nil); StatusOf(err) != StatusBadTimeout {
+	if _, err := bus.Client(2).Read(ctx, HoldingRegisters, 0, 1, nil); StatusOf(err) != status.BadTimeout {
 		t.Errorf("absent unit 2: %v", err)
 	}
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)

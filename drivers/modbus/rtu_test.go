@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/goburrow/serial"
 )
 
@@ -241,7 +242,7 @@ func TestRTUTimeoutAndLateReply(t *testing.T) {
 		for i := 1; i <= 2; i++ {
 			t0 := time.Now()
 			_, err := c.Read(ctx, HoldingRegisters, uint16(100*i), 2, nil)
-			if StatusOf(err) != StatusBadTimeout {
+			if StatusOf(err) != status.BadTimeout {
 				t.Fatalf("request %d: %v, want BadTimeout", i, err)
 			}
 			// T3.5, request on the line, Timeout, at most one poll late,
@@ -265,7 +266,7 @@ func TestRTUTimeoutAndLateReply(t *testing.T) {
 		defer cancel()
 		t0 := time.Now()
 		_, err = c.Read(ctx2, HoldingRegisters, 0, 1, nil)
-		if StatusOf(err) != StatusBadTimeout || time.Since(t0) > 10*time.Millisecond+cfg.InterCharTimeout+2*PollInterval {
+		if StatusOf(err) != status.BadTimeout || time.Since(t0) > 10*time.Millisecond+cfg.InterCharTimeout+2*PollInterval {
 			t.Errorf("ctx deadline: %v after %v", err, time.Since(t0))
 		}
 		st := c.Snapshot()
@@ -295,12 +296,12 @@ func TestRTUErrors(t *testing.T) {
 		c := bus.Client(1)
 		ctx := context.Background()
 		_, err := c.Read(ctx, HoldingRegisters, 0, 10, nil)
-		if StatusOf(err) != StatusBadCommunicationError {
+		if StatusOf(err) != status.BadCommunicationError {
 			t.Errorf("bad CRC: %v", err)
 		}
 		t0 := time.Now()
 		_, err = c.Read(ctx, HoldingRegisters, 0, 10, nil)
-		if !errors.Is(err, ErrFrame) || StatusOf(err) != StatusBadCommunicationError {
+		if !errors.Is(err, ErrFrame) || StatusOf(err) != status.BadCommunicationError {
 			t.Errorf("truncated: %v", err)
 		}
 		// It ends InterCharTimeout (to a poll) after the 10th byte, plus the drain.
@@ -310,11 +311,11 @@ func TestRTUErrors(t *testing.T) {
 		}
 		_, err = c.Read(ctx, HoldingRegisters, 0, 10, nil)
 		var e *Error
-		if !errors.As(err, &e) || e.Exception != 2 || e.Status != StatusBadConfigurationError {
+		if !errors.As(err, &e) || e.Exception != 2 || e.Status != status.BadConfigurationError {
 			t.Errorf("exception: %v", err)
 		}
 		_, err = c.Read(ctx, HoldingRegisters, 0, 10, nil)
-		if StatusOf(err) != StatusBadCommunicationError {
+		if StatusOf(err) != status.BadCommunicationError {
 			t.Errorf("wrong unit id: %v", err)
 		}
 		if _, err = c.Read(ctx, HoldingRegisters, 0, 10, nil); err != nil {

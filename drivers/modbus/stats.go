@@ -3,6 +3,8 @@ package modbus
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // State is the state of a link (TCP connection or serial port).
@@ -77,7 +79,7 @@ func (s *Stats) record(err error, rtt time.Duration) {
 	}
 	s.Errors.Add(1)
 	switch st := StatusOf(err); {
-	case st == StatusBadTimeout:
+	case st == status.BadTimeout:
 		s.Timeouts.Add(1)
 	}
 	var e *Error

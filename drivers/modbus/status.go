@@ -7,59 +7,9 @@ import (
 	"net"
 	"os"
 
+	"github.com/edged/edged/opcua/ua/status"
 	gb "github.com/goburrow/modbus"
 )
-
-// StatusCode is an OPC UA status code number. The driver does not import the
-// OPC UA stack; the numbers below are the ones in
-// shared/opcua-schema/StatusCode.csv, so a status reaches the address space
-// unchanged. A StatusCode is an error, so errors.Is(err, StatusBadTimeout)
-// works on every error this package returns.
-type StatusCode uint32
-
-// OPC UA status codes used by this package (values from StatusCode.csv).
-const (
-	StatusGood                   StatusCode = 0x00000000
-	StatusBadUnexpectedError     StatusCode = 0x80010000 // An unexpected error occurred.
-	StatusBadResourceUnavailable StatusCode = 0x80040000 // An operating system resource is not available.
-	StatusBadCommunicationError  StatusCode = 0x80050000 // A low level communication error occurred.
-	StatusBadTimeout             StatusCode = 0x800A0000 // The operation timed out.
-	StatusBadShutdown            StatusCode = 0x800C0000 // Cancelled because the application is shutting down.
-	StatusBadNoCommunication     StatusCode = 0x80310000 // Communication defined, but not established.
-	StatusBadOutOfRange          StatusCode = 0x803C0000 // The value was out of range.
-	StatusBadNotSupported        StatusCode = 0x803D0000 // The requested operation is not supported.
-	StatusBadTypeMismatch        StatusCode = 0x80740000 // The value supplied is not of the same type.
-	StatusBadConfigurationError  StatusCode = 0x80890000 // A problem with the configuration that affects the value.
-	StatusBadDeviceFailure       StatusCode = 0x808B0000 // A failure in the device/data source.
-	StatusBadWaitingForResponse  StatusCode = 0x80B20000 // The asynchronous operation is waiting for a response.
-)
-
-var statusNames = map[StatusCode]string{
-	StatusGood:                   "Good",
-	StatusBadUnexpectedError:     "BadUnexpectedError",
-	StatusBadResourceUnavailable: "BadResourceUnavailable",
-	StatusBadCommunicationError:  "BadCommunicationError",
-	StatusBadTimeout:             "BadTimeout",
-	StatusBadShutdown:            "BadShutdown",
-	StatusBadNoCommunication:     "BadNoCommunication",
-	StatusBadOutOfRange:          "BadOutOfRange",
-	StatusBadNotSupported:        "BadNotSupported",
-	StatusBadTypeMismatch:        "BadTypeMismatch",
-	StatusBadConfigurationError:  "BadConfigurationError",
-	StatusBadDeviceFailure:       "BadDeviceFailure",
-	StatusBadWaitingForResponse:  "BadWaitingForResponse",
-}
-
-// String returns the OPC UA symbolic name, or the number in hex.
-func (s StatusCode) String() string {
-	if n, ok := statusNames[s]; ok {
-		return n
-	}
-	return fmt.Sprintf("0x%08X", uint32(s))
-}
-
-// Error makes a StatusCode an error.
-func (s StatusCode) Error() string { return s.String() }
 
 // ExceptionStatus maps a Modbus exception code to an OPC UA status code.
 //
@@ -87,36 +37,36 @@ func (s StatusCode) Error() string { return s.String() }
 //	context cancelled (shutdown)                   BadShutdown            0x800C0000
 //	value does not fit the type / area on write    BadOutOfRange          0x803C0000
 //	Go value of the wrong kind on write            BadTypeMismatch        0x80740000
-func ExceptionStatus(code byte) StatusCode {
+func ExceptionStatus(code byte) status.Code {
 	switch code {
 	case 1, 7:
-		return StatusBadNotSupported
+		return status.BadNotSupported
 	case 2:
-		return StatusBadConfigurationError
+		return status.BadConfigurationError
 	case 3:
-		return StatusBadOutOfRange
+		return status.BadOutOfRange
 	case 4, 8:
-		return StatusBadDeviceFailure
+		return status.BadDeviceFailure
 	case 5:
-		return StatusBadWaitingForResponse
+		return status.BadWaitingForResponse
 	case 6:
-		return StatusBadResourceUnavailable
+		return status.BadResourceUnavailable
 	case 10:
-		return StatusBadNoCommunication
+		return status.BadNoCommunication
 	case 11:
-		return StatusBadTimeout
+		return status.BadTimeout
 	}
-	return StatusBadUnexpectedError
+	return status.BadUnexpectedError
 }
 
 // Error is the error type of every device call of this package. It carries
 // the OPC UA status for the failure, the Modbus exception code when the
 // device answered with one, and the cause.
 type Error struct {
-	Op        string     // what was attempted, e.g. "read holding registers 100+10 unit 1"
-	Status    StatusCode // the OPC UA status for the tags involved
-	Exception byte       // the Modbus exception code, 0 when not an exception response
-	Err       error      // the cause
+	Op        string      // what was attempted, e.g. "read holding registers 100+10 unit 1"
+	Status    status.Code // the OPC UA status for the tags involved
+	Exception byte        // the Modbus exception code, 0 when not an exception response
+	Err       error       // the cause
 }
 
 func (e *Error) Error() string {
@@ -141,19 +91,19 @@ var (
 	ErrFrame = errors.New("malformed response frame")
 )
 
-// StatusOf returns the OPC UA status for err: StatusGood for nil, the status
-// an *Error or StatusCode carries, and otherwise a classification of the
+// StatusOf returns the OPC UA status for err: status.Good for nil, the status
+// an *Error or status.Code carries, and otherwise a classification of the
 // cause (timeouts → BadTimeout, cancellation → BadShutdown, the rest
 // → BadCommunicationError).
-func StatusOf(err error) StatusCode {
+func StatusOf(err error) status.Code {
 	if err == nil {
-		return StatusGood
+		return status.Good
 	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Status
 	}
-	var s StatusCode
+	var s status.Code
 	if errors.As(err, &s) {
 		return s
 	}
@@ -161,23 +111,23 @@ func StatusOf(err error) StatusCode {
 }
 
 // classify maps a cause that is not already an *Error to a status.
-func classify(err error) StatusCode {
+func classify(err error) status.Code {
 	var mb *gb.ModbusError
 	switch {
 	case errors.As(err, &mb):
 		return ExceptionStatus(mb.ExceptionCode)
 	case errors.Is(err, ErrDown), errors.Is(err, ErrClosed):
-		return StatusBadNoCommunication
+		return status.BadNoCommunication
 	case errors.Is(err, context.Canceled):
-		return StatusBadShutdown
+		return status.BadShutdown
 	case errors.Is(err, ErrTimeout), errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
-		return StatusBadTimeout
+		return status.BadTimeout
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return StatusBadTimeout
+		return status.BadTimeout
 	}
-	return StatusBadCommunicationError
+	return status.BadCommunicationError
 }
 
 // wrapErr builds the *Error for a failed device call.

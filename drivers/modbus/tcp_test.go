@@ -14,6 +14,7 @@ import (
 	gb "github.com/goburrow/modbus"
 
 	"github.com/edged/edged/drivers/modbus/slave"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 func startSlave(t testing.TB) (*slave.Server, string) {
@@ -118,7 +119,7 @@ func TestTCPAgainstSlaveAllTypes(t *testing.T) {
 	// Exceptions: an address past the bank.
 	_, err = c.Read(ctx, HoldingRegisters, 999, 2, nil)
 	var e *Error
-	if !errors.As(err, &e) || e.Exception != 2 || e.Status != StatusBadConfigurationError {
+	if !errors.As(err, &e) || e.Exception != 2 || e.Status != status.BadConfigurationError {
 		t.Errorf("read past the bank: %v", err)
 	}
 	// An exception keeps the connection.
@@ -130,11 +131,11 @@ func TestTCPAgainstSlaveAllTypes(t *testing.T) {
 	}
 	// Range check on write reaches the caller as BadOutOfRange.
 	err = c.WritePoint(ctx, &Point{Unit: 1, Area: HoldingRegisters, Address: 900, Type: Int16}, IntValue(Int64, 40000), ABCD)
-	if StatusOf(err) != StatusBadOutOfRange {
+	if StatusOf(err) != status.BadOutOfRange {
 		t.Errorf("write 40000 to int16: %v", err)
 	}
 	err = c.WritePoint(ctx, &Point{Unit: 1, Area: InputRegisters, Address: 900, Type: Int16}, IntValue(Int64, 4), ABCD)
-	if StatusOf(err) != StatusBadNotSupported {
+	if StatusOf(err) != status.BadNotSupported {
 		t.Errorf("write to input register: %v", err)
 	}
 }
@@ -211,7 +212,7 @@ func TestTCPLateReply(t *testing.T) {
 		data, err := c.Read(ctx, HoldingRegisters, uint16(100+i), 2, nil)
 		cancel()
 		if i == 3 {
-			if StatusOf(err) != StatusBadTimeout {
+			if StatusOf(err) != status.BadTimeout {
 				t.Fatalf("request 3: %v, want BadTimeout", err)
 			}
 			continue
@@ -267,7 +268,7 @@ func TestTCPBackoff(t *testing.T) {
 	c := link.Client(1)
 	for i := 0; i < 5; i++ {
 		_, err := c.Read(context.Background(), HoldingRegisters, 0, 1, nil)
-		if StatusOf(err) != StatusBadNoCommunication {
+		if StatusOf(err) != status.BadNoCommunication {
 			t.Errorf("%d: %v", i, err)
 		}
 	}
@@ -291,7 +292,7 @@ func TestTCPContextCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
 	_, err := link.Client(1).Read(ctx, HoldingRegisters, 0, 1, nil)
-	if StatusOf(err) != StatusBadShutdown {
+	if StatusOf(err) != status.BadShutdown {
 		t.Errorf("cancelled: %v", err)
 	}
 }
@@ -346,7 +347,7 @@ func FuzzTCPResponse(f *testing.F) {
 		if err == nil && len(data) != 2 {
 			t.Fatalf("%d bytes of data", len(data))
 		}
-		if err != nil && StatusOf(err) == StatusGood {
+		if err != nil && StatusOf(err) == status.Good {
 			t.Fatal("error with status Good")
 		}
 	})
@@ -375,7 +376,7 @@ func TestTCPDeviceRestart(t *testing.T) {
 	}
 	defer s2.Close()
 	_, err = c.Read(ctx, HoldingRegisters, 0, 1, nil)
-	if st := StatusOf(err); st != StatusBadCommunicationError {
+	if st := StatusOf(err); st != status.BadCommunicationError {
 		t.Errorf("read on the dead connection: %v (%v)", err, st)
 	}
 	data, err := c.Read(ctx, HoldingRegisters, 0, 1, nil)

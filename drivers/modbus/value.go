@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Type is the data type of a point.
@@ -359,10 +361,10 @@ func scatter(regs []byte, n int, o Order, x uint64) {
 func (p *Point) DecodeRegisters(regs []byte, def Order) (Value, error) {
 	n := p.Type.Registers(p.Len)
 	if n == 0 || p.Area.IsBit() {
-		return Value{}, fmt.Errorf("modbus: decode %v as registers: %w", p.Type, StatusBadConfigurationError)
+		return Value{}, fmt.Errorf("modbus: decode %v as registers: %w", p.Type, status.BadConfigurationError)
 	}
 	if len(regs) < 2*n {
-		return Value{}, fmt.Errorf("modbus: decode %v: %d bytes, need %d: %w", p.Type, len(regs), 2*n, StatusBadCommunicationError)
+		return Value{}, fmt.Errorf("modbus: decode %v: %d bytes, need %d: %w", p.Type, len(regs), 2*n, status.BadCommunicationError)
 	}
 	o := p.Order.resolve(def)
 	var v Value
@@ -423,17 +425,17 @@ func decodeString(b []byte, o Order) string {
 // def is the device's default order.
 func (p *Point) Decode(data []byte, blockStart uint16, def Order) (Value, error) {
 	if p.Address < blockStart {
-		return Value{}, fmt.Errorf("modbus: point at %d before block start %d: %w", p.Address, blockStart, StatusBadConfigurationError)
+		return Value{}, fmt.Errorf("modbus: point at %d before block start %d: %w", p.Address, blockStart, status.BadConfigurationError)
 	}
 	off := int(p.Address - blockStart)
 	if p.Area.IsBit() {
 		if off/8 >= len(data) {
-			return Value{}, fmt.Errorf("modbus: bit %d beyond %d bytes of data: %w", off, len(data), StatusBadCommunicationError)
+			return Value{}, fmt.Errorf("modbus: bit %d beyond %d bytes of data: %w", off, len(data), status.BadCommunicationError)
 		}
 		return BoolValue(data[off/8]>>(off%8)&1 != 0), nil
 	}
 	if 2*off > len(data) {
-		return Value{}, fmt.Errorf("modbus: register %d beyond %d bytes of data: %w", off, len(data), StatusBadCommunicationError)
+		return Value{}, fmt.Errorf("modbus: register %d beyond %d bytes of data: %w", off, len(data), status.BadCommunicationError)
 	}
 	return p.DecodeRegisters(data[2*off:], def)
 }
@@ -441,14 +443,14 @@ func (p *Point) Decode(data []byte, blockStart uint16, def Order) (Value, error)
 // EncodeRegisters encodes v for a write of the point and appends the
 // register bytes to dst. Scaling is reversed (v is in engineering units)
 // and the raw value rounded to the nearest integer for integer types.
-// A value that does not fit the type is an error with StatusBadOutOfRange;
-// a value of the wrong kind (a string for a number) StatusBadTypeMismatch.
+// A value that does not fit the type is an error with status.BadOutOfRange;
+// a value of the wrong kind (a string for a number) status.BadTypeMismatch.
 // For Bit, the register's other bits are taken from cur (the current
 // register value); the caller reads it first.
 func (p *Point) EncodeRegisters(dst []byte, v Value, def Order, cur uint16) ([]byte, error) {
 	n := p.Type.Registers(p.Len)
 	if n == 0 || p.Area.IsBit() {
-		return dst, fmt.Errorf("modbus: encode %v as registers: %w", p.Type, StatusBadConfigurationError)
+		return dst, fmt.Errorf("modbus: encode %v as registers: %w", p.Type, status.BadConfigurationError)
 	}
 	o := p.Order.resolve(def)
 	start := len(dst)
@@ -458,10 +460,10 @@ func (p *Point) EncodeRegisters(dst []byte, v Value, def Order, cur uint16) ([]b
 	regs := dst[start:]
 	if p.Type == String {
 		if v.typ != String {
-			return dst[:start], fmt.Errorf("modbus: write %v to a string point: %w", v.typ, StatusBadTypeMismatch)
+			return dst[:start], fmt.Errorf("modbus: write %v to a string point: %w", v.typ, status.BadTypeMismatch)
 		}
 		if len(v.str) > 2*n {
-			return dst[:start], fmt.Errorf("modbus: string of %d bytes does not fit %d registers: %w", len(v.str), n, StatusBadOutOfRange)
+			return dst[:start], fmt.Errorf("modbus: string of %d bytes does not fit %d registers: %w", len(v.str), n, status.BadOutOfRange)
 		}
 		for i := 0; i < len(v.str); i++ {
 			j := i
@@ -473,13 +475,13 @@ func (p *Point) EncodeRegisters(dst []byte, v Value, def Order, cur uint16) ([]b
 		return dst, nil
 	}
 	if v.typ == String || v.typ == 0 {
-		return dst[:start], fmt.Errorf("modbus: write %v to a %v point: %w", v.typ, p.Type, StatusBadTypeMismatch)
+		return dst[:start], fmt.Errorf("modbus: write %v to a %v point: %w", v.typ, p.Type, status.BadTypeMismatch)
 	}
 	if p.Type == Bit {
 		b := v.Bool()
 		if v.typ != Bool && v.typ != Bit {
 			if f := v.Float64(); f != 0 && f != 1 {
-				return dst[:start], fmt.Errorf("modbus: value %v does not fit a bit: %w", v, StatusBadOutOfRange)
+				return dst[:start], fmt.Errorf("modbus: value %v does not fit a bit: %w", v, status.BadOutOfRange)
 			}
 		}
 		w := cur &^ (1 << (p.Bit & 15))
@@ -509,7 +511,7 @@ func (p *Point) rawBits(v Value) (uint64, error) {
 			f = p.Scale.ToRaw(f)
 		}
 		if !math.IsInf(f, 0) && !math.IsNaN(f) && math.Abs(f) > math.MaxFloat32 {
-			return 0, fmt.Errorf("modbus: value %v does not fit float32: %w", f, StatusBadOutOfRange)
+			return 0, fmt.Errorf("modbus: value %v does not fit float32: %w", f, status.BadOutOfRange)
 		}
 		return uint64(math.Float32bits(float32(f))), nil
 	case Float64:
@@ -536,7 +538,7 @@ func (p *Point) rawBits(v Value) (uint64, error) {
 	case Uint64:
 		bits = 64
 	default:
-		return 0, fmt.Errorf("modbus: encode type %v: %w", p.Type, StatusBadConfigurationError)
+		return 0, fmt.Errorf("modbus: encode type %v: %w", p.Type, status.BadConfigurationError)
 	}
 	mask := uint64(1)<<bits - 1
 	if bits == 64 {
@@ -555,7 +557,7 @@ func (p *Point) rawBits(v Value) (uint64, error) {
 				lo, hi = 0, 0x1p64
 			}
 			if math.IsNaN(f) || f < lo || f >= hi {
-				return 0, fmt.Errorf("modbus: value %v does not fit %v: %w", f, p.Type, StatusBadOutOfRange)
+				return 0, fmt.Errorf("modbus: value %v does not fit %v: %w", f, p.Type, status.BadOutOfRange)
 			}
 			if signed {
 				return uint64(int64(f)), nil
@@ -563,7 +565,7 @@ func (p *Point) rawBits(v Value) (uint64, error) {
 			return uint64(f), nil
 		}
 		if math.IsNaN(f) || f < lo || f > hi {
-			return 0, fmt.Errorf("modbus: value %v does not fit %v (%v..%v): %w", f, p.Type, lo, hi, StatusBadOutOfRange)
+			return 0, fmt.Errorf("modbus: value %v does not fit %v (%v..%v): %w", f, p.Type, lo, hi, status.BadOutOfRange)
 		}
 		return uint64(int64(f)) & mask, nil
 	}
@@ -572,13 +574,13 @@ func (p *Point) rawBits(v Value) (uint64, error) {
 	if srcSigned {
 		i := v.Int64()
 		if !signed && i < 0 || bits < 64 && signed && (i < int64(lo) || i > int64(hi)) || bits < 64 && !signed && i > int64(hi) {
-			return 0, fmt.Errorf("modbus: value %d does not fit %v: %w", i, p.Type, StatusBadOutOfRange)
+			return 0, fmt.Errorf("modbus: value %d does not fit %v: %w", i, p.Type, status.BadOutOfRange)
 		}
 		return uint64(i) & mask, nil
 	}
 	u := v.Uint64()
 	if signed && (bits == 64 && u > math.MaxInt64 || bits < 64 && u > uint64(hi)) || !signed && bits < 64 && u > uint64(hi) {
-		return 0, fmt.Errorf("modbus: value %d does not fit %v: %w", u, p.Type, StatusBadOutOfRange)
+		return 0, fmt.Errorf("modbus: value %d does not fit %v: %w", u, p.Type, status.BadOutOfRange)
 	}
 	return u & mask, nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 func regsOf(ws ...uint16) []byte {
@@ -98,7 +100,7 @@ func TestStringAndBit(t *testing.T) {
 			t.Errorf("%v: encode % x, %v; want % x", tc.o, enc, err, tc.regs)
 		}
 	}
-	if _, err := p.EncodeRegisters(nil, StringValue("1234567"), ABCD, 0); !errors.Is(err, StatusBadOutOfRange) {
+	if _, err := p.EncodeRegisters(nil, StringValue("1234567"), ABCD, 0); !errors.Is(err, status.BadOutOfRange) {
 		t.Errorf("too long string: %v", err)
 	}
 	b := Point{Area: InputRegisters, Type: Bit, Bit: 9}
@@ -142,12 +144,12 @@ func TestEncodeRange(t *testing.T) {
 	for _, tc := range bad {
 		p := Point{Area: HoldingRegisters, Type: tc.typ}
 		_, err := p.EncodeRegisters(nil, tc.v, ABCD, 0)
-		if !errors.Is(err, StatusBadOutOfRange) {
+		if !errors.Is(err, status.BadOutOfRange) {
 			t.Errorf("encode %v into %v: err %v, want BadOutOfRange", tc.v, tc.typ, err)
 		}
 	}
 	p := Point{Area: HoldingRegisters, Type: Int16}
-	if _, err := p.EncodeRegisters(nil, StringValue("x"), ABCD, 0); !errors.Is(err, StatusBadTypeMismatch) {
+	if _, err := p.EncodeRegisters(nil, StringValue("x"), ABCD, 0); !errors.Is(err, status.BadTypeMismatch) {
 		t.Errorf("string into int16: %v", err)
 	}
 	good := []struct {
@@ -197,7 +199,7 @@ func TestScaling(t *testing.T) {
 	if err != nil || !bytes.Equal(enc, regsOf(0x8000)) {
 		t.Errorf("scaled encode -1: % x %v", enc, err)
 	}
-	if _, err := p.EncodeRegisters(nil, FloatValue(Float64, 1.1), ABCD, 0); !errors.Is(err, StatusBadOutOfRange) {
+	if _, err := p.EncodeRegisters(nil, FloatValue(Float64, 1.1), ABCD, 0); !errors.Is(err, status.BadOutOfRange) {
 		t.Errorf("scaled encode 1.1: %v", err)
 	}
 	if (Scaling{}).Enabled() || (Scaling{}).ToEU(3) != 3 {

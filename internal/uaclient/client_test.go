@@ -10,6 +10,7 @@ import (
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 func startServer(t *testing.T) string {
@@ -94,8 +95,8 @@ func TestSession(t *testing.T) {
 	}
 
 	err = c.Call(&ua.ReadRequest{RequestHeader: c.Header()}, &resp) // no nodes
-	if !errors.Is(err, ua.StatusBadNothingToDo) {
-		t.Errorf("Read of no nodes: %v, want %v", err, ua.StatusBadNothingToDo)
+	if !errors.Is(err, status.BadNothingToDo) {
+		t.Errorf("Read of no nodes: %v, want %v", err, status.BadNothingToDo)
 	}
 	if err := c.Close(5 * time.Second); err != nil {
 		t.Errorf("Close: %v", err)
@@ -117,7 +118,7 @@ func TestReadMessageChunks(t *testing.T) {
 		putSize(ch)
 		return ch
 	}
-	abort := ua.AppendString(ua.AppendUint32(nil, uint32(ua.StatusBadEncodingLimitsExceeded)), "too big")
+	abort := ua.AppendString(ua.AppendUint32(nil, uint32(status.BadEncodingLimitsExceeded)), "too big")
 	go func() {
 		var w []byte
 		w = append(w, chunk("MSGC", 7, []byte("hel"))...)
@@ -137,7 +138,7 @@ func TestReadMessageChunks(t *testing.T) {
 			t.Errorf("ReadMessage = %d, %q, %v; want %d, %q", id, msg, err, want.id, want.msg)
 		}
 	}
-	if _, _, err := c.ReadMessage(); !errors.Is(err, ua.StatusBadEncodingLimitsExceeded) {
+	if _, _, err := c.ReadMessage(); !errors.Is(err, status.BadEncodingLimitsExceeded) {
 		t.Errorf("aborted response: %v", err)
 	}
 }
@@ -151,7 +152,7 @@ func TestDecodeAllocs(t *testing.T) {
 		NotificationMessage: ua.NotificationMessage{SequenceNumber: 9, NotificationData: []ua.ExtensionObject{{
 			Body: &ua.DataChangeNotification{MonitoredItems: []ua.MonitoredItemNotification{{ClientHandle: 1, Value: ua.DataValue{Value: ua.MustVariant(uint32(42))}}}},
 		}}},
-		Results: []ua.StatusCode{ua.StatusGood},
+		Results: []ua.StatusCode{status.Good},
 	})
 	var resp ua.PublishResponse
 	if err := c.Decode(msg, &resp); err != nil {
@@ -167,8 +168,8 @@ func TestDecodeAllocs(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { c.Decode(msg, &resp) }); n != 0 {
 		t.Errorf("Decode: %v allocations, want 0", n)
 	}
-	fault := ua.AppendMessage(nil, &ua.ServiceFault{ResponseHeader: ua.ResponseHeader{ServiceResult: ua.StatusBadSessionIDInvalid}})
-	if err := c.Decode(fault, &resp); !errors.Is(err, ua.StatusBadSessionIDInvalid) {
+	fault := ua.AppendMessage(nil, &ua.ServiceFault{ResponseHeader: ua.ResponseHeader{ServiceResult: status.BadSessionIDInvalid}})
+	if err := c.Decode(fault, &resp); !errors.Is(err, status.BadSessionIDInvalid) {
 		t.Errorf("ServiceFault: %v", err)
 	}
 }

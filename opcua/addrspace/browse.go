@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // BrowseCursor is where a Browse stopped, to continue with BrowseNext. It
@@ -53,17 +54,17 @@ func (s *Space) Browse(d *ua.BrowseDescription, maxRefs uint32, res *ua.BrowseRe
 	defer s.mu.RUnlock()
 	n := s.nodes[d.NodeID]
 	if n == nil {
-		res.StatusCode = ua.StatusBadNodeIDUnknown
+		res.StatusCode = status.BadNodeIDUnknown
 		return
 	}
 	if d.BrowseDirection < ua.BrowseDirectionForward || d.BrowseDirection > ua.BrowseDirectionBoth {
-		res.StatusCode = ua.StatusBadBrowseDirectionInvalid
+		res.StatusCode = status.BadBrowseDirectionInvalid
 		return
 	}
 	var typ *Node
 	if !d.ReferenceTypeID.IsNull() {
 		if typ = s.nodes[d.ReferenceTypeID]; typ == nil || typ.Class != ua.NodeClassReferenceType {
-			res.StatusCode = ua.StatusBadReferenceTypeIDInvalid
+			res.StatusCode = status.BadReferenceTypeIDInvalid
 			return
 		}
 	}
@@ -76,7 +77,7 @@ func (s *Space) Browse(d *ua.BrowseDescription, maxRefs uint32, res *ua.BrowseRe
 		classMask:  d.NodeClassMask & 0xFF,
 		resultMask: d.ResultMask,
 	}
-	res.StatusCode = ua.StatusGood
+	res.StatusCode = status.Good
 	s.browse(&c, maxRefs, res)
 	*next = c
 }
@@ -91,10 +92,10 @@ func (s *Space) BrowseNext(c *BrowseCursor, maxRefs uint32, res *ua.BrowseResult
 	defer s.mu.RUnlock()
 	if c.node == nil || s.nodes[c.node.ID] != c.node || c.node.refsVer != c.ver {
 		*c = BrowseCursor{}
-		res.StatusCode = ua.StatusBadContinuationPointInvalid
+		res.StatusCode = status.BadContinuationPointInvalid
 		return
 	}
-	res.StatusCode = ua.StatusGood
+	res.StatusCode = status.Good
 	s.browse(c, maxRefs, res)
 }
 
@@ -195,12 +196,12 @@ func (s *Space) TranslateBrowsePath(bp *ua.BrowsePath, res *ua.BrowsePathResult)
 	res.Targets = res.Targets[:0]
 	elems := bp.RelativePath.Elements
 	if len(elems) == 0 {
-		res.StatusCode = ua.StatusBadNothingToDo
+		res.StatusCode = status.BadNothingToDo
 		return
 	}
 	for i := range elems {
 		if elems[i].TargetName.Name == "" && i < len(elems)-1 {
-			res.StatusCode = ua.StatusBadBrowseNameInvalid
+			res.StatusCode = status.BadBrowseNameInvalid
 			return
 		}
 	}
@@ -208,7 +209,7 @@ func (s *Space) TranslateBrowsePath(bp *ua.BrowsePath, res *ua.BrowsePathResult)
 	defer s.mu.RUnlock()
 	start := s.nodes[bp.StartingNode]
 	if start == nil {
-		res.StatusCode = ua.StatusBadNodeIDUnknown
+		res.StatusCode = status.BadNodeIDUnknown
 		return
 	}
 	cur := []*Node{start}
@@ -245,10 +246,10 @@ func (s *Space) TranslateBrowsePath(bp *ua.BrowsePath, res *ua.BrowsePathResult)
 		cur, next = next, cur
 	}
 	if len(res.Targets) == 0 {
-		res.StatusCode = ua.StatusBadNoMatch
+		res.StatusCode = status.BadNoMatch
 		return
 	}
-	res.StatusCode = ua.StatusGood
+	res.StatusCode = status.Good
 }
 
 func containsNode(list []*Node, n *Node) bool {

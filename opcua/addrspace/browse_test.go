@@ -7,6 +7,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // names returns the browse names of the references' targets.
@@ -36,7 +37,7 @@ func TestBrowseNS0Path(t *testing.T) {
 	for _, name := range []string{"Objects", "Server", "ServerStatus", "CurrentTime"} {
 		res := f.browse(ua.BrowseDescription{NodeID: node, BrowseDirection: ua.BrowseDirectionForward,
 			ReferenceTypeID: nid(id.HierarchicalReferences), IncludeSubtypes: true, ResultMask: uint32(ua.BrowseResultMaskAll)})
-		if res.StatusCode != ua.StatusGood {
+		if res.StatusCode != status.Good {
 			t.Fatalf("Browse %v: %v", node, res.StatusCode)
 		}
 		i := slices.Index(names(&res), name)
@@ -85,7 +86,7 @@ func TestBrowseDirectionsAndFilters(t *testing.T) {
 				got[i] = "Remote"
 			}
 		}
-		if res.StatusCode != ua.StatusGood || !slices.Equal(got, tc.want) {
+		if res.StatusCode != status.Good || !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v %q, want %q", tc.name, res.StatusCode, got, tc.want)
 		}
 	}
@@ -146,11 +147,11 @@ func TestBrowseErrors(t *testing.T) {
 		d    ua.BrowseDescription
 		want ua.StatusCode
 	}{
-		{ua.BrowseDescription{NodeID: f.id("Nope")}, ua.StatusBadNodeIDUnknown},
-		{ua.BrowseDescription{NodeID: f.id("Plant"), BrowseDirection: 3}, ua.StatusBadBrowseDirectionInvalid},
-		{ua.BrowseDescription{NodeID: f.id("Plant"), BrowseDirection: -1}, ua.StatusBadBrowseDirectionInvalid},
-		{ua.BrowseDescription{NodeID: f.id("Plant"), ReferenceTypeID: nid(id.Int32)}, ua.StatusBadReferenceTypeIDInvalid},
-		{ua.BrowseDescription{NodeID: f.id("Plant"), ReferenceTypeID: f.id("Nope")}, ua.StatusBadReferenceTypeIDInvalid},
+		{ua.BrowseDescription{NodeID: f.id("Nope")}, status.BadNodeIDUnknown},
+		{ua.BrowseDescription{NodeID: f.id("Plant"), BrowseDirection: 3}, status.BadBrowseDirectionInvalid},
+		{ua.BrowseDescription{NodeID: f.id("Plant"), BrowseDirection: -1}, status.BadBrowseDirectionInvalid},
+		{ua.BrowseDescription{NodeID: f.id("Plant"), ReferenceTypeID: nid(id.Int32)}, status.BadReferenceTypeIDInvalid},
+		{ua.BrowseDescription{NodeID: f.id("Plant"), ReferenceTypeID: f.id("Nope")}, status.BadReferenceTypeIDInvalid},
 	} {
 		res := ua.BrowseResult{References: make([]ua.ReferenceDescription, 3)}
 		var c BrowseCursor
@@ -176,7 +177,7 @@ func TestBrowseContinuation(t *testing.T) {
 				t.Fatalf("max %d: page of %d", max, len(res.References))
 			}
 			f.s.BrowseNext(&c, max, &res)
-			if res.StatusCode != ua.StatusGood {
+			if res.StatusCode != status.Good {
 				t.Fatalf("max %d: BrowseNext %v", max, res.StatusCode)
 			}
 			got = append(got, names(&res)...)
@@ -186,7 +187,7 @@ func TestBrowseContinuation(t *testing.T) {
 		}
 		// A finished cursor is invalid.
 		f.s.BrowseNext(&c, max, &res)
-		if res.StatusCode != ua.StatusBadContinuationPointInvalid {
+		if res.StatusCode != status.BadContinuationPointInvalid {
 			t.Errorf("max %d: finished cursor: %v", max, res.StatusCode)
 		}
 	}
@@ -207,7 +208,7 @@ func TestBrowseContinuation(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.s.BrowseNext(&c, 2, &res)
-	if res.StatusCode != ua.StatusBadContinuationPointInvalid || c.More() {
+	if res.StatusCode != status.BadContinuationPointInvalid || c.More() {
 		t.Errorf("BrowseNext after a change: %v", res.StatusCode)
 	}
 	// A cursor of another node stays valid.
@@ -218,7 +219,7 @@ func TestBrowseContinuation(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.s.BrowseNext(&c, 1, &res)
-	if res.StatusCode != ua.StatusGood || len(res.References) != 1 {
+	if res.StatusCode != status.Good || len(res.References) != 1 {
 		t.Errorf("BrowseNext of another node: %v", res.StatusCode)
 	}
 }
@@ -262,24 +263,24 @@ func TestTranslateBrowsePath(t *testing.T) {
 		{"Objects/Server/ServerStatus/CurrentTime", nid(id.RootFolder), []ua.RelativePathElement{
 			el(id.Organizes, false, false, 0, "Objects"), el(id.HierarchicalReferences, true, false, 0, "Server"),
 			el(id.HasComponent, false, false, 0, "ServerStatus"), el(id.HasComponent, false, false, 0, "CurrentTime")},
-			ua.StatusGood, []ua.BrowsePathTarget{{TargetID: ua.ExpandedNodeID{NodeID: nid(id.Server_ServerStatus_CurrentTime)}, RemainingPathIndex: done}}},
+			status.Good, []ua.BrowsePathTarget{{TargetID: ua.ExpandedNodeID{NodeID: nid(id.Server_ServerStatus_CurrentTime)}, RemainingPathIndex: done}}},
 		{"null type: any reference", nid(id.Server), []ua.RelativePathElement{el(0, false, false, 0, "ServerStatus"), el(0, false, false, 0, "State")},
-			ua.StatusGood, []ua.BrowsePathTarget{{TargetID: ua.ExpandedNodeID{NodeID: nid(id.Server_ServerStatus_State)}, RemainingPathIndex: done}}},
+			status.Good, []ua.BrowsePathTarget{{TargetID: ua.ExpandedNodeID{NodeID: nid(id.Server_ServerStatus_State)}, RemainingPathIndex: done}}},
 		{"inverse", f.id("Int"), []ua.RelativePathElement{el(id.HasComponent, false, true, ns, "Plant"), el(id.Organizes, false, true, 0, "Objects")},
-			ua.StatusGood, []ua.BrowsePathTarget{{TargetID: ua.ExpandedNodeID{NodeID: nid(id.ObjectsFolder)}, RemainingPathIndex: done}}},
-		{"subtypes off", nid(id.ObjectsFolder), []ua.RelativePathElement{el(id.HierarchicalReferences, false, false, 0, "Server")}, ua.StatusBadNoMatch, nil},
-		{"wrong namespace", nid(id.ObjectsFolder), []ua.RelativePathElement{el(id.Organizes, false, false, ns, "Server")}, ua.StatusBadNoMatch, nil},
+			status.Good, []ua.BrowsePathTarget{{TargetID: ua.ExpandedNodeID{NodeID: nid(id.ObjectsFolder)}, RemainingPathIndex: done}}},
+		{"subtypes off", nid(id.ObjectsFolder), []ua.RelativePathElement{el(id.HierarchicalReferences, false, false, 0, "Server")}, status.BadNoMatch, nil},
+		{"wrong namespace", nid(id.ObjectsFolder), []ua.RelativePathElement{el(id.Organizes, false, false, ns, "Server")}, status.BadNoMatch, nil},
 		{"empty last name: all targets", f.id("Plant"), []ua.RelativePathElement{el(id.HasProperty, false, false, 0, "")},
-			ua.StatusGood, []ua.BrowsePathTarget{{TargetID: ua.ExpandedNodeID{NodeID: f.id("Str")}, RemainingPathIndex: done}}},
+			status.Good, []ua.BrowsePathTarget{{TargetID: ua.ExpandedNodeID{NodeID: f.id("Str")}, RemainingPathIndex: done}}},
 		{"empty inner name", nid(id.RootFolder), []ua.RelativePathElement{el(id.Organizes, false, false, 0, ""), el(id.Organizes, false, false, 0, "Server")},
-			ua.StatusBadBrowseNameInvalid, nil},
-		{"no elements", nid(id.RootFolder), nil, ua.StatusBadNothingToDo, nil},
-		{"unknown start", f.id("Nope"), []ua.RelativePathElement{el(id.Organizes, false, false, 0, "Objects")}, ua.StatusBadNodeIDUnknown, nil},
-		{"unknown type", nid(id.RootFolder), []ua.RelativePathElement{el(id.Int32, false, false, 0, "Objects")}, ua.StatusBadNoMatch, nil},
+			status.BadBrowseNameInvalid, nil},
+		{"no elements", nid(id.RootFolder), nil, status.BadNothingToDo, nil},
+		{"unknown start", f.id("Nope"), []ua.RelativePathElement{el(id.Organizes, false, false, 0, "Objects")}, status.BadNodeIDUnknown, nil},
+		{"unknown type", nid(id.RootFolder), []ua.RelativePathElement{el(id.Int32, false, false, 0, "Objects")}, status.BadNoMatch, nil},
 		{"remote target", f.id("Plant"), []ua.RelativePathElement{el(id.Organizes, false, false, ns, "Remote"), el(id.Organizes, false, false, 0, "X"), el(id.Organizes, false, false, 0, "Y")},
-			ua.StatusGood, []ua.BrowsePathTarget{{TargetID: ua.ExpandedNodeID{NodeID: nid(99), ServerIndex: 2}, RemainingPathIndex: 1}}},
+			status.Good, []ua.BrowsePathTarget{{TargetID: ua.ExpandedNodeID{NodeID: nid(99), ServerIndex: 2}, RemainingPathIndex: 1}}},
 		{"two matches deduplicated", f.id("Plant"), []ua.RelativePathElement{el(id.HasComponent, true, false, ns, "Int")},
-			ua.StatusGood, []ua.BrowsePathTarget{{TargetID: ua.ExpandedNodeID{NodeID: f.id("Int")}, RemainingPathIndex: done}}},
+			status.Good, []ua.BrowsePathTarget{{TargetID: ua.ExpandedNodeID{NodeID: f.id("Int")}, RemainingPathIndex: done}}},
 	} {
 		bp := ua.BrowsePath{StartingNode: tc.start, RelativePath: ua.RelativePath{Elements: tc.elems}}
 		res := ua.BrowsePathResult{Targets: make([]ua.BrowsePathTarget, 2)}

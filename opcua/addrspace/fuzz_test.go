@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // FuzzNumericRange parses arbitrary ranges and applies them to arrays,
@@ -22,17 +23,17 @@ func FuzzNumericRange(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		r, err := ParseNumericRange(s)
 		if err != nil {
-			if err != ua.StatusBadIndexRangeInvalid {
+			if err != status.BadIndexRangeInvalid {
 				t.Fatalf("%q: %v", s, err)
 			}
 			return
 		}
 		for _, v := range values {
 			out, st := r.Apply(v)
-			if st != ua.StatusGood && st != ua.StatusBadIndexRangeNoData {
+			if st != status.Good && st != status.BadIndexRangeNoData {
 				t.Fatalf("%q on %v: %v", s, v, st)
 			}
-			if st == ua.StatusGood && out.Len() > v.Len() {
+			if st == status.Good && out.Len() > v.Len() {
 				t.Fatalf("%q on %v: %v", s, v, out)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // testTime is the fixture's clock.
@@ -21,7 +22,7 @@ type image struct {
 
 func (im *image) Value(h uint32, dv *ua.DataValue) {
 	if int(h) >= len(im.vals) {
-		dv.Status = ua.StatusBadNoCommunication
+		dv.Status = status.BadNoCommunication
 		return
 	}
 	dv.Value.SetInt64(im.vals[h])
@@ -45,9 +46,9 @@ type sinkRecorder struct {
 func (r *sinkRecorder) WriteValue(h uint32, wv *ua.WriteValue) (ua.StatusCode, Pending) {
 	r.h, r.got, r.n = h, wv.Value.Value, r.n+1
 	if r.pending != nil {
-		return ua.StatusGood, r.pending
+		return status.Good, r.pending
 	}
-	return ua.StatusGood, nil
+	return status.Good, nil
 }
 
 // fixture is a Space with namespace 1 holding test nodes.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // MethodHandler runs a call of a method (OPC 10000-4 §5.12.2) on object.
@@ -182,7 +183,7 @@ func (s *Space) Call(ctx context.Context, req *ua.CallMethodRequest, user User, 
 	res.InputArgumentDiagnosticInfos = nil
 	res.OutputArguments = nil
 	st, h := s.checkCall(req, user, res)
-	if st != ua.StatusGood {
+	if st != status.Good {
 		res.StatusCode = st
 		return
 	}
@@ -198,14 +199,14 @@ func (s *Space) checkCall(req *ua.CallMethodRequest, user User, res *ua.CallMeth
 	defer s.mu.RUnlock()
 	obj := s.nodes[req.ObjectID]
 	if obj == nil {
-		return ua.StatusBadNodeIDUnknown, nil
+		return status.BadNodeIDUnknown, nil
 	}
 	if obj.Class != ua.NodeClassObject {
-		return ua.StatusBadNodeClassInvalid, nil
+		return status.BadNodeClassInvalid, nil
 	}
 	m := s.nodes[req.MethodID]
 	if m == nil || m.Class != ua.NodeClassMethod {
-		return ua.StatusBadMethodInvalid, nil
+		return status.BadMethodInvalid, nil
 	}
 	hasComponent := s.nodes[ua.NewNumericNodeID(0, id.HasComponent)]
 	component := false
@@ -216,34 +217,34 @@ func (s *Space) checkCall(req *ua.CallMethodRequest, user User, res *ua.CallMeth
 		}
 	}
 	if !component {
-		return ua.StatusBadMethodInvalid, nil
+		return status.BadMethodInvalid, nil
 	}
 	if !m.Executable || user != nil && !user.Executable(m) {
-		return ua.StatusBadNotExecutable, nil
+		return status.BadNotExecutable, nil
 	}
 	if m.method == nil {
-		return ua.StatusBadNotImplemented, nil
+		return status.BadNotImplemented, nil
 	}
 	args, in := m.method.in, req.InputArguments
 	switch {
 	case len(in) < len(args):
-		return ua.StatusBadArgumentsMissing, nil
+		return status.BadArgumentsMissing, nil
 	case len(in) > len(args):
-		return ua.StatusBadTooManyArguments, nil
+		return status.BadTooManyArguments, nil
 	}
 	bad := false
 	for i := range args {
 		a := Node{Class: ua.NodeClassVariable, DataType: args[i].DataType, ValueRank: args[i].ValueRank}
 		v := in[i]
-		st := ua.StatusGood
-		if s.nodes[a.DataType] == nil || s.checkValue(&a, &v) != ua.StatusGood {
-			st, bad = ua.StatusBadTypeMismatch, true
+		st := status.Good
+		if s.nodes[a.DataType] == nil || s.checkValue(&a, &v) != status.Good {
+			st, bad = status.BadTypeMismatch, true
 		}
 		res.InputArgumentResults = append(res.InputArgumentResults, st)
 	}
 	if bad {
-		return ua.StatusBadInvalidArgument, nil
+		return status.BadInvalidArgument, nil
 	}
 	res.InputArgumentResults = res.InputArgumentResults[:0]
-	return ua.StatusGood, m.method.handler
+	return status.Good, m.method.handler
 }

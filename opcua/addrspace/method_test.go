@@ -8,6 +8,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // addAdd adds Plant.Add(A Int32, B Double[]) → (Sum Double) to f.
@@ -30,7 +31,7 @@ func addAdd(t *testing.T, f *fixture) *[]ua.Variant {
 			for _, x := range in[1].Value().([]float64) {
 				sum += x
 			}
-			return ua.StatusGood, []ua.Variant{ua.MustVariant(sum)}
+			return status.Good, []ua.Variant{ua.MustVariant(sum)}
 		},
 	})
 	if err != nil {
@@ -53,7 +54,7 @@ func TestCall(t *testing.T) {
 		return res
 	}
 	res := call("Plant", "Plant.Add", nil, int32(1), []float64{2, 3})
-	if res.StatusCode != ua.StatusGood || len(res.OutputArguments) != 1 || !res.OutputArguments[0].Equal(ua.MustVariant(6.0)) ||
+	if res.StatusCode != status.Good || len(res.OutputArguments) != 1 || !res.OutputArguments[0].Equal(ua.MustVariant(6.0)) ||
 		len(res.InputArgumentResults) != 0 || len(*got) != 2 {
 		t.Errorf("Add(1, [2 3]) = %+v", res)
 	}
@@ -64,20 +65,20 @@ func TestCall(t *testing.T) {
 		want         ua.StatusCode
 		args         []ua.StatusCode
 	}{
-		{"missing", "Plant", "Plant.Add", nil, []any{int32(1)}, ua.StatusBadArgumentsMissing, nil},
-		{"too many", "Plant", "Plant.Add", nil, []any{int32(1), []float64{1}, 3.0}, ua.StatusBadTooManyArguments, nil},
-		{"mistyped", "Plant", "Plant.Add", nil, []any{1.0, []float64{1}}, ua.StatusBadInvalidArgument,
-			[]ua.StatusCode{ua.StatusBadTypeMismatch, ua.StatusGood}},
-		{"scalar for array", "Plant", "Plant.Add", nil, []any{int32(1), 1.0}, ua.StatusBadInvalidArgument,
-			[]ua.StatusCode{ua.StatusGood, ua.StatusBadTypeMismatch}},
-		{"both mistyped", "Plant", "Plant.Add", nil, []any{"x", []int32{1}}, ua.StatusBadInvalidArgument,
-			[]ua.StatusCode{ua.StatusBadTypeMismatch, ua.StatusBadTypeMismatch}},
-		{"unknown object", "Nope", "Plant.Add", nil, []any{int32(1), []float64{1}}, ua.StatusBadNodeIDUnknown, nil},
-		{"object not an Object", "Int", "Plant.Add", nil, []any{int32(1), []float64{1}}, ua.StatusBadNodeClassInvalid, nil},
-		{"unknown method", "Plant", "Nope", nil, nil, ua.StatusBadMethodInvalid, nil},
-		{"not a method", "Plant", "Int", nil, nil, ua.StatusBadMethodInvalid, nil},
-		{"not a component", "Remote", "Plant.Add", nil, []any{int32(1), []float64{1}}, ua.StatusBadMethodInvalid, nil},
-		{"user may not", "Plant", "Plant.Add", ReadOnlyUser{}, []any{int32(1), []float64{1}}, ua.StatusBadNotExecutable, nil},
+		{"missing", "Plant", "Plant.Add", nil, []any{int32(1)}, status.BadArgumentsMissing, nil},
+		{"too many", "Plant", "Plant.Add", nil, []any{int32(1), []float64{1}, 3.0}, status.BadTooManyArguments, nil},
+		{"mistyped", "Plant", "Plant.Add", nil, []any{1.0, []float64{1}}, status.BadInvalidArgument,
+			[]ua.StatusCode{status.BadTypeMismatch, status.Good}},
+		{"scalar for array", "Plant", "Plant.Add", nil, []any{int32(1), 1.0}, status.BadInvalidArgument,
+			[]ua.StatusCode{status.Good, status.BadTypeMismatch}},
+		{"both mistyped", "Plant", "Plant.Add", nil, []any{"x", []int32{1}}, status.BadInvalidArgument,
+			[]ua.StatusCode{status.BadTypeMismatch, status.BadTypeMismatch}},
+		{"unknown object", "Nope", "Plant.Add", nil, []any{int32(1), []float64{1}}, status.BadNodeIDUnknown, nil},
+		{"object not an Object", "Int", "Plant.Add", nil, []any{int32(1), []float64{1}}, status.BadNodeClassInvalid, nil},
+		{"unknown method", "Plant", "Nope", nil, nil, status.BadMethodInvalid, nil},
+		{"not a method", "Plant", "Int", nil, nil, status.BadMethodInvalid, nil},
+		{"not a component", "Remote", "Plant.Add", nil, []any{int32(1), []float64{1}}, status.BadMethodInvalid, nil},
+		{"user may not", "Plant", "Plant.Add", ReadOnlyUser{}, []any{int32(1), []float64{1}}, status.BadNotExecutable, nil},
 	} {
 		res := call(c.obj, c.m, c.user, c.in...)
 		if res.StatusCode != c.want || len(res.InputArgumentResults) != len(c.args) || len(res.OutputArguments) != 0 {
@@ -99,7 +100,7 @@ func TestCallNotExecutable(t *testing.T) {
 	addAdd(t, f)
 	var res ua.CallMethodResult
 	f.s.Call(context.Background(), &ua.CallMethodRequest{ObjectID: f.id("Plant"), MethodID: f.id("Method")}, nil, &res)
-	if res.StatusCode != ua.StatusBadNotImplemented {
+	if res.StatusCode != status.BadNotImplemented {
 		t.Errorf("method without a handler: %v", res.StatusCode)
 	}
 	f.s.mu.Lock()
@@ -107,7 +108,7 @@ func TestCallNotExecutable(t *testing.T) {
 	f.s.mu.Unlock()
 	f.s.Call(context.Background(), &ua.CallMethodRequest{ObjectID: f.id("Plant"), MethodID: f.id("Plant.Add"),
 		InputArguments: []ua.Variant{ua.MustVariant(int32(1)), ua.MustVariant([]float64{1})}}, nil, &res)
-	if res.StatusCode != ua.StatusBadNotExecutable {
+	if res.StatusCode != status.BadNotExecutable {
 		t.Errorf("Executable false: %v", res.StatusCode)
 	}
 }
@@ -128,7 +129,7 @@ func TestAddMethodNodes(t *testing.T) {
 	if a, ok := eos[1].Body.(*ua.Argument); !ok || a.Name != "B" || a.ValueRank != ValueRankOneDimension {
 		t.Errorf("InputArguments[1] = %+v", eos[1].Body)
 	}
-	if dv := f.read(f.id("Plant.Add.OutputArguments"), ua.AttributeIDValue, ""); dv.Status != ua.StatusGood {
+	if dv := f.read(f.id("Plant.Add.OutputArguments"), ua.AttributeIDValue, ""); dv.Status != status.Good {
 		t.Errorf("OutputArguments: %v", dv.Status)
 	}
 	if err := f.s.AddMethod(&Method{ID: f.id("X"), BrowseName: ua.QualifiedName{NamespaceIndex: f.ns, Name: "X"}, Object: f.id("Nope"),
@@ -147,7 +148,7 @@ func TestSetMethodHandler(t *testing.T) {
 	h := func(_ context.Context, obj ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
 		gotObj = obj
 		v, _ := in[0].Uint32()
-		return ua.StatusGood, []ua.Variant{ua.MustVariant([]uint32{v}), ua.MustVariant([]uint32{v + 1})}
+		return status.Good, []ua.Variant{ua.MustVariant([]uint32{v}), ua.MustVariant([]uint32{v + 1})}
 	}
 	// A property that holds no Arguments.
 	if err := f.s.SetValue(nid(id.Server_GetMonitoredItems_InputArguments), ua.MustVariant([]string{"SubscriptionId"})); err != nil {
@@ -174,7 +175,7 @@ func TestSetMethodHandler(t *testing.T) {
 		return res
 	}
 	res := call(server, getItems, uint32(7))
-	if res.StatusCode != ua.StatusGood || len(res.OutputArguments) != 2 ||
+	if res.StatusCode != status.Good || len(res.OutputArguments) != 2 ||
 		!res.OutputArguments[0].Equal(ua.MustVariant([]uint32{7})) || !res.OutputArguments[1].Equal(ua.MustVariant([]uint32{8})) {
 		t.Errorf("GetMonitoredItems(7) = %+v", res)
 	}
@@ -188,12 +189,12 @@ func TestSetMethodHandler(t *testing.T) {
 		want    ua.StatusCode
 		argsRes []ua.StatusCode
 	}{
-		{"missing", server, getItems, nil, ua.StatusBadArgumentsMissing, nil},
-		{"too many", server, getItems, []any{uint32(1), uint32(2)}, ua.StatusBadTooManyArguments, nil},
-		{"Int32 for UInt32", server, getItems, []any{int32(1)}, ua.StatusBadInvalidArgument, []ua.StatusCode{ua.StatusBadTypeMismatch}},
-		{"array for scalar", server, getItems, []any{[]uint32{1}}, ua.StatusBadInvalidArgument, []ua.StatusCode{ua.StatusBadTypeMismatch}},
-		{"other object", nid(id.ObjectsFolder), getItems, []any{uint32(1)}, ua.StatusBadMethodInvalid, nil},
-		{"ResendData without handler", server, nid(id.Server_ResendData), []any{uint32(1)}, ua.StatusBadNotImplemented, nil},
+		{"missing", server, getItems, nil, status.BadArgumentsMissing, nil},
+		{"too many", server, getItems, []any{uint32(1), uint32(2)}, status.BadTooManyArguments, nil},
+		{"Int32 for UInt32", server, getItems, []any{int32(1)}, status.BadInvalidArgument, []ua.StatusCode{status.BadTypeMismatch}},
+		{"array for scalar", server, getItems, []any{[]uint32{1}}, status.BadInvalidArgument, []ua.StatusCode{status.BadTypeMismatch}},
+		{"other object", nid(id.ObjectsFolder), getItems, []any{uint32(1)}, status.BadMethodInvalid, nil},
+		{"ResendData without handler", server, nid(id.Server_ResendData), []any{uint32(1)}, status.BadNotImplemented, nil},
 	} {
 		res := call(c.obj, c.m, c.in...)
 		if res.StatusCode != c.want || !slices.Equal(res.InputArgumentResults, c.argsRes) || len(res.OutputArguments) != 0 {
@@ -203,14 +204,14 @@ func TestSetMethodHandler(t *testing.T) {
 
 	// A method without an InputArguments property takes no arguments.
 	if err := f.s.SetMethodHandler(f.id("Method"), func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant) {
-		return ua.StatusGood, nil
+		return status.Good, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if res := call(f.id("Plant"), f.id("Method")); res.StatusCode != ua.StatusGood {
+	if res := call(f.id("Plant"), f.id("Method")); res.StatusCode != status.Good {
 		t.Errorf("Method() = %v", res.StatusCode)
 	}
-	if res := call(f.id("Plant"), f.id("Method"), uint32(1)); res.StatusCode != ua.StatusBadTooManyArguments {
+	if res := call(f.id("Plant"), f.id("Method"), uint32(1)); res.StatusCode != status.BadTooManyArguments {
 		t.Errorf("Method(1) = %v", res.StatusCode)
 	}
 

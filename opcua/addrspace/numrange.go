@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // MaxRangeDims is the most dimensions a NumericRange may have here.
@@ -26,7 +27,7 @@ func (r *NumericRange) Dim(i int) (lo, hi uint32) { return r.lo[i], r.hi[i] }
 // ParseNumericRange parses s: "" (no range), an index "6", a range "5:7"
 // whose first index is lower than the second, or one of those per
 // dimension separated by commas ("1:2,0:1"). Anything else, including
-// white space, is ua.StatusBadIndexRangeInvalid. It does not allocate.
+// white space, is status.BadIndexRangeInvalid. It does not allocate.
 func ParseNumericRange(s string) (NumericRange, error) {
 	var r NumericRange
 	if s == "" {
@@ -34,16 +35,16 @@ func ParseNumericRange(s string) (NumericRange, error) {
 	}
 	for i := 0; ; {
 		if r.n == MaxRangeDims {
-			return NumericRange{}, ua.StatusBadIndexRangeInvalid
+			return NumericRange{}, status.BadIndexRangeInvalid
 		}
 		lo, j, ok := parseIndex(s, i)
 		if !ok {
-			return NumericRange{}, ua.StatusBadIndexRangeInvalid
+			return NumericRange{}, status.BadIndexRangeInvalid
 		}
 		hi := lo
 		if j < len(s) && s[j] == ':' {
 			if hi, j, ok = parseIndex(s, j+1); !ok || hi <= lo {
-				return NumericRange{}, ua.StatusBadIndexRangeInvalid
+				return NumericRange{}, status.BadIndexRangeInvalid
 			}
 		}
 		r.lo[r.n], r.hi[r.n] = lo, hi
@@ -52,7 +53,7 @@ func ParseNumericRange(s string) (NumericRange, error) {
 			return r, nil
 		}
 		if s[j] != ',' {
-			return NumericRange{}, ua.StatusBadIndexRangeInvalid
+			return NumericRange{}, status.BadIndexRangeInvalid
 		}
 		i = j + 1
 	}
@@ -88,17 +89,17 @@ func (r *NumericRange) span(d int, n int) (lo, count int, ok bool) {
 // for an array of Strings or ByteStrings one more range selecting within
 // each element. Indexes past the end are clamped; a first index out of
 // range, a range that does not fit v's shape, or a null v is
-// ua.StatusBadIndexRangeNoData. The result may share storage with v.
+// status.BadIndexRangeNoData. The result may share storage with v.
 func (r *NumericRange) Apply(v ua.Variant) (ua.Variant, ua.StatusCode) {
 	if r.n == 0 {
-		return v, ua.StatusGood
+		return v, status.Good
 	}
 	if v.IsNull() {
-		return ua.Variant{}, ua.StatusBadIndexRangeNoData
+		return ua.Variant{}, status.BadIndexRangeNoData
 	}
 	if !v.IsArray() {
 		if r.n != 1 {
-			return ua.Variant{}, ua.StatusBadIndexRangeNoData
+			return ua.Variant{}, status.BadIndexRangeNoData
 		}
 		return r.applyScalar(v, 0)
 	}
@@ -106,26 +107,26 @@ func (r *NumericRange) Apply(v ua.Variant) (ua.Variant, ua.StatusCode) {
 	nd := max(len(dims), 1)
 	strs := v.Type() == ua.TypeString || v.Type() == ua.TypeByteString
 	if r.n != nd && !(strs && r.n == nd+1) {
-		return ua.Variant{}, ua.StatusBadIndexRangeNoData
+		return ua.Variant{}, status.BadIndexRangeNoData
 	}
 	var out ua.Variant
 	if nd == 1 {
 		lo, count, ok := r.span(0, v.Len())
 		if !ok {
-			return ua.Variant{}, ua.StatusBadIndexRangeNoData
+			return ua.Variant{}, status.BadIndexRangeNoData
 		}
 		out = sliceArray(v, lo, lo+count)
 	} else {
 		idx, newDims, ok := r.blockIndexes(dims)
 		if !ok {
-			return ua.Variant{}, ua.StatusBadIndexRangeNoData
+			return ua.Variant{}, status.BadIndexRangeNoData
 		}
 		out = pickArray(v, idx, newDims)
 	}
 	if r.n == nd+1 {
 		return r.applyElements(out, nd)
 	}
-	return out, ua.StatusGood
+	return out, status.Good
 }
 
 // applyScalar selects within a String or ByteString scalar by range d.
@@ -135,22 +136,22 @@ func (r *NumericRange) applyScalar(v ua.Variant, d int) (ua.Variant, ua.StatusCo
 		s, _ := v.StringValue()
 		lo, count, ok := r.span(d, len(s))
 		if !ok {
-			return ua.Variant{}, ua.StatusBadIndexRangeNoData
+			return ua.Variant{}, status.BadIndexRangeNoData
 		}
 		var out ua.Variant
 		out.SetString(s[lo : lo+count])
-		return out, ua.StatusGood
+		return out, status.Good
 	case ua.TypeByteString:
 		b, _ := v.ByteString()
 		lo, count, ok := r.span(d, len(b))
 		if !ok {
-			return ua.Variant{}, ua.StatusBadIndexRangeNoData
+			return ua.Variant{}, status.BadIndexRangeNoData
 		}
 		var out ua.Variant
 		out.SetByteString(b[lo : lo+count : lo+count])
-		return out, ua.StatusGood
+		return out, status.Good
 	}
-	return ua.Variant{}, ua.StatusBadIndexRangeNoData
+	return ua.Variant{}, status.BadIndexRangeNoData
 }
 
 // applyElements applies range d to every String or ByteString of array v.
@@ -161,23 +162,23 @@ func (r *NumericRange) applyElements(v ua.Variant, d int) (ua.Variant, ua.Status
 		for i, e := range s {
 			lo, count, ok := r.span(d, len(e))
 			if !ok {
-				return ua.Variant{}, ua.StatusBadIndexRangeNoData
+				return ua.Variant{}, status.BadIndexRangeNoData
 			}
 			out[i] = e[lo : lo+count]
 		}
-		return withDims(ua.MustVariant(out), v.ArrayDimensions()), ua.StatusGood
+		return withDims(ua.MustVariant(out), v.ArrayDimensions()), status.Good
 	case [][]byte:
 		out := make([][]byte, len(s))
 		for i, e := range s {
 			lo, count, ok := r.span(d, len(e))
 			if !ok {
-				return ua.Variant{}, ua.StatusBadIndexRangeNoData
+				return ua.Variant{}, status.BadIndexRangeNoData
 			}
 			out[i] = e[lo : lo+count : lo+count]
 		}
-		return withDims(ua.MustVariant(out), v.ArrayDimensions()), ua.StatusGood
+		return withDims(ua.MustVariant(out), v.ArrayDimensions()), status.Good
 	}
-	return ua.Variant{}, ua.StatusBadIndexRangeNoData
+	return ua.Variant{}, status.BadIndexRangeNoData
 }
 
 func withDims(v ua.Variant, dims []int32) ua.Variant {

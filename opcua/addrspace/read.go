@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // ReadContext carries what the operations of one Read request share: the
@@ -89,7 +90,7 @@ func (s *Space) Read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToRetu
 	s.mu.RLock()
 	st := s.read(rc, rv, ts, dv)
 	s.mu.RUnlock()
-	if st != ua.StatusGood {
+	if st != status.Good {
 		dv.Value.Reset()
 		*dv = ua.DataValue{Status: st}
 	}
@@ -98,39 +99,39 @@ func (s *Space) Read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToRetu
 func (s *Space) read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToReturn, dv *ua.DataValue) ua.StatusCode {
 	n := s.nodes[rv.NodeID]
 	if n == nil {
-		return ua.StatusBadNodeIDUnknown
+		return status.BadNodeIDUnknown
 	}
 	attr := ua.AttributeID(rv.AttributeID)
 	if !hasAttribute(n.Class, attr) {
-		return ua.StatusBadAttributeIDInvalid
+		return status.BadAttributeIDInvalid
 	}
 	var r NumericRange
 	if rv.IndexRange != "" {
 		var err error
 		if r, err = ParseNumericRange(rv.IndexRange); err != nil {
-			return ua.StatusBadIndexRangeInvalid
+			return status.BadIndexRangeInvalid
 		}
 	}
 	if rv.DataEncoding != (ua.QualifiedName{}) {
-		if st := s.checkEncoding(n, attr, rv.DataEncoding); st != ua.StatusGood {
+		if st := s.checkEncoding(n, attr, rv.DataEncoding); st != status.Good {
 			return st
 		}
 	}
 	if attr == ua.AttributeIDValue {
 		if n.Class == ua.NodeClassVariable {
 			if n.AccessLevel&uint8(ua.AccessLevelTypeCurrentRead) == 0 {
-				return ua.StatusBadNotReadable
+				return status.BadNotReadable
 			}
 			if rc.User != nil && rc.User.AccessLevel(n)&uint8(ua.AccessLevelTypeCurrentRead) == 0 {
-				return ua.StatusBadUserAccessDenied
+				return status.BadUserAccessDenied
 			}
 		}
 		if n.Source != 0 {
 			snap := rc.snapshot(s, n.Source)
 			if snap == nil {
-				return ua.StatusBadWaitingForInitialData
+				return status.BadWaitingForInitialData
 			}
-			dv.Status = ua.StatusGood
+			dv.Status = status.Good
 			dv.SourceTimestamp, dv.SourcePicoseconds = time.Time{}, 0
 			snap.Value(n.Handle, dv)
 		} else {
@@ -149,29 +150,29 @@ func (s *Space) read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToRetu
 	}
 	if r.n > 0 && !dv.Status.IsBad() {
 		v, st := r.Apply(dv.Value)
-		if st != ua.StatusGood {
+		if st != status.Good {
 			return st
 		}
 		dv.Value = v
 	}
-	return ua.StatusGood
+	return status.Good
 }
 
 // checkEncoding checks a DataEncoding (see Read).
 func (s *Space) checkEncoding(n *Node, attr ua.AttributeID, enc ua.QualifiedName) ua.StatusCode {
 	if attr != ua.AttributeIDValue || n.Class != ua.NodeClassVariable || !isSubtype(s.nodes[n.DataType], s.structure) {
-		return ua.StatusBadDataEncodingInvalid
+		return status.BadDataEncodingInvalid
 	}
 	if enc.NamespaceIndex != 0 {
-		return ua.StatusBadDataEncodingInvalid
+		return status.BadDataEncodingInvalid
 	}
 	switch enc.Name {
 	case EncodingDefaultBinary:
-		return ua.StatusGood
+		return status.Good
 	case EncodingDefaultXML, EncodingDefaultJSON:
-		return ua.StatusBadDataEncodingUnsupported
+		return status.BadDataEncodingUnsupported
 	}
-	return ua.StatusBadDataEncodingInvalid
+	return status.BadDataEncodingInvalid
 }
 
 // hasAttribute reports whether nodes of class c have attribute a here.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 func (f *fixture) read(node ua.NodeID, attr ua.AttributeID, rng string) ua.DataValue {
@@ -20,7 +21,7 @@ func (f *fixture) read(node ua.NodeID, attr ua.AttributeID, rng string) ua.DataV
 // TestReadAttributes reads every attribute of a node of each class.
 func TestReadAttributes(t *testing.T) {
 	f := newFixture(t)
-	bad := ua.StatusBadAttributeIDInvalid
+	bad := status.BadAttributeIDInvalid
 	type want struct {
 		attr ua.AttributeID
 		v    any // a Go value as for ua.NewVariant, or a StatusCode
@@ -102,7 +103,7 @@ func TestReadAttributes(t *testing.T) {
 				}
 				continue
 			}
-			if dv.Status != ua.StatusGood || !dv.Value.Equal(ua.MustVariant(w.v)) {
+			if dv.Status != status.Good || !dv.Value.Equal(ua.MustVariant(w.v)) {
 				t.Errorf("%s %v: %v %v, want %v", tc.name, w.attr, dv.Status, dv.Value, ua.MustVariant(w.v))
 			}
 		}
@@ -116,21 +117,21 @@ func TestReadErrors(t *testing.T) {
 		user User
 		want ua.StatusCode
 	}{
-		{ua.ReadValueID{NodeID: f.id("Nope"), AttributeID: 13}, nil, ua.StatusBadNodeIDUnknown},
-		{ua.ReadValueID{NodeID: ua.NodeID{}, AttributeID: 13}, nil, ua.StatusBadNodeIDUnknown},
-		{ua.ReadValueID{NodeID: f.id("NoRead"), AttributeID: 13}, nil, ua.StatusBadNotReadable},
-		{ua.ReadValueID{NodeID: f.id("NoRead"), AttributeID: 3}, nil, ua.StatusGood},
-		{ua.ReadValueID{NodeID: f.id("Int"), AttributeID: 13}, denyAll{}, ua.StatusBadUserAccessDenied},
-		{ua.ReadValueID{NodeID: f.id("Int"), AttributeID: 13}, ReadOnlyUser{}, ua.StatusGood},
-		{ua.ReadValueID{NodeID: f.id("Int"), AttributeID: 13, IndexRange: "x"}, nil, ua.StatusBadIndexRangeInvalid},
-		{ua.ReadValueID{NodeID: f.id("Int"), AttributeID: 13, IndexRange: "1"}, nil, ua.StatusBadIndexRangeNoData},
-		{ua.ReadValueID{NodeID: f.id("Int"), AttributeID: 13, DataEncoding: ua.QualifiedName{Name: "Default Binary"}}, nil, ua.StatusBadDataEncodingInvalid},
-		{ua.ReadValueID{NodeID: f.id("Status"), AttributeID: 13, DataEncoding: ua.QualifiedName{Name: "Default Binary"}}, nil, ua.StatusGood},
-		{ua.ReadValueID{NodeID: f.id("Status"), AttributeID: 13, DataEncoding: ua.QualifiedName{Name: "Default XML"}}, nil, ua.StatusBadDataEncodingUnsupported},
-		{ua.ReadValueID{NodeID: f.id("Status"), AttributeID: 13, DataEncoding: ua.QualifiedName{Name: "Default JSON"}}, nil, ua.StatusBadDataEncodingUnsupported},
-		{ua.ReadValueID{NodeID: f.id("Status"), AttributeID: 13, DataEncoding: ua.QualifiedName{Name: "Other"}}, nil, ua.StatusBadDataEncodingInvalid},
-		{ua.ReadValueID{NodeID: f.id("Status"), AttributeID: 3, DataEncoding: ua.QualifiedName{Name: "Default Binary"}}, nil, ua.StatusBadDataEncodingInvalid},
-		{ua.ReadValueID{NodeID: f.id("Ext1"), AttributeID: 13}, denyAll{}, ua.StatusBadUserAccessDenied},
+		{ua.ReadValueID{NodeID: f.id("Nope"), AttributeID: 13}, nil, status.BadNodeIDUnknown},
+		{ua.ReadValueID{NodeID: ua.NodeID{}, AttributeID: 13}, nil, status.BadNodeIDUnknown},
+		{ua.ReadValueID{NodeID: f.id("NoRead"), AttributeID: 13}, nil, status.BadNotReadable},
+		{ua.ReadValueID{NodeID: f.id("NoRead"), AttributeID: 3}, nil, status.Good},
+		{ua.ReadValueID{NodeID: f.id("Int"), AttributeID: 13}, denyAll{}, status.BadUserAccessDenied},
+		{ua.ReadValueID{NodeID: f.id("Int"), AttributeID: 13}, ReadOnlyUser{}, status.Good},
+		{ua.ReadValueID{NodeID: f.id("Int"), AttributeID: 13, IndexRange: "x"}, nil, status.BadIndexRangeInvalid},
+		{ua.ReadValueID{NodeID: f.id("Int"), AttributeID: 13, IndexRange: "1"}, nil, status.BadIndexRangeNoData},
+		{ua.ReadValueID{NodeID: f.id("Int"), AttributeID: 13, DataEncoding: ua.QualifiedName{Name: "Default Binary"}}, nil, status.BadDataEncodingInvalid},
+		{ua.ReadValueID{NodeID: f.id("Status"), AttributeID: 13, DataEncoding: ua.QualifiedName{Name: "Default Binary"}}, nil, status.Good},
+		{ua.ReadValueID{NodeID: f.id("Status"), AttributeID: 13, DataEncoding: ua.QualifiedName{Name: "Default XML"}}, nil, status.BadDataEncodingUnsupported},
+		{ua.ReadValueID{NodeID: f.id("Status"), AttributeID: 13, DataEncoding: ua.QualifiedName{Name: "Default JSON"}}, nil, status.BadDataEncodingUnsupported},
+		{ua.ReadValueID{NodeID: f.id("Status"), AttributeID: 13, DataEncoding: ua.QualifiedName{Name: "Other"}}, nil, status.BadDataEncodingInvalid},
+		{ua.ReadValueID{NodeID: f.id("Status"), AttributeID: 3, DataEncoding: ua.QualifiedName{Name: "Default Binary"}}, nil, status.BadDataEncodingInvalid},
+		{ua.ReadValueID{NodeID: f.id("Ext1"), AttributeID: 13}, denyAll{}, status.BadUserAccessDenied},
 	} {
 		rc := ReadContext{User: tc.user}
 		var dv ua.DataValue
@@ -212,7 +213,7 @@ func TestReadIndexRange(t *testing.T) {
 		}
 		return v
 	}
-	nodata := ua.StatusBadIndexRangeNoData
+	nodata := status.BadIndexRangeNoData
 	for _, tc := range []struct {
 		node string
 		rng  string
@@ -225,14 +226,14 @@ func TestReadIndexRange(t *testing.T) {
 		{"Arr", "6", nodata},
 		{"Arr", "6:8", nodata},
 		{"Arr", "1,1", nodata},
-		{"Arr", "4:4", ua.StatusBadIndexRangeInvalid},
-		{"Arr", "4:2", ua.StatusBadIndexRangeInvalid},
-		{"Arr", " 1", ua.StatusBadIndexRangeInvalid},
-		{"Arr", "1:", ua.StatusBadIndexRangeInvalid},
-		{"Arr", ":1", ua.StatusBadIndexRangeInvalid},
-		{"Arr", "1,", ua.StatusBadIndexRangeInvalid},
-		{"Arr", "-1", ua.StatusBadIndexRangeInvalid},
-		{"Arr", "99999999999", ua.StatusBadIndexRangeInvalid},
+		{"Arr", "4:4", status.BadIndexRangeInvalid},
+		{"Arr", "4:2", status.BadIndexRangeInvalid},
+		{"Arr", " 1", status.BadIndexRangeInvalid},
+		{"Arr", "1:", status.BadIndexRangeInvalid},
+		{"Arr", ":1", status.BadIndexRangeInvalid},
+		{"Arr", "1,", status.BadIndexRangeInvalid},
+		{"Arr", "-1", status.BadIndexRangeInvalid},
+		{"Arr", "99999999999", status.BadIndexRangeInvalid},
 		{"Str", "1:3", "bcd"},
 		{"Str", "5:9", "f"},
 		{"Str", "6", nodata},
@@ -263,7 +264,7 @@ func TestReadIndexRange(t *testing.T) {
 			if !ok {
 				v = ua.MustVariant(w)
 			}
-			if dv.Status != ua.StatusGood || !dv.Value.Equal(v) {
+			if dv.Status != status.Good || !dv.Value.Equal(v) {
 				t.Errorf("%s[%s]: %v %v, want %v", tc.node, tc.rng, dv.Status, dv.Value, v)
 			}
 		}
@@ -283,7 +284,7 @@ func TestReadExternal(t *testing.T) {
 	var rc ReadContext
 	var dv ua.DataValue
 	f.s.Read(&rc, &ua.ReadValueID{NodeID: f.id("Ext2"), AttributeID: 13}, ua.TimestampsToReturnBoth, &dv)
-	if x, _ := dv.Value.Int64(); x != 12 || dv.Status != ua.StatusGood || !dv.SourceTimestamp.Equal(testTime.Add(-time.Second)) {
+	if x, _ := dv.Value.Int64(); x != 12 || dv.Status != status.Good || !dv.SourceTimestamp.Equal(testTime.Add(-time.Second)) {
 		t.Errorf("Ext2 = %+v", dv)
 	}
 	// A handle the image lacks: the snapshot's status.
@@ -292,7 +293,7 @@ func TestReadExternal(t *testing.T) {
 	}
 	rc.Reset()
 	f.s.Read(&rc, &ua.ReadValueID{NodeID: f.id("Ext2"), AttributeID: 13}, ua.TimestampsToReturnBoth, &dv)
-	if dv.Status != ua.StatusBadNoCommunication {
+	if dv.Status != status.BadNoCommunication {
 		t.Errorf("Ext2 handle 99: %v", dv.Status)
 	}
 	// SourceFunc for a live value; SetValue for a static one.
@@ -423,7 +424,7 @@ func TestParseNumericRange(t *testing.T) {
 			continue
 		}
 		if err != nil {
-			if err != ua.StatusBadIndexRangeInvalid {
+			if err != status.BadIndexRangeInvalid {
 				t.Errorf("ParseNumericRange(%q) error %v", tc.in, err)
 			}
 			continue
@@ -449,7 +450,7 @@ func TestReadNoImageYet(t *testing.T) {
 	if err := f.s.SetSource(f.id("Ext0"), empty, 0); err != nil {
 		t.Fatal(err)
 	}
-	if dv := f.read(f.id("Ext0"), ua.AttributeIDValue, ""); dv.Status != ua.StatusBadWaitingForInitialData {
+	if dv := f.read(f.id("Ext0"), ua.AttributeIDValue, ""); dv.Status != status.BadWaitingForInitialData {
 		t.Errorf("Read before the first image: %v", dv.Status)
 	}
 }

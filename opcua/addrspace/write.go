@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Write performs one operation of the Write service (OPC 10000-4 §5.10.4)
@@ -55,15 +56,15 @@ func (s *Space) WriteStart(wv *ua.WriteValue, user User) (ua.StatusCode, Pending
 	defer s.mu.Unlock()
 	n := s.nodes[wv.NodeID]
 	if n == nil {
-		return ua.StatusBadNodeIDUnknown, nil
+		return status.BadNodeIDUnknown, nil
 	}
 	attr := ua.AttributeID(wv.AttributeID)
 	if !hasAttribute(n.Class, attr) {
-		return ua.StatusBadAttributeIDInvalid, nil
+		return status.BadAttributeIDInvalid, nil
 	}
 	r, err := ParseNumericRange(wv.IndexRange)
 	if err != nil {
-		return ua.StatusBadIndexRangeInvalid, nil
+		return status.BadIndexRangeInvalid, nil
 	}
 	if attr == ua.AttributeIDValue {
 		return s.writeValue(n, wv, &r, user)
@@ -74,51 +75,51 @@ func (s *Space) WriteStart(wv *ua.WriteValue, user User) (ua.StatusCode, Pending
 func (s *Space) writeValue(n *Node, wv *ua.WriteValue, r *NumericRange, user User) (ua.StatusCode, Pending) {
 	if n.Class == ua.NodeClassVariable {
 		if n.AccessLevel&uint8(ua.AccessLevelTypeCurrentWrite) == 0 {
-			return ua.StatusBadNotWritable, nil
+			return status.BadNotWritable, nil
 		}
 		if user != nil && user.AccessLevel(n)&uint8(ua.AccessLevelTypeCurrentWrite) == 0 {
-			return ua.StatusBadUserAccessDenied, nil
+			return status.BadUserAccessDenied, nil
 		}
 	} else {
 		bit := uint32(ua.AttributeWriteMaskValueForVariableType)
 		if n.WriteMask&bit == 0 {
-			return ua.StatusBadNotWritable, nil
+			return status.BadNotWritable, nil
 		}
 		if user != nil && user.WriteMask(n)&bit == 0 {
-			return ua.StatusBadUserAccessDenied, nil
+			return status.BadUserAccessDenied, nil
 		}
 	}
 	dv := &wv.Value
-	if dv.Status != ua.StatusGood && n.AccessLevel&uint8(ua.AccessLevelTypeStatusWrite) == 0 ||
+	if dv.Status != status.Good && n.AccessLevel&uint8(ua.AccessLevelTypeStatusWrite) == 0 ||
 		ua.DateTimeTicks(dv.SourceTimestamp) != 0 && n.AccessLevel&uint8(ua.AccessLevelTypeTimestampWrite) == 0 ||
 		ua.DateTimeTicks(dv.ServerTimestamp) != 0 {
-		return ua.StatusBadWriteNotSupported, nil
+		return status.BadWriteNotSupported, nil
 	}
 	v := dv.Value
 	if r.n == 0 {
-		if st := s.checkValue(n, &v); st != ua.StatusGood {
+		if st := s.checkValue(n, &v); st != status.Good {
 			return st, nil
 		}
 	} else if r.n > 1 {
-		return ua.StatusBadWriteNotSupported, nil
+		return status.BadWriteNotSupported, nil
 	} else if !s.builtinMatches(s.nodes[n.DataType], v) && !(v.Type() == ua.TypeByteString && isByteArrayType(s, n)) {
-		return ua.StatusBadTypeMismatch, nil
+		return status.BadTypeMismatch, nil
 	}
 	if n.Sink != nil {
 		return n.Sink.WriteValue(n.Handle, wv)
 	}
 	if n.Source != 0 {
-		return ua.StatusBadNotWritable, nil
+		return status.BadNotWritable, nil
 	}
 	var nv ua.Variant
 	if r.n == 0 {
 		var ok bool
 		if nv, ok = cloneVariant(v); !ok {
-			return ua.StatusBadTypeMismatch, nil
+			return status.BadTypeMismatch, nil
 		}
 	} else {
 		var st ua.StatusCode
-		if nv, st = writeRange(n.Value.Value, v, r); st != ua.StatusGood {
+		if nv, st = writeRange(n.Value.Value, v, r); st != status.Good {
 			return st, nil
 		}
 	}
@@ -127,7 +128,7 @@ func (s *Space) writeValue(n *Node, wv *ua.WriteValue, r *NumericRange, user Use
 		ts, ps = s.clock(), 0
 	}
 	n.Value = ua.DataValue{Value: nv, Status: dv.Status, SourceTimestamp: ts, SourcePicoseconds: ps}
-	return ua.StatusGood, nil
+	return status.Good, nil
 }
 
 // isByteArrayType reports whether n holds an array of Byte, which a
@@ -150,7 +151,7 @@ func (s *Space) CheckValue(id ua.NodeID, v ua.Variant) ua.StatusCode {
 	defer s.mu.RUnlock()
 	n := s.nodes[id]
 	if n == nil || n.Class != ua.NodeClassVariable && n.Class != ua.NodeClassVariableType {
-		return ua.StatusBadTypeMismatch
+		return status.BadTypeMismatch
 	}
 	return s.checkValue(n, &v)
 }
@@ -169,22 +170,22 @@ func (s *Space) checkValue(n *Node, v *ua.Variant) ua.StatusCode {
 	dt := s.nodes[n.DataType]
 	if v.IsNull() {
 		if dt == s.baseDataType {
-			return ua.StatusGood
+			return status.Good
 		}
-		return ua.StatusBadTypeMismatch
+		return status.BadTypeMismatch
 	}
 	if v.Type() == ua.TypeByteString && !v.IsArray() && isByteArrayType(s, n) &&
 		(n.ValueRank == 1 || n.ValueRank == ValueRankOneOrMoreDimensions || n.ValueRank == ValueRankAny ||
 			n.ValueRank == ValueRankScalarOrOneDimension) {
 		b, _ := v.ByteString()
 		*v = ua.NewByteArray(b)
-		return ua.StatusGood
+		return status.Good
 	}
 	if !s.builtinMatches(dt, *v) {
-		return ua.StatusBadTypeMismatch
+		return status.BadTypeMismatch
 	}
 	if v.Type() == ua.TypeExtensionObject && dt != s.structure && !s.bodiesMatch(dt, *v) {
-		return ua.StatusBadTypeMismatch
+		return status.BadTypeMismatch
 	}
 	nd := 0
 	if v.IsArray() {
@@ -204,9 +205,9 @@ func (s *Space) checkValue(n *Node, v *ua.Variant) ua.StatusCode {
 		ok = nd == int(vr)
 	}
 	if !ok {
-		return ua.StatusBadTypeMismatch
+		return status.BadTypeMismatch
 	}
-	return ua.StatusGood
+	return status.Good
 }
 
 // builtinOf returns the built-in type of DataType dt: that of the nearest
@@ -316,7 +317,7 @@ func writeRange(old, v ua.Variant, r *NumericRange) (ua.Variant, ua.StatusCode) 
 	lo, hi := int64(r.lo[0]), int64(r.hi[0])
 	want := int(hi - lo + 1)
 	if old.IsNull() {
-		return ua.Variant{}, ua.StatusBadIndexRangeNoData
+		return ua.Variant{}, status.BadIndexRangeNoData
 	}
 	if !old.IsArray() {
 		switch old.Type() {
@@ -324,58 +325,58 @@ func writeRange(old, v ua.Variant, r *NumericRange) (ua.Variant, ua.StatusCode) 
 			s, _ := old.StringValue()
 			w, ok := v.StringValue()
 			if !ok || v.Type() != ua.TypeString {
-				return ua.Variant{}, ua.StatusBadTypeMismatch
+				return ua.Variant{}, status.BadTypeMismatch
 			}
 			if hi >= int64(len(s)) {
-				return ua.Variant{}, ua.StatusBadIndexRangeNoData
+				return ua.Variant{}, status.BadIndexRangeNoData
 			}
 			if len(w) != want {
-				return ua.Variant{}, ua.StatusBadIndexRangeDataMismatch
+				return ua.Variant{}, status.BadIndexRangeDataMismatch
 			}
 			var out ua.Variant
 			out.SetString(s[:lo] + w + s[hi+1:])
-			return out, ua.StatusGood
+			return out, status.Good
 		case ua.TypeByteString:
 			b, _ := old.ByteString()
 			w, ok := v.ByteString()
 			if !ok {
-				return ua.Variant{}, ua.StatusBadTypeMismatch
+				return ua.Variant{}, status.BadTypeMismatch
 			}
 			if hi >= int64(len(b)) {
-				return ua.Variant{}, ua.StatusBadIndexRangeNoData
+				return ua.Variant{}, status.BadIndexRangeNoData
 			}
 			if len(w) != want {
-				return ua.Variant{}, ua.StatusBadIndexRangeDataMismatch
+				return ua.Variant{}, status.BadIndexRangeDataMismatch
 			}
 			out := append([]byte(nil), b...)
 			copy(out[lo:], w)
 			var nv ua.Variant
 			nv.SetByteString(out)
-			return nv, ua.StatusGood
+			return nv, status.Good
 		}
-		return ua.Variant{}, ua.StatusBadIndexRangeNoData
+		return ua.Variant{}, status.BadIndexRangeNoData
 	}
 	if len(old.ArrayDimensions()) > 1 {
-		return ua.Variant{}, ua.StatusBadWriteNotSupported
+		return ua.Variant{}, status.BadWriteNotSupported
 	}
 	if hi >= int64(old.Len()) {
-		return ua.Variant{}, ua.StatusBadIndexRangeNoData
+		return ua.Variant{}, status.BadIndexRangeNoData
 	}
 	if v.Type() == ua.TypeByteString && !v.IsArray() && old.Type() == ua.TypeByte {
 		b, _ := v.ByteString()
 		v = ua.NewByteArray(b)
 	}
 	if !v.IsArray() || v.Type() != old.Type() || len(v.ArrayDimensions()) > 1 {
-		return ua.Variant{}, ua.StatusBadTypeMismatch
+		return ua.Variant{}, status.BadTypeMismatch
 	}
 	if v.Len() != want {
-		return ua.Variant{}, ua.StatusBadIndexRangeDataMismatch
+		return ua.Variant{}, status.BadIndexRangeDataMismatch
 	}
 	v, ok := cloneVariant(v)
 	if !ok {
-		return ua.Variant{}, ua.StatusBadTypeMismatch
+		return ua.Variant{}, status.BadTypeMismatch
 	}
-	return spliceArray(old, v, int(lo)), ua.StatusGood
+	return spliceArray(old, v, int(lo)), status.Good
 }
 
 // spliceArray returns a copy of array old with v's elements at lo.
@@ -459,24 +460,24 @@ var writeMaskBits = map[ua.AttributeID]ua.AttributeWriteMask{
 func (s *Space) writeAttribute(n *Node, attr ua.AttributeID, wv *ua.WriteValue, r *NumericRange, user User) ua.StatusCode {
 	bit, ok := writeMaskBits[attr]
 	if !ok || n.WriteMask&uint32(bit) == 0 {
-		return ua.StatusBadNotWritable
+		return status.BadNotWritable
 	}
 	if user != nil && user.WriteMask(n)&uint32(bit) == 0 {
-		return ua.StatusBadUserAccessDenied
+		return status.BadUserAccessDenied
 	}
 	if r.n > 0 {
-		return ua.StatusBadIndexRangeNoData
+		return status.BadIndexRangeNoData
 	}
 	dv := &wv.Value
-	if dv.Status != ua.StatusGood || ua.DateTimeTicks(dv.SourceTimestamp) != 0 || ua.DateTimeTicks(dv.ServerTimestamp) != 0 {
-		return ua.StatusBadWriteNotSupported
+	if dv.Status != status.Good || ua.DateTimeTicks(dv.SourceTimestamp) != 0 || ua.DateTimeTicks(dv.ServerTimestamp) != 0 {
+		return status.BadWriteNotSupported
 	}
 	v := dv.Value
 	switch attr {
 	case ua.AttributeIDDisplayName, ua.AttributeIDDescription:
 		lt, ok := v.Value().(ua.LocalizedText)
 		if !ok || v.IsArray() {
-			return ua.StatusBadTypeMismatch
+			return status.BadTypeMismatch
 		}
 		lt = ua.LocalizedText{Locale: clone(lt.Locale), Text: clone(lt.Text)}
 		if attr == ua.AttributeIDDisplayName {
@@ -487,35 +488,35 @@ func (s *Space) writeAttribute(n *Node, attr ua.AttributeID, wv *ua.WriteValue, 
 	case ua.AttributeIDWriteMask:
 		x, ok := v.Uint32()
 		if !ok {
-			return ua.StatusBadTypeMismatch
+			return status.BadTypeMismatch
 		}
 		n.WriteMask = x
 	case ua.AttributeIDAccessLevel:
 		x, ok := v.Uint8()
 		if !ok {
-			return ua.StatusBadTypeMismatch
+			return status.BadTypeMismatch
 		}
 		n.AccessLevel = x
 	case ua.AttributeIDEventNotifier:
 		x, ok := v.Uint8()
 		if !ok {
-			return ua.StatusBadTypeMismatch
+			return status.BadTypeMismatch
 		}
 		n.EventNotifier = x
 	case ua.AttributeIDMinimumSamplingInterval:
 		x, ok := v.Float64()
 		if !ok {
-			return ua.StatusBadTypeMismatch
+			return status.BadTypeMismatch
 		}
 		n.MinimumSamplingInterval = x
 	case ua.AttributeIDHistorizing:
 		x, ok := v.Bool()
 		if !ok {
-			return ua.StatusBadTypeMismatch
+			return status.BadTypeMismatch
 		}
 		n.Historizing = x
 	}
-	return ua.StatusGood
+	return status.Good
 }
 
 // clone copies s, which may alias a request buffer.

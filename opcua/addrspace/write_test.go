@@ -6,6 +6,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 func (f *fixture) write(node string, attr ua.AttributeID, rng string, dv ua.DataValue, user User) ua.StatusCode {
@@ -15,54 +16,54 @@ func (f *fixture) write(node string, attr ua.AttributeID, rng string, dv ua.Data
 func val(x any) ua.DataValue { return ua.DataValue{Value: ua.MustVariant(x)} }
 
 func TestWriteValueTypes(t *testing.T) {
-	mismatch := ua.StatusBadTypeMismatch
+	mismatch := status.BadTypeMismatch
 	m2, _ := ua.NewMatrix([]int32{1, 2, 3, 4}, []int32{2, 2})
 	for _, tc := range []struct {
 		node string
 		v    ua.DataValue
 		want ua.StatusCode
 	}{
-		{"Int", val(int32(5)), ua.StatusGood},
+		{"Int", val(int32(5)), status.Good},
 		{"Int", val(int64(5)), mismatch},
 		{"Int", val(uint32(5)), mismatch},
 		{"Int", val([]int32{5}), mismatch},
 		{"Int", ua.DataValue{}, mismatch},
-		{"Arr", val([]float64{1, 2}), ua.StatusGood},
-		{"Arr", val([]float64{}), ua.StatusGood},
+		{"Arr", val([]float64{1, 2}), status.Good},
+		{"Arr", val([]float64{}), status.Good},
 		{"Arr", val(1.0), mismatch},
 		{"Arr", val([]float32{1}), mismatch},
-		{"Matrix", ua.DataValue{Value: m2}, ua.StatusGood},
+		{"Matrix", ua.DataValue{Value: m2}, status.Good},
 		{"Matrix", val([]int32{1}), mismatch},
-		{"Any", ua.DataValue{}, ua.StatusGood},
-		{"Any", val("x"), ua.StatusGood},
-		{"Any", val([]string{"x"}), ua.StatusGood},
-		{"Num", val(int8(1)), ua.StatusGood},
-		{"Num", val(2.5), ua.StatusGood},
-		{"Num", val([]uint64{1}), ua.StatusGood},
+		{"Any", ua.DataValue{}, status.Good},
+		{"Any", val("x"), status.Good},
+		{"Any", val([]string{"x"}), status.Good},
+		{"Num", val(int8(1)), status.Good},
+		{"Num", val(2.5), status.Good},
+		{"Num", val([]uint64{1}), status.Good},
 		{"Num", ua.DataValue{Value: m2}, mismatch},
 		{"Num", val("1"), mismatch},
 		{"Num", val(true), mismatch},
-		{"Time", val(testTime), ua.StatusGood},
+		{"Time", val(testTime), status.Good},
 		{"Time", val(int64(1)), mismatch},
-		{"State", val(int32(1)), ua.StatusGood},
+		{"State", val(int32(1)), status.Good},
 		{"State", val(uint32(1)), mismatch},
-		{"Status", val(ua.ExtensionObject{Body: &ua.BuildInfo{ProductName: "x"}}), ua.StatusGood},
+		{"Status", val(ua.ExtensionObject{Body: &ua.BuildInfo{ProductName: "x"}}), status.Good},
 		{"Status", val("x"), mismatch},
-		{"Str", val("x"), ua.StatusGood},
+		{"Str", val("x"), status.Good},
 		{"Str", val([]byte("x")), mismatch},
-		{"Bytes", val([]byte("x")), ua.StatusGood},
-		{"ByteArr", val([]byte{1, 2}), ua.StatusGood},
-		{"ByteArr", ua.DataValue{Value: ua.NewByteArray([]byte{1})}, ua.StatusGood},
-		{"RO", val(1.0), ua.StatusBadNotWritable},
-		{"Nope", val(1.0), ua.StatusBadNodeIDUnknown},
-		{"Plant", val(1.0), ua.StatusBadAttributeIDInvalid},
+		{"Bytes", val([]byte("x")), status.Good},
+		{"ByteArr", val([]byte{1, 2}), status.Good},
+		{"ByteArr", ua.DataValue{Value: ua.NewByteArray([]byte{1})}, status.Good},
+		{"RO", val(1.0), status.BadNotWritable},
+		{"Nope", val(1.0), status.BadNodeIDUnknown},
+		{"Plant", val(1.0), status.BadAttributeIDInvalid},
 	} {
 		f := newFixture(t)
 		if got := f.write(tc.node, ua.AttributeIDValue, "", tc.v, nil); got != tc.want {
 			t.Errorf("write %v to %s: %v, want %v", tc.v.Value, tc.node, got, tc.want)
 			continue
 		}
-		if tc.want != ua.StatusGood {
+		if tc.want != status.Good {
 			continue
 		}
 		dv := f.read(f.id(tc.node), ua.AttributeIDValue, "")
@@ -84,16 +85,16 @@ func TestWriteAccess(t *testing.T) {
 		user User
 		want ua.StatusCode
 	}{
-		{"Int", val(int32(1)), ReadOnlyUser{}, ua.StatusBadUserAccessDenied},
-		{"Int", val(int32(1)), denyAll{}, ua.StatusBadUserAccessDenied},
-		{"RO", val(1.0), denyAll{}, ua.StatusBadNotWritable},
-		{"Int", ua.DataValue{Value: ua.MustVariant(int32(1)), Status: ua.StatusUncertain}, nil, ua.StatusBadWriteNotSupported},
-		{"Int", ua.DataValue{Value: ua.MustVariant(int32(1)), SourceTimestamp: testTime}, nil, ua.StatusBadWriteNotSupported},
-		{"Int", ua.DataValue{Value: ua.MustVariant(int32(1)), ServerTimestamp: testTime}, nil, ua.StatusBadWriteNotSupported},
-		{"Time", ua.DataValue{Value: ua.MustVariant(testTime), Status: ua.StatusUncertain, SourceTimestamp: testTime.Add(-time.Minute)}, nil, ua.StatusGood},
-		{"Time", ua.DataValue{Value: ua.MustVariant(testTime), ServerTimestamp: testTime}, nil, ua.StatusBadWriteNotSupported},
-		{"Ext0", val(int64(1)), nil, ua.StatusBadNotWritable},
-		{"MyVarType", val(int32(1)), nil, ua.StatusBadNotWritable},
+		{"Int", val(int32(1)), ReadOnlyUser{}, status.BadUserAccessDenied},
+		{"Int", val(int32(1)), denyAll{}, status.BadUserAccessDenied},
+		{"RO", val(1.0), denyAll{}, status.BadNotWritable},
+		{"Int", ua.DataValue{Value: ua.MustVariant(int32(1)), Status: status.Uncertain}, nil, status.BadWriteNotSupported},
+		{"Int", ua.DataValue{Value: ua.MustVariant(int32(1)), SourceTimestamp: testTime}, nil, status.BadWriteNotSupported},
+		{"Int", ua.DataValue{Value: ua.MustVariant(int32(1)), ServerTimestamp: testTime}, nil, status.BadWriteNotSupported},
+		{"Time", ua.DataValue{Value: ua.MustVariant(testTime), Status: status.Uncertain, SourceTimestamp: testTime.Add(-time.Minute)}, nil, status.Good},
+		{"Time", ua.DataValue{Value: ua.MustVariant(testTime), ServerTimestamp: testTime}, nil, status.BadWriteNotSupported},
+		{"Ext0", val(int64(1)), nil, status.BadNotWritable},
+		{"MyVarType", val(int32(1)), nil, status.BadNotWritable},
 	} {
 		if got := f.write(tc.node, ua.AttributeIDValue, "", tc.dv, tc.user); got != tc.want {
 			t.Errorf("write %+v to %s as %T: %v, want %v", tc.dv, tc.node, tc.user, got, tc.want)
@@ -103,11 +104,11 @@ func TestWriteAccess(t *testing.T) {
 	var rc ReadContext
 	var dv ua.DataValue
 	f.s.Read(&rc, &ua.ReadValueID{NodeID: f.id("Time"), AttributeID: 13}, ua.TimestampsToReturnBoth, &dv)
-	if dv.Status != ua.StatusUncertain || !dv.SourceTimestamp.Equal(testTime.Add(-time.Minute)) {
+	if dv.Status != status.Uncertain || !dv.SourceTimestamp.Equal(testTime.Add(-time.Minute)) {
 		t.Errorf("Time = %+v", dv)
 	}
 	// Without a source timestamp the clock's time is stored.
-	if st := f.write("Int", ua.AttributeIDValue, "", val(int32(9)), nil); st != ua.StatusGood {
+	if st := f.write("Int", ua.AttributeIDValue, "", val(int32(9)), nil); st != status.Good {
 		t.Fatal(st)
 	}
 	f.s.Read(&rc, &ua.ReadValueID{NodeID: f.id("Int"), AttributeID: 13}, ua.TimestampsToReturnBoth, &dv)
@@ -122,14 +123,14 @@ func TestWriteSink(t *testing.T) {
 	if err := f.s.SetSink(f.id("Ext2"), &sink); err != nil {
 		t.Fatal(err)
 	}
-	if st := f.write("Ext2", ua.AttributeIDValue, "", val(int64(77)), nil); st != ua.StatusGood {
+	if st := f.write("Ext2", ua.AttributeIDValue, "", val(int64(77)), nil); st != status.Good {
 		t.Fatal(st)
 	}
 	if x, _ := sink.got.Int64(); sink.n != 1 || sink.h != 2 || x != 77 {
 		t.Errorf("sink got %d writes, handle %d, %v", sink.n, sink.h, sink.got)
 	}
 	// Type checks come first.
-	if st := f.write("Ext2", ua.AttributeIDValue, "", val(int32(77)), nil); st != ua.StatusBadTypeMismatch || sink.n != 1 {
+	if st := f.write("Ext2", ua.AttributeIDValue, "", val(int32(77)), nil); st != status.BadTypeMismatch || sink.n != 1 {
 		t.Errorf("mistyped write to a sink: %v, %d writes", st, sink.n)
 	}
 	// The source still serves the value.
@@ -160,29 +161,29 @@ func TestWritePending(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	if dv := f.read(f.id("Ext2"), ua.AttributeIDValue, ""); dv.Status != ua.StatusGood {
+	if dv := f.read(f.id("Ext2"), ua.AttributeIDValue, ""); dv.Status != status.Good {
 		t.Errorf("read while a write waits: %v", dv.Status)
 	}
-	if st := f.write("Int", ua.AttributeIDValue, "", val(int32(3)), nil); st != ua.StatusGood {
+	if st := f.write("Int", ua.AttributeIDValue, "", val(int32(3)), nil); st != status.Good {
 		t.Errorf("static write while a write waits: %v", st)
 	}
-	sink.pending <- ua.StatusBadCommunicationError
-	if st := <-done; st != ua.StatusBadCommunicationError {
+	sink.pending <- status.BadCommunicationError
+	if st := <-done; st != status.BadCommunicationError {
 		t.Errorf("Write = %v, want the sink's later BadCommunicationError", st)
 	}
 	// WriteStart returns the pending result instead of waiting.
 	wv := ua.WriteValue{NodeID: f.id("Ext2"), AttributeID: uint32(ua.AttributeIDValue), Value: val(int64(6))}
 	st, p := f.s.WriteStart(&wv, nil)
-	if st != ua.StatusGood || p == nil {
+	if st != status.Good || p == nil {
 		t.Fatalf("WriteStart = %v, %v", st, p)
 	}
-	sink.pending <- ua.StatusGood
-	if st := <-p; st != ua.StatusGood {
+	sink.pending <- status.Good
+	if st := <-p; st != status.Good {
 		t.Errorf("pending result %v", st)
 	}
 	// A check that fails is answered at once, without a Pending result.
 	wv.Value = val(int32(6))
-	if st, p := f.s.WriteStart(&wv, nil); st != ua.StatusBadTypeMismatch || p != nil {
+	if st, p := f.s.WriteStart(&wv, nil); st != status.BadTypeMismatch || p != nil {
 		t.Errorf("WriteStart of a mistyped value = %v, %v", st, p)
 	}
 }
@@ -194,19 +195,19 @@ func TestWriteIndexRange(t *testing.T) {
 		want      ua.StatusCode
 		after     any
 	}{
-		{"Arr", "1:2", val([]float64{10, 20}), ua.StatusGood, []float64{0, 10, 20, 3, 4, 5}},
-		{"Arr", "5", val([]float64{50}), ua.StatusGood, []float64{0, 1, 2, 3, 4, 50}},
-		{"Arr", "1:2", val([]float64{10}), ua.StatusBadIndexRangeDataMismatch, nil},
-		{"Arr", "5:6", val([]float64{10, 20}), ua.StatusBadIndexRangeNoData, nil},
-		{"Arr", "1", val(1.0), ua.StatusBadTypeMismatch, nil},
-		{"Arr", "1", val([]int32{1}), ua.StatusBadTypeMismatch, nil},
-		{"Arr", "x", val([]float64{1}), ua.StatusBadIndexRangeInvalid, nil},
-		{"Str", "1:2", val("XY"), ua.StatusGood, "aXYdef"},
-		{"Str", "5:6", val("XY"), ua.StatusBadIndexRangeNoData, nil},
-		{"Bytes", "0", val([]byte{9}), ua.StatusGood, []byte{9, 2, 3, 4}},
-		{"ByteArr", "0:1", val([]byte{1, 2}), ua.StatusGood, ua.NewByteArray([]byte{1, 2, 7})},
-		{"Matrix", "0,0", val([]int32{1}), ua.StatusBadWriteNotSupported, nil},
-		{"Int", "0", val(int32(1)), ua.StatusBadIndexRangeNoData, nil},
+		{"Arr", "1:2", val([]float64{10, 20}), status.Good, []float64{0, 10, 20, 3, 4, 5}},
+		{"Arr", "5", val([]float64{50}), status.Good, []float64{0, 1, 2, 3, 4, 50}},
+		{"Arr", "1:2", val([]float64{10}), status.BadIndexRangeDataMismatch, nil},
+		{"Arr", "5:6", val([]float64{10, 20}), status.BadIndexRangeNoData, nil},
+		{"Arr", "1", val(1.0), status.BadTypeMismatch, nil},
+		{"Arr", "1", val([]int32{1}), status.BadTypeMismatch, nil},
+		{"Arr", "x", val([]float64{1}), status.BadIndexRangeInvalid, nil},
+		{"Str", "1:2", val("XY"), status.Good, "aXYdef"},
+		{"Str", "5:6", val("XY"), status.BadIndexRangeNoData, nil},
+		{"Bytes", "0", val([]byte{9}), status.Good, []byte{9, 2, 3, 4}},
+		{"ByteArr", "0:1", val([]byte{1, 2}), status.Good, ua.NewByteArray([]byte{1, 2, 7})},
+		{"Matrix", "0,0", val([]int32{1}), status.BadWriteNotSupported, nil},
+		{"Int", "0", val(int32(1)), status.BadIndexRangeNoData, nil},
 	} {
 		f := newFixture(t)
 		before := f.read(f.id(tc.node), ua.AttributeIDValue, "")
@@ -233,14 +234,14 @@ func TestWriteCopies(t *testing.T) {
 	f := newFixture(t)
 	old := f.read(f.id("Arr"), ua.AttributeIDValue, "")
 	in := []float64{7, 8, 9}
-	if st := f.write("Arr", ua.AttributeIDValue, "", val(in), nil); st != ua.StatusGood {
+	if st := f.write("Arr", ua.AttributeIDValue, "", val(in), nil); st != status.Good {
 		t.Fatal(st)
 	}
 	in[0] = 100
 	if dv := f.read(f.id("Arr"), ua.AttributeIDValue, ""); !dv.Value.Equal(ua.MustVariant([]float64{7, 8, 9})) {
 		t.Errorf("stored value follows the request: %v", dv.Value)
 	}
-	if st := f.write("Arr", ua.AttributeIDValue, "0", val([]float64{1}), nil); st != ua.StatusGood {
+	if st := f.write("Arr", ua.AttributeIDValue, "0", val([]float64{1}), nil); st != status.Good {
 		t.Fatal(st)
 	}
 	if !old.Value.Equal(ua.MustVariant([]float64{0, 1, 2, 3, 4, 5})) {
@@ -258,16 +259,16 @@ func TestWriteAttributes(t *testing.T) {
 		user User
 		want ua.StatusCode
 	}{
-		{"Plant", ua.AttributeIDDisplayName, val(lt), denyAll{}, ua.StatusBadUserAccessDenied},
-		{"Plant", ua.AttributeIDDisplayName, val("Anlage"), nil, ua.StatusBadTypeMismatch},
-		{"Plant", ua.AttributeIDDisplayName, ua.DataValue{Value: ua.MustVariant(lt), Status: ua.StatusUncertain}, nil, ua.StatusBadWriteNotSupported},
-		{"Plant", ua.AttributeIDDisplayName, val(lt), nil, ua.StatusGood},
-		{"Plant", ua.AttributeIDDescription, val(lt), nil, ua.StatusBadNotWritable},
-		{"Plant", ua.AttributeIDBrowseName, val(ua.QualifiedName{Name: "x"}), nil, ua.StatusBadNotWritable},
-		{"Plant", ua.AttributeIDNodeID, val(nid(1)), nil, ua.StatusBadNotWritable},
-		{"Plant", ua.AttributeIDValue, val(1.0), nil, ua.StatusBadAttributeIDInvalid},
-		{"Plant", 99, val(1.0), nil, ua.StatusBadAttributeIDInvalid},
-		{"Int", ua.AttributeIDAccessLevel, val(uint8(1)), nil, ua.StatusBadNotWritable},
+		{"Plant", ua.AttributeIDDisplayName, val(lt), denyAll{}, status.BadUserAccessDenied},
+		{"Plant", ua.AttributeIDDisplayName, val("Anlage"), nil, status.BadTypeMismatch},
+		{"Plant", ua.AttributeIDDisplayName, ua.DataValue{Value: ua.MustVariant(lt), Status: status.Uncertain}, nil, status.BadWriteNotSupported},
+		{"Plant", ua.AttributeIDDisplayName, val(lt), nil, status.Good},
+		{"Plant", ua.AttributeIDDescription, val(lt), nil, status.BadNotWritable},
+		{"Plant", ua.AttributeIDBrowseName, val(ua.QualifiedName{Name: "x"}), nil, status.BadNotWritable},
+		{"Plant", ua.AttributeIDNodeID, val(nid(1)), nil, status.BadNotWritable},
+		{"Plant", ua.AttributeIDValue, val(1.0), nil, status.BadAttributeIDInvalid},
+		{"Plant", 99, val(1.0), nil, status.BadAttributeIDInvalid},
+		{"Int", ua.AttributeIDAccessLevel, val(uint8(1)), nil, status.BadNotWritable},
 	} {
 		if got := f.write(tc.node, tc.attr, "", tc.dv, tc.user); got != tc.want {
 			t.Errorf("write %v %v: %v, want %v", tc.node, tc.attr, got, tc.want)
@@ -289,13 +290,13 @@ func TestWriteAttributes(t *testing.T) {
 
 func TestCheckValue(t *testing.T) {
 	f := newFixture(t)
-	if st := f.s.CheckValue(f.id("Int"), ua.MustVariant(int32(1))); st != ua.StatusGood {
+	if st := f.s.CheckValue(f.id("Int"), ua.MustVariant(int32(1))); st != status.Good {
 		t.Error(st)
 	}
-	if st := f.s.CheckValue(f.id("Int"), ua.MustVariant(1.0)); st != ua.StatusBadTypeMismatch {
+	if st := f.s.CheckValue(f.id("Int"), ua.MustVariant(1.0)); st != status.BadTypeMismatch {
 		t.Error(st)
 	}
-	if st := f.s.CheckValue(f.id("Plant"), ua.MustVariant(1.0)); st != ua.StatusBadTypeMismatch {
+	if st := f.s.CheckValue(f.id("Plant"), ua.MustVariant(1.0)); st != status.BadTypeMismatch {
 		t.Error(st)
 	}
 	// A subtype of Int32 takes an Int32.
@@ -303,7 +304,7 @@ func TestCheckValue(t *testing.T) {
 		DataType: f.id("MyData"), ValueRank: ValueRankScalar, AccessLevel: 3}, mkRef(id.HasComponent, f.id("Plant"), true)); err != nil {
 		t.Fatal(err)
 	}
-	if st := f.s.CheckValue(f.id("Sub"), ua.MustVariant(int32(1))); st != ua.StatusGood {
+	if st := f.s.CheckValue(f.id("Sub"), ua.MustVariant(int32(1))); st != status.Good {
 		t.Error(st)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/opcua/uasc"
 )
 
@@ -227,7 +228,7 @@ func TestStalledClientDoesNotStallOthers(t *testing.T) {
 			RequestedParameters: ua.MonitoringParameters{ClientHandle: 1, SamplingInterval: 5, QueueSize: 1, DiscardOldest: true},
 		}},
 	}).(*ua.CreateMonitoredItemsResponse)
-	if mi.Results[0].StatusCode != ua.StatusGood {
+	if mi.Results[0].StatusCode != status.Good {
 		t.Fatalf("CreateMonitoredItems: %v", mi.Results[0].StatusCode)
 	}
 	stop := make(chan struct{})
@@ -315,7 +316,7 @@ func (s *slowSink) WriteValue(_ uint32, wv *ua.WriteValue) (ua.StatusCode, addrs
 	p := make(chan ua.StatusCode, 1)
 	s.answers <- p
 	s.started <- wv.Value.Value
-	return ua.StatusGood, p
+	return status.Good, p
 }
 
 // next waits (up to 30 s) for the next write to start and returns its
@@ -374,12 +375,12 @@ func TestWriteWaitingForDeviceDoesNotBlockConnection(t *testing.T) {
 	}
 	// The device answers the second Write first: its response leaves
 	// first, with its own handle.
-	answer2 <- ua.StatusGood
-	if res := r.response(w2).(*ua.WriteResponse).Results; len(res) != 1 || res[0] != ua.StatusGood {
+	answer2 <- status.Good
+	if res := r.response(w2).(*ua.WriteResponse).Results; len(res) != 1 || res[0] != status.Good {
 		t.Fatalf("second Write: %v", res)
 	}
-	answer1 <- ua.StatusBadCommunicationError
-	if res := r.response(w1).(*ua.WriteResponse).Results; len(res) != 1 || res[0] != ua.StatusBadCommunicationError {
+	answer1 <- status.BadCommunicationError
+	if res := r.response(w1).(*ua.WriteResponse).Results; len(res) != 1 || res[0] != status.BadCommunicationError {
 		t.Fatalf("first Write: %v, want [BadCommunicationError]", res)
 	}
 }
@@ -405,10 +406,10 @@ func TestCallWaitingDoesNotBlockConnection(t *testing.T) {
 			select {
 			case <-release:
 			case <-ctx.Done():
-				return ua.StatusBadTimeout, nil
+				return status.BadTimeout, nil
 			}
 			x, _ = in[0].Uint32() // after the requests that followed
-			return ua.StatusGood, []ua.Variant{ua.MustVariant(x + 1)}
+			return status.Good, []ua.Variant{ua.MustVariant(x + 1)}
 		},
 	}); err != nil {
 		t.Fatal(err)
@@ -436,7 +437,7 @@ func TestCallWaitingDoesNotBlockConnection(t *testing.T) {
 	c2 := call(7)
 	waitStart(7)
 	rd := r.send(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_State), AttributeID: uint32(ua.AttributeIDValue)}}})
-	if read := r.response(rd).(*ua.ReadResponse); len(read.Results) != 1 || read.Results[0].Status != ua.StatusGood {
+	if read := r.response(rd).(*ua.ReadResponse); len(read.Results) != 1 || read.Results[0].Status != status.Good {
 		t.Fatalf("Read: %+v", read.Results)
 	}
 	close(release)
@@ -454,7 +455,7 @@ func TestCallWaitingDoesNotBlockConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 		cr, ok := m.(*ua.CallResponse)
-		if !ok || cr.ResponseHeader.RequestHandle != reqID || len(cr.Results) != 1 || cr.Results[0].StatusCode != ua.StatusGood ||
+		if !ok || cr.ResponseHeader.RequestHandle != reqID || len(cr.Results) != 1 || cr.Results[0].StatusCode != status.Good ||
 			len(cr.Results[0].OutputArguments) != 1 {
 			t.Fatalf("response to request %d: %T %+v", reqID, m, m)
 		}

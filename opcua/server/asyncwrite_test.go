@@ -7,6 +7,7 @@ import (
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // sinkFunc is a ValueSink from a function.
@@ -48,7 +49,7 @@ func (tc *testConn) writeMsg(handle uint32, v float64) []byte {
 // once is answered by the connection itself, without allocating.
 func TestWriteAnsweredAtOnceIsSynchronous(t *testing.T) {
 	tc := writeFixture(t, sinkFunc(func(uint32, *ua.WriteValue) (ua.StatusCode, addrspace.Pending) {
-		return ua.StatusBadOutOfRange, nil
+		return status.BadOutOfRange, nil
 	}))
 	msg := tc.writeMsg(9, 1)
 	out := tc.c.handle(msg)
@@ -56,7 +57,7 @@ func TestWriteAnsweredAtOnceIsSynchronous(t *testing.T) {
 		t.Fatal("Write answered later")
 	}
 	resp := wantOK[ua.WriteResponse](t, tc.raw(msg))
-	if resp.ResponseHeader.RequestHandle != 9 || len(resp.Results) != 1 || resp.Results[0] != ua.StatusBadOutOfRange {
+	if resp.ResponseHeader.RequestHandle != 9 || len(resp.Results) != 1 || resp.Results[0] != status.BadOutOfRange {
 		t.Fatalf("WriteResponse %+v", resp)
 	}
 	if n := testing.AllocsPerRun(100, func() { tc.c.handle(msg) }); n != 0 {
@@ -73,7 +74,7 @@ func TestAsyncWritesBounded(t *testing.T) {
 	tc := writeFixture(t, sinkFunc(func(uint32, *ua.WriteValue) (ua.StatusCode, addrspace.Pending) {
 		p := make(chan ua.StatusCode, 1)
 		pend <- p
-		return ua.StatusGood, p
+		return status.Good, p
 	}))
 	var answers []chan ua.StatusCode
 	for i := range maxAsync {
@@ -89,7 +90,7 @@ func TestAsyncWritesBounded(t *testing.T) {
 	go func() { inline <- tc.c.handle(tc.writeMsg(99, 0)) }()
 	select {
 	case p := <-pend:
-		p <- ua.StatusBadCommunicationError
+		p <- status.BadCommunicationError
 	case <-time.After(30 * time.Second):
 		t.Fatal("the Write beyond the bound did not reach the device")
 	}
@@ -103,13 +104,13 @@ func TestAsyncWritesBounded(t *testing.T) {
 		t.Fatal("the Write beyond the bound was answered later, want inline")
 	}
 	r := wantOK[ua.WriteResponse](t, must(ua.DecodeMessage(ua.NewDecoder(out))))
-	if r.ResponseHeader.RequestHandle != 99 || r.Results[0] != ua.StatusBadCommunicationError {
+	if r.ResponseHeader.RequestHandle != 99 || r.Results[0] != status.BadCommunicationError {
 		t.Fatalf("inline Write: %+v", r)
 	}
 	for i, p := range answers {
-		st := ua.StatusGood
+		st := status.Good
 		if i%2 == 1 {
-			st = ua.StatusBadTimeout
+			st = status.BadTimeout
 		}
 		p <- st
 	}
@@ -117,9 +118,9 @@ func TestAsyncWritesBounded(t *testing.T) {
 	for range maxAsync {
 		r := wantOK[ua.WriteResponse](t, tc.async())
 		h := r.ResponseHeader.RequestHandle
-		want := ua.StatusGood
+		want := status.Good
 		if (h-100)%2 == 1 {
-			want = ua.StatusBadTimeout
+			want = status.BadTimeout
 		}
 		if h < 100 || h >= 100+maxAsync || seen[h] || len(r.Results) != 1 || r.Results[0] != want {
 			t.Fatalf("WriteResponse %+v (handles seen %v)", r, seen)

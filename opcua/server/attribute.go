@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // grow returns s with length n, reusing its array (and the values in it)
@@ -20,9 +21,9 @@ func grow[T any](s []T, n int) []T {
 func checkCount(n int, limit uint32) error {
 	switch {
 	case n == 0:
-		return ua.StatusBadNothingToDo
+		return status.BadNothingToDo
 	case uint64(n) > uint64(limit):
-		return ua.StatusBadTooManyOperations
+		return status.BadTooManyOperations
 	}
 	return nil
 }
@@ -32,9 +33,9 @@ func checkCount(n int, limit uint32) error {
 func (c *conn) read(s *session, req *ua.ReadRequest, resp *ua.ReadResponse) error {
 	switch {
 	case req.MaxAge < 0:
-		return ua.StatusBadMaxAgeInvalid
+		return status.BadMaxAgeInvalid
 	case !validTimestamps(req.TimestampsToReturn):
-		return ua.StatusBadTimestampsToReturnInvalid
+		return status.BadTimestampsToReturnInvalid
 	}
 	if err := checkCount(len(req.NodesToRead), c.srv.cfg.Limits.MaxNodesPerRead); err != nil {
 		return err
@@ -79,7 +80,7 @@ func (c *conn) write(s *session, req *ua.WriteRequest, resp *ua.WriteResponse) e
 	c.later(func() ua.Body {
 		awaitWrites(pending, results, timeout)
 		return &ua.WriteResponse{
-			ResponseHeader: ua.ResponseHeader{Timestamp: c.srv.clock(), RequestHandle: handle, ServiceResult: ua.StatusGood},
+			ResponseHeader: ua.ResponseHeader{Timestamp: c.srv.clock(), RequestHandle: handle, ServiceResult: status.Good},
 			Results:        results,
 		}
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 func valueOf(n ua.NodeID) ua.ReadValueID {
@@ -22,34 +23,34 @@ func TestReadServiceChecks(t *testing.T) {
 	tc.openSession()
 	ct := valueOf(ua.NewNumericNodeID(0, id.Server_ServerStatus_CurrentTime))
 
-	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct}, MaxAge: -1}), ua.StatusBadMaxAgeInvalid)
-	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct}, TimestampsToReturn: ua.TimestampsToReturnInvalid}), ua.StatusBadTimestampsToReturnInvalid)
-	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct}, TimestampsToReturn: -1}), ua.StatusBadTimestampsToReturnInvalid)
-	wantFault(t, tc.call(&ua.ReadRequest{}), ua.StatusBadNothingToDo)
-	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct, ct, ct}}), ua.StatusBadTooManyOperations)
+	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct}, MaxAge: -1}), status.BadMaxAgeInvalid)
+	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct}, TimestampsToReturn: ua.TimestampsToReturnInvalid}), status.BadTimestampsToReturnInvalid)
+	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct}, TimestampsToReturn: -1}), status.BadTimestampsToReturnInvalid)
+	wantFault(t, tc.call(&ua.ReadRequest{}), status.BadNothingToDo)
+	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct, ct, ct}}), status.BadTooManyOperations)
 	r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct, valueOf(ua.NewNumericNodeID(7, 7))}}))
-	if len(r.Results) != 2 || r.Results[0].Status != ua.StatusGood || r.Results[1].Status != ua.StatusBadNodeIDUnknown {
+	if len(r.Results) != 2 || r.Results[0].Status != status.Good || r.Results[1].Status != status.BadNodeIDUnknown {
 		t.Errorf("results %+v", r.Results)
 	}
 
 	wv := ua.WriteValue{NodeID: s.GatewayNodeID("Setpoint"), AttributeID: uint32(ua.AttributeIDValue), Value: ua.DataValue{Value: ua.MustVariant(1.5)}}
-	wantFault(t, tc.call(&ua.WriteRequest{}), ua.StatusBadNothingToDo)
-	wantFault(t, tc.call(&ua.WriteRequest{NodesToWrite: []ua.WriteValue{wv, wv}}), ua.StatusBadTooManyOperations)
+	wantFault(t, tc.call(&ua.WriteRequest{}), status.BadNothingToDo)
+	wantFault(t, tc.call(&ua.WriteRequest{NodesToWrite: []ua.WriteValue{wv, wv}}), status.BadTooManyOperations)
 	w := wantOK[ua.WriteResponse](t, tc.call(&ua.WriteRequest{NodesToWrite: []ua.WriteValue{wv}}))
-	if w.Results[0] != ua.StatusGood {
+	if w.Results[0] != status.Good {
 		t.Errorf("write %v", w.Results)
 	}
 
 	bd := ua.BrowseDescription{NodeID: ua.NewNumericNodeID(0, id.ObjectsFolder), BrowseDirection: ua.BrowseDirectionForward, IncludeSubtypes: true}
-	wantFault(t, tc.call(&ua.BrowseRequest{}), ua.StatusBadNothingToDo)
-	wantFault(t, tc.call(&ua.BrowseRequest{NodesToBrowse: []ua.BrowseDescription{bd, bd}}), ua.StatusBadTooManyOperations)
-	wantFault(t, tc.call(&ua.BrowseRequest{View: ua.ViewDescription{ViewID: ua.NewNumericNodeID(0, 1)}, NodesToBrowse: []ua.BrowseDescription{bd}}), ua.StatusBadViewIDUnknown)
-	wantFault(t, tc.call(&ua.BrowseNextRequest{}), ua.StatusBadNothingToDo)
-	wantFault(t, tc.call(&ua.TranslateBrowsePathsToNodeIDsRequest{}), ua.StatusBadNothingToDo)
-	wantFault(t, tc.call(&ua.TranslateBrowsePathsToNodeIDsRequest{BrowsePaths: make([]ua.BrowsePath, 2)}), ua.StatusBadTooManyOperations)
-	wantFault(t, tc.call(&ua.RegisterNodesRequest{}), ua.StatusBadNothingToDo)
-	wantFault(t, tc.call(&ua.RegisterNodesRequest{NodesToRegister: make([]ua.NodeID, 2)}), ua.StatusBadTooManyOperations)
-	wantFault(t, tc.call(&ua.UnregisterNodesRequest{}), ua.StatusBadNothingToDo)
+	wantFault(t, tc.call(&ua.BrowseRequest{}), status.BadNothingToDo)
+	wantFault(t, tc.call(&ua.BrowseRequest{NodesToBrowse: []ua.BrowseDescription{bd, bd}}), status.BadTooManyOperations)
+	wantFault(t, tc.call(&ua.BrowseRequest{View: ua.ViewDescription{ViewID: ua.NewNumericNodeID(0, 1)}, NodesToBrowse: []ua.BrowseDescription{bd}}), status.BadViewIDUnknown)
+	wantFault(t, tc.call(&ua.BrowseNextRequest{}), status.BadNothingToDo)
+	wantFault(t, tc.call(&ua.TranslateBrowsePathsToNodeIDsRequest{}), status.BadNothingToDo)
+	wantFault(t, tc.call(&ua.TranslateBrowsePathsToNodeIDsRequest{BrowsePaths: make([]ua.BrowsePath, 2)}), status.BadTooManyOperations)
+	wantFault(t, tc.call(&ua.RegisterNodesRequest{}), status.BadNothingToDo)
+	wantFault(t, tc.call(&ua.RegisterNodesRequest{NodesToRegister: make([]ua.NodeID, 2)}), status.BadTooManyOperations)
+	wantFault(t, tc.call(&ua.UnregisterNodesRequest{}), status.BadNothingToDo)
 	reg := wantOK[ua.RegisterNodesResponse](t, tc.call(&ua.RegisterNodesRequest{NodesToRegister: []ua.NodeID{s.GatewayNodeID("Model")}}))
 	if len(reg.RegisteredNodeIDs) != 1 || reg.RegisteredNodeIDs[0] != s.GatewayNodeID("Model") {
 		t.Errorf("RegisterNodes %v", reg.RegisteredNodeIDs)
@@ -79,7 +80,7 @@ func TestTranslateBrowsePath(t *testing.T) {
 			{ReferenceTypeID: ua.NewNumericNodeID(0, id.HierarchicalReferences), IncludeSubtypes: true, TargetName: ua.QualifiedName{NamespaceIndex: 1, Name: "Setpoint"}},
 		}},
 	}}}))
-	if len(r.Results) != 1 || r.Results[0].StatusCode != ua.StatusGood || len(r.Results[0].Targets) != 1 ||
+	if len(r.Results) != 1 || r.Results[0].StatusCode != status.Good || len(r.Results[0].Targets) != 1 ||
 		r.Results[0].Targets[0].TargetID.NodeID != s.GatewayNodeID("Setpoint") {
 		t.Errorf("TranslateBrowsePaths %+v", r.Results)
 	}
@@ -96,7 +97,7 @@ func TestBrowseContinuationPoints(t *testing.T) {
 	}
 	// Three browses of one reference each: the third finds no point.
 	r := wantOK[ua.BrowseResponse](t, tc.call(&ua.BrowseRequest{RequestedMaxReferencesPerNode: 1, NodesToBrowse: []ua.BrowseDescription{bd, bd, bd}}))
-	if r.Results[0].StatusCode != ua.StatusGood || r.Results[1].StatusCode != ua.StatusGood || r.Results[2].StatusCode != ua.StatusBadNoContinuationPoints {
+	if r.Results[0].StatusCode != status.Good || r.Results[1].StatusCode != status.Good || r.Results[2].StatusCode != status.BadNoContinuationPoints {
 		t.Fatalf("statuses %v %v %v", r.Results[0].StatusCode, r.Results[1].StatusCode, r.Results[2].StatusCode)
 	}
 	cp0, cp1 := r.Results[0].ContinuationPoint, r.Results[1].ContinuationPoint
@@ -105,17 +106,17 @@ func TestBrowseContinuationPoints(t *testing.T) {
 	}
 	// Release one; an unknown one is invalid; then follow the other to the end.
 	n := wantOK[ua.BrowseNextResponse](t, tc.call(&ua.BrowseNextRequest{ReleaseContinuationPoints: true, ContinuationPoints: [][]byte{cp1, {1, 2, 3}}}))
-	if n.Results[0].StatusCode != ua.StatusGood || n.Results[1].StatusCode != ua.StatusBadContinuationPointInvalid {
+	if n.Results[0].StatusCode != status.Good || n.Results[1].StatusCode != status.BadContinuationPointInvalid {
 		t.Errorf("release: %v %v", n.Results[0].StatusCode, n.Results[1].StatusCode)
 	}
 	n = wantOK[ua.BrowseNextResponse](t, tc.call(&ua.BrowseNextRequest{ContinuationPoints: [][]byte{cp1}}))
-	if n.Results[0].StatusCode != ua.StatusBadContinuationPointInvalid {
+	if n.Results[0].StatusCode != status.BadContinuationPointInvalid {
 		t.Errorf("released point: %v", n.Results[0].StatusCode)
 	}
 	got := len(r.Results[0].References)
 	for cp := cp0; cp != nil; {
 		n = wantOK[ua.BrowseNextResponse](t, tc.call(&ua.BrowseNextRequest{ContinuationPoints: [][]byte{cp}}))
-		if n.Results[0].StatusCode != ua.StatusGood {
+		if n.Results[0].StatusCode != status.Good {
 			t.Fatalf("BrowseNext: %v", n.Results[0].StatusCode)
 		}
 		got += len(n.Results[0].References)
@@ -132,7 +133,7 @@ func TestBrowseContinuationPoints(t *testing.T) {
 	other := newTestConn(t, s, 2)
 	other.openSession()
 	n = wantOK[ua.BrowseNextResponse](t, other.call(&ua.BrowseNextRequest{ContinuationPoints: [][]byte{r.Results[0].ContinuationPoint}}))
-	if n.Results[0].StatusCode != ua.StatusBadContinuationPointInvalid {
+	if n.Results[0].StatusCode != status.BadContinuationPointInvalid {
 		t.Errorf("another session's point: %v", n.Results[0].StatusCode)
 	}
 }
@@ -151,7 +152,7 @@ func TestServerObject(t *testing.T) {
 		}
 		r := wantOK[ua.ReadResponse](t, tc.call(req))
 		for i, dv := range r.Results {
-			if dv.Status != ua.StatusGood {
+			if dv.Status != status.Good {
 				t.Fatalf("%s: %v", id.Name(nodes[i]), dv.Status)
 			}
 		}
@@ -225,7 +226,7 @@ func TestServerObject(t *testing.T) {
 	}
 	cancel()
 	<-done
-	wantFault(t, tc.call(&ua.CreateSessionRequest{}), ua.StatusBadShutdown)
+	wantFault(t, tc.call(&ua.CreateSessionRequest{}), status.BadShutdown)
 	if d := s.Diagnostics(); d.CurrentSessionCount != 0 || d.SessionAbortCount != 1 {
 		t.Errorf("after shutdown %+v", d)
 	}
@@ -259,7 +260,7 @@ func TestSessionTimeoutSweeper(t *testing.T) {
 		}
 		time.Sleep(5*time.Second + time.Second) // idle beyond its timeout and a sweep
 		synctest.Wait()
-		wantFault(t, tc.call(ping), ua.StatusBadSessionIDInvalid)
+		wantFault(t, tc.call(ping), status.BadSessionIDInvalid)
 		if d := s.Diagnostics(); d.SessionTimeoutCount != 1 || d.CurrentSessionCount != 0 {
 			t.Errorf("diagnostics %+v", d)
 		}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // AnonymousPolicyID is the PolicyId of the one user token policy the
@@ -44,11 +45,11 @@ func (AnonymousOnly) Authenticate(token ua.Body) (Identity, error) {
 		// The policy id names the policy the client chose from our
 		// endpoint; an empty one is tolerated (some clients send none).
 		if t.PolicyID != AnonymousPolicyID && t.PolicyID != "" {
-			return Identity{}, ua.StatusBadIdentityTokenInvalid
+			return Identity{}, status.BadIdentityTokenInvalid
 		}
 		return Identity{Anonymous: true}, nil
 	case *ua.UserNameIdentityToken, *ua.X509IdentityToken:
-		return Identity{}, ua.StatusBadIdentityTokenRejected
+		return Identity{}, status.BadIdentityTokenRejected
 	}
-	return Identity{}, ua.StatusBadIdentityTokenInvalid
+	return Identity{}, status.BadIdentityTokenInvalid
 }

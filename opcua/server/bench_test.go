@@ -9,6 +9,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/opcua/uasc"
 )
 
@@ -210,7 +211,7 @@ func checkReadResponse(tb testing.TB, bc *benchConn, n int) {
 		tb.Fatalf("response %T %v", m, faultOf(m))
 	}
 	for i, r := range rr.Results {
-		if r.Status != ua.StatusGood {
+		if r.Status != status.Good {
 			tb.Fatalf("result %d: %v", i, r.Status)
 		}
 	}

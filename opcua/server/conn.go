@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/opcua/uasc"
 )
 
@@ -146,7 +147,7 @@ func (c *conn) answer(r uasc.Request) error {
 	}
 	// A response too large for the client was replaced by a ServiceFault;
 	// the channel goes on.
-	if err != nil && err != ua.StatusBadResponseTooLarge {
+	if err != nil && err != status.BadResponseTooLarge {
 		return err
 	}
 	if !last {
@@ -172,14 +173,14 @@ func (c *conn) handle(msg []byte) []byte {
 	c.typeID.Decode(d)
 	if d.Err() != nil {
 		// Not even a type id: nothing to echo.
-		return c.fault(0, ua.StatusBadDecodingError)
+		return c.fault(0, status.BadDecodingError)
 	}
 	var svc *service
 	if c.typeID.Namespace == 0 && c.typeID.Type == ua.IDNumeric {
 		svc = serviceByRequest[c.typeID.Numeric]
 	}
 	if svc == nil {
-		return c.fault(c.peekHandle(), ua.StatusBadServiceUnsupported)
+		return c.fault(c.peekHandle(), status.BadServiceUnsupported)
 	}
 	req, resp := c.values(svc)
 	d.Reset(msg)
@@ -187,7 +188,7 @@ func (c *conn) handle(msg []byte) []byte {
 		// The header may have decoded: echo its handle if it did.
 		d.Reset(msg)
 		c.typeID.Decode(d)
-		return c.fault(c.peekHandle(), ua.StatusBadDecodingError)
+		return c.fault(c.peekHandle(), status.BadDecodingError)
 	}
 	h := req.Header()
 	var s *session
@@ -200,7 +201,7 @@ func (c *conn) handle(msg []byte) []byte {
 		}
 		c.sess = s
 	}
-	*resp.Header() = ua.ResponseHeader{Timestamp: c.now, RequestHandle: h.RequestHandle, ServiceResult: ua.StatusGood}
+	*resp.Header() = ua.ResponseHeader{Timestamp: c.now, RequestHandle: h.RequestHandle, ServiceResult: status.Good}
 	err := svc.handle(c, s, req, resp)
 	if err == errAsync {
 		return nil
@@ -238,5 +239,5 @@ func statusOf(err error) ua.StatusCode {
 	if errors.As(err, &sc) {
 		return sc
 	}
-	return ua.StatusBadInternalError
+	return status.BadInternalError
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // FuzzServices drives the service handlers, the subscription manager
@@ -522,17 +523,17 @@ func (fz *serviceFuzzer) send(tc *testConn, request, handle uint32, msg []byte, 
 	if got := responseHeader(resp).RequestHandle; got != handle {
 		fz.t.Fatalf("%T echoes RequestHandle %d, want %d", resp, got, handle)
 	}
-	if req != nil && faultOf(resp) == ua.StatusGood {
+	if req != nil && faultOf(resp) == status.Good {
 		fz.checkResults(req, resp)
 	}
 	switch r := resp.(type) {
 	case *ua.CreateSubscriptionResponse:
-		if r.ResponseHeader.ServiceResult == ua.StatusGood {
+		if r.ResponseHeader.ServiceResult == status.Good {
 			fz.subs = append(fz.subs, r.SubscriptionID)
 		}
 	case *ua.CreateMonitoredItemsResponse:
 		for _, res := range r.Results {
-			if res.StatusCode == ua.StatusGood {
+			if res.StatusCode == status.Good {
 				fz.items = append(fz.items, res.MonitoredItemID)
 			}
 		}
@@ -604,14 +605,14 @@ func (fz *serviceFuzzer) checkResults(req, resp ua.Body) {
 	case *ua.CreateMonitoredItemsResponse:
 		count("results", len(r.Results), len(req.(*ua.CreateMonitoredItemsRequest).ItemsToCreate))
 		for _, res := range r.Results {
-			if res.StatusCode == ua.StatusGood {
+			if res.StatusCode == status.Good {
 				item(res.RevisedSamplingInterval, res.RevisedQueueSize)
 			}
 		}
 	case *ua.ModifyMonitoredItemsResponse:
 		count("results", len(r.Results), len(req.(*ua.ModifyMonitoredItemsRequest).ItemsToModify))
 		for _, res := range r.Results {
-			if res.StatusCode == ua.StatusGood {
+			if res.StatusCode == status.Good {
 				item(res.RevisedSamplingInterval, res.RevisedQueueSize)
 			}
 		}
@@ -634,7 +635,7 @@ func (fz *serviceFuzzer) checkResults(req, resp ua.Body) {
 // or a status change takes the next one, a keep-alive shows the next one.
 func (fz *serviceFuzzer) checkPublish(tc *testConn, r *ua.PublishResponse) {
 	fz.t.Helper()
-	if r.ResponseHeader.ServiceResult != ua.StatusGood {
+	if r.ResponseHeader.ServiceResult != status.Good {
 		return
 	}
 	if n := len(r.AvailableSequenceNumbers); n > fz.fx.s.cfg.Subscriptions.MaxRetransmissionQueue {

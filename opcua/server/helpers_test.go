@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/opcua/uasc"
 )
 
@@ -136,7 +137,7 @@ func faultOf(resp ua.Body) ua.StatusCode {
 	if f, ok := resp.(*ua.ServiceFault); ok {
 		return f.ResponseHeader.ServiceResult
 	}
-	return ua.StatusGood
+	return status.Good
 }
 
 func wantFault(t testing.TB, resp ua.Body, want ua.StatusCode) {

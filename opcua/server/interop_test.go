@@ -23,6 +23,7 @@ import (
 
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/opcua/uasc"
 )
 
@@ -470,21 +471,21 @@ func TestRobustness(t *testing.T) {
 	t.Run("garbage", func(t *testing.T) {
 		r := dialRaw(t, url)
 		r.nc.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
-		r.wantError(ua.StatusBadTcpMessageTypeInvalid)
+		r.wantError(status.BadTcpMessageTypeInvalid)
 	})
 	t.Run("absurd hello size", func(t *testing.T) {
 		r := dialRaw(t, url)
 		h := header("HELF", helloBody(65535, 65535, 0, 0, url))
 		binary.LittleEndian.PutUint32(h[4:], math.MaxUint32)
 		r.nc.Write(h)
-		r.wantError(ua.StatusBadTcpMessageTooLarge)
+		r.wantError(status.BadTcpMessageTooLarge)
 	})
 	t.Run("absurd hello buffers", func(t *testing.T) {
 		// Buffers below the 8192 bytes of Part 6 are refused (uasc says
 		// Bad_TcpNotEnoughResources); huge ones are revised down to ours.
 		r := dialRaw(t, url)
 		r.nc.Write(header("HELF", helloBody(1, 1, 0, 0, url)))
-		r.wantError(ua.StatusBadTcpNotEnoughResources)
+		r.wantError(status.BadTcpNotEnoughResources)
 
 		r = dialRaw(t, url)
 		r.nc.Write(header("HELF", helloBody(math.MaxUint32, math.MaxUint32, math.MaxUint32, math.MaxUint32, url)))
@@ -499,7 +500,7 @@ func TestRobustness(t *testing.T) {
 	t.Run("silent", func(t *testing.T) {
 		// Connects and sends nothing: the Hello timeout ends it.
 		r := dialRaw(t, url)
-		r.wantError(ua.StatusBadTimeout)
+		r.wantError(status.BadTimeout)
 	})
 	t.Run("chunks never complete", func(t *testing.T) {
 		r := dialRaw(t, url)
@@ -507,7 +508,7 @@ func TestRobustness(t *testing.T) {
 		r.open()
 		msg := ua.AppendMessage(nil, &ua.ReadRequest{})
 		r.nc.Write(r.chunk('C', 7, msg[:4]))
-		r.wantError(ua.StatusBadTimeout)
+		r.wantError(status.BadTimeout)
 	})
 	t.Run("stops reading", func(t *testing.T) {
 		r := dialRaw(t, url)
@@ -594,7 +595,7 @@ func TestShutdownClosesConnections(t *testing.T) {
 	if err := srv.Shutdown(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r.wantError(ua.StatusBadShutdown)
+	r.wantError(status.BadShutdown)
 	if err := <-served; !errors.Is(err, server.ErrServerClosed) {
 		t.Errorf("Serve returned %v", err)
 	}

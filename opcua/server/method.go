@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // call answers Call (OPC 10000-4 §5.12.2) with the session user's rights:
@@ -27,7 +28,7 @@ func (c *conn) call(s *session, req *ua.CallRequest, resp *ua.CallResponse) erro
 			c.later(func() ua.Body {
 				r := &ua.CallResponse{Results: make([]ua.CallMethodResult, len(methods))}
 				callMethods(c.srv, s, methods, r.Results)
-				r.ResponseHeader = ua.ResponseHeader{Timestamp: c.srv.clock(), RequestHandle: handle, ServiceResult: ua.StatusGood}
+				r.ResponseHeader = ua.ResponseHeader{Timestamp: c.srv.clock(), RequestHandle: handle, ServiceResult: status.Good}
 				return r
 			})
 			return errAsync

@@ -9,6 +9,7 @@ import (
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Monitored items (OPC 10000-4 §5.12).
@@ -373,14 +374,14 @@ func (m *subMgr) reviseItem(sub *subscription, n *addrspace.Node, attr ua.Attrib
 	switch f := p.Filter.Body.(type) {
 	case nil:
 		if p.Filter.Encoding != ua.ExtensionObjectEmpty && p.Filter.TypeID != (ua.NodeID{}) {
-			return ip, key, ua.StatusBadMonitoredItemFilterUnsupported
+			return ip, key, status.BadMonitoredItemFilterUnsupported
 		}
 	case *ua.DataChangeFilter:
 		if attr != ua.AttributeIDValue || n.Class != ua.NodeClassVariable {
-			return ip, key, ua.StatusBadFilterNotAllowed
+			return ip, key, status.BadFilterNotAllowed
 		}
 		if f.Trigger < ua.DataChangeTriggerStatus || f.Trigger > ua.DataChangeTriggerStatusValueTimestamp {
-			return ip, key, ua.StatusBadDeadbandFilterInvalid
+			return ip, key, status.BadDeadbandFilterInvalid
 		}
 		ip.trigger = f.Trigger
 		ip.deadband = ua.DeadbandType(f.DeadbandType)
@@ -388,23 +389,23 @@ func (m *subMgr) reviseItem(sub *subscription, n *addrspace.Node, attr ua.Attrib
 		case ua.DeadbandTypeNone:
 		case ua.DeadbandTypeAbsolute:
 			if f.DeadbandValue < 0 || math.IsNaN(f.DeadbandValue) {
-				return ip, key, ua.StatusBadDeadbandFilterInvalid
+				return ip, key, status.BadDeadbandFilterInvalid
 			}
 			ip.db = f.DeadbandValue
 		case ua.DeadbandTypePercent:
 			if f.DeadbandValue < 0 || f.DeadbandValue > 100 || math.IsNaN(f.DeadbandValue) {
-				return ip, key, ua.StatusBadDeadbandFilterInvalid
+				return ip, key, status.BadDeadbandFilterInvalid
 			}
 			r := m.euRange(n)
 			if r == nil {
-				return ip, key, ua.StatusBadMonitoredItemFilterUnsupported
+				return ip, key, status.BadMonitoredItemFilterUnsupported
 			}
 			ip.db = f.DeadbandValue / 100 * math.Abs(r.High-r.Low)
 		default:
-			return ip, key, ua.StatusBadDeadbandFilterInvalid
+			return ip, key, status.BadDeadbandFilterInvalid
 		}
 	default:
-		return ip, key, ua.StatusBadMonitoredItemFilterUnsupported
+		return ip, key, status.BadMonitoredItemFilterUnsupported
 	}
 	// Sampling interval: a multiple of the tag's own rate for an item on a
 	// source, of the base cycle for every other.
@@ -428,7 +429,7 @@ func (m *subMgr) reviseItem(sub *subscription, n *addrspace.Node, attr ua.Attrib
 	// Queue.
 	ip.qsize = int(min(max(p.QueueSize, 1), lim.MaxQueueSize))
 	ip.discardOldest = p.DiscardOldest
-	return ip, key, ua.StatusGood
+	return ip, key, status.Good
 }
 
 // euRange returns the EURange property of n, nil if it has none.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Pipelined requests over loopback TCP: the responses come back in order
@@ -156,7 +157,7 @@ func TestResponseTooLargeKeepsChannel(t *testing.T) {
 	}
 	r.open()
 	unknown := ua.AppendMessage(nil, &ua.CloseSecureChannelRequest{RequestHeader: ua.RequestHeader{RequestHandle: 3}})
-	for i, want := range []ua.StatusCode{ua.StatusBadResponseTooLarge, ua.StatusBadResponseTooLarge, ua.StatusBadServiceUnsupported} {
+	for i, want := range []ua.StatusCode{status.BadResponseTooLarge, status.BadResponseTooLarge, status.BadServiceUnsupported} {
 		req := getEndpoints(uint32(i + 1))
 		if i == 2 {
 			req = unknown

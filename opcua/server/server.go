@@ -12,6 +12,7 @@ import (
 
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/opcua/uasc"
 )
 
@@ -186,7 +187,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		}
 		if int(s.nconns.Add(1)) > s.cfg.MaxConnections {
 			s.nconns.Add(-1)
-			s.reject(nc, ua.StatusBadTcpNotEnoughResources, "too many connections")
+			s.reject(nc, status.BadTcpNotEnoughResources, "too many connections")
 			continue
 		}
 		if !s.goTracked(func() { s.serveConn(nc) }) {
@@ -234,14 +235,14 @@ func (s *Server) serveConn(nc net.Conn) {
 		return
 	}
 	if !s.track(nc, ch) {
-		ch.Close(ua.StatusBadShutdown, "server shutting down")
+		ch.Close(status.BadShutdown, "server shutting down")
 		return
 	}
 	c := newConn(s, ch)
 	if err := c.serve(); err != nil {
 		s.cfg.Logger.Debug("connection ended", "remote", nc.RemoteAddr(), "channel", ch.ID(), "err", err)
 	}
-	ch.Close(ua.StatusGood, "")
+	ch.Close(status.Good, "")
 }
 
 // track records nc (and its channel once open) for Shutdown; it reports
@@ -336,7 +337,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 				// serveConn, which closes the channel with Bad_Shutdown.
 				continue
 			}
-			ch.Close(ua.StatusBadShutdown, reason)
+			ch.Close(status.BadShutdown, reason)
 			nc.Close()
 		}
 		s.mu.Unlock()

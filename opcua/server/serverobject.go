@@ -8,6 +8,7 @@ import (
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // ServerProfileURI is the profile edged's server claims in
@@ -104,7 +105,7 @@ func (s *Server) liveValue(h uint32, dv *ua.DataValue) {
 			dv.Value.SetUint32(counters[h-uint32(liveServerViewCount)])
 			return
 		}
-		dv.Status = ua.StatusBadInternalError
+		dv.Status = status.BadInternalError
 	}
 }
 

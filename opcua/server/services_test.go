@@ -7,6 +7,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 func TestServiceTableIsConsistent(t *testing.T) {
@@ -88,17 +89,17 @@ func TestUnsupportedAndMalformed(t *testing.T) {
 	tc := newTestConn(t, s, 1)
 	tc.openSession()
 	// A real service we do not implement: the handle is echoed.
-	wantFault(t, tc.call(&ua.HistoryReadRequest{}), ua.StatusBadServiceUnsupported)
+	wantFault(t, tc.call(&ua.HistoryReadRequest{}), status.BadServiceUnsupported)
 	// A type id that is no request at all.
 	msg := ua.AppendMessage(nil, &ua.ReadRequest{RequestHeader: ua.RequestHeader{RequestHandle: 77}})
 	msg[1] = 0xFF                                                   // two-byte id 631 -> four-byte form is not used; corrupt the numeric id
 	r := tc.raw(append([]byte{0x01, 0x00, 0x39, 0x30}, msg[3:]...)) // ns=0;i=12345
-	wantFault(t, r, ua.StatusBadServiceUnsupported)
+	wantFault(t, r, status.BadServiceUnsupported)
 
 	good := ua.AppendMessage(nil, &ua.ReadRequest{RequestHeader: ua.RequestHeader{RequestHandle: 9}, NodesToRead: []ua.ReadValueID{{}}})
 	// Trailing bytes.
 	r = tc.raw(append(bytes.Clone(good), 0))
-	wantFault(t, r, ua.StatusBadDecodingError)
+	wantFault(t, r, status.BadDecodingError)
 	if h := r.(*ua.ServiceFault).ResponseHeader.RequestHandle; h != 9 {
 		t.Errorf("decoding error: handle %d, want 9 echoed", h)
 	}
@@ -106,10 +107,10 @@ func TestUnsupportedAndMalformed(t *testing.T) {
 	// without handle); none kills the connection.
 	for n := 0; n < len(good); n++ {
 		r := tc.raw(good[:n])
-		wantFault(t, r, ua.StatusBadDecodingError)
+		wantFault(t, r, status.BadDecodingError)
 	}
 	// Nothing at all.
-	wantFault(t, tc.raw(nil), ua.StatusBadDecodingError)
+	wantFault(t, tc.raw(nil), status.BadDecodingError)
 	if d := s.Diagnostics(); d.RejectedRequestsCount < uint32(len(good))+4 {
 		t.Errorf("RejectedRequestsCount %d", d.RejectedRequestsCount)
 	}
@@ -120,33 +121,33 @@ func TestSessionLifecycle(t *testing.T) {
 	tc := newTestConn(t, s, 1)
 	read := &ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_CurrentTime), AttributeID: 13}}}
 
-	wantFault(t, tc.call(read), ua.StatusBadSessionIDInvalid)
+	wantFault(t, tc.call(read), status.BadSessionIDInvalid)
 	cs := wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{SessionName: "s1", RequestedSessionTimeout: 30000}))
 	if len(cs.ServerNonce) != 32 || cs.RevisedSessionTimeout != 30000 || cs.SessionID.IsNull() || cs.AuthenticationToken.IsNull() ||
 		len(cs.ServerEndpoints) != 1 || cs.MaxRequestMessageSize == 0 {
 		t.Errorf("CreateSession response %+v", cs)
 	}
 	tc.token = cs.AuthenticationToken
-	wantFault(t, tc.call(read), ua.StatusBadSessionNotActivated)
+	wantFault(t, tc.call(read), status.BadSessionNotActivated)
 
 	// The first activation must come over the creating channel.
 	other := newTestConn(t, s, 2)
 	other.token = cs.AuthenticationToken
-	wantFault(t, other.call(anonymousActivate()), ua.StatusBadSecureChannelIDInvalid)
+	wantFault(t, other.call(anonymousActivate()), status.BadSecureChannelIDInvalid)
 
 	act := wantOK[ua.ActivateSessionResponse](t, tc.call(anonymousActivate()))
 	if len(act.ServerNonce) != 32 || bytes.Equal(act.ServerNonce, cs.ServerNonce) {
 		t.Errorf("ActivateSession nonce %x", act.ServerNonce)
 	}
-	if r := tc.call(read); faultOf(r) != ua.StatusGood {
+	if r := tc.call(read); faultOf(r) != status.Good {
 		t.Fatalf("Read after activation: %v", faultOf(r))
 	}
 	// Another channel may not use it, but may take it over.
-	wantFault(t, other.call(read), ua.StatusBadSecureChannelIDInvalid)
+	wantFault(t, other.call(read), status.BadSecureChannelIDInvalid)
 	wantOK[ua.ActivateSessionResponse](t, other.call(anonymousActivate()))
 	wantOK[ua.ReadResponse](t, other.call(read))
-	wantFault(t, tc.call(read), ua.StatusBadSecureChannelIDInvalid)
-	wantFault(t, tc.call(&ua.CloseSessionRequest{}), ua.StatusBadSessionIDInvalid)
+	wantFault(t, tc.call(read), status.BadSecureChannelIDInvalid)
+	wantFault(t, tc.call(&ua.CloseSessionRequest{}), status.BadSessionIDInvalid)
 
 	if c := wantOK[ua.CancelResponse](t, other.call(&ua.CancelRequest{RequestHandle: 1})); c.CancelCount != 0 {
 		t.Errorf("CancelCount %d", c.CancelCount)
@@ -155,7 +156,7 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Errorf("diagnostics %+v", d)
 	}
 	wantOK[ua.CloseSessionResponse](t, other.call(&ua.CloseSessionRequest{DeleteSubscriptions: true}))
-	wantFault(t, other.call(read), ua.StatusBadSessionIDInvalid)
+	wantFault(t, other.call(read), status.BadSessionIDInvalid)
 	if d := s.Diagnostics(); d.CurrentSessionCount != 0 || d.CumulatedSessionCount != 1 {
 		t.Errorf("diagnostics after close %+v", d)
 	}
@@ -169,13 +170,13 @@ func TestActivateSessionIdentityTokens(t *testing.T) {
 	tok := func(b ua.Body) *ua.ActivateSessionRequest {
 		return &ua.ActivateSessionRequest{UserIdentityToken: ua.ExtensionObject{TypeID: b.BinaryEncodingID(), Encoding: ua.ExtensionObjectBinary, Body: b}}
 	}
-	wantFault(t, tc.call(tok(&ua.UserNameIdentityToken{PolicyID: "username", UserName: "op", Password: []byte("pw")})), ua.StatusBadIdentityTokenRejected)
-	wantFault(t, tc.call(tok(&ua.X509IdentityToken{PolicyID: "x509"})), ua.StatusBadIdentityTokenRejected)
-	wantFault(t, tc.call(tok(&ua.IssuedIdentityToken{PolicyID: "jwt"})), ua.StatusBadIdentityTokenInvalid)
-	wantFault(t, tc.call(tok(&ua.AnonymousIdentityToken{PolicyID: "nope"})), ua.StatusBadIdentityTokenInvalid)
+	wantFault(t, tc.call(tok(&ua.UserNameIdentityToken{PolicyID: "username", UserName: "op", Password: []byte("pw")})), status.BadIdentityTokenRejected)
+	wantFault(t, tc.call(tok(&ua.X509IdentityToken{PolicyID: "x509"})), status.BadIdentityTokenRejected)
+	wantFault(t, tc.call(tok(&ua.IssuedIdentityToken{PolicyID: "jwt"})), status.BadIdentityTokenInvalid)
+	wantFault(t, tc.call(tok(&ua.AnonymousIdentityToken{PolicyID: "nope"})), status.BadIdentityTokenInvalid)
 	// A body of an unknown type stays raw: invalid.
 	wantFault(t, tc.call(&ua.ActivateSessionRequest{UserIdentityToken: ua.ExtensionObject{
-		TypeID: ua.NewNumericNodeID(3, 9), Encoding: ua.ExtensionObjectBinary, Raw: []byte{1, 2}}}), ua.StatusBadIdentityTokenInvalid)
+		TypeID: ua.NewNumericNodeID(3, 9), Encoding: ua.ExtensionObjectBinary, Raw: []byte{1, 2}}}), status.BadIdentityTokenInvalid)
 	if d := s.Diagnostics(); d.SecurityRejectedSessionCount != 5 || d.RejectedSessionCount != 5 {
 		t.Errorf("diagnostics %+v", d)
 	}
@@ -204,7 +205,7 @@ func TestMaxSessions(t *testing.T) {
 	for range 2 {
 		wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
 	}
-	wantFault(t, tc.call(&ua.CreateSessionRequest{}), ua.StatusBadTooManySessions)
+	wantFault(t, tc.call(&ua.CreateSessionRequest{}), status.BadTooManySessions)
 	if d := s.Diagnostics(); d.RejectedSessionCount != 1 || d.CurrentSessionCount != 2 {
 		t.Errorf("diagnostics %+v", d)
 	}
@@ -228,7 +229,7 @@ func TestSessionTimeoutWithClock(t *testing.T) {
 	if n := s.sessions.expire(clk.Now()); n != 1 {
 		t.Fatalf("%d sessions expired, want 1", n)
 	}
-	wantFault(t, idle.call(read), ua.StatusBadSessionIDInvalid)
+	wantFault(t, idle.call(read), status.BadSessionIDInvalid)
 	wantOK[ua.ReadResponse](t, tc.call(read))
 	if d := s.Diagnostics(); d.SessionTimeoutCount != 1 || d.CurrentSessionCount != 1 {
 		t.Errorf("diagnostics %+v", d)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // session is one client session. Its id, token, name and timeout never
@@ -74,7 +75,7 @@ func (t *sessionTable) create(name string, timeout time.Duration, channelID uint
 	defer t.mu.Unlock()
 	if len(t.byToken) >= t.max {
 		t.diag.rejectedSessions.Add(1)
-		return nil, ua.StatusBadTooManySessions
+		return nil, status.BadTooManySessions
 	}
 	t.byToken[s.token] = s
 	t.diag.cumulatedSessions.Add(1)
@@ -172,14 +173,14 @@ func (t *sessionTable) lookup(cached *session, token ua.NodeID, need sessionNeed
 		s = t.get(token)
 	}
 	if s == nil || s.closed.Load() {
-		return nil, ua.StatusBadSessionIDInvalid
+		return nil, status.BadSessionIDInvalid
 	}
 	if need == activatedSession {
 		if !s.activated.Load() {
-			return nil, ua.StatusBadSessionNotActivated
+			return nil, status.BadSessionNotActivated
 		}
 		if s.channelID.Load() != channelID {
-			return nil, ua.StatusBadSecureChannelIDInvalid
+			return nil, status.BadSecureChannelIDInvalid
 		}
 	}
 	s.touch(now)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // nonceLength is the length of the server nonces (OPC 10000-4 §5.7.2.2:
@@ -36,7 +37,7 @@ func newNonce() []byte {
 func (c *conn) createSession(_ *session, req *ua.CreateSessionRequest, resp *ua.CreateSessionResponse) error {
 	if c.srv.isClosing() {
 		c.srv.diag.rejectedSessions.Add(1)
-		return ua.StatusBadShutdown
+		return status.BadShutdown
 	}
 	timeout := c.srv.reviseTimeout(req.RequestedSessionTimeout)
 	s, err := c.srv.sessions.create(req.SessionName, timeout, c.ch.ID(), c.now)
@@ -72,7 +73,7 @@ func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp 
 	if !s.activated.Load() && s.channelID.Load() != chID {
 		c.srv.diag.securityRejectedSess.Add(1)
 		c.srv.diag.rejectedSessions.Add(1)
-		return ua.StatusBadSecureChannelIDInvalid
+		return status.BadSecureChannelIDInvalid
 	}
 	var token ua.Body
 	switch tok := &req.UserIdentityToken; {
@@ -83,16 +84,16 @@ func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp 
 	default:
 		c.srv.diag.securityRejectedSess.Add(1)
 		c.srv.diag.rejectedSessions.Add(1)
-		return ua.StatusBadIdentityTokenInvalid
+		return status.BadIdentityTokenInvalid
 	}
 	id, err := c.srv.cfg.Authenticator.Authenticate(token)
 	if err != nil {
 		c.srv.diag.securityRejectedSess.Add(1)
 		c.srv.diag.rejectedSessions.Add(1)
-		if sc := statusOf(err); sc != ua.StatusBadInternalError {
+		if sc := statusOf(err); sc != status.BadInternalError {
 			return sc
 		}
-		return ua.StatusBadIdentityTokenRejected
+		return status.BadIdentityTokenRejected
 	}
 	s.mu.Lock()
 	if s.activated.Load() && s.channelID.Load() != chID && s.identity != id {
@@ -100,7 +101,7 @@ func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp 
 		// A new channel may take over the session only for the same user.
 		c.srv.diag.securityRejectedSess.Add(1)
 		c.srv.diag.rejectedSessions.Add(1)
-		return ua.StatusBadIdentityChangeNotSupported
+		return status.BadIdentityChangeNotSupported
 	}
 	s.identity = id
 	s.mu.Unlock()
@@ -127,7 +128,7 @@ func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp 
 // bound to (Bad_SessionIdInvalid otherwise, as the CTT expects).
 func (c *conn) closeSession(s *session, req *ua.CloseSessionRequest, resp *ua.CloseSessionResponse) error {
 	if s.channelID.Load() != c.ch.ID() {
-		return ua.StatusBadSessionIDInvalid
+		return status.BadSessionIDInvalid
 	}
 	c.srv.sessions.remove(s)
 	if m := &c.srv.subs; m.active.Load() {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // browseState is a browse in progress, kept as a continuation point: the
@@ -82,7 +83,7 @@ func awaitWrites(pending []addrspace.Pending, out []ua.StatusCode, timeout time.
 			select {
 			case out[i] = <-p:
 			default:
-				out[i] = ua.StatusBadTimeout
+				out[i] = status.BadTimeout
 			}
 			continue
 		}
@@ -93,7 +94,7 @@ func awaitWrites(pending []addrspace.Pending, out []ua.StatusCode, timeout time.
 			select {
 			case out[i] = <-p:
 			default:
-				out[i] = ua.StatusBadTimeout
+				out[i] = status.BadTimeout
 			}
 		}
 	}

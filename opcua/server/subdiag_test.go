@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // TestLifetimeExpiresBesideAnother: the first of two subscriptions of a
@@ -42,7 +43,7 @@ func TestLifetimeExpiresBesideAnother(t *testing.T) {
 		t.Errorf("subscriptions left %v, want [%d]", subs, kept)
 	}
 	r := wantOK[ua.DeleteSubscriptionsResponse](t, f.tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{kept}}))
-	if r.Results[0] != ua.StatusGood {
+	if r.Results[0] != status.Good {
 		t.Errorf("DeleteSubscriptions: %v", r.Results)
 	}
 }
@@ -77,14 +78,14 @@ func TestSubscriptionCountsExpiryAndTransfer(t *testing.T) {
 	tc2 := newTestConn(t, f.s, 2)
 	tc2.openSession()
 	tr := wantOK[ua.TransferSubscriptionsResponse](t, tc2.call(&ua.TransferSubscriptionsRequest{SubscriptionIDs: []uint32{kept}}))
-	if tr.Results[0].StatusCode != ua.StatusGood {
+	if tr.Results[0].StatusCode != status.Good {
 		t.Fatalf("TransferSubscriptions: %v", tr.Results[0].StatusCode)
 	}
 	if cur, cum := counts(); cur != 1 || cum != 2 {
 		t.Errorf("after the transfer: current %d, cumulated %d, want 1, 2", cur, cum)
 	}
 	r := wantOK[ua.DeleteSubscriptionsResponse](t, tc2.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{kept, kept}}))
-	if r.Results[0] != ua.StatusGood || r.Results[1] != ua.StatusBadSubscriptionIDInvalid {
+	if r.Results[0] != status.Good || r.Results[1] != status.BadSubscriptionIDInvalid {
 		t.Errorf("DeleteSubscriptions: %v", r.Results)
 	}
 	if cur, cum := counts(); cur != 0 || cum != 2 {

@@ -11,6 +11,7 @@ import (
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // testImages is a ValueSource of immutable images, as the binding's: each
@@ -65,7 +66,7 @@ func TestSourceChangedSamplesItsImage(t *testing.T) {
 	a, b := item("img", ua.AttributeIDValue, 0, 10, nil), item("img", ua.AttributeIDValue, 0, 10, nil)
 	a.RequestedParameters.ClientHandle, b.RequestedParameters.ClientHandle = 1, 2
 	for _, r := range f.createItems(sub, a, b) {
-		if r.StatusCode != ua.StatusGood {
+		if r.StatusCode != status.Good {
 			t.Fatal(r.StatusCode)
 		}
 	}
@@ -186,7 +187,7 @@ func TestSamplePublishAllocs(t *testing.T) {
 	for _, r := range f.createItems(sub,
 		item("ext", ua.AttributeIDValue, 0, 10, nil), item("ext", ua.AttributeIDValue, 0, 10, nil),
 		item("ext", ua.AttributeIDValue, 0, 10, nil), item("static", ua.AttributeIDValue, 0, 10, nil)) {
-		if r.StatusCode != ua.StatusGood {
+		if r.StatusCode != status.Good {
 			t.Fatal(r.StatusCode)
 		}
 	}
@@ -275,7 +276,7 @@ func BenchmarkSamplePublish(b *testing.B) {
 		cr := wantOK[ua.CreateMonitoredItemsResponse](b, tc.call(&ua.CreateMonitoredItemsRequest{
 			SubscriptionID: r.SubscriptionID, TimestampsToReturn: ua.TimestampsToReturnBoth, ItemsToCreate: reqs,
 		}))
-		if cr.Results[0].StatusCode != ua.StatusGood {
+		if cr.Results[0].StatusCode != status.Good {
 			b.Fatal(cr.Results[0].StatusCode)
 		}
 	}
@@ -333,7 +334,7 @@ func TestLifetimesExpireTogether(t *testing.T) {
 	var got []uint32
 	for range ids {
 		r := f.tc.publish()
-		if sc, ok := r.NotificationMessage.NotificationData[0].Body.(*ua.StatusChangeNotification); !ok || sc.Status != ua.StatusBadTimeout {
+		if sc, ok := r.NotificationMessage.NotificationData[0].Body.(*ua.StatusChangeNotification); !ok || sc.Status != status.BadTimeout {
 			t.Errorf("after expiry: %+v", r)
 		}
 		got = append(got, r.SubscriptionID)
@@ -429,7 +430,7 @@ func TestSourceChangedKeepsNoImageUnwatched(t *testing.T) {
 func TestCatchUpAfterIdleCycle(t *testing.T) {
 	f := newSubFixture(t, Config{})
 	sub := f.createSub(5, 10, 300)
-	if r := f.createItems(sub, item("ext", ua.AttributeIDValue, 0, 10, nil)); r[0].StatusCode != ua.StatusGood {
+	if r := f.createItems(sub, item("ext", ua.AttributeIDValue, 0, 10, nil)); r[0].StatusCode != status.Good {
 		t.Fatal(r[0].StatusCode)
 	}
 	f.tc.publishData() // the initial value
@@ -487,7 +488,7 @@ func TestCreatedItemSkipsOlderPendingImages(t *testing.T) {
 	sub := f.createSub(5, 10, 300)
 	// An item on the node already, so that SourceChanged keeps the image
 	// of each call; the one under test comes later, with handle 2.
-	if r := f.createItems(sub, item("img", ua.AttributeIDValue, 0, 10, nil)); r[0].StatusCode != ua.StatusGood {
+	if r := f.createItems(sub, item("img", ua.AttributeIDValue, 0, 10, nil)); r[0].StatusCode != status.Good {
 		t.Fatal(r[0].StatusCode)
 	}
 	f.tc.publishData()
@@ -505,7 +506,7 @@ func TestCreatedItemSkipsOlderPendingImages(t *testing.T) {
 		m.sourceChanges(now.Add(5 * time.Millisecond))
 		m.clearTouched()
 	})
-	if res.StatusCode != ua.StatusGood {
+	if res.StatusCode != status.Good {
 		t.Fatal(res.StatusCode)
 	}
 	got := map[uint32][]float64{}

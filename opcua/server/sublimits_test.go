@@ -5,6 +5,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // TestServerWideSubscriptionLimits: MaxSubscriptions and MaxMonitoredItems
@@ -13,12 +14,12 @@ import (
 func TestServerWideSubscriptionLimits(t *testing.T) {
 	f := newSubFixture(t, Config{Subscriptions: SubscriptionLimits{MaxSubscriptions: 2, MaxMonitoredItems: 3}})
 	a, b := f.createSub(5, 10, 300), f.createSub(5, 10, 300)
-	if r := f.tc.call(&ua.CreateSubscriptionRequest{RequestedPublishingInterval: 5, PublishingEnabled: true}); faultOf(r) != ua.StatusBadTooManySubscriptions {
+	if r := f.tc.call(&ua.CreateSubscriptionRequest{RequestedPublishingInterval: 5, PublishingEnabled: true}); faultOf(r) != status.BadTooManySubscriptions {
 		t.Fatalf("third subscription: %v, want Bad_TooManySubscriptions", faultOf(r))
 	}
 	ext := item("ext", ua.AttributeIDValue, 0, 1, nil)
 	got := append(f.createItems(a, ext, ext), f.createItems(b, ext, ext)...)
-	want := []ua.StatusCode{ua.StatusGood, ua.StatusGood, ua.StatusGood, ua.StatusBadTooManyMonitoredItems}
+	want := []ua.StatusCode{status.Good, status.Good, status.Good, status.BadTooManyMonitoredItems}
 	for i, r := range got {
 		if r.StatusCode != want[i] {
 			t.Errorf("item %d: %v, want %v", i, r.StatusCode, want[i])
@@ -26,7 +27,7 @@ func TestServerWideSubscriptionLimits(t *testing.T) {
 	}
 	wantOK[ua.DeleteSubscriptionsResponse](t, f.tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{a}}))
 	for i, r := range f.createItems(b, ext, ext) {
-		if r.StatusCode != ua.StatusGood {
+		if r.StatusCode != status.Good {
 			t.Errorf("after deleting the first subscription, item %d: %v", i, r.StatusCode)
 		}
 	}

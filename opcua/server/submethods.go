@@ -8,6 +8,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // The methods of the Server object that act on a subscription of the
@@ -51,14 +52,14 @@ func (s *Server) initSubMethods() error {
 // no session), Bad_Shutdown.
 func (s *Server) onCallerSub(ctx context.Context, subID uint32, f func(*subscription)) ua.StatusCode {
 	sess := sessionFrom(ctx)
-	st := ua.StatusGood
+	st := status.Good
 	err := s.subs.call(func() {
 		sub := s.subs.subs[subID]
 		switch {
 		case sub == nil:
-			st = ua.StatusBadSubscriptionIDInvalid
+			st = status.BadSubscriptionIDInvalid
 		case sess == nil || sub.ss.sess != sess:
-			st = ua.StatusBadUserAccessDenied
+			st = status.BadUserAccessDenied
 		default:
 			f(sub)
 		}
@@ -68,7 +69,7 @@ func (s *Server) onCallerSub(ctx context.Context, subID uint32, f func(*subscrip
 		if errors.As(err, &code) {
 			return code
 		}
-		return ua.StatusBadInternalError
+		return status.BadInternalError
 	}
 	return st
 }
@@ -103,10 +104,10 @@ func (s *Server) getMonitoredItems(ctx context.Context, _ ua.NodeID, in []ua.Var
 			serverHandles[i], clientHandles[i] = it.id, it.handle
 		}
 	})
-	if st != ua.StatusGood {
+	if st != status.Good {
 		return st, nil
 	}
-	return ua.StatusGood, []ua.Variant{ua.MustVariant(serverHandles), ua.MustVariant(clientHandles)}
+	return status.Good, []ua.Variant{ua.MustVariant(serverHandles), ua.MustVariant(clientHandles)}
 }
 
 // resendData is the handler of Server.ResendData: each Reporting item

@@ -10,6 +10,7 @@ import (
 
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Subscriptions (OPC 10000-4 §5.13, §5.12).
@@ -153,7 +154,7 @@ func (m *subMgr) call(f func()) error {
 	select {
 	case m.calls <- func() { f(); close(done) }:
 	case <-m.srv.ctx.Done():
-		return ua.StatusBadShutdown
+		return status.BadShutdown
 	}
 	<-done
 	return nil
@@ -352,7 +353,7 @@ func (m *subMgr) tick(now time.Time) {
 			}
 		}
 		for len(ss.queue) > 0 && !ss.queue[0].deadline.IsZero() && now.After(ss.queue[0].deadline) {
-			m.fail(ss.queue[0], ua.StatusBadTimeout, now)
+			m.fail(ss.queue[0], status.BadTimeout, now)
 			ss.queue = ss.queue[1:]
 		}
 		for i := 0; i < len(ss.subs); i++ {
@@ -470,7 +471,7 @@ func (m *subMgr) cycle(sub *subscription, now time.Time) {
 		sub.lifetimeCtr++
 		if sub.lifetimeCtr >= sub.lifetime {
 			if !ss.orphan {
-				ss.pending = append(ss.pending, statusMsg{sub.id, sub.nextSeq(), ua.StatusBadTimeout})
+				ss.pending = append(ss.pending, statusMsg{sub.id, sub.nextSeq(), status.BadTimeout})
 			}
 			m.deleteSub(sub)
 		}
@@ -612,7 +613,7 @@ func (m *subMgr) hasRequest(ss *sessSubs, now time.Time) bool {
 // Bad_SecureChannelIdInvalid if its channel is still open.
 func (m *subMgr) dropStale(pr pubReq, now time.Time) {
 	if c, ok := pr.ch.(closable); !ok || !c.Closed() {
-		m.fail(pr, ua.StatusBadSecureChannelIDInvalid, now)
+		m.fail(pr, status.BadSecureChannelIDInvalid, now)
 	}
 }
 
@@ -645,7 +646,7 @@ func (m *subMgr) dequeue(ss *sessSubs) pubReq {
 
 // send writes resp as the answer to pr.
 func (m *subMgr) send(pr pubReq, resp *ua.PublishResponse, now time.Time) {
-	resp.ResponseHeader = ua.ResponseHeader{Timestamp: m.srv.clock(), RequestHandle: pr.handle, ServiceResult: ua.StatusGood}
+	resp.ResponseHeader = ua.ResponseHeader{Timestamp: m.srv.clock(), RequestHandle: pr.handle, ServiceResult: status.Good}
 	resp.Results = pr.results
 	m.out = ua.AppendMessage(m.out[:0], resp)
 	// Posted, not written: a client that does not read must not stall the
@@ -696,7 +697,7 @@ func (m *subMgr) serveLate(ss *sessSubs, now time.Time) {
 	}
 	if len(ss.subs) == 0 {
 		for len(ss.queue) > 0 {
-			m.fail(m.dequeue(ss), ua.StatusBadNoSubscription, now)
+			m.fail(m.dequeue(ss), status.BadNoSubscription, now)
 		}
 	}
 }
@@ -743,7 +744,7 @@ func (m *subMgr) sessionClosed(ss *sessSubs, del bool, now time.Time) {
 		for len(ss.queue) > 0 {
 			pr := m.dequeue(ss)
 			if c, ok := pr.ch.(closable); !ok || !c.Closed() {
-				m.fail(pr, ua.StatusBadSessionClosed, now)
+				m.fail(pr, status.BadSessionClosed, now)
 			}
 		}
 		ss.pending = nil
@@ -765,12 +766,12 @@ func (m *subMgr) acknowledge(ss *sessSubs, acks []ua.SubscriptionAcknowledgement
 	for i, a := range acks {
 		sub := m.subs[a.SubscriptionID]
 		if sub == nil || sub.ss != ss {
-			res[i] = ua.StatusBadSubscriptionIDInvalid
+			res[i] = status.BadSubscriptionIDInvalid
 			continue
 		}
 		j := slices.IndexFunc(sub.retrans, func(n ua.NotificationMessage) bool { return n.SequenceNumber == a.SequenceNumber })
 		if j < 0 {
-			res[i] = ua.StatusBadSequenceNumberUnknown
+			res[i] = status.BadSequenceNumberUnknown
 			continue
 		}
 		old := sub.retrans[j]

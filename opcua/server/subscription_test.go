@@ -10,6 +10,7 @@ import (
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // subFixture is a test server with a session and variables to monitor:
@@ -188,7 +189,7 @@ func TestSubscriptionRevisionsAndErrors(t *testing.T) {
 	f := newSubFixture(t, Config{Subscriptions: SubscriptionLimits{MaxSubscriptionsPerSession: 3, MaxPublishRequestsPerSession: 2}})
 	tc := f.tc
 	// Publish before any subscription.
-	wantFault(t, tc.sendPublish(), ua.StatusBadNoSubscription)
+	wantFault(t, tc.sendPublish(), status.BadNoSubscription)
 
 	for _, tt := range []struct {
 		interval, wantInterval  float64
@@ -211,15 +212,15 @@ func TestSubscriptionRevisionsAndErrors(t *testing.T) {
 	for range 3 {
 		f.createSub(1000, 1000, 3000)
 	}
-	wantFault(t, tc.call(&ua.CreateSubscriptionRequest{}), ua.StatusBadTooManySubscriptions)
+	wantFault(t, tc.call(&ua.CreateSubscriptionRequest{}), status.BadTooManySubscriptions)
 
-	wantFault(t, tc.call(&ua.ModifySubscriptionRequest{SubscriptionID: 999}), ua.StatusBadSubscriptionIDInvalid)
-	wantFault(t, tc.call(&ua.RepublishRequest{SubscriptionID: 999, RetransmitSequenceNumber: 1}), ua.StatusBadSubscriptionIDInvalid)
-	wantFault(t, tc.call(&ua.SetPublishingModeRequest{}), ua.StatusBadNothingToDo)
-	wantFault(t, tc.call(&ua.DeleteSubscriptionsRequest{}), ua.StatusBadNothingToDo)
-	wantFault(t, tc.call(&ua.TransferSubscriptionsRequest{}), ua.StatusBadNothingToDo)
+	wantFault(t, tc.call(&ua.ModifySubscriptionRequest{SubscriptionID: 999}), status.BadSubscriptionIDInvalid)
+	wantFault(t, tc.call(&ua.RepublishRequest{SubscriptionID: 999, RetransmitSequenceNumber: 1}), status.BadSubscriptionIDInvalid)
+	wantFault(t, tc.call(&ua.SetPublishingModeRequest{}), status.BadNothingToDo)
+	wantFault(t, tc.call(&ua.DeleteSubscriptionsRequest{}), status.BadNothingToDo)
+	wantFault(t, tc.call(&ua.TransferSubscriptionsRequest{}), status.BadNothingToDo)
 	spm := wantOK[ua.SetPublishingModeResponse](t, tc.call(&ua.SetPublishingModeRequest{SubscriptionIDs: []uint32{999}}))
-	if spm.Results[0] != ua.StatusBadSubscriptionIDInvalid {
+	if spm.Results[0] != status.BadSubscriptionIDInvalid {
 		t.Errorf("SetPublishingMode of 999: %v", spm.Results[0])
 	}
 	mod := wantOK[ua.ModifySubscriptionResponse](t, tc.call(&ua.ModifySubscriptionRequest{SubscriptionID: 4, RequestedPublishingInterval: 12}))
@@ -234,7 +235,7 @@ func TestSubscriptionRevisionsAndErrors(t *testing.T) {
 			t.Fatalf("Publish answered at once: %v", faultOf(r))
 		}
 	}
-	wantFault(t, tc.sendPublish(), ua.StatusBadTooManyPublishRequests)
+	wantFault(t, tc.sendPublish(), status.BadTooManyPublishRequests)
 	// Acknowledging an unknown message.
 	r := tc.async() // the first keep-alive
 	wantOK[ua.PublishResponse](t, r)
@@ -242,10 +243,10 @@ func TestSubscriptionRevisionsAndErrors(t *testing.T) {
 	// Deleting every subscription answers the queued Publish with
 	// Bad_NoSubscription.
 	del := wantOK[ua.DeleteSubscriptionsResponse](t, tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{4, 5, 6, 999}}))
-	if !slices.Equal(del.Results, []ua.StatusCode{ua.StatusGood, ua.StatusGood, ua.StatusGood, ua.StatusBadSubscriptionIDInvalid}) {
+	if !slices.Equal(del.Results, []ua.StatusCode{status.Good, status.Good, status.Good, status.BadSubscriptionIDInvalid}) {
 		t.Errorf("DeleteSubscriptions results %v", del.Results)
 	}
-	wantFault(t, tc.async(), ua.StatusBadNoSubscription)
+	wantFault(t, tc.async(), status.BadNoSubscription)
 }
 
 func TestMonitoredItemRevisionsAndErrors(t *testing.T) {
@@ -253,10 +254,10 @@ func TestMonitoredItemRevisionsAndErrors(t *testing.T) {
 	tc := f.tc
 	sub := f.createSub(20, 10, 30)
 	wantFault(t, tc.call(&ua.CreateMonitoredItemsRequest{SubscriptionID: sub, TimestampsToReturn: 9,
-		ItemsToCreate: []ua.MonitoredItemCreateRequest{item("ext", ua.AttributeIDValue, 0, 1, nil)}}), ua.StatusBadTimestampsToReturnInvalid)
-	wantFault(t, tc.call(&ua.CreateMonitoredItemsRequest{SubscriptionID: sub}), ua.StatusBadNothingToDo)
+		ItemsToCreate: []ua.MonitoredItemCreateRequest{item("ext", ua.AttributeIDValue, 0, 1, nil)}}), status.BadTimestampsToReturnInvalid)
+	wantFault(t, tc.call(&ua.CreateMonitoredItemsRequest{SubscriptionID: sub}), status.BadNothingToDo)
 	wantFault(t, tc.call(&ua.CreateMonitoredItemsRequest{SubscriptionID: 999,
-		ItemsToCreate: []ua.MonitoredItemCreateRequest{item("ext", ua.AttributeIDValue, 0, 1, nil)}}), ua.StatusBadSubscriptionIDInvalid)
+		ItemsToCreate: []ua.MonitoredItemCreateRequest{item("ext", ua.AttributeIDValue, 0, 1, nil)}}), status.BadSubscriptionIDInvalid)
 
 	badMode := item("ext", ua.AttributeIDValue, 0, 1, nil)
 	badMode.MonitoringMode = 7
@@ -285,27 +286,27 @@ func TestMonitoredItemRevisionsAndErrors(t *testing.T) {
 		si float64
 		q  uint32
 	}{
-		{ua.StatusBadNodeIDUnknown, 0, 0},
-		{ua.StatusBadAttributeIDInvalid, 0, 0},
-		{ua.StatusBadMonitoringModeInvalid, 0, 0},
-		{ua.StatusBadFilterNotAllowed, 0, 0},
-		{ua.StatusBadDeadbandFilterInvalid, 0, 0},
-		{ua.StatusBadDeadbandFilterInvalid, 0, 0},
-		{ua.StatusBadMonitoredItemFilterUnsupported, 0, 0}, // Percent without EURange
-		{ua.StatusBadMonitoredItemFilterUnsupported, 0, 0}, // EventFilter on a variable
-		{ua.StatusBadDeadbandFilterInvalid, 0, 0},
-		{ua.StatusGood, 5, 1},
-		{ua.StatusGood, 10, 5},
-		{ua.StatusGood, 20, 1000}, // -1: the publishing interval; queue capped
-		{ua.StatusGood, 100, 1},   // the tag's MinimumSamplingInterval
-		{ua.StatusGood, 200, 1},   // a multiple of it
-		{ua.StatusGood, 5, 1},     // no source: its own interval, 0 is the base cycle
-		{ua.StatusGood, 5, 1},
-		{ua.StatusGood, 5, 1},
+		{status.BadNodeIDUnknown, 0, 0},
+		{status.BadAttributeIDInvalid, 0, 0},
+		{status.BadMonitoringModeInvalid, 0, 0},
+		{status.BadFilterNotAllowed, 0, 0},
+		{status.BadDeadbandFilterInvalid, 0, 0},
+		{status.BadDeadbandFilterInvalid, 0, 0},
+		{status.BadMonitoredItemFilterUnsupported, 0, 0}, // Percent without EURange
+		{status.BadMonitoredItemFilterUnsupported, 0, 0}, // EventFilter on a variable
+		{status.BadDeadbandFilterInvalid, 0, 0},
+		{status.Good, 5, 1},
+		{status.Good, 10, 5},
+		{status.Good, 20, 1000}, // -1: the publishing interval; queue capped
+		{status.Good, 100, 1},   // the tag's MinimumSamplingInterval
+		{status.Good, 200, 1},   // a multiple of it
+		{status.Good, 5, 1},     // no source: its own interval, 0 is the base cycle
+		{status.Good, 5, 1},
+		{status.Good, 5, 1},
 	}
 	for i, w := range want {
 		r := res[i]
-		if r.StatusCode != w.st || (w.st == ua.StatusGood && (r.RevisedSamplingInterval != w.si || r.RevisedQueueSize != w.q)) {
+		if r.StatusCode != w.st || (w.st == status.Good && (r.RevisedSamplingInterval != w.si || r.RevisedQueueSize != w.q)) {
 			t.Errorf("item %d: %v, %v ms, queue %d; want %v, %v ms, queue %d", i, r.StatusCode, r.RevisedSamplingInterval, r.RevisedQueueSize, w.st, w.si, w.q)
 		}
 	}
@@ -313,28 +314,28 @@ func TestMonitoredItemRevisionsAndErrors(t *testing.T) {
 
 	mm := wantOK[ua.ModifyMonitoredItemsResponse](t, tc.call(&ua.ModifyMonitoredItemsRequest{SubscriptionID: sub, TimestampsToReturn: ua.TimestampsToReturnBoth,
 		ItemsToModify: []ua.MonitoredItemModifyRequest{{MonitoredItemID: 999}, {MonitoredItemID: good, RequestedParameters: ua.MonitoringParameters{SamplingInterval: 12, QueueSize: 3}}}}))
-	if mm.Results[0].StatusCode != ua.StatusBadMonitoredItemIDInvalid || mm.Results[1].StatusCode != ua.StatusGood ||
+	if mm.Results[0].StatusCode != status.BadMonitoredItemIDInvalid || mm.Results[1].StatusCode != status.Good ||
 		mm.Results[1].RevisedSamplingInterval != 15 || mm.Results[1].RevisedQueueSize != 3 {
 		t.Errorf("ModifyMonitoredItems: %+v", mm.Results)
 	}
-	wantFault(t, tc.call(&ua.SetMonitoringModeRequest{SubscriptionID: sub, MonitoringMode: 5, MonitoredItemIDs: []uint32{good}}), ua.StatusBadMonitoringModeInvalid)
+	wantFault(t, tc.call(&ua.SetMonitoringModeRequest{SubscriptionID: sub, MonitoringMode: 5, MonitoredItemIDs: []uint32{good}}), status.BadMonitoringModeInvalid)
 	sm := wantOK[ua.SetMonitoringModeResponse](t, tc.call(&ua.SetMonitoringModeRequest{SubscriptionID: sub, MonitoringMode: ua.MonitoringModeSampling, MonitoredItemIDs: []uint32{good, 999}}))
-	if !slices.Equal(sm.Results, []ua.StatusCode{ua.StatusGood, ua.StatusBadMonitoredItemIDInvalid}) {
+	if !slices.Equal(sm.Results, []ua.StatusCode{status.Good, status.BadMonitoredItemIDInvalid}) {
 		t.Errorf("SetMonitoringMode: %v", sm.Results)
 	}
-	wantFault(t, tc.call(&ua.SetTriggeringRequest{SubscriptionID: sub, TriggeringItemID: 999, LinksToAdd: []uint32{good}}), ua.StatusBadMonitoredItemIDInvalid)
-	wantFault(t, tc.call(&ua.SetTriggeringRequest{SubscriptionID: sub, TriggeringItemID: good}), ua.StatusBadNothingToDo)
+	wantFault(t, tc.call(&ua.SetTriggeringRequest{SubscriptionID: sub, TriggeringItemID: 999, LinksToAdd: []uint32{good}}), status.BadMonitoredItemIDInvalid)
+	wantFault(t, tc.call(&ua.SetTriggeringRequest{SubscriptionID: sub, TriggeringItemID: good}), status.BadNothingToDo)
 	st := wantOK[ua.SetTriggeringResponse](t, tc.call(&ua.SetTriggeringRequest{SubscriptionID: sub, TriggeringItemID: res[10].MonitoredItemID,
 		LinksToAdd: []uint32{good, 999}, LinksToRemove: []uint32{998}}))
-	if !slices.Equal(st.AddResults, []ua.StatusCode{ua.StatusGood, ua.StatusBadMonitoredItemIDInvalid}) ||
-		!slices.Equal(st.RemoveResults, []ua.StatusCode{ua.StatusBadMonitoredItemIDInvalid}) {
+	if !slices.Equal(st.AddResults, []ua.StatusCode{status.Good, status.BadMonitoredItemIDInvalid}) ||
+		!slices.Equal(st.RemoveResults, []ua.StatusCode{status.BadMonitoredItemIDInvalid}) {
 		t.Errorf("SetTriggering: add %v remove %v", st.AddResults, st.RemoveResults)
 	}
 	dm := wantOK[ua.DeleteMonitoredItemsResponse](t, tc.call(&ua.DeleteMonitoredItemsRequest{SubscriptionID: sub, MonitoredItemIDs: []uint32{good, good}}))
-	if !slices.Equal(dm.Results, []ua.StatusCode{ua.StatusGood, ua.StatusBadMonitoredItemIDInvalid}) {
+	if !slices.Equal(dm.Results, []ua.StatusCode{status.Good, status.BadMonitoredItemIDInvalid}) {
 		t.Errorf("DeleteMonitoredItems: %v", dm.Results)
 	}
-	wantFault(t, tc.call(&ua.DeleteMonitoredItemsRequest{SubscriptionID: sub}), ua.StatusBadNothingToDo)
+	wantFault(t, tc.call(&ua.DeleteMonitoredItemsRequest{SubscriptionID: sub}), status.BadNothingToDo)
 }
 
 // TestDeadbandAndOverflow drives ext's value step by step: an absolute
@@ -355,7 +356,7 @@ func TestDeadbandAndOverflow(t *testing.T) {
 		{"percent 5 of 0..200", &ua.DataChangeFilter{Trigger: ua.DataChangeTriggerStatusValue, DeadbandType: uint32(ua.DeadbandTypePercent), DeadbandValue: 5},
 			100, []float64{5, 10, 10.5, 20, 30.5, 25}, []float64{0, 10.5, 30.5}, nil},
 		{"none", nil, 100, []float64{0, 1, 1, 2}, []float64{0, 1, 2}, nil},
-		{"overflow", nil, 2, []float64{1, 2, 3}, []float64{2, 3}, []ua.StatusCode{statusOverflow, ua.StatusGood}},
+		{"overflow", nil, 2, []float64{1, 2, 3}, []float64{2, 3}, []ua.StatusCode{statusOverflow, status.Good}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newSubFixture(t, Config{})
@@ -365,7 +366,7 @@ func TestDeadbandAndOverflow(t *testing.T) {
 				filter = tt.filter
 			}
 			res := f.createItems(sub, item("ext", ua.AttributeIDValue, 0, tt.q, filter))
-			if res[0].StatusCode != ua.StatusGood {
+			if res[0].StatusCode != status.Good {
 				t.Fatal(res[0].StatusCode)
 			}
 			for _, v := range tt.in {
@@ -410,16 +411,16 @@ func TestRepublish(t *testing.T) {
 	if rp.NotificationMessage.SequenceNumber != seq || !slices.Equal(got, want) {
 		t.Errorf("Republish %d: seq %d values %v, want %v", seq, rp.NotificationMessage.SequenceNumber, got, want)
 	}
-	wantFault(t, tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seq + 100}), ua.StatusBadMessageNotAvailable)
+	wantFault(t, tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seq + 100}), status.BadMessageNotAvailable)
 	// Acknowledged: gone. An unknown acknowledgement is reported.
 	f.set(42)
 	r2 := tc.publish(ua.SubscriptionAcknowledgement{SubscriptionID: sub, SequenceNumber: seq},
 		ua.SubscriptionAcknowledgement{SubscriptionID: sub, SequenceNumber: seq + 100},
 		ua.SubscriptionAcknowledgement{SubscriptionID: 999, SequenceNumber: 1})
-	if !slices.Equal(r2.Results, []ua.StatusCode{ua.StatusGood, ua.StatusBadSequenceNumberUnknown, ua.StatusBadSubscriptionIDInvalid}) {
+	if !slices.Equal(r2.Results, []ua.StatusCode{status.Good, status.BadSequenceNumberUnknown, status.BadSubscriptionIDInvalid}) {
 		t.Errorf("acknowledgement results %v", r2.Results)
 	}
-	wantFault(t, tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seq}), ua.StatusBadMessageNotAvailable)
+	wantFault(t, tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seq}), status.BadMessageNotAvailable)
 }
 
 func TestTransferSubscriptions(t *testing.T) {
@@ -431,19 +432,19 @@ func TestTransferSubscriptions(t *testing.T) {
 	tc2 := newTestConn(t, f.s, 2)
 	tc2.openSession()
 	tr := wantOK[ua.TransferSubscriptionsResponse](t, tc2.call(&ua.TransferSubscriptionsRequest{SubscriptionIDs: []uint32{sub, 999}, SendInitialValues: true}))
-	if tr.Results[0].StatusCode != ua.StatusGood || tr.Results[1].StatusCode != ua.StatusBadSubscriptionIDInvalid {
+	if tr.Results[0].StatusCode != status.Good || tr.Results[1].StatusCode != status.BadSubscriptionIDInvalid {
 		t.Fatalf("TransferSubscriptions: %+v", tr.Results)
 	}
 	// The old session learns of the transfer.
 	old := f.tc.publish()
-	var status ua.StatusCode = 1
+	var st ua.StatusCode = 1
 	for _, eo := range old.NotificationMessage.NotificationData {
 		if sc, ok := eo.Body.(*ua.StatusChangeNotification); ok {
-			status = sc.Status
+			st = sc.Status
 		}
 	}
-	if old.SubscriptionID != sub || status != ua.StatusGoodSubscriptionTransferred {
-		t.Errorf("old session: subscription %d status %v, want %d Good_SubscriptionTransferred", old.SubscriptionID, status, sub)
+	if old.SubscriptionID != sub || st != status.GoodSubscriptionTransferred {
+		t.Errorf("old session: subscription %d status %v, want %d Good_SubscriptionTransferred", old.SubscriptionID, st, sub)
 	}
 	// The new one gets the initial value, then the changes; the status
 	// change took a sequence number of its own (OPC 10000-4 §5.13.1.1).
@@ -458,7 +459,7 @@ func TestTransferSubscriptions(t *testing.T) {
 	if v, _ := values(tc2.publishData()); !slices.Equal(v, []float64{7}) {
 		t.Errorf("after the transfer: %v, want [7]", v)
 	}
-	wantFault(t, f.tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: 1}), ua.StatusBadSubscriptionIDInvalid)
+	wantFault(t, f.tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: 1}), status.BadSubscriptionIDInvalid)
 }
 
 func TestLifetimeExpires(t *testing.T) {
@@ -478,7 +479,7 @@ func TestLifetimeExpires(t *testing.T) {
 	}
 	r := f.tc.publish()
 	sc, ok := r.NotificationMessage.NotificationData[0].Body.(*ua.StatusChangeNotification)
-	if r.SubscriptionID != sub || !ok || sc.Status != ua.StatusBadTimeout {
+	if r.SubscriptionID != sub || !ok || sc.Status != status.BadTimeout {
 		t.Errorf("after expiry: %+v", r)
 	}
 }
@@ -517,7 +518,7 @@ func TestDeadbandNaN(t *testing.T) {
 	sub := f.createSub(20, 1, 3000)
 	res := f.createItems(sub, item("ext", ua.AttributeIDValue, 0, 100,
 		&ua.DataChangeFilter{Trigger: ua.DataChangeTriggerStatusValue, DeadbandType: uint32(ua.DeadbandTypeAbsolute), DeadbandValue: 1}))
-	if res[0].StatusCode != ua.StatusGood {
+	if res[0].StatusCode != status.Good {
 		t.Fatal(res[0].StatusCode)
 	}
 	for _, v := range []float64{5, math.NaN(), math.NaN(), 5.5, 5.6} {
@@ -543,7 +544,7 @@ func TestSamplingModeDoesNotReport(t *testing.T) {
 	f := newSubFixture(t, Config{})
 	sub := f.createSub(20, 1, 3000)
 	res := f.createItems(sub, item("ext", ua.AttributeIDValue, 0, 10, nil))
-	if res[0].StatusCode != ua.StatusGood {
+	if res[0].StatusCode != status.Good {
 		t.Fatal(res[0].StatusCode)
 	}
 	itemID := res[0].MonitoredItemID
@@ -555,7 +556,7 @@ func TestSamplingModeDoesNotReport(t *testing.T) {
 		t.Helper()
 		r := wantOK[ua.SetMonitoringModeResponse](t, f.tc.call(&ua.SetMonitoringModeRequest{
 			SubscriptionID: sub, MonitoringMode: m, MonitoredItemIDs: []uint32{itemID}}))
-		if r.Results[0] != ua.StatusGood {
+		if r.Results[0] != status.Good {
 			t.Fatal(r.Results[0])
 		}
 	}
@@ -583,13 +584,13 @@ func TestTriggeredRespectsMaxNotifications(t *testing.T) {
 	b.MonitoringMode = ua.MonitoringModeSampling
 	res := f.createItems(sub, a, b)
 	for _, r := range res {
-		if r.StatusCode != ua.StatusGood {
+		if r.StatusCode != status.Good {
 			t.Fatal(r.StatusCode)
 		}
 	}
 	tr := wantOK[ua.SetTriggeringResponse](t, f.tc.call(&ua.SetTriggeringRequest{
 		SubscriptionID: sub, TriggeringItemID: res[0].MonitoredItemID, LinksToAdd: []uint32{res[1].MonitoredItemID}}))
-	if tr.AddResults[0] != ua.StatusGood {
+	if tr.AddResults[0] != status.Good {
 		t.Fatal(tr.AddResults[0])
 	}
 	for _, v := range []float64{1, 2, 3} {

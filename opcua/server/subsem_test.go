@@ -8,6 +8,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/opcua/uasc"
 )
 
@@ -55,7 +56,7 @@ func TestSamplingIntervalFollowsPublishing(t *testing.T) {
 	ids := make([]uint32, len(res))
 	var got []float64
 	for i, r := range res {
-		if r.StatusCode != ua.StatusGood {
+		if r.StatusCode != status.Good {
 			t.Fatalf("item %d: %v", i, r.StatusCode)
 		}
 		ids[i] = r.MonitoredItemID
@@ -127,7 +128,7 @@ func TestSourcelessItemOwnInterval(t *testing.T) {
 	)
 	var got []float64
 	for i, r := range res {
-		if r.StatusCode != ua.StatusGood {
+		if r.StatusCode != status.Good {
 			t.Fatalf("item %d: %v", i, r.StatusCode)
 		}
 		got = append(got, r.RevisedSamplingInterval)
@@ -291,7 +292,7 @@ func TestPublishAfterSessionMove(t *testing.T) {
 			wantOK[ua.ActivateSessionResponse](t, tc2.call(anonymousActivate()))
 			if !oldDies {
 				for range 2 {
-					wantFault(t, nextOut(t, &old.fakeChannel), ua.StatusBadSecureChannelIDInvalid)
+					wantFault(t, nextOut(t, &old.fakeChannel), status.BadSecureChannelIDInvalid)
 				}
 				f.set(1)
 			}
@@ -373,7 +374,7 @@ func TestCloseSessionSubscriptions(t *testing.T) {
 				t.Fatalf("Publish answered at once: %v", faultOf(r))
 			}
 			closeSess(f.tc)
-			wantFault(t, f.tc.async(), ua.StatusBadSessionClosed)
+			wantFault(t, f.tc.async(), status.BadSessionClosed)
 			if end == "delete" {
 				if f.alive(long) || f.hasState(f.tc.token) {
 					t.Fatal("subscription or session state alive after CloseSession with DeleteSubscriptions")
@@ -387,7 +388,7 @@ func TestCloseSessionSubscriptions(t *testing.T) {
 			tc2 := newTestConn(t, f.s, 2)
 			tc2.openSession()
 			tr := wantOK[ua.TransferSubscriptionsResponse](t, tc2.call(&ua.TransferSubscriptionsRequest{SubscriptionIDs: []uint32{long}}))
-			if tr.Results[0].StatusCode != ua.StatusGood {
+			if tr.Results[0].StatusCode != status.Good {
 				t.Fatalf("TransferSubscriptions: %+v", tr.Results)
 			}
 			if f.hasState(f.tc.token) {

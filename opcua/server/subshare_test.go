@@ -12,6 +12,7 @@ import (
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // The items on one node share each image's sample (subfast.go): one
@@ -221,7 +222,7 @@ func TestSharedSamplesMatchModel(t *testing.T) {
 				SubscriptionID: sub, TimestampsToReturn: ts, ItemsToCreate: reqs,
 			}))
 			for i, r := range res.Results {
-				if r.StatusCode != ua.StatusGood {
+				if r.StatusCode != status.Good {
 					t.Fatal(r.StatusCode)
 				}
 				itemIDs[reqs[i].RequestedParameters.ClientHandle] = r.MonitoredItemID

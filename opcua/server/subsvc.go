@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // The Subscription (§5.13) and MonitoredItem (§5.12) service sets. Each
@@ -39,7 +40,7 @@ func (m *subMgr) eachSub(s *session, ids []uint32, results []ua.StatusCode, f fu
 		if sub := m.subOf(s, id); sub != nil {
 			results[i] = f(sub)
 		} else {
-			results[i] = ua.StatusBadSubscriptionIDInvalid
+			results[i] = status.BadSubscriptionIDInvalid
 		}
 	}
 }
@@ -49,7 +50,7 @@ func (c *conn) createSubscription(s *session, req *ua.CreateSubscriptionRequest,
 	err := c.onMgr(func() error {
 		ss := m.sessionState(s)
 		if len(ss.subs) >= c.srv.cfg.Subscriptions.MaxSubscriptionsPerSession || len(m.subs) >= c.srv.cfg.Subscriptions.MaxSubscriptions {
-			return ua.StatusBadTooManySubscriptions
+			return status.BadTooManySubscriptions
 		}
 		m.active.Store(true)
 		m.nextSubID++
@@ -89,7 +90,7 @@ func (c *conn) modifySubscription(s *session, req *ua.ModifySubscriptionRequest,
 	err := c.onMgr(func() error {
 		sub := m.subOf(s, req.SubscriptionID)
 		if sub == nil {
-			return ua.StatusBadSubscriptionIDInvalid
+			return status.BadSubscriptionIDInvalid
 		}
 		sub.interval = m.revisePublishing(req.RequestedPublishingInterval)
 		sub.keepAlive, sub.lifetime = m.reviseCounts(req.RequestedMaxKeepAliveCount, req.RequestedLifetimeCount)
@@ -118,7 +119,7 @@ func (c *conn) modifySubscription(s *session, req *ua.ModifySubscriptionRequest,
 
 func (c *conn) setPublishingMode(s *session, req *ua.SetPublishingModeRequest, resp *ua.SetPublishingModeResponse) error {
 	if len(req.SubscriptionIDs) == 0 {
-		return ua.StatusBadNothingToDo
+		return status.BadNothingToDo
 	}
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
@@ -126,7 +127,7 @@ func (c *conn) setPublishingMode(s *session, req *ua.SetPublishingModeRequest, r
 		resp.DiagnosticInfos = nil
 		m.eachSub(s, req.SubscriptionIDs, resp.Results, func(sub *subscription) ua.StatusCode {
 			sub.enabled = req.PublishingEnabled
-			return ua.StatusGood
+			return status.Good
 		})
 		return nil
 	})
@@ -148,15 +149,15 @@ func (c *conn) publish(s *session, req *ua.PublishRequest, _ *ua.PublishResponse
 	}
 	err := c.onMgr(func() error {
 		if s.closed.Load() {
-			return ua.StatusBadSessionClosed // timed out since the lookup
+			return status.BadSessionClosed // timed out since the lookup
 		}
 		ss := m.sessionState(s)
 		pr.results = m.acknowledge(ss, req.SubscriptionAcknowledgements)
 		if len(ss.subs) == 0 && len(ss.pending) == 0 {
-			return ua.StatusBadNoSubscription
+			return status.BadNoSubscription
 		}
 		if len(ss.queue) >= c.srv.cfg.Subscriptions.MaxPublishRequestsPerSession {
-			return ua.StatusBadTooManyPublishRequests
+			return status.BadTooManyPublishRequests
 		}
 		ss.queue = append(ss.queue, pr)
 		for _, sub := range ss.subs {
@@ -176,11 +177,11 @@ func (c *conn) republish(s *session, req *ua.RepublishRequest, resp *ua.Republis
 	err := c.onMgr(func() error {
 		sub := m.subOf(s, req.SubscriptionID)
 		if sub == nil {
-			return ua.StatusBadSubscriptionIDInvalid
+			return status.BadSubscriptionIDInvalid
 		}
 		i := slices.IndexFunc(sub.retrans, func(n ua.NotificationMessage) bool { return n.SequenceNumber == req.RetransmitSequenceNumber })
 		if i < 0 {
-			return ua.StatusBadMessageNotAvailable
+			return status.BadMessageNotAvailable
 		}
 		sub.lifetimeCtr = 0
 		resp.NotificationMessage = cloneMessage(sub.retrans[i]) // the manager reuses the original
@@ -194,7 +195,7 @@ func (c *conn) republish(s *session, req *ua.RepublishRequest, resp *ua.Republis
 
 func (c *conn) deleteSubscriptions(s *session, req *ua.DeleteSubscriptionsRequest, resp *ua.DeleteSubscriptionsResponse) error {
 	if len(req.SubscriptionIDs) == 0 {
-		return ua.StatusBadNothingToDo
+		return status.BadNothingToDo
 	}
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
@@ -202,7 +203,7 @@ func (c *conn) deleteSubscriptions(s *session, req *ua.DeleteSubscriptionsReques
 		resp.DiagnosticInfos = nil
 		m.eachSub(s, req.SubscriptionIDs, resp.Results, func(sub *subscription) ua.StatusCode {
 			m.deleteSub(sub)
-			return ua.StatusGood
+			return status.Good
 		})
 		if ss := m.sessions[s]; ss != nil {
 			m.serveLate(ss, time.Now())
@@ -221,7 +222,7 @@ func (c *conn) deleteSubscriptions(s *session, req *ua.DeleteSubscriptionsReques
 // closed (its subscriptions outlived it, see subMgr.sessionClosed).
 func (c *conn) transferSubscriptions(s *session, req *ua.TransferSubscriptionsRequest, resp *ua.TransferSubscriptionsResponse) error {
 	if len(req.SubscriptionIDs) == 0 {
-		return ua.StatusBadNothingToDo
+		return status.BadNothingToDo
 	}
 	s.mu.Lock()
 	me := s.identity
@@ -235,7 +236,7 @@ func (c *conn) transferSubscriptions(s *session, req *ua.TransferSubscriptionsRe
 		for i, id := range req.SubscriptionIDs {
 			sub := m.subs[id]
 			if sub == nil {
-				resp.Results[i].StatusCode = ua.StatusBadSubscriptionIDInvalid
+				resp.Results[i].StatusCode = status.BadSubscriptionIDInvalid
 				continue
 			}
 			old := sub.ss
@@ -243,7 +244,7 @@ func (c *conn) transferSubscriptions(s *session, req *ua.TransferSubscriptionsRe
 			them := old.sess.identity
 			old.sess.mu.Unlock()
 			if them != me {
-				resp.Results[i].StatusCode = ua.StatusBadUserAccessDenied
+				resp.Results[i].StatusCode = status.BadUserAccessDenied
 				continue
 			}
 			resp.Results[i].AvailableSequenceNumbers = sub.available()
@@ -256,7 +257,7 @@ func (c *conn) transferSubscriptions(s *session, req *ua.TransferSubscriptionsRe
 					// subscription: it takes a sequence number of its own
 					// (§5.13.1.1), the new session's messages go on after it.
 					sub.seq = sub.nextSeq()
-					old.pending = append(old.pending, statusMsg{sub.id, sub.seq, ua.StatusGoodSubscriptionTransferred})
+					old.pending = append(old.pending, statusMsg{sub.id, sub.seq, status.GoodSubscriptionTransferred})
 					m.serveLate(old, now)
 				}
 				sub.ss = ss
@@ -288,7 +289,7 @@ func (c *conn) createMonitoredItems(s *session, req *ua.CreateMonitoredItemsRequ
 	err := c.onMgr(func() error {
 		sub := m.subOf(s, req.SubscriptionID)
 		if sub == nil {
-			return ua.StatusBadSubscriptionIDInvalid
+			return status.BadSubscriptionIDInvalid
 		}
 		resp.Results = make([]ua.MonitoredItemCreateResult, len(req.ItemsToCreate))
 		resp.DiagnosticInfos = nil
@@ -311,11 +312,11 @@ func (c *conn) createMonitoredItems(s *session, req *ua.CreateMonitoredItemsRequ
 func (m *subMgr) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest, ts ua.TimestampsToReturn, now time.Time) ua.MonitoredItemCreateResult {
 	var res ua.MonitoredItemCreateResult
 	if len(sub.items) >= m.srv.cfg.Subscriptions.MaxMonitoredItemsPerSubscription || m.itemCount >= m.srv.cfg.Subscriptions.MaxMonitoredItems {
-		res.StatusCode = ua.StatusBadTooManyMonitoredItems
+		res.StatusCode = status.BadTooManyMonitoredItems
 		return res
 	}
 	if r.MonitoringMode < ua.MonitoringModeDisabled || r.MonitoringMode > ua.MonitoringModeReporting {
-		res.StatusCode = ua.StatusBadMonitoringModeInvalid
+		res.StatusCode = status.BadMonitoringModeInvalid
 		return res
 	}
 	// A Read checks the node, the attribute, the index range and the
@@ -324,18 +325,18 @@ func (m *subMgr) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest,
 	var dv ua.DataValue
 	m.srv.as.Read(&m.rc, &r.ItemToMonitor, ua.TimestampsToReturnBoth, &dv)
 	switch dv.Status.Code() {
-	case ua.StatusBadNodeIDUnknown, ua.StatusBadNodeIDInvalid, ua.StatusBadAttributeIDInvalid,
-		ua.StatusBadIndexRangeInvalid, ua.StatusBadDataEncodingInvalid, ua.StatusBadDataEncodingUnsupported:
+	case status.BadNodeIDUnknown, status.BadNodeIDInvalid, status.BadAttributeIDInvalid,
+		status.BadIndexRangeInvalid, status.BadDataEncodingInvalid, status.BadDataEncodingUnsupported:
 		res.StatusCode = dv.Status
 		return res
 	}
 	n := m.srv.as.Node(r.ItemToMonitor.NodeID)
 	if n == nil {
-		res.StatusCode = ua.StatusBadNodeIDUnknown
+		res.StatusCode = status.BadNodeIDUnknown
 		return res
 	}
 	ip, key, st := m.reviseItem(sub, n, ua.AttributeID(r.ItemToMonitor.AttributeID), &r.RequestedParameters)
-	if st != ua.StatusGood {
+	if st != status.Good {
 		res.StatusCode = st
 		return res
 	}
@@ -373,9 +374,9 @@ func (m *subMgr) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest,
 func (c *conn) checkItemsRequest(ttr ua.TimestampsToReturn, n int) error {
 	switch {
 	case !validTimestamps(ttr):
-		return ua.StatusBadTimestampsToReturnInvalid
+		return status.BadTimestampsToReturnInvalid
 	case n == 0:
-		return ua.StatusBadNothingToDo
+		return status.BadNothingToDo
 	}
 	return checkCount(n, c.srv.cfg.Subscriptions.MaxMonitoredItemsPerCall)
 }
@@ -388,7 +389,7 @@ func (c *conn) modifyMonitoredItems(s *session, req *ua.ModifyMonitoredItemsRequ
 	err := c.onMgr(func() error {
 		sub := m.subOf(s, req.SubscriptionID)
 		if sub == nil {
-			return ua.StatusBadSubscriptionIDInvalid
+			return status.BadSubscriptionIDInvalid
 		}
 		resp.Results = make([]ua.MonitoredItemModifyResult, len(req.ItemsToModify))
 		resp.DiagnosticInfos = nil
@@ -398,16 +399,16 @@ func (c *conn) modifyMonitoredItems(s *session, req *ua.ModifyMonitoredItemsRequ
 			res := &resp.Results[i]
 			it := sub.items[r.MonitoredItemID]
 			if it == nil {
-				res.StatusCode = ua.StatusBadMonitoredItemIDInvalid
+				res.StatusCode = status.BadMonitoredItemIDInvalid
 				continue
 			}
 			n := m.srv.as.Node(it.rv.NodeID)
 			if n == nil {
-				res.StatusCode = ua.StatusBadNodeIDUnknown
+				res.StatusCode = status.BadNodeIDUnknown
 				continue
 			}
 			ip, key, st := m.reviseItem(sub, n, ua.AttributeID(it.rv.AttributeID), &r.RequestedParameters)
-			if st != ua.StatusGood {
+			if st != status.Good {
 				res.StatusCode = st
 				continue
 			}
@@ -429,15 +430,15 @@ func (c *conn) modifyMonitoredItems(s *session, req *ua.ModifyMonitoredItemsRequ
 func (c *conn) setMonitoringMode(s *session, req *ua.SetMonitoringModeRequest, resp *ua.SetMonitoringModeResponse) error {
 	switch {
 	case len(req.MonitoredItemIDs) == 0:
-		return ua.StatusBadNothingToDo
+		return status.BadNothingToDo
 	case req.MonitoringMode < ua.MonitoringModeDisabled || req.MonitoringMode > ua.MonitoringModeReporting:
-		return ua.StatusBadMonitoringModeInvalid
+		return status.BadMonitoringModeInvalid
 	}
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
 		sub := m.subOf(s, req.SubscriptionID)
 		if sub == nil {
-			return ua.StatusBadSubscriptionIDInvalid
+			return status.BadSubscriptionIDInvalid
 		}
 		resp.Results = grow(resp.Results, len(req.MonitoredItemIDs))
 		resp.DiagnosticInfos = nil
@@ -446,10 +447,10 @@ func (c *conn) setMonitoringMode(s *session, req *ua.SetMonitoringModeRequest, r
 		for i, id := range req.MonitoredItemIDs {
 			it := sub.items[id]
 			if it == nil {
-				resp.Results[i] = ua.StatusBadMonitoredItemIDInvalid
+				resp.Results[i] = status.BadMonitoredItemIDInvalid
 				continue
 			}
-			resp.Results[i] = ua.StatusGood
+			resp.Results[i] = status.Good
 			old := it.mode
 			it.mode = req.MonitoringMode
 			switch {
@@ -476,17 +477,17 @@ func (c *conn) setMonitoringMode(s *session, req *ua.SetMonitoringModeRequest, r
 
 func (c *conn) setTriggering(s *session, req *ua.SetTriggeringRequest, resp *ua.SetTriggeringResponse) error {
 	if len(req.LinksToAdd) == 0 && len(req.LinksToRemove) == 0 {
-		return ua.StatusBadNothingToDo
+		return status.BadNothingToDo
 	}
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
 		sub := m.subOf(s, req.SubscriptionID)
 		if sub == nil {
-			return ua.StatusBadSubscriptionIDInvalid
+			return status.BadSubscriptionIDInvalid
 		}
 		trig := sub.items[req.TriggeringItemID]
 		if trig == nil {
-			return ua.StatusBadMonitoredItemIDInvalid
+			return status.BadMonitoredItemIDInvalid
 		}
 		resp.AddResults = make([]ua.StatusCode, len(req.LinksToAdd))
 		resp.RemoveResults = make([]ua.StatusCode, len(req.LinksToRemove))
@@ -495,7 +496,7 @@ func (c *conn) setTriggering(s *session, req *ua.SetTriggeringRequest, resp *ua.
 			it := sub.items[id]
 			j := slices.Index(trig.links, it)
 			if it == nil || j < 0 {
-				resp.RemoveResults[i] = ua.StatusBadMonitoredItemIDInvalid
+				resp.RemoveResults[i] = status.BadMonitoredItemIDInvalid
 				continue
 			}
 			trig.links = slices.Delete(trig.links, j, j+1)
@@ -503,7 +504,7 @@ func (c *conn) setTriggering(s *session, req *ua.SetTriggeringRequest, resp *ua.
 		for i, id := range req.LinksToAdd {
 			it := sub.items[id]
 			if it == nil {
-				resp.AddResults[i] = ua.StatusBadMonitoredItemIDInvalid
+				resp.AddResults[i] = status.BadMonitoredItemIDInvalid
 				continue
 			}
 			if !slices.Contains(trig.links, it) {
@@ -520,24 +521,24 @@ func (c *conn) setTriggering(s *session, req *ua.SetTriggeringRequest, resp *ua.
 
 func (c *conn) deleteMonitoredItems(s *session, req *ua.DeleteMonitoredItemsRequest, resp *ua.DeleteMonitoredItemsResponse) error {
 	if len(req.MonitoredItemIDs) == 0 {
-		return ua.StatusBadNothingToDo
+		return status.BadNothingToDo
 	}
 	m := &c.srv.subs
 	err := c.onMgr(func() error {
 		sub := m.subOf(s, req.SubscriptionID)
 		if sub == nil {
-			return ua.StatusBadSubscriptionIDInvalid
+			return status.BadSubscriptionIDInvalid
 		}
 		resp.Results = grow(resp.Results, len(req.MonitoredItemIDs))
 		resp.DiagnosticInfos = nil
 		for i, id := range req.MonitoredItemIDs {
 			it := sub.items[id]
 			if it == nil {
-				resp.Results[i] = ua.StatusBadMonitoredItemIDInvalid
+				resp.Results[i] = status.BadMonitoredItemIDInvalid
 				continue
 			}
 			m.removeItem(it)
-			resp.Results[i] = ua.StatusGood
+			resp.Results[i] = status.Good
 		}
 		return nil
 	})

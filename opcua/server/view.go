@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // A contPoint is a Browse continuation point held by a session: the id
@@ -56,7 +57,7 @@ func (p *contPoints) releaseAll() { p.list = p.list[:0] }
 // MaxBrowseContinuationPoints already.
 func (c *conn) browse(s *session, req *ua.BrowseRequest, resp *ua.BrowseResponse) error {
 	if !req.View.ViewID.IsNull() {
-		return ua.StatusBadViewIDUnknown
+		return status.BadViewIDUnknown
 	}
 	if err := checkCount(len(req.NodesToBrowse), c.srv.cfg.Limits.MaxNodesPerBrowse); err != nil {
 		return err
@@ -82,7 +83,7 @@ func (c *conn) keep(s *session, st *browseState, more bool, res *ua.BrowseResult
 	cp, ok := s.cps.add(*st)
 	s.mu.Unlock()
 	if !ok {
-		res.StatusCode = ua.StatusBadNoContinuationPoints
+		res.StatusCode = status.BadNoContinuationPoints
 		res.References = res.References[:0]
 		return
 	}
@@ -104,11 +105,11 @@ func (c *conn) browseNext(s *session, req *ua.BrowseNextRequest, resp *ua.Browse
 		st, ok := s.cps.take(cp)
 		s.mu.Unlock()
 		if !ok {
-			*res = ua.BrowseResult{StatusCode: ua.StatusBadContinuationPointInvalid}
+			*res = ua.BrowseResult{StatusCode: status.BadContinuationPointInvalid}
 			continue
 		}
 		if req.ReleaseContinuationPoints {
-			*res = ua.BrowseResult{StatusCode: ua.StatusGood}
+			*res = ua.BrowseResult{StatusCode: status.Good}
 			continue
 		}
 		res.ContinuationPoint = nil

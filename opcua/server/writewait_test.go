@@ -6,6 +6,7 @@ import (
 
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // TestAwaitWrites: the pending writes of a request are awaited together,
@@ -21,7 +22,7 @@ func TestAwaitWrites(t *testing.T) {
 		chans[i] = make(chan ua.StatusCode, 1)
 		pending[i] = chans[i]
 	}
-	out[n] = ua.StatusBadNotWritable // answered at once: no pending result
+	out[n] = status.BadNotWritable // answered at once: no pending result
 	// The device answers in reverse order, all but operation 3; operation 7
 	// with an error.
 	go func() {
@@ -29,22 +30,22 @@ func TestAwaitWrites(t *testing.T) {
 			switch i {
 			case 3:
 			case 7:
-				chans[i] <- ua.StatusBadCommunicationError
+				chans[i] <- status.BadCommunicationError
 			default:
-				chans[i] <- ua.StatusGood
+				chans[i] <- status.Good
 			}
 		}
 	}()
 	awaitWrites(pending, out, 200*time.Millisecond)
 	for i, st := range out {
-		want := ua.StatusGood
+		want := status.Good
 		switch i {
 		case 3:
-			want = ua.StatusBadTimeout
+			want = status.BadTimeout
 		case 7:
-			want = ua.StatusBadCommunicationError
+			want = status.BadCommunicationError
 		case n:
-			want = ua.StatusBadNotWritable
+			want = status.BadNotWritable
 		}
 		if st != want {
 			t.Errorf("operation %d: %v, want %v", i, st, want)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 	"time"
+
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // allocCase is a value whose encoding into a buffer with room, and whose
@@ -36,7 +38,7 @@ func allocCases() []allocCase {
 	dBool.SetBool(true)
 	dUint32.SetUint32(4000000000)
 	dString.SetString("sensor/temperature")
-	dStatus.SetStatusCode(StatusBadDecodingError)
+	dStatus.SetStatusCode(status.BadDecodingError)
 	dTime.SetDateTime(ts)
 	dvEq := (*DataValue).Equal
 	varEq := func(a, b *Variant) bool { return a.Equal(*b) }
@@ -50,7 +52,7 @@ func allocCases() []allocCase {
 		newAllocCase("DataValue String", dv(dString), dvEq),
 		newAllocCase("DataValue StatusCode", dv(dStatus), dvEq),
 		newAllocCase("DataValue DateTime", dv(dTime), dvEq),
-		newAllocCase("DataValue Bad status, no value", DataValue{Status: StatusBadDecodingError, ServerTimestamp: ts}, dvEq),
+		newAllocCase("DataValue Bad status, no value", DataValue{Status: status.BadDecodingError, ServerTimestamp: ts}, dvEq),
 		newAllocCase("NodeId numeric", NewNumericNodeID(2, 70000), nodeEq),
 		newAllocCase("NodeId two-byte", NewNumericNodeID(0, 85), nodeEq),
 		newAllocCase("NodeId string", NewStringNodeID(2, "sim.Counter"), nodeEq),
@@ -150,7 +152,7 @@ func TestSettersGettersZeroAllocs(t *testing.T) {
 		v.SetUint64(1)
 		v.SetFloat32(1.5)
 		v.SetDateTime(ts)
-		v.SetStatusCode(StatusBadDecodingError)
+		v.SetStatusCode(status.BadDecodingError)
 		v.SetString(s)
 		v.SetByteString(nil)
 		v.SetFloat64(2.5)

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"testing"
+
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // bigLimits lets every length through, so that only the remaining input
@@ -67,7 +69,7 @@ func TestLengthBeyondInput(t *testing.T) {
 		d := Decoder{Limits: bigLimits}
 		d.Reset(tc.b)
 		tc.dec(&d)
-		if d.Err() != StatusBadDecodingError {
+		if d.Err() != status.BadDecodingError {
 			t.Errorf("%s: got %v, want BadDecodingError", tc.name, d.Err())
 		}
 		allocs := testing.AllocsPerRun(100, func() {
@@ -84,7 +86,7 @@ func TestLengthBeyondInput(t *testing.T) {
 // limits, are BadEncodingLimitsExceeded.
 func TestLengthBeyondLimits(t *testing.T) {
 	for _, tc := range lengthCases() {
-		if err := decodeErr(tc.b, tc.dec); err != StatusBadEncodingLimitsExceeded {
+		if err := decodeErr(tc.b, tc.dec); err != status.BadEncodingLimitsExceeded {
 			t.Errorf("%s: got %v, want BadEncodingLimitsExceeded", tc.name, err)
 		}
 	}
@@ -103,15 +105,15 @@ func TestSmallLimits(t *testing.T) {
 		want error
 	}{
 		{"String of 4", cat([]byte{4, 0, 0, 0}, []byte("abcd")), func(d *Decoder) { d.ReadString() }, nil},
-		{"String of 5", cat([]byte{5, 0, 0, 0}, []byte("abcde")), func(d *Decoder) { d.ReadString() }, StatusBadEncodingLimitsExceeded},
+		{"String of 5", cat([]byte{5, 0, 0, 0}, []byte("abcde")), func(d *Decoder) { d.ReadString() }, status.BadEncodingLimitsExceeded},
 		{"ByteString of 3", []byte{3, 0, 0, 0, 1, 2, 3}, func(d *Decoder) { d.ReadByteString(nil) }, nil},
-		{"ByteString of 4", []byte{4, 0, 0, 0, 1, 2, 3, 4}, func(d *Decoder) { d.ReadByteString(nil) }, StatusBadEncodingLimitsExceeded},
+		{"ByteString of 4", []byte{4, 0, 0, 0, 1, 2, 3, 4}, func(d *Decoder) { d.ReadByteString(nil) }, status.BadEncodingLimitsExceeded},
 		{"Variant array of 2", []byte{0x81, 2, 0, 0, 0, 1, 1}, variant, nil},
-		{"Variant array of 3", []byte{0x81, 3, 0, 0, 0, 1, 1, 1}, variant, StatusBadEncodingLimitsExceeded},
-		{"Variant 3 dims", cat([]byte{0xC1, 1, 0, 0, 0, 1}, []byte{3, 0, 0, 0}, rep([]byte{1, 0, 0, 0}, 3)), variant, StatusBadEncodingLimitsExceeded},
-		{"ExtensionObject unknown body of 4", cat([]byte{0x01, 0x02, 0x88, 0x13, 0x01, 4, 0, 0, 0, 1, 2, 3, 4}), ext, StatusBadEncodingLimitsExceeded},
-		{"ExtensionObject registered body of 10", cat([]byte{0x01, 0x01, 0x92, 0x10, 0x01, 10, 0, 0, 0}, rep([]byte{0}, 10)), ext, StatusBadEncodingLimitsExceeded},
-		{"ExtensionObject XML body of 5", cat([]byte{0x00, 0x00, 0x02, 5, 0, 0, 0}, []byte("<a/> ")), ext, StatusBadEncodingLimitsExceeded},
+		{"Variant array of 3", []byte{0x81, 3, 0, 0, 0, 1, 1, 1}, variant, status.BadEncodingLimitsExceeded},
+		{"Variant 3 dims", cat([]byte{0xC1, 1, 0, 0, 0, 1}, []byte{3, 0, 0, 0}, rep([]byte{1, 0, 0, 0}, 3)), variant, status.BadEncodingLimitsExceeded},
+		{"ExtensionObject unknown body of 4", cat([]byte{0x01, 0x02, 0x88, 0x13, 0x01, 4, 0, 0, 0, 1, 2, 3, 4}), ext, status.BadEncodingLimitsExceeded},
+		{"ExtensionObject registered body of 10", cat([]byte{0x01, 0x01, 0x92, 0x10, 0x01, 10, 0, 0, 0}, rep([]byte{0}, 10)), ext, status.BadEncodingLimitsExceeded},
+		{"ExtensionObject XML body of 5", cat([]byte{0x00, 0x00, 0x02, 5, 0, 0, 0}, []byte("<a/> ")), ext, status.BadEncodingLimitsExceeded},
 		{"ExtensionObject XML body of 4", cat([]byte{0x00, 0x00, 0x02, 4, 0, 0, 0}, []byte("<a/>")), ext, nil},
 	}
 	for _, tt := range tests {
@@ -184,7 +186,7 @@ func TestNestingDepth(t *testing.T) {
 	}
 	for _, m := range makers {
 		for _, n := range []int{DefaultLimits.MaxDepth + 2, 1000, deep} {
-			if err := decodeErr(m.make(n), m.dec); err != StatusBadEncodingLimitsExceeded {
+			if err := decodeErr(m.make(n), m.dec); err != status.BadEncodingLimitsExceeded {
 				t.Errorf("%s, %d levels: got %v, want BadEncodingLimitsExceeded", m.name, n, err)
 			}
 		}
@@ -221,7 +223,7 @@ func TestDepthIsShared(t *testing.T) {
 	d = Decoder{Limits: Limits{MaxDepth: 1}}
 	d.Reset(nestedExtensionObjects(1))
 	e.Decode(&d)
-	if d.Err() != StatusBadEncodingLimitsExceeded {
+	if d.Err() != status.BadEncodingLimitsExceeded {
 		t.Fatalf("MaxDepth 1: got %v", d.Err())
 	}
 }
@@ -265,9 +267,9 @@ func TestReadArrayLenNull(t *testing.T) {
 		{[]byte{0x00, 0x00, 0x00, 0x80}, 0, true, nil},
 		{[]byte{0x00, 0x00, 0x00, 0x00}, 0, false, nil},
 		{[]byte{0x02, 0x00, 0x00, 0x00, 1, 2}, 2, false, nil},
-		{[]byte{0x03, 0x00, 0x00, 0x00, 1, 2}, 0, false, StatusBadDecodingError},
-		{[]byte{0x02, 0x00, 0x00}, 0, false, StatusBadDecodingError},
-		{cat(claimed, []byte{1}), 0, false, StatusBadEncodingLimitsExceeded},
+		{[]byte{0x03, 0x00, 0x00, 0x00, 1, 2}, 0, false, status.BadDecodingError},
+		{[]byte{0x02, 0x00, 0x00}, 0, false, status.BadDecodingError},
+		{cat(claimed, []byte{1}), 0, false, status.BadEncodingLimitsExceeded},
 	} {
 		d := NewDecoder(tt.b)
 		n, null := d.ReadArrayLenNull(1)

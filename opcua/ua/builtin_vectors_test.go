@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // The vectors in this file are written by hand from OPC 10000-6 §5.2
@@ -309,7 +311,7 @@ func builtinVectors() []vector {
 		codecVector("XmlElement null", XMLElement(""), []byte{0xFF, 0xFF, 0xFF, 0xFF}),
 
 		// StatusCode (§5.2.2.11): a UInt32.
-		primVector("StatusCode BadDecodingError", StatusBadDecodingError, []byte{0x00, 0x00, 0x07, 0x80},
+		primVector("StatusCode BadDecodingError", status.BadDecodingError, []byte{0x00, 0x00, 0x07, 0x80},
 			func(b []byte, s StatusCode) []byte { return AppendUint32(b, uint32(s)) },
 			func(d *Decoder) StatusCode { return StatusCode(d.ReadUint32()) }),
 	}
@@ -328,7 +330,7 @@ func dataValueVectors() []vector {
 			0x06,                   // Variant: Int32
 			0x2A, 0x00, 0x00, 0x00, // 42
 		}),
-		codecVector("DataValue status", DataValue{Status: StatusBadDecodingError}, []byte{
+		codecVector("DataValue status", DataValue{Status: status.BadDecodingError}, []byte{
 			0x02,                   // StatusCode
 			0x00, 0x00, 0x07, 0x80, // 0x80070000
 		}),
@@ -414,7 +416,7 @@ func diagnosticInfoVectors() []vector {
 			0x03, 0x00, 0x00, 0x00, // length 3
 			'w', 'h', 'y',
 		}),
-		codecVector("DiagnosticInfo InnerStatusCode", DiagnosticInfo{EncodingMask: DiagInnerStatusCode, InnerStatusCode: StatusBadDecodingError}, []byte{
+		codecVector("DiagnosticInfo InnerStatusCode", DiagnosticInfo{EncodingMask: DiagInnerStatusCode, InnerStatusCode: status.BadDecodingError}, []byte{
 			0x20,                   // InnerStatusCode
 			0x00, 0x00, 0x07, 0x80, // BadDecodingError
 		}),
@@ -439,7 +441,7 @@ func diagnosticInfoVectors() []vector {
 				Locale:       5,
 				InnerDiagnosticInfo: &DiagnosticInfo{
 					EncodingMask:    DiagInnerStatusCode,
-					InnerStatusCode: StatusBadEncodingLimitsExceeded,
+					InnerStatusCode: status.BadEncodingLimitsExceeded,
 				},
 			},
 		}, []byte{
@@ -595,8 +597,8 @@ func variantCases() []variantCase {
 			[]byte{0x80, 0x01, 0x05, 0, 0, 0, 'u', 'r', 'n', ':', 'x'}, // two-byte i=1 | NamespaceUri, "urn:x"
 			[]ExpandedNodeID{{NodeID: NewNumericNodeID(0, 5), ServerIndex: 1}, {NodeID: NewNumericNodeID(0, 1), NamespaceURI: "urn:x"}},
 			[]ExpandedNodeID{{NodeID: NewNumericNodeID(0, 5), ServerIndex: 1}, {NodeID: NewNumericNodeID(0, 1), NamespaceURI: "urn:x"}, {NodeID: NewNumericNodeID(0, 5), ServerIndex: 1}, {NodeID: NewNumericNodeID(0, 1), NamespaceURI: "urn:x"}, {NodeID: NewNumericNodeID(0, 5), ServerIndex: 1}, {NodeID: NewNumericNodeID(0, 1), NamespaceURI: "urn:x"}}},
-		{TypeStatusCode, StatusBadDecodingError, StatusGood, []byte{0x00, 0x00, 0x07, 0x80}, []byte{0, 0, 0, 0},
-			[]StatusCode{StatusBadDecodingError, StatusGood}, []StatusCode{StatusBadDecodingError, StatusGood, StatusBadDecodingError, StatusGood, StatusBadDecodingError, StatusGood}},
+		{TypeStatusCode, status.BadDecodingError, status.Good, []byte{0x00, 0x00, 0x07, 0x80}, []byte{0, 0, 0, 0},
+			[]StatusCode{status.BadDecodingError, status.Good}, []StatusCode{status.BadDecodingError, status.Good, status.BadDecodingError, status.Good, status.BadDecodingError, status.Good}},
 		{TypeQualifiedName, QualifiedName{NamespaceIndex: 1, Name: "A"}, QualifiedName{},
 			[]byte{0x01, 0x00, 0x01, 0, 0, 0, 'A'},     // ns 1, "A"
 			[]byte{0x00, 0x00, 0xFF, 0xFF, 0xFF, 0xFF}, // ns 0, null
@@ -610,11 +612,11 @@ func variantCases() []variantCase {
 			[]byte{0x00, 0x00, 0x00}, // i=0, no body
 			[]ExtensionObject{{Body: &testBody{A: 7, S: "hi"}}, {}},
 			[]ExtensionObject{{Body: &testBody{A: 7, S: "hi"}}, {}, {Body: &testBody{A: 7, S: "hi"}}, {}, {Body: &testBody{A: 7, S: "hi"}}, {}}},
-		{TypeDataValue, DataValue{Value: i32(1)}, DataValue{Status: StatusBadDecodingError},
+		{TypeDataValue, DataValue{Value: i32(1)}, DataValue{Status: status.BadDecodingError},
 			[]byte{0x01, 0x06, 0x01, 0, 0, 0},    // Value: Int32 1
 			[]byte{0x02, 0x00, 0x00, 0x07, 0x80}, // Status
-			[]DataValue{{Value: i32(1)}, {Status: StatusBadDecodingError}},
-			[]DataValue{{Value: i32(1)}, {Status: StatusBadDecodingError}, {Value: i32(1)}, {Status: StatusBadDecodingError}, {Value: i32(1)}, {Status: StatusBadDecodingError}}},
+			[]DataValue{{Value: i32(1)}, {Status: status.BadDecodingError}},
+			[]DataValue{{Value: i32(1)}, {Status: status.BadDecodingError}, {Value: i32(1)}, {Status: status.BadDecodingError}, {Value: i32(1)}, {Status: status.BadDecodingError}}},
 		{TypeVariant, i32(1), Variant{},
 			[]byte{0x06, 0x01, 0, 0, 0}, // Int32 1
 			[]byte{0x00},                // null
@@ -876,7 +878,7 @@ func TestInvalidEncodings(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		if err := decodeErr(tt.b, tt.dec); err != StatusBadDecodingError {
+		if err := decodeErr(tt.b, tt.dec); err != status.BadDecodingError {
 			t.Errorf("%s: got %v, want BadDecodingError", tt.name, err)
 		}
 	}

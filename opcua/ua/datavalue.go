@@ -1,6 +1,10 @@
 package ua
 
-import "time"
+import (
+	"time"
+
+	"github.com/edged/edged/opcua/ua/status"
+)
 
 // DataValue encoding mask bits (OPC 10000-6 §5.2.2.17).
 const (
@@ -29,7 +33,7 @@ func (v *DataValue) Encode(b []byte) []byte {
 	if !v.Value.IsNull() {
 		mask |= dataValueValue
 	}
-	if v.Status != StatusGood {
+	if v.Status != status.Good {
 		mask |= dataValueStatus
 	}
 	src := DateTimeTicks(v.SourceTimestamp)
@@ -70,7 +74,7 @@ func (v *DataValue) Encode(b []byte) []byte {
 
 // Decode reads a DataValue. It counts one level against Limits.MaxDepth;
 // a mask bit that Part 6 does not assign (0x40, 0x80) is
-// StatusBadDecodingError. Absent fields are zeroed. Picoseconds above 9999
+// status.BadDecodingError. Absent fields are zeroed. Picoseconds above 9999
 // read as 9999, and picoseconds without their timestamp are ignored (read
 // as 0), as Part 6 says. The Value is decoded into v.Value, reusing its
 // storage (see Variant.Decode).
@@ -81,7 +85,7 @@ func (v *DataValue) Decode(d *Decoder) {
 	defer d.Leave()
 	mask := d.ReadUint8()
 	if mask&^dataValueKnown != 0 {
-		d.Fail(StatusBadDecodingError)
+		d.Fail(status.BadDecodingError)
 		return
 	}
 	if mask&dataValueValue != 0 {
@@ -89,7 +93,7 @@ func (v *DataValue) Decode(d *Decoder) {
 	} else {
 		v.Value.Reset()
 	}
-	v.Status = StatusGood
+	v.Status = status.Good
 	if mask&dataValueStatus != 0 {
 		v.Status = StatusCode(d.ReadUint32())
 	}

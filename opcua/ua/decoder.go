@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 	"unsafe"
+
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Limits bound what a Decoder accepts before it allocates. A zero field
@@ -104,7 +106,7 @@ func (d *Decoder) Rest() []byte { return d.buf[d.off:] }
 
 // Enter accounts one level of nesting of a Variant, DataValue,
 // DiagnosticInfo or ExtensionObject. It reports false, with
-// StatusBadEncodingLimitsExceeded recorded, when the limit is passed; the
+// status.BadEncodingLimitsExceeded recorded, when the limit is passed; the
 // caller then returns without decoding. Each successful Enter is paired
 // with a Leave.
 func (d *Decoder) Enter() bool {
@@ -112,7 +114,7 @@ func (d *Decoder) Enter() bool {
 		return false
 	}
 	if d.depth >= d.Limits.MaxDepth {
-		d.Fail(StatusBadEncodingLimitsExceeded)
+		d.Fail(status.BadEncodingLimitsExceeded)
 		return false
 	}
 	d.depth++
@@ -128,7 +130,7 @@ func (d *Decoder) next(n int) []byte {
 		return nil
 	}
 	if n > len(d.buf)-d.off {
-		d.Fail(StatusBadDecodingError)
+		d.Fail(status.BadDecodingError)
 		return nil
 	}
 	p := d.buf[d.off : d.off+n : d.off+n]
@@ -207,11 +209,11 @@ func (d *Decoder) readLen(max int) int {
 		return -1
 	}
 	if int64(n) > int64(max) {
-		d.Fail(StatusBadEncodingLimitsExceeded)
+		d.Fail(status.BadEncodingLimitsExceeded)
 		return -1
 	}
 	if int64(n) > int64(len(d.buf)-d.off) {
-		d.Fail(StatusBadDecodingError)
+		d.Fail(status.BadDecodingError)
 		return -1
 	}
 	return int(n)
@@ -297,14 +299,14 @@ func (d *Decoder) CheckArrayLen(n int64, minElemSize int) int {
 		return 0
 	}
 	if n > int64(d.Limits.MaxArrayLength) {
-		d.Fail(StatusBadEncodingLimitsExceeded)
+		d.Fail(status.BadEncodingLimitsExceeded)
 		return 0
 	}
 	if minElemSize < 1 {
 		minElemSize = 1
 	}
 	if n > int64(len(d.buf)-d.off)/int64(minElemSize) {
-		d.Fail(StatusBadDecodingError)
+		d.Fail(status.BadDecodingError)
 		return 0
 	}
 	return int(n)
@@ -337,7 +339,7 @@ func ReadArray[T any](d *Decoder, s []T, minElemSize int) []T {
 // GrowArray returns s resized to n elements for decoding, as a non-nil
 // slice, reusing its capacity when it is large enough. A new allocation is
 // charged to Limits.MaxArrayMemory; past it, GrowArray records
-// StatusBadEncodingLimitsExceeded and returns an empty slice.
+// status.BadEncodingLimitsExceeded and returns an empty slice.
 func GrowArray[T any](d *Decoder, s []T, n int) []T {
 	if n <= cap(s) {
 		if s == nil {
@@ -352,7 +354,7 @@ func GrowArray[T any](d *Decoder, s []T, n int) []T {
 		budget = 16*int64(len(d.buf)) + 1<<20
 	}
 	if size > budget-d.arrayMem {
-		d.Fail(StatusBadEncodingLimitsExceeded)
+		d.Fail(status.BadEncodingLimitsExceeded)
 		return s[:0]
 	}
 	d.arrayMem += size

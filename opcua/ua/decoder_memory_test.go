@@ -4,6 +4,8 @@ import (
 	"errors"
 	"runtime"
 	"testing"
+
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // A Variant array of null Variants takes one byte per element on the wire
@@ -23,7 +25,7 @@ func TestArrayMemoryBudget(t *testing.T) {
 	d := NewDecoder(in)
 	v.Decode(d)
 	runtime.ReadMemStats(&after)
-	if !errors.Is(d.Err(), StatusBadEncodingLimitsExceeded) {
+	if !errors.Is(d.Err(), status.BadEncodingLimitsExceeded) {
 		t.Fatalf("err = %v, want BadEncodingLimitsExceeded", d.Err())
 	}
 	// The default budget is 16 bytes per input byte plus 1 MiB.
@@ -37,7 +39,7 @@ func TestArrayMemoryBudget(t *testing.T) {
 	d = &Decoder{Limits: Limits{MaxArrayMemory: 8}}
 	d.Reset(small)
 	v.Decode(d)
-	if !errors.Is(d.Err(), StatusBadEncodingLimitsExceeded) {
+	if !errors.Is(d.Err(), status.BadEncodingLimitsExceeded) {
 		t.Fatalf("3 Int32 with an 8-byte budget: err = %v", d.Err())
 	}
 	d.Limits.MaxArrayMemory = 12
@@ -66,7 +68,7 @@ func TestArrayMemoryBudgetGenerated(t *testing.T) {
 	d.Reset(in)
 	var got ReadRequest
 	got.Decode(d)
-	if !errors.Is(d.Err(), StatusBadEncodingLimitsExceeded) {
+	if !errors.Is(d.Err(), status.BadEncodingLimitsExceeded) {
 		t.Fatalf("err = %v, want BadEncodingLimitsExceeded", d.Err())
 	}
 	d.Limits.MaxArrayMemory = 0 // default: 16× the input + 1 MiB

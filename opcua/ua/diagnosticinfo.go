@@ -1,5 +1,7 @@
 package ua
 
+import "github.com/edged/edged/opcua/ua/status"
+
 // diagKnown is every DiagnosticInfo mask bit that Part 6 assigns.
 const diagKnown = DiagSymbolicID | DiagNamespaceURI | DiagLocalizedText | DiagLocale |
 	DiagAdditionalInfo | DiagInnerStatusCode | DiagInnerDiagnosticInfo
@@ -53,8 +55,8 @@ func (v *DiagnosticInfo) Encode(b []byte) []byte {
 
 // Decode reads a DiagnosticInfo and its chain of inner DiagnosticInfos, in
 // a loop. Every level counts against Limits.MaxDepth (a deeper chain is
-// StatusBadEncodingLimitsExceeded); a mask bit that Part 6 does not assign
-// (0x80) is StatusBadDecodingError. Fields whose bit is clear are zeroed;
+// status.BadEncodingLimitsExceeded); a mask bit that Part 6 does not assign
+// (0x80) is status.BadDecodingError. Fields whose bit is clear are zeroed;
 // inner DiagnosticInfos that v already has are decoded into.
 func (v *DiagnosticInfo) Decode(d *Decoder) {
 	levels := 0
@@ -62,7 +64,7 @@ func (v *DiagnosticInfo) Decode(d *Decoder) {
 		levels++
 		mask := d.ReadUint8()
 		if mask&^diagKnown != 0 {
-			d.Fail(StatusBadDecodingError)
+			d.Fail(status.BadDecodingError)
 			break
 		}
 		*di = DiagnosticInfo{

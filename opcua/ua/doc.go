@@ -25,8 +25,8 @@
 // A decoder never trusts a length: string, byte string and array lengths are
 // checked against the bytes that remain and against Limits before anything is
 // allocated, and the nesting of Variant, DataValue, DiagnosticInfo and
-// ExtensionObject is bounded. A violation is StatusBadDecodingError or
-// StatusBadEncodingLimitsExceeded.
+// ExtensionObject is bounded. A violation is status.BadDecodingError or
+// status.BadEncodingLimitsExceeded.
 //
 // # Aliasing
 //

@@ -3,6 +3,8 @@ package ua
 import (
 	"bytes"
 	"encoding/binary"
+
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // bodies maps a DefaultBinary encoding id to a constructor of its Body.
@@ -61,14 +63,14 @@ func (v *ExtensionObject) Encode(b []byte) []byte {
 // Decode reads an ExtensionObject. It counts one level against
 // Limits.MaxDepth. A binary body of a registered TypeId (see RegisterBody)
 // is decoded into Body, which must consume exactly the encoded length
-// (else StatusBadDecodingError); when v.Body already has that type it is
+// (else status.BadDecodingError); when v.Body already has that type it is
 // decoded into, so that a reused value does not allocate. Any other body,
 // XML or of an unknown type, is kept in Raw (copied into Raw's capacity,
 // or aliasing the input with Decoder.Alias) with TypeID and Encoding, and
-// Body is nil. An encoding byte above 2 is StatusBadDecodingError; a body
-// longer than the input is StatusBadDecodingError and one longer than
+// Body is nil. An encoding byte above 2 is status.BadDecodingError; a body
+// longer than the input is status.BadDecodingError and one longer than
 // Limits.MaxByteStringLength (for XML, MaxStringLength)
-// StatusBadEncodingLimitsExceeded.
+// status.BadEncodingLimitsExceeded.
 func (v *ExtensionObject) Decode(d *Decoder) {
 	if !d.Enter() {
 		return
@@ -88,7 +90,7 @@ func (v *ExtensionObject) Decode(d *Decoder) {
 		v.Body = nil
 		v.Raw = d.readRaw(v.Raw, d.Limits.MaxStringLength)
 	default:
-		d.Fail(StatusBadDecodingError)
+		d.Fail(status.BadDecodingError)
 	}
 }
 
@@ -116,7 +118,7 @@ func (v *ExtensionObject) decodeBinary(d *Decoder) {
 	d.buf = d.buf[:end]
 	body.Decode(d)
 	if d.err == nil && d.off != end {
-		d.Fail(StatusBadDecodingError)
+		d.Fail(status.BadDecodingError)
 	}
 	d.buf = full
 	if d.err != nil {

@@ -34,6 +34,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // ---- ours → gopcua ----
@@ -110,7 +111,7 @@ func gDataValue(dv ua.DataValue) *gua.DataValue {
 		g.Value = gVariant(dv.Value)
 		g.EncodingMask |= gua.DataValueValue
 	}
-	if dv.Status != ua.StatusGood {
+	if dv.Status != status.Good {
 		g.EncodingMask |= gua.DataValueStatusCode
 	}
 	if !dv.SourceTimestamp.IsZero() {
@@ -1143,7 +1144,7 @@ func TestGopcuaUnknownService(t *testing.T) {
 	t.Logf("gopcua DecodeService of a Range: %v", gerr)
 	typeID := ua.NewNumericNodeID(0, 1)
 	b := typeID.Encode(nil)
-	if _, err := ua.DecodeMessage(ua.NewDecoder(b)); !errors.Is(err, ua.StatusBadDataTypeIDUnknown) {
+	if _, err := ua.DecodeMessage(ua.NewDecoder(b)); !errors.Is(err, status.BadDataTypeIDUnknown) {
 		t.Errorf("DecodeMessage of type i=1: %v", err)
 	}
 	if _, _, err := gua.DecodeService(b); !errors.Is(err, gua.StatusBadServiceUnsupported) {

@@ -1,16 +1,18 @@
 package ua
 
+import "github.com/edged/edged/opcua/ua/status"
+
 // Service messages. A request or response travels as the NodeId of its
 // DefaultBinary DataTypeEncoding followed by the structure's encoding
 // (OPC 10000-6 §5.2.9, "Messages"): an ExtensionObject without its
 // encoding byte and length. The type id is a NodeId, not an
 // ExpandedNodeId, so a namespace URI or server index flag in its encoding
-// byte is StatusBadDecodingError.
+// byte is status.BadDecodingError.
 //
 // A message fills the rest of its input: the caller hands the decoder the
 // message body alone (the chunks of a secure channel message reassembled,
 // without headers, padding or signature), and bytes left after the
-// structure are StatusBadDecodingError.
+// structure are status.BadDecodingError.
 
 // A Request is a service request: every generated structure whose first
 // field is its RequestHeader.
@@ -44,13 +46,13 @@ func AppendMessage(b []byte, m Body) []byte {
 // allocated. The whole input must be consumed.
 //
 // A type id that is not registered is a *MessageTypeError with code
-// StatusBadDataTypeIDUnknown ("the data type id is not recognized"),
+// status.BadDataTypeIDUnknown ("the data type id is not recognized"),
 // which errors.Is and errors.As find. That code, rather than
-// StatusBadDecodingError, keeps a well-formed message of an unknown type
+// status.BadDecodingError, keeps a well-formed message of an unknown type
 // apart from a malformed one: a server answers the first with a
-// ServiceFault of StatusBadServiceUnsupported and the second with
-// StatusBadDecodingError. Any other failure is the StatusCode
-// that d records (StatusBadDecodingError, StatusBadEncodingLimitsExceeded).
+// ServiceFault of status.BadServiceUnsupported and the second with
+// status.BadDecodingError. Any other failure is the StatusCode
+// that d records (status.BadDecodingError, status.BadEncodingLimitsExceeded).
 // Either way d keeps the StatusCode as its sticky error and the returned
 // Body is nil.
 func DecodeMessage(d *Decoder) (Body, error) {
@@ -64,8 +66,8 @@ func DecodeMessage(d *Decoder) (Body, error) {
 	}
 	m, ok := NewBody(typeID)
 	if !ok {
-		d.Fail(StatusBadDataTypeIDUnknown)
-		return nil, &MessageTypeError{TypeID: typeID, Code: StatusBadDataTypeIDUnknown}
+		d.Fail(status.BadDataTypeIDUnknown)
+		return nil, &MessageTypeError{TypeID: typeID, Code: status.BadDataTypeIDUnknown}
 	}
 	m.Decode(d)
 	if err := d.endMessage(); err != nil {
@@ -81,7 +83,7 @@ func DecodeMessage(d *Decoder) (Body, error) {
 // The whole input must be consumed.
 //
 // A type id other than m.BinaryEncodingID() is a *MessageTypeError with
-// code StatusBadDataTypeIDUnknown and m is left untouched; a client that
+// code status.BadDataTypeIDUnknown and m is left untouched; a client that
 // expects a response and gets a ServiceFault finds its id in the error's
 // TypeID and decodes the input again with DecodeMessage. Other failures
 // are the StatusCode that d records, and m is then partly overwritten.
@@ -95,8 +97,8 @@ func DecodeMessageInto(d *Decoder, m Body) error {
 		return d.err
 	}
 	if want := m.BinaryEncodingID(); typeID != want {
-		d.Fail(StatusBadDataTypeIDUnknown)
-		return &MessageTypeError{TypeID: typeID, Want: want, Code: StatusBadDataTypeIDUnknown}
+		d.Fail(status.BadDataTypeIDUnknown)
+		return &MessageTypeError{TypeID: typeID, Want: want, Code: status.BadDataTypeIDUnknown}
 	}
 	m.Decode(d)
 	return d.endMessage()
@@ -106,7 +108,7 @@ func DecodeMessageInto(d *Decoder, m Body) error {
 // returns d's error.
 func (d *Decoder) endMessage() error {
 	if d.err == nil && d.off != len(d.buf) {
-		d.Fail(StatusBadDecodingError)
+		d.Fail(status.BadDecodingError)
 	}
 	return d.err
 }
@@ -117,7 +119,7 @@ func (d *Decoder) endMessage() error {
 type MessageTypeError struct {
 	TypeID NodeID     // the type NodeId read from the message
 	Want   NodeID     // the type DecodeMessageInto expected; null for DecodeMessage
-	Code   StatusCode // StatusBadDataTypeIDUnknown
+	Code   StatusCode // status.BadDataTypeIDUnknown
 }
 
 func (e *MessageTypeError) Error() string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Sample service messages shared by the message, gopcua cross-check, fuzz
@@ -62,14 +63,14 @@ func responseHeader(handle uint32) ua.ResponseHeader {
 	return ua.ResponseHeader{
 		Timestamp:     msgTime(int(handle) + 1),
 		RequestHandle: handle,
-		ServiceResult: ua.StatusGood,
+		ServiceResult: status.Good,
 	}
 }
 
 // fullResponseHeader sets every field of a ResponseHeader.
 func fullResponseHeader(handle uint32) ua.ResponseHeader {
 	h := responseHeader(handle)
-	h.ServiceResult = ua.StatusGoodLocalOverride
+	h.ServiceResult = status.GoodLocalOverride
 	h.ServiceDiagnostics = diagnosticInfo(1)
 	h.StringTable = []string{"symbol-a", "urn:edged:ns", "en-US", "additional"}
 	h.AdditionalHeader = additionalParameters("response", handle)
@@ -87,12 +88,12 @@ func diagnosticInfo(seed int32) ua.DiagnosticInfo {
 		Locale:          seed + 2,
 		LocalizedText:   seed + 3,
 		AdditionalInfo:  fmt.Sprintf("diagnostic %d", seed),
-		InnerStatusCode: ua.StatusBadNodeIDUnknown,
+		InnerStatusCode: status.BadNodeIDUnknown,
 		InnerDiagnosticInfo: &ua.DiagnosticInfo{
 			EncodingMask: ua.DiagSymbolicID | ua.DiagInnerStatusCode,
 			SymbolicID:   seed + 10,
 			// A status with info bits: they travel unchanged.
-			InnerStatusCode: ua.StatusUncertainLastUsableValue | 0x0400,
+			InnerStatusCode: status.UncertainLastUsableValue | 0x0400,
 		},
 	}
 }
@@ -137,7 +138,7 @@ func newReadResponse(n int) *ua.ReadResponse {
 		switch i % 3 {
 		case 0:
 			dv.Value.SetFloat64(20.5 + float64(i)/8)
-			dv.Status = ua.StatusUncertainLastUsableValue
+			dv.Status = status.UncertainLastUsableValue
 		case 1:
 			dv.Value.SetUint32(uint32(1000 + i))
 		case 2:
@@ -186,7 +187,7 @@ func fullReadResponse() *ua.ReadResponse {
 		Results: []ua.DataValue{
 			{
 				Value:             ua.MustVariant(float64(21.25)),
-				Status:            ua.StatusGood,
+				Status:            status.Good,
 				SourceTimestamp:   msgTime(1),
 				SourcePicoseconds: 1200,
 				ServerTimestamp:   msgTime(2),
@@ -194,12 +195,12 @@ func fullReadResponse() *ua.ReadResponse {
 			},
 			{
 				Value:           ua.MustVariant(ua.LocalizedText{Locale: "de-DE", Text: "Zähler"}),
-				Status:          ua.StatusUncertainLastUsableValue,
+				Status:          status.UncertainLastUsableValue,
 				SourceTimestamp: msgTime(3),
 				ServerTimestamp: msgTime(4),
 			},
 			{
-				Status:          ua.StatusBadNodeIDUnknown,
+				Status:          status.BadNodeIDUnknown,
 				ServerTimestamp: msgTime(5),
 			},
 			{
@@ -265,12 +266,12 @@ func fullBrowseResponse() *ua.BrowseResponse {
 		ResponseHeader: fullResponseHeader(8),
 		Results: []ua.BrowseResult{
 			{
-				StatusCode:        ua.StatusGood,
+				StatusCode:        status.Good,
 				ContinuationPoint: []byte{0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80},
 				References:        []ua.ReferenceDescription{reference(1), reference(2), remote},
 			},
 			{
-				StatusCode:        ua.StatusBadContinuationPointInvalid,
+				StatusCode:        status.BadContinuationPointInvalid,
 				ContinuationPoint: []byte{0xff},
 				References:        []ua.ReferenceDescription{reference(3), reference(4)},
 			},
@@ -359,10 +360,10 @@ func publishResponse() *ua.PublishResponse {
 			PublishTime:    msgTime(12),
 			NotificationData: []ua.ExtensionObject{
 				{Body: dcn},
-				{Body: &ua.StatusChangeNotification{Status: ua.StatusGood}},
+				{Body: &ua.StatusChangeNotification{Status: status.Good}},
 			},
 		},
-		Results: []ua.StatusCode{ua.StatusGood, ua.StatusBadNodeIDUnknown},
+		Results: []ua.StatusCode{status.Good, status.BadNodeIDUnknown},
 	}
 }
 
@@ -370,7 +371,7 @@ func serviceFault() *ua.ServiceFault {
 	return &ua.ServiceFault{ResponseHeader: ua.ResponseHeader{
 		Timestamp:     msgTime(3),
 		RequestHandle: 42,
-		ServiceResult: ua.StatusBadServiceUnsupported,
+		ServiceResult: status.BadServiceUnsupported,
 	}}
 }
 
@@ -400,11 +401,11 @@ func scalarValues() []any {
 		ua.XMLElement("<a b=\"1\">x</a>"),
 		ua.NewStringNodeID(2, "sim.Counter"),
 		ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, 4000), NamespaceURI: "urn:remote", ServerIndex: 3},
-		ua.StatusUncertainLastUsableValue,
+		status.UncertainLastUsableValue,
 		ua.QualifiedName{NamespaceIndex: 2, Name: "Counter"},
 		ua.LocalizedText{Locale: "en-US", Text: "Counter"},
 		ua.ExtensionObject{Body: &ua.Range{Low: -5, High: 5.5}},
-		ua.DataValue{Value: ua.MustVariant(int16(7)), Status: ua.StatusGoodLocalOverride, SourceTimestamp: msgTime(1), ServerTimestamp: msgTime(2)},
+		ua.DataValue{Value: ua.MustVariant(int16(7)), Status: status.GoodLocalOverride, SourceTimestamp: msgTime(1), ServerTimestamp: msgTime(2)},
 		diagnosticInfo(5),
 	}
 }
@@ -434,11 +435,11 @@ func arrayValues() []ua.Variant {
 		ua.MustVariant([]ua.XMLElement{"<a/>", "<b>c</b>"}),
 		ua.MustVariant([]ua.NodeID{ua.NewNumericNodeID(0, 5), ua.NewNumericNodeID(3, 70000), ua.NewOpaqueNodeID(1, []byte{1, 2, 3}), ua.NewGUIDNodeID(4, sampleGUID)}),
 		ua.MustVariant([]ua.ExpandedNodeID{{NodeID: ua.NewNumericNodeID(0, 85)}, {NodeID: ua.NewStringNodeID(0, "x"), NamespaceURI: "urn:y", ServerIndex: 1}}),
-		ua.MustVariant([]ua.StatusCode{ua.StatusGood, ua.StatusBadNodeIDUnknown}),
+		ua.MustVariant([]ua.StatusCode{status.Good, status.BadNodeIDUnknown}),
 		ua.MustVariant([]ua.QualifiedName{{NamespaceIndex: 0, Name: "a"}, {NamespaceIndex: 9, Name: "b"}}),
 		ua.MustVariant([]ua.LocalizedText{{Text: "only text"}, {Locale: "fr", Text: "texte"}}),
 		ua.MustVariant([]ua.ExtensionObject{{Body: &ua.Range{Low: 1, High: 2}}, {Body: &ua.EUInformation{NamespaceURI: "http://www.opcfoundation.org/UA/units/un/cefact", UnitID: 4408652, DisplayName: ua.LocalizedText{Text: "°C"}, Description: ua.LocalizedText{Text: "degree Celsius"}}}}),
-		ua.MustVariant([]ua.DataValue{{Value: ua.MustVariant(true)}, {Status: ua.StatusBadNodeIDUnknown, ServerTimestamp: msgTime(4)}}),
+		ua.MustVariant([]ua.DataValue{{Value: ua.MustVariant(true)}, {Status: status.BadNodeIDUnknown, ServerTimestamp: msgTime(4)}}),
 		ua.MustVariant([]ua.Variant{ua.MustVariant(int32(1)), ua.MustVariant("two"), ua.MustVariant([]float64{3})}),
 		ua.MustVariant([]ua.DiagnosticInfo{diagnosticInfo(1), {EncodingMask: ua.DiagLocale, Locale: 3}}),
 	}

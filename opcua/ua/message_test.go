@@ -12,6 +12,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // readRequestVector is a ReadRequest message annotated field by field, and
@@ -154,14 +155,14 @@ func TestDecodeMessageTruncated(t *testing.T) {
 func TestDecodeMessageTrailingBytes(t *testing.T) {
 	enc := append(ua.AppendMessage(nil, newReadRequest(1)), 0)
 	d := ua.NewDecoder(enc)
-	if m, err := ua.DecodeMessage(d); err != ua.StatusBadDecodingError || m != nil {
+	if m, err := ua.DecodeMessage(d); err != status.BadDecodingError || m != nil {
 		t.Errorf("DecodeMessage with a trailing byte = %v, %v; want nil, BadDecodingError", m, err)
 	}
-	if d.Err() != ua.StatusBadDecodingError {
+	if d.Err() != status.BadDecodingError {
 		t.Errorf("d.Err() = %v, want BadDecodingError", d.Err())
 	}
 	var req ua.ReadRequest
-	if err := ua.DecodeMessageInto(ua.NewDecoder(enc), &req); err != ua.StatusBadDecodingError {
+	if err := ua.DecodeMessageInto(ua.NewDecoder(enc), &req); err != status.BadDecodingError {
 		t.Errorf("DecodeMessageInto with a trailing byte = %v, want BadDecodingError", err)
 	}
 }
@@ -177,7 +178,7 @@ func TestDecodeMessageUnknownType(t *testing.T) {
 		enc = newReadRequest(1).Encode(enc)
 		d := ua.NewDecoder(enc)
 		m, err := ua.DecodeMessage(d)
-		if m != nil || !errors.Is(err, ua.StatusBadDataTypeIDUnknown) {
+		if m != nil || !errors.Is(err, status.BadDataTypeIDUnknown) {
 			t.Errorf("DecodeMessage of type %v = %v, %v; want BadDataTypeIdUnknown", typeID, m, err)
 			continue
 		}
@@ -186,10 +187,10 @@ func TestDecodeMessageUnknownType(t *testing.T) {
 			t.Errorf("DecodeMessage of type %v: error %#v, want a *MessageTypeError with TypeID %v", typeID, err, typeID)
 		}
 		var code ua.StatusCode
-		if !errors.As(err, &code) || code != ua.StatusBadDataTypeIDUnknown {
+		if !errors.As(err, &code) || code != status.BadDataTypeIDUnknown {
 			t.Errorf("errors.As(%v, *StatusCode) = %v", err, code)
 		}
-		if d.Err() != ua.StatusBadDataTypeIDUnknown || d.Remaining() != 0 {
+		if d.Err() != status.BadDataTypeIDUnknown || d.Remaining() != 0 {
 			t.Errorf("after an unknown type d.Err() = %v, %d bytes remain; want BadDataTypeIdUnknown, 0", d.Err(), d.Remaining())
 		}
 		if !strings.Contains(err.Error(), typeID.String()) {
@@ -206,7 +207,7 @@ func TestDecodeMessageExpandedTypeID(t *testing.T) {
 	for _, flag := range []byte{0x40, 0x80} {
 		b := bytes.Clone(enc)
 		b[0] |= flag
-		if _, err := ua.DecodeMessage(ua.NewDecoder(b)); err != ua.StatusBadDecodingError {
+		if _, err := ua.DecodeMessage(ua.NewDecoder(b)); err != status.BadDecodingError {
 			t.Errorf("type id encoding byte %#x: DecodeMessage error %v, want BadDecodingError", b[0], err)
 		}
 	}
@@ -221,7 +222,7 @@ func TestDecodeMessageIntoWrongType(t *testing.T) {
 	d := ua.NewDecoder(enc)
 	err := ua.DecodeMessageInto(d, resp)
 	var mte *ua.MessageTypeError
-	if !errors.As(err, &mte) || !errors.Is(err, ua.StatusBadDataTypeIDUnknown) {
+	if !errors.As(err, &mte) || !errors.Is(err, status.BadDataTypeIDUnknown) {
 		t.Fatalf("DecodeMessageInto(ServiceFault, *ReadResponse) = %v, want a *MessageTypeError", err)
 	}
 	if want := ua.NewNumericNodeID(0, id.ServiceFault_Encoding_DefaultBinary); mte.TypeID != want {
@@ -233,7 +234,7 @@ func TestDecodeMessageIntoWrongType(t *testing.T) {
 	if !bytes.Equal(resp.Encode(nil), before) {
 		t.Error("DecodeMessageInto modified the message after a type mismatch")
 	}
-	if d.Err() != ua.StatusBadDataTypeIDUnknown {
+	if d.Err() != status.BadDataTypeIDUnknown {
 		t.Errorf("d.Err() = %v", d.Err())
 	}
 
@@ -242,7 +243,7 @@ func TestDecodeMessageIntoWrongType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f, ok := m.(*ua.ServiceFault); !ok || f.ResponseHeader.ServiceResult != ua.StatusBadServiceUnsupported {
+	if f, ok := m.(*ua.ServiceFault); !ok || f.ResponseHeader.ServiceResult != status.BadServiceUnsupported {
 		t.Errorf("DecodeMessage = %#v, want the ServiceFault", m)
 	}
 }
@@ -250,13 +251,13 @@ func TestDecodeMessageIntoWrongType(t *testing.T) {
 func TestDecodeMessageSticky(t *testing.T) {
 	enc := ua.AppendMessage(nil, newReadRequest(1))
 	d := ua.NewDecoder(enc)
-	d.Fail(ua.StatusBadEncodingLimitsExceeded)
+	d.Fail(status.BadEncodingLimitsExceeded)
 	off := d.Offset()
-	if m, err := ua.DecodeMessage(d); m != nil || err != ua.StatusBadEncodingLimitsExceeded {
+	if m, err := ua.DecodeMessage(d); m != nil || err != status.BadEncodingLimitsExceeded {
 		t.Errorf("DecodeMessage on a failed decoder = %v, %v", m, err)
 	}
 	var req ua.ReadRequest
-	if err := ua.DecodeMessageInto(d, &req); err != ua.StatusBadEncodingLimitsExceeded {
+	if err := ua.DecodeMessageInto(d, &req); err != status.BadEncodingLimitsExceeded {
 		t.Errorf("DecodeMessageInto on a failed decoder = %v", err)
 	}
 	if d.Offset() != off || len(req.NodesToRead) != 0 {
@@ -268,7 +269,7 @@ func TestDecodeMessageLimits(t *testing.T) {
 	enc := ua.AppendMessage(nil, newReadRequest(100))
 	d := &ua.Decoder{Limits: ua.Limits{MaxArrayLength: 99}}
 	d.Reset(enc)
-	if _, err := ua.DecodeMessage(d); err != ua.StatusBadEncodingLimitsExceeded {
+	if _, err := ua.DecodeMessage(d); err != status.BadEncodingLimitsExceeded {
 		t.Errorf("100 nodes with MaxArrayLength 99: error %v, want BadEncodingLimitsExceeded", err)
 	}
 	d = &ua.Decoder{Limits: ua.Limits{MaxArrayLength: 100}}
@@ -302,7 +303,7 @@ func TestMessageTypeErrorString(t *testing.T) {
 	err := &ua.MessageTypeError{
 		TypeID: ua.NewNumericNodeID(0, id.ServiceFault_Encoding_DefaultBinary),
 		Want:   ua.NewNumericNodeID(0, id.ReadResponse_Encoding_DefaultBinary),
-		Code:   ua.StatusBadDataTypeIDUnknown,
+		Code:   status.BadDataTypeIDUnknown,
 	}
 	want := fmt.Sprintf("ua: message of type i=%d, want i=%d: ", id.ServiceFault_Encoding_DefaultBinary, id.ReadResponse_Encoding_DefaultBinary)
 	if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "BadDataTypeIdUnknown") {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // NodeId encoding bytes (OPC 10000-6 §5.2.2.9, Table 8). The two high bits
@@ -98,12 +100,12 @@ func (n *NodeID) encode(b []byte, flags byte) []byte {
 }
 
 // Decode reads a NodeId in any of its six forms. An encoding byte with
-// unknown bits, or with the ExpandedNodeId flags, is StatusBadDecodingError.
+// unknown bits, or with the ExpandedNodeId flags, is status.BadDecodingError.
 // A string or opaque identifier equal to the one n holds is reused
 // without allocating (see Decoder.ReadStringReuse).
 func (n *NodeID) Decode(d *Decoder) {
 	if flags := n.decode(d); flags != 0 {
-		d.Fail(StatusBadDecodingError)
+		d.Fail(status.BadDecodingError)
 	}
 }
 
@@ -143,7 +145,7 @@ func (n *NodeID) decode(d *Decoder) (flags byte) {
 		*n = NodeID{Namespace: ns, Type: IDGUID, GUID: g}
 	default:
 		*n = NodeID{}
-		d.Fail(StatusBadDecodingError)
+		d.Fail(status.BadDecodingError)
 		return 0
 	}
 	return enc & (nodeIDServerIndexFlag | nodeIDNamespaceURIFlag)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Sample values of the built-in types for the generated round-trip tests
@@ -75,11 +76,11 @@ func sampleTime(seed int) time.Time {
 
 func sampleStatusCode(seed int) StatusCode {
 	codes := [...]StatusCode{
-		StatusBadDecodingError,
-		StatusUncertain,
-		StatusBadEncodingLimitsExceeded | 0x0400, // with an info bit
-		StatusBad,
-		StatusGood | 0x0001,
+		status.BadDecodingError,
+		status.Uncertain,
+		status.BadEncodingLimitsExceeded | 0x0400, // with an info bit
+		status.Bad,
+		status.Good | 0x0001,
 	}
 	return codes[seed%len(codes)]
 }

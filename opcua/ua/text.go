@@ -1,6 +1,10 @@
 package ua
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/edged/edged/opcua/ua/status"
+)
 
 // LocalizedText encoding mask bits (OPC 10000-6 §5.2.2.14).
 const (
@@ -51,11 +55,11 @@ func (t *LocalizedText) Encode(b []byte) []byte {
 }
 
 // Decode reads a LocalizedText. A mask bit other than 0x01 and 0x02 is
-// StatusBadDecodingError.
+// status.BadDecodingError.
 func (t *LocalizedText) Decode(d *Decoder) {
 	mask := d.ReadUint8()
 	if mask&^(localizedTextLocale|localizedTextText) != 0 {
-		d.Fail(StatusBadDecodingError)
+		d.Fail(status.BadDecodingError)
 	}
 	if mask&localizedTextLocale != 0 {
 		t.Locale = d.ReadStringReuse(t.Locale)

@@ -4,6 +4,8 @@ import (
 	"math"
 	"time"
 	"unsafe"
+
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Variant encoding mask bits (OPC 10000-6 §5.2.2.16).
@@ -221,7 +223,7 @@ func appendCodecSlice[T any, P codec[T]](b []byte, obj any) []byte {
 // that arrays of Variants and DataValues in Variants cannot nest without
 // bound.
 //
-// StatusBadDecodingError is recorded for: a zero type id with other mask
+// status.BadDecodingError is recorded for: a zero type id with other mask
 // bits set, the ArrayDimensions flag without the array flag, a Variant
 // scalar (Part 6 allows Variants only as array elements), type ids 32-63,
 // ArrayDimensions that are absent although flagged, negative, or whose
@@ -252,7 +254,7 @@ func (v *Variant) Decode(d *Decoder) {
 		typ > typeReservedLast,
 		dims && !array,
 		typ == TypeVariant && !array:
-		d.Fail(StatusBadDecodingError)
+		d.Fail(status.BadDecodingError)
 		return
 	case typ == TypeNull:
 		v.Reset()
@@ -433,7 +435,7 @@ func (v *Variant) decodeDims(d *Decoder, n int) {
 	}
 	if count == 0 {
 		// Flagged, but null or empty.
-		d.Fail(StatusBadDecodingError)
+		d.Fail(status.BadDecodingError)
 		return
 	}
 	v.dims = GrowArray(d, v.dims, count)
@@ -444,7 +446,7 @@ func (v *Variant) decodeDims(d *Decoder, n int) {
 		return
 	}
 	if p, ok := dimsProduct(v.dims, int64(n)); !ok || p != int64(n) {
-		d.Fail(StatusBadDecodingError)
+		d.Fail(status.BadDecodingError)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // TestNewVariantValue checks that Value gives back what NewVariant took,
@@ -145,7 +147,7 @@ func TestVariantGetters(t *testing.T) {
 		{func(v *Variant) { v.SetFloat64(math.Inf(-1)) }, func(v Variant) (any, bool) { return v.Float64() }, math.Inf(-1)},
 		{func(v *Variant) { v.SetString("s") }, func(v Variant) (any, bool) { return v.StringValue() }, "s"},
 		{func(v *Variant) { v.SetByteString([]byte{1}) }, func(v Variant) (any, bool) { return v.ByteString() }, []byte{1}},
-		{func(v *Variant) { v.SetStatusCode(StatusBadDecodingError) }, func(v Variant) (any, bool) { return v.StatusCode() }, StatusBadDecodingError},
+		{func(v *Variant) { v.SetStatusCode(status.BadDecodingError) }, func(v Variant) (any, bool) { return v.StatusCode() }, status.BadDecodingError},
 		{func(v *Variant) { v.SetDateTime(someTime) }, func(v Variant) (any, bool) { return v.DateTime() }, someTime},
 	}
 	// Each setter works over any previous content, and the Variant then

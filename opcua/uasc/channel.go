@@ -35,7 +35,7 @@
 // status code, then the connection is closed gracefully (our side shut
 // down for writing, the client's last bytes drained for up to
 // Config.CloseTimeout). The error returned is, or wraps, that
-// ua.StatusCode: errors.Is(err, ua.StatusBadSequenceNumberInvalid) works.
+// ua.StatusCode: errors.Is(err, status.BadSequenceNumberInvalid) works.
 // Errors are sticky (as in crypto/tls): after the first failure of the
 // connection every ReadRequest and WriteResponse returns it.
 //
@@ -66,6 +66,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Config sets the limits and policies of server-side channels. Zero fields
@@ -358,7 +359,7 @@ func (c *Channel) checkEndpointURL(h *hello) error {
 		return nil
 	}
 	if err := c.cfg.CheckEndpointURL(h.EndpointURL); err != nil {
-		return fault(ua.StatusBadTcpEndpointURLInvalid, "endpoint URL rejected: "+err.Error())
+		return fault(status.BadTcpEndpointURLInvalid, "endpoint URL rejected: "+err.Error())
 	}
 	return nil
 }
@@ -535,13 +536,13 @@ func (c *Channel) readError(err error, partial bool) error {
 		now := time.Now()
 		switch {
 		case c.cur == nil:
-			return fault(ua.StatusBadTimeout, "handshake not completed within HelloTimeout")
+			return fault(status.BadTimeout, "handshake not completed within HelloTimeout")
 		case partial && !c.msgStart.IsZero() && !now.Before(c.msgStart.Add(c.cfg.MessageTimeout)):
-			return fault(ua.StatusBadTimeout, "message not completed within MessageTimeout")
+			return fault(status.BadTimeout, "message not completed within MessageTimeout")
 		case !now.Before(c.cur.expires):
-			return fault(ua.StatusBadSecureChannelTokenUnknown, "security token expired without renewal")
+			return fault(status.BadSecureChannelTokenUnknown, "security token expired without renewal")
 		}
-		return fault(ua.StatusBadTimeout, "read timeout")
+		return fault(status.BadTimeout, "read timeout")
 	case errors.Is(err, io.EOF):
 		if partial {
 			return io.ErrUnexpectedEOF

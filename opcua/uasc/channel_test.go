@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 func TestRoundTripTCP(t *testing.T) {
@@ -59,8 +60,8 @@ func TestRoundTripPipe(t *testing.T) {
 	if id, got, _ := tc.response(); id != 7 || string(got) != "hello" {
 		t.Fatalf("got %d %q", id, got)
 	}
-	go r.ch.Close(ua.StatusBadShutdown, "bye") // net.Pipe: the write waits for our read
-	tc.expectError(ua.StatusBadShutdown)
+	go r.ch.Close(status.BadShutdown, "bye") // net.Pipe: the write waits for our read
+	tc.expectError(status.BadShutdown)
 	if err := <-done; err != ErrClosed {
 		t.Fatalf("ReadRequest after Close: %v", err)
 	}
@@ -76,7 +77,7 @@ func TestTokenLifetimeRevised(t *testing.T) {
 			t.Errorf("requested %d: revised %d, want %d", c.req, got, c.want)
 		}
 		if r := <-res; r.err == nil {
-			r.ch.Close(ua.StatusGood, "")
+			r.ch.Close(status.Good, "")
 		}
 	}
 }
@@ -111,23 +112,23 @@ func TestHelloRejected(t *testing.T) {
 		cfg  Config
 		want ua.StatusCode
 	}{
-		{"zero sizes", appendHello(nil, &hello{}), Config{}, ua.StatusBadTcpNotEnoughResources},
-		{"small receive buffer", appendHello(nil, &hello{ReceiveBufferSize: 8191, SendBufferSize: 65535}), Config{}, ua.StatusBadTcpNotEnoughResources},
-		{"small send buffer", appendHello(nil, &hello{ReceiveBufferSize: 65535, SendBufferSize: 1024}), Config{}, ua.StatusBadTcpNotEnoughResources},
-		{"garbage", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), Config{}, ua.StatusBadTcpMessageTypeInvalid},
-		{"reverse hello", []byte("RHEF\x10\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff"), Config{}, ua.StatusBadTcpMessageTypeInvalid},
-		{"ack", appendAcknowledge(nil, &acknowledge{}), Config{}, ua.StatusBadTcpMessageTypeInvalid},
-		{"intermediate hello", []byte("HELC\x20\x00\x00\x00"), Config{}, ua.StatusBadTcpMessageTypeInvalid},
-		{"MSG first", []byte("MSGF\x20\x00\x00\x00"), Config{}, ua.StatusBadTcpMessageTypeInvalid},
-		{"huge size", []byte("HELF\xff\xff\xff\xff"), Config{}, ua.StatusBadTcpMessageTooLarge},
-		{"long URL", appendHello(nil, &hello{ReceiveBufferSize: 65535, SendBufferSize: 65535, EndpointURL: string(bytes.Repeat([]byte{'a'}, 4097))}), Config{}, ua.StatusBadTcpMessageTooLarge},
+		{"zero sizes", appendHello(nil, &hello{}), Config{}, status.BadTcpNotEnoughResources},
+		{"small receive buffer", appendHello(nil, &hello{ReceiveBufferSize: 8191, SendBufferSize: 65535}), Config{}, status.BadTcpNotEnoughResources},
+		{"small send buffer", appendHello(nil, &hello{ReceiveBufferSize: 65535, SendBufferSize: 1024}), Config{}, status.BadTcpNotEnoughResources},
+		{"garbage", []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), Config{}, status.BadTcpMessageTypeInvalid},
+		{"reverse hello", []byte("RHEF\x10\x00\x00\x00\xff\xff\xff\xff\xff\xff\xff\xff"), Config{}, status.BadTcpMessageTypeInvalid},
+		{"ack", appendAcknowledge(nil, &acknowledge{}), Config{}, status.BadTcpMessageTypeInvalid},
+		{"intermediate hello", []byte("HELC\x20\x00\x00\x00"), Config{}, status.BadTcpMessageTypeInvalid},
+		{"MSG first", []byte("MSGF\x20\x00\x00\x00"), Config{}, status.BadTcpMessageTypeInvalid},
+		{"huge size", []byte("HELF\xff\xff\xff\xff"), Config{}, status.BadTcpMessageTooLarge},
+		{"long URL", appendHello(nil, &hello{ReceiveBufferSize: 65535, SendBufferSize: 65535, EndpointURL: string(bytes.Repeat([]byte{'a'}, 4097))}), Config{}, status.BadTcpMessageTooLarge},
 		{"URL length beyond message", func() []byte {
 			b := appendHello(nil, &hello{ReceiveBufferSize: 65535, SendBufferSize: 65535, EndpointURL: "opc.tcp://x"})
 			b[hdrLen+20] = 0xF0 // EndpointUrl length
 			return b
-		}(), Config{}, ua.StatusBadTcpMessageTypeInvalid},
+		}(), Config{}, status.BadTcpMessageTypeInvalid},
 		{"URL rejected", appendHello(nil, &hello{ReceiveBufferSize: 65535, SendBufferSize: 65535, EndpointURL: "opc.tcp://elsewhere"}),
-			Config{CheckEndpointURL: func(string) error { return errors.New("not ours") }}, ua.StatusBadTcpEndpointURLInvalid},
+			Config{CheckEndpointURL: func(string) error { return errors.New("not ours") }}, status.BadTcpEndpointURLInvalid},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cc, res := serveTCP(t, &c.cfg)
@@ -142,16 +143,16 @@ func TestHelloRejected(t *testing.T) {
 func TestHelloTimeout(t *testing.T) {
 	cc, res := serveTCP(t, &Config{HelloTimeout: 50e6})
 	tc := newTestClient(t, cc)
-	tc.expectError(ua.StatusBadTimeout)
-	wantStatus(t, openErr(t, res), ua.StatusBadTimeout)
+	tc.expectError(status.BadTimeout)
+	wantStatus(t, openErr(t, res), status.BadTimeout)
 }
 
 func TestHelloTimeoutCoversOPN(t *testing.T) {
 	cc, res := serveTCP(t, &Config{HelloTimeout: 100e6})
 	tc := newTestClient(t, cc)
 	tc.helloAck(defaultHello())
-	tc.expectError(ua.StatusBadTimeout)
-	wantStatus(t, openErr(t, res), ua.StatusBadTimeout)
+	tc.expectError(status.BadTimeout)
+	wantStatus(t, openErr(t, res), status.BadTimeout)
 }
 
 func TestOpenContextCancelled(t *testing.T) {
@@ -187,7 +188,7 @@ func TestOPNRejected(t *testing.T) {
 		opn  func(tc *testClient) []byte
 		want ua.StatusCode
 	}{
-		{"renew first", func(tc *testClient) []byte { return tc.opnChunk(ua.SecurityTokenRequestTypeRenew, 1, 0) }, ua.StatusBadRequestTypeInvalid},
+		{"renew first", func(tc *testClient) []byte { return tc.opnChunk(ua.SecurityTokenRequestTypeRenew, 1, 0) }, status.BadRequestTypeInvalid},
 		{"unknown policy", func(tc *testClient) []byte {
 			b := appendHeader(nil, "OPN", 'F')
 			b = ua.AppendUint32(b, 0)
@@ -199,13 +200,13 @@ func TestOPNRejected(t *testing.T) {
 			b = ua.AppendMessage(b, &ua.OpenSecureChannelRequest{SecurityMode: ua.MessageSecurityModeSignAndEncrypt})
 			putSize(b, 0)
 			return b
-		}, ua.StatusBadSecurityPolicyRejected},
+		}, status.BadSecurityPolicyRejected},
 		{"mode sign under None", func(tc *testClient) []byte {
 			b := tc.opnChunk(ua.SecurityTokenRequestTypeIssue, 1, 0)
 			// SecurityMode sits 12 bytes before the end: mode, nonce (-1), lifetime.
 			b[len(b)-12] = byte(ua.MessageSecurityModeSign)
 			return b
-		}, ua.StatusBadSecurityModeRejected},
+		}, status.BadSecurityModeRejected},
 		{"not an OPN request", func(tc *testClient) []byte {
 			b := appendHeader(nil, "OPN", 'F')
 			b = ua.AppendUint32(b, 0)
@@ -217,7 +218,7 @@ func TestOPNRejected(t *testing.T) {
 			b = ua.AppendMessage(b, &ua.CloseSecureChannelRequest{})
 			putSize(b, 0)
 			return b
-		}, ua.StatusBadDecodingError},
+		}, status.BadDecodingError},
 		{"truncated header", func(tc *testClient) []byte {
 			b := appendHeader(nil, "OPN", 'F')
 			b = ua.AppendUint32(b, 0)
@@ -225,7 +226,7 @@ func TestOPNRejected(t *testing.T) {
 			b = append(b, make([]byte, 20)...)
 			putSize(b, 0)
 			return b
-		}, ua.StatusBadDecodingError},
+		}, status.BadDecodingError},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cc, res := serveTCP(t, &Config{})

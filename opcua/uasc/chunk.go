@@ -3,7 +3,7 @@ package uasc
 import (
 	"encoding/binary"
 
-	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Secure conversation chunks (OPC 10000-6 §6.7.2). After the 8-byte
@@ -101,21 +101,21 @@ func openChunk(chunk []byte, secHdr int, cr ChunkCrypto) ([]byte, error) {
 	end := len(chunk)
 	if pb > 0 {
 		if cb <= 0 || (end-secHdr)%cb != 0 {
-			return nil, ua.StatusBadSecurityChecksFailed
+			return nil, status.BadSecurityChecksFailed
 		}
 		p, err := cr.Decrypt(chunk[secHdr:])
 		if err != nil {
-			return nil, ua.StatusBadSecurityChecksFailed
+			return nil, status.BadSecurityChecksFailed
 		}
 		end = secHdr + len(p)
 	}
 	sig := cr.RemoteSignatureSize()
 	if end-secHdr < seqHdrLen+sig {
-		return nil, ua.StatusBadSecurityChecksFailed
+		return nil, status.BadSecurityChecksFailed
 	}
 	if sig > 0 {
 		if err := cr.Verify(chunk[:end-sig], chunk[end-sig:end]); err != nil {
-			return nil, ua.StatusBadSecurityChecksFailed
+			return nil, status.BadSecurityChecksFailed
 		}
 		end -= sig
 	}
@@ -128,11 +128,11 @@ func openChunk(chunk []byte, secHdr int, cr ChunkCrypto) ([]byte, error) {
 			pad, padBytes = int(plain[n-1])<<8|int(plain[n-2]), 2
 		}
 		if n < seqHdrLen+pad+padBytes {
-			return nil, ua.StatusBadSecurityChecksFailed
+			return nil, status.BadSecurityChecksFailed
 		}
 		for _, v := range plain[n-padBytes-pad : n-padBytes] {
 			if v != byte(pad) {
-				return nil, ua.StatusBadSecurityChecksFailed
+				return nil, status.BadSecurityChecksFailed
 			}
 		}
 		plain = plain[:n-padBytes-pad]

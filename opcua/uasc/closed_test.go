@@ -3,7 +3,7 @@ package uasc
 import (
 	"testing"
 
-	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // TestClosed: a channel reports Closed once the client went away (the
@@ -24,7 +24,7 @@ func TestClosed(t *testing.T) {
 	})
 	t.Run("Close", func(t *testing.T) {
 		_, ch := openTCP(t, &Config{}, defaultHello())
-		ch.Close(ua.StatusGood, "")
+		ch.Close(status.Good, "")
 		if !ch.Closed() {
 			t.Error("not Closed after Close")
 		}

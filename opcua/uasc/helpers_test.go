@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // A hand-driven client for the tests: it writes exactly the bytes a test
@@ -249,7 +250,7 @@ func openTCP(t testing.TB, cfg *Config, h hello) (*testClient, *Channel) {
 	if r.err != nil {
 		t.Fatalf("Open: %v", r.err)
 	}
-	t.Cleanup(func() { r.ch.Close(ua.StatusGood, "") })
+	t.Cleanup(func() { r.ch.Close(status.Good, "") })
 	return tc, r.ch
 }
 
@@ -258,7 +259,7 @@ func openErr(t testing.TB, res <-chan opened) error {
 	t.Helper()
 	r := <-res
 	if r.err == nil {
-		r.ch.Close(ua.StatusGood, "")
+		r.ch.Close(status.Good, "")
 		t.Fatal("Open succeeded")
 	}
 	return r.err

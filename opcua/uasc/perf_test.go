@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Allocation assertions, fuzz targets and benchmarks.
@@ -182,7 +183,7 @@ func FuzzChannel(f *testing.F) {
 	// close, and a few broken ones.
 	f.Add(tc.symChunk("MSG", 'F', 2, smallRequest()))
 	f.Add(append(tc.symChunk("MSG", 'C', 3, []byte("abc")), tc.symChunk("MSG", 'F', 3, []byte("def"))...))
-	f.Add(append(tc.symChunk("MSG", 'C', 4, []byte("abc")), tc.symChunk("MSG", 'A', 4, AppendError(nil, ua.StatusBadRequestInterrupted, "x")[hdrLen:])...))
+	f.Add(append(tc.symChunk("MSG", 'C', 4, []byte("abc")), tc.symChunk("MSG", 'A', 4, AppendError(nil, status.BadRequestInterrupted, "x")[hdrLen:])...))
 	f.Add(tc.opnChunk(ua.SecurityTokenRequestTypeRenew, 5, 60000))
 	f.Add(tc.symChunk("CLO", 'F', 6, ua.AppendMessage(nil, &ua.CloseSecureChannelRequest{})))
 	f.Add([]byte("MSGF\xff\xff\xff\xff"))
@@ -217,7 +218,7 @@ func FuzzHello(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ch, err := Open(t.Context(), &memConn{bytes.NewReader(data)}, fuzzConfig())
 		if err == nil {
-			ch.Close(ua.StatusGood, "")
+			ch.Close(status.Good, "")
 		}
 	})
 }

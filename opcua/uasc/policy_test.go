@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // toyCrypto is a stand-in for a real policy's primitives, to exercise the
@@ -103,7 +104,7 @@ func TestSealOpenWithPolicySteps(t *testing.T) {
 		for i := symHdrLen; i < len(b); i += 7 {
 			c := bytes.Clone(b)
 			c[i] ^= 1
-			if _, err := openChunk(c, symHdrLen, cr); err != ua.StatusBadSecurityChecksFailed {
+			if _, err := openChunk(c, symHdrLen, cr); err != status.BadSecurityChecksFailed {
 				// Bits of the toy cipher's zero filler are not covered.
 				pb, cb := cr.DecryptBlockSizes()
 				if (i-symHdrLen)%cb >= pb {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // PostResponse: responses written in the background.
@@ -229,7 +229,7 @@ func TestCloseBoundsWriteToStalledClient(t *testing.T) {
 		}
 	}
 	closed := make(chan error, 1)
-	go func() { closed <- ch.Close(ua.StatusBadShutdown, "shutdown") }()
+	go func() { closed <- ch.Close(status.BadShutdown, "shutdown") }()
 	select {
 	case <-closed:
 	case <-time.After(30 * time.Second):

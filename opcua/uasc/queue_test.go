@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Coalescing of the responses to pipelined requests: Buffered,
@@ -72,7 +73,7 @@ func openCounted(t testing.TB, cfg *Config, h hello) (*testClient, *Channel, *co
 	if r.err != nil {
 		t.Fatalf("Open: %v", r.err)
 	}
-	t.Cleanup(func() { r.ch.Close(ua.StatusGood, "") })
+	t.Cleanup(func() { r.ch.Close(status.Good, "") })
 	cn.reset()
 	return tc, r.ch, cn
 }
@@ -160,7 +161,7 @@ func TestPipelinedResponsesOneWrite(t *testing.T) {
 	if w := cn.writes.Load(); w > 3 {
 		t.Errorf("second batch: %d writes, want 1 (at most 3)", w)
 	}
-	ch.Close(ua.StatusGood, "")
+	ch.Close(status.Good, "")
 	<-done
 }
 
@@ -202,7 +203,7 @@ func TestLoneRequestWrittenAtOnce(t *testing.T) {
 	if w := cn.writes.Load(); w != 20 {
 		t.Errorf("%d writes for 20 requests one at a time, want 20", w)
 	}
-	ch.Close(ua.StatusGood, "")
+	ch.Close(status.Good, "")
 	<-done
 }
 
@@ -344,7 +345,7 @@ func TestQueuedWrittenBeforeReadWaits(t *testing.T) {
 
 	// Close writes what is queued before it closes.
 	ch.QueueResponse(6, []byte("6666"))
-	if err := ch.Close(ua.StatusGood, ""); err != nil {
+	if err := ch.Close(status.Good, ""); err != nil {
 		t.Fatal(err)
 	}
 	if id, _, _ := tc.response(); id != 6 {
@@ -383,7 +384,7 @@ func TestQueueBounded(t *testing.T) {
 	if limit := 2 * (ch.maxQueued + respSize); bufCap > limit || spareCap > limit {
 		t.Errorf("send buffers grew to %d and %d bytes, want at most %d", bufCap, spareCap, limit)
 	}
-	ch.Close(ua.StatusGood, "")
+	ch.Close(status.Good, "")
 	<-done
 }
 
@@ -411,14 +412,14 @@ func TestPipelinedThenViolation(t *testing.T) {
 	all = append(all, tc.symChunkSeq("MSG", 'F', tc.seq+5, 6, []byte("bad"))...)
 	tc.write(all)
 	tc.expectResponses(1, 5)
-	tc.expectError(ua.StatusBadSequenceNumberInvalid)
-	wantStatus(t, <-done, ua.StatusBadSequenceNumberInvalid)
+	tc.expectError(status.BadSequenceNumberInvalid)
+	wantStatus(t, <-done, status.BadSequenceNumberInvalid)
 }
 
 func TestQueueResponseErrorsSticky(t *testing.T) {
 	tc, ch, _ := openCounted(t, &Config{}, defaultHello())
 	tc.nc.Close()
-	ch.Close(ua.StatusGood, "")
+	ch.Close(status.Good, "")
 	if err := ch.QueueResponse(1, []byte("x")); !errors.Is(err, ErrClosed) {
 		t.Fatalf("QueueResponse after Close: %v", err)
 	}

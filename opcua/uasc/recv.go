@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // phase is what the reader expects next: a Hello, the first
@@ -144,12 +145,12 @@ func (c *Channel) checkHeader(ph phase, h []byte, size uint32) error {
 	switch ph {
 	case phaseHello:
 		if typ != "HEL" || ct != 'F' {
-			return fault(ua.StatusBadTcpMessageTypeInvalid, "expected a Hello, got "+strconv.Quote(string(h[:4])))
+			return fault(status.BadTcpMessageTypeInvalid, "expected a Hello, got "+strconv.Quote(string(h[:4])))
 		}
 		minSize = hdrLen + helloFixedLen + 4
 	case phaseOpen:
 		if typ != "OPN" || ct != 'F' {
-			return fault(ua.StatusBadTcpMessageTypeInvalid, "expected OpenSecureChannel, got "+strconv.Quote(string(h[:4])))
+			return fault(status.BadTcpMessageTypeInvalid, "expected OpenSecureChannel, got "+strconv.Quote(string(h[:4])))
 		}
 		minSize = chanHdrLen + 12 + seqHdrLen
 	default:
@@ -161,15 +162,15 @@ func (c *Channel) checkHeader(ph phase, h []byte, size uint32) error {
 		case typ == "OPN" && ct == 'F':
 			minSize = chanHdrLen + 12 + seqHdrLen
 		default:
-			return fault(ua.StatusBadTcpMessageTypeInvalid, "unexpected message type "+strconv.Quote(string(h[:4])))
+			return fault(status.BadTcpMessageTypeInvalid, "unexpected message type "+strconv.Quote(string(h[:4])))
 		}
 	}
 	if size > uint32(c.recvBufSize) {
-		return fault(ua.StatusBadTcpMessageTooLarge, "chunk of "+strconv.FormatUint(uint64(size), 10)+
+		return fault(status.BadTcpMessageTooLarge, "chunk of "+strconv.FormatUint(uint64(size), 10)+
 			" bytes exceeds the receive buffer of "+strconv.Itoa(c.recvBufSize))
 	}
 	if size < minSize {
-		return fault(ua.StatusBadDecodingError, "chunk too short for its headers")
+		return fault(status.BadDecodingError, "chunk too short for its headers")
 	}
 	return nil
 }
@@ -292,7 +293,7 @@ func (c *Channel) checkSeq(seq uint32) error {
 		c.lastSeq = seq
 		return nil
 	}
-	return fault(ua.StatusBadSequenceNumberInvalid, "sequence number "+strconv.FormatUint(uint64(seq), 10)+
+	return fault(status.BadSequenceNumberInvalid, "sequence number "+strconv.FormatUint(uint64(seq), 10)+
 		" after "+strconv.FormatUint(uint64(c.lastSeq), 10))
 }
 
@@ -302,7 +303,7 @@ func (c *Channel) checkSeq(seq uint32) error {
 // 25 % has passed (OPC 10000-4 §5.5.2).
 func (c *Channel) tokenFor(chunk []byte) (*token, error) {
 	if id := binary.LittleEndian.Uint32(chunk[8:]); id != c.id {
-		return nil, fault(ua.StatusBadSecureChannelIDInvalid, "chunk for secure channel "+strconv.FormatUint(uint64(id), 10))
+		return nil, fault(status.BadSecureChannelIDInvalid, "chunk for secure channel "+strconv.FormatUint(uint64(id), 10))
 	}
 	id := binary.LittleEndian.Uint32(chunk[12:])
 	var t *token
@@ -312,10 +313,10 @@ func (c *Channel) tokenFor(chunk []byte) (*token, error) {
 	case c.prev != nil && id == c.prev.id:
 		t = c.prev
 	default:
-		return nil, fault(ua.StatusBadSecureChannelTokenUnknown, "unknown token "+strconv.FormatUint(uint64(id), 10))
+		return nil, fault(status.BadSecureChannelTokenUnknown, "unknown token "+strconv.FormatUint(uint64(id), 10))
 	}
 	if time.Now().After(t.expires) {
-		return nil, fault(ua.StatusBadSecureChannelTokenUnknown, "token "+strconv.FormatUint(uint64(id), 10)+" expired")
+		return nil, fault(status.BadSecureChannelTokenUnknown, "token "+strconv.FormatUint(uint64(id), 10)+" expired")
 	}
 	if t == c.cur && c.prev != nil {
 		// The client uses the new token: the old one is done with, and
@@ -344,7 +345,7 @@ func (c *Channel) handleMSG(chunk []byte) (req Request, ok bool, err error) {
 	reqID := binary.LittleEndian.Uint32(plain[4:])
 	body := plain[seqHdrLen:]
 	if c.inMsg && reqID != c.msgReq {
-		return req, false, fault(ua.StatusBadTcpMessageTypeInvalid, "chunk of request "+strconv.FormatUint(uint64(reqID), 10)+
+		return req, false, fault(status.BadTcpMessageTypeInvalid, "chunk of request "+strconv.FormatUint(uint64(reqID), 10)+
 			" inside request "+strconv.FormatUint(uint64(c.msgReq), 10))
 	}
 	switch chunk[3] {
@@ -403,7 +404,7 @@ func (c *Channel) appendBody(body []byte) error {
 }
 
 func (c *Channel) tooLarge() error {
-	return fault(ua.StatusBadRequestTooLarge, "request exceeds MaxMessageSize "+
+	return fault(status.BadRequestTooLarge, "request exceeds MaxMessageSize "+
 		strconv.FormatUint(uint64(c.cfg.MaxMessageSize), 10)+" or MaxChunkCount "+
 		strconv.FormatUint(uint64(c.cfg.MaxChunkCount), 10))
 }
@@ -439,11 +440,11 @@ func (c *Channel) handleOPN(chunk []byte, first bool) error {
 	cert := d.ReadByteString(nil)
 	thumb := d.ReadByteString(nil)
 	if d.Err() != nil {
-		return fault(ua.StatusBadDecodingError, "malformed asymmetric security header")
+		return fault(status.BadDecodingError, "malformed asymmetric security header")
 	}
 	secHdr := chanHdrLen + d.Offset()
 	if len(chunk)-secHdr < seqHdrLen {
-		return fault(ua.StatusBadDecodingError, "OPN chunk too short")
+		return fault(status.BadDecodingError, "OPN chunk too short")
 	}
 
 	policy := c.policy
@@ -455,19 +456,19 @@ func (c *Channel) handleOPN(chunk []byte, first bool) error {
 			}
 		}
 		if policy == nil {
-			return fault(ua.StatusBadSecurityPolicyRejected, "security policy "+strconv.Quote(uri)+" not offered")
+			return fault(status.BadSecurityPolicyRejected, "security policy "+strconv.Quote(uri)+" not offered")
 		}
 	} else {
 		if uri != policy.URI() {
-			return fault(ua.StatusBadSecurityPolicyRejected, "renewal changes the security policy")
+			return fault(status.BadSecurityPolicyRejected, "renewal changes the security policy")
 		}
 		if id := binary.LittleEndian.Uint32(chunk[8:]); id != c.id {
-			return fault(ua.StatusBadSecureChannelIDInvalid, "renewal for secure channel "+strconv.FormatUint(uint64(id), 10))
+			return fault(status.BadSecureChannelIDInvalid, "renewal for secure channel "+strconv.FormatUint(uint64(id), 10))
 		}
 	}
 	asym, err := policy.Asymmetric(cert, thumb)
 	if err != nil {
-		return fault(statusOr(err, ua.StatusBadSecurityChecksFailed), "asymmetric security header rejected")
+		return fault(statusOr(err, status.BadSecurityChecksFailed), "asymmetric security header rejected")
 	}
 	plain, err := openChunk(chunk, secHdr, asym.Crypto)
 	if err != nil {
@@ -484,28 +485,28 @@ func (c *Channel) handleOPN(chunk []byte, first bool) error {
 	// The request.
 	c.dec.Reset(plain[seqHdrLen:])
 	if err := ua.DecodeMessageInto(&c.dec, &c.osc); err != nil {
-		return fault(ua.StatusBadDecodingError, "malformed OpenSecureChannelRequest: "+err.Error())
+		return fault(status.BadDecodingError, "malformed OpenSecureChannelRequest: "+err.Error())
 	}
 	req := &c.osc
 	switch {
 	case first && req.RequestType != ua.SecurityTokenRequestTypeIssue:
-		return fault(ua.StatusBadRequestTypeInvalid, "first OpenSecureChannel must Issue")
+		return fault(status.BadRequestTypeInvalid, "first OpenSecureChannel must Issue")
 	case !first && req.RequestType != ua.SecurityTokenRequestTypeRenew:
-		return fault(ua.StatusBadRequestTypeInvalid, "OpenSecureChannel on an open channel must Renew")
+		return fault(status.BadRequestTypeInvalid, "OpenSecureChannel on an open channel must Renew")
 	case first && !policy.SupportsMode(req.SecurityMode):
-		return fault(ua.StatusBadSecurityModeRejected, "security mode "+req.SecurityMode.String()+" not supported by "+uri)
+		return fault(status.BadSecurityModeRejected, "security mode "+req.SecurityMode.String()+" not supported by "+uri)
 	case !first && req.SecurityMode != c.mode:
-		return fault(ua.StatusBadSecurityModeRejected, "renewal changes the security mode")
+		return fault(status.BadSecurityModeRejected, "renewal changes the security mode")
 	}
 
 	// The new token.
 	nonce, err := policy.NewNonce()
 	if err != nil {
-		return fault(ua.StatusBadTcpInternalError, "nonce: "+err.Error())
+		return fault(status.BadTcpInternalError, "nonce: "+err.Error())
 	}
 	sym, err := policy.Symmetric(req.SecurityMode, req.ClientNonce, nonce)
 	if err != nil {
-		return fault(statusOr(err, ua.StatusBadSecurityChecksFailed), "key derivation failed")
+		return fault(statusOr(err, status.BadSecurityChecksFailed), "key derivation failed")
 	}
 	if first {
 		c.policy, c.mode = policy, req.SecurityMode
@@ -526,7 +527,7 @@ func (c *Channel) handleOPN(chunk []byte, first bool) error {
 		maxBody:   maxBodySize(c.sendBufSize, symHdrLen, sym),
 	}
 	if t.maxBody <= 0 {
-		return fault(ua.StatusBadTcpInternalError, "send buffer too small for the security policy")
+		return fault(status.BadTcpInternalError, "send buffer too small for the security policy")
 	}
 	c.s.mu.Lock()
 	if first {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Secure conversation: renewals, sequence numbers, chunking and the
@@ -49,8 +50,8 @@ func TestRenewOverlap(t *testing.T) {
 	// Once the new token was used, the old one is gone.
 	tc.tokID = oldTok
 	tc.request(5, []byte("old again"))
-	tc.expectError(ua.StatusBadSecureChannelTokenUnknown)
-	wantStatus(t, <-done, ua.StatusBadSecureChannelTokenUnknown)
+	tc.expectError(status.BadSecureChannelTokenUnknown)
+	wantStatus(t, <-done, status.BadSecureChannelTokenUnknown)
 }
 
 func TestRenewWrongChannel(t *testing.T) {
@@ -58,16 +59,16 @@ func TestRenewWrongChannel(t *testing.T) {
 	done := echo(ch)
 	tc.chanID++
 	tc.write(tc.opnChunk(ua.SecurityTokenRequestTypeRenew, 2, 60000))
-	tc.expectError(ua.StatusBadSecureChannelIDInvalid)
-	wantStatus(t, <-done, ua.StatusBadSecureChannelIDInvalid)
+	tc.expectError(status.BadSecureChannelIDInvalid)
+	wantStatus(t, <-done, status.BadSecureChannelIDInvalid)
 }
 
 func TestIssueOnOpenChannel(t *testing.T) {
 	tc, ch := openTCP(t, &Config{}, defaultHello())
 	done := echo(ch)
 	tc.write(tc.opnChunk(ua.SecurityTokenRequestTypeIssue, 2, 60000))
-	tc.expectError(ua.StatusBadRequestTypeInvalid)
-	wantStatus(t, <-done, ua.StatusBadRequestTypeInvalid)
+	tc.expectError(status.BadRequestTypeInvalid)
+	wantStatus(t, <-done, status.BadRequestTypeInvalid)
 }
 
 func TestTokenExpires(t *testing.T) {
@@ -75,8 +76,8 @@ func TestTokenExpires(t *testing.T) {
 	// without traffic): the read deadline closes the channel.
 	tc, ch := openTCP(t, &Config{MinTokenLifetime: 40e6, MaxTokenLifetime: 40e6}, defaultHello())
 	done := echo(ch)
-	tc.expectError(ua.StatusBadSecureChannelTokenUnknown)
-	wantStatus(t, <-done, ua.StatusBadSecureChannelTokenUnknown)
+	tc.expectError(status.BadSecureChannelTokenUnknown)
+	wantStatus(t, <-done, status.BadSecureChannelTokenUnknown)
 }
 
 func TestExpiredTokenRejected(t *testing.T) {
@@ -85,8 +86,8 @@ func TestExpiredTokenRejected(t *testing.T) {
 	time.Sleep(60 * time.Millisecond) // past 40 ms + 25 %; the reader is not reading yet
 	done := echo(ch)
 	tc.request(1, []byte("late"))
-	tc.expectError(ua.StatusBadSecureChannelTokenUnknown)
-	wantStatus(t, <-done, ua.StatusBadSecureChannelTokenUnknown)
+	tc.expectError(status.BadSecureChannelTokenUnknown)
+	wantStatus(t, <-done, status.BadSecureChannelTokenUnknown)
 }
 
 func TestSequenceNumbers(t *testing.T) {
@@ -116,8 +117,8 @@ func TestSequenceNumbers(t *testing.T) {
 			for range len(c.seqs) - 1 {
 				tc.response()
 			}
-			tc.expectError(ua.StatusBadSequenceNumberInvalid)
-			wantStatus(t, <-done, ua.StatusBadSequenceNumberInvalid)
+			tc.expectError(status.BadSequenceNumberInvalid)
+			wantStatus(t, <-done, status.BadSequenceNumberInvalid)
 		})
 	}
 }
@@ -168,7 +169,7 @@ func TestMultiChunkRequest(t *testing.T) {
 	if id, got, _ := tc.response(); id != 10 || string(got) != "abcd" {
 		t.Fatalf("id %d, %q", id, got)
 	}
-	ch.Close(ua.StatusGood, "")
+	ch.Close(status.Good, "")
 	<-done
 }
 
@@ -190,7 +191,7 @@ func TestMultiChunkResponse(t *testing.T) {
 	if id != 3 || !bytes.Equal(got, body) || n != 3 {
 		t.Fatalf("id %d, %d chunks, %d bytes", id, n, len(got))
 	}
-	ch.Close(ua.StatusGood, "")
+	ch.Close(status.Good, "")
 	<-done
 }
 
@@ -198,7 +199,7 @@ func TestAbortChunk(t *testing.T) {
 	tc, ch := openTCP(t, &Config{}, defaultHello())
 	done := echo(ch)
 	tc.write(tc.symChunk("MSG", 'C', 4, []byte("partial")))
-	abort := ua.AppendUint32(nil, uint32(ua.StatusBadRequestInterrupted))
+	abort := ua.AppendUint32(nil, uint32(status.BadRequestInterrupted))
 	abort = ua.AppendString(abort, "changed my mind")
 	tc.write(tc.symChunk("MSG", 'A', 4, abort))
 	// No response to the aborted request; the channel goes on.
@@ -206,7 +207,7 @@ func TestAbortChunk(t *testing.T) {
 	if id, got, _ := tc.response(); id != 5 || string(got) != "next" {
 		t.Fatalf("after abort: id %d, %q", id, got)
 	}
-	ch.Close(ua.StatusGood, "")
+	ch.Close(status.Good, "")
 	<-done
 }
 
@@ -215,8 +216,8 @@ func TestInterleavedChunks(t *testing.T) {
 	done := echo(ch)
 	tc.write(tc.symChunk("MSG", 'C', 4, []byte("a")))
 	tc.write(tc.symChunk("MSG", 'F', 5, []byte("b")))
-	tc.expectError(ua.StatusBadTcpMessageTypeInvalid)
-	wantStatus(t, <-done, ua.StatusBadTcpMessageTypeInvalid)
+	tc.expectError(status.BadTcpMessageTypeInvalid)
+	wantStatus(t, <-done, status.BadTcpMessageTypeInvalid)
 }
 
 func TestRequestTooLarge(t *testing.T) {
@@ -226,10 +227,10 @@ func TestRequestTooLarge(t *testing.T) {
 		size   int
 		want   ua.StatusCode
 	}{
-		{"message size, one chunk", 1, 9000, ua.StatusBadRequestTooLarge},
-		{"message size, many chunks", 3, 4000, ua.StatusBadRequestTooLarge},
-		{"chunk count", 5, 10, ua.StatusBadRequestTooLarge},
-		{"chunk size", 1, 70000, ua.StatusBadTcpMessageTooLarge},
+		{"message size, one chunk", 1, 9000, status.BadRequestTooLarge},
+		{"message size, many chunks", 3, 4000, status.BadRequestTooLarge},
+		{"chunk count", 5, 10, status.BadRequestTooLarge},
+		{"chunk size", 1, 70000, status.BadTcpMessageTooLarge},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tc, ch := openTCP(t, &Config{MaxMessageSize: 8192, MaxChunkCount: 4}, defaultHello())
@@ -255,13 +256,13 @@ func TestGarbageAfterHandshake(t *testing.T) {
 		b    []byte
 		want ua.StatusCode
 	}{
-		{"text", []byte("GET / HTTP/1.1\r\n\r\n"), ua.StatusBadTcpMessageTypeInvalid},
-		{"hello again", appendHello(nil, &hello{ReceiveBufferSize: 65535, SendBufferSize: 65535}), ua.StatusBadTcpMessageTypeInvalid},
-		{"unknown chunk type", []byte("MSGX\x20\x00\x00\x00"), ua.StatusBadTcpMessageTypeInvalid},
-		{"intermediate CLO", []byte("CLOC\x20\x00\x00\x00"), ua.StatusBadTcpMessageTypeInvalid},
-		{"size below headers", []byte("MSGF\x0a\x00\x00\x00\x00\x00"), ua.StatusBadDecodingError},
-		{"size 0xFFFFFFFF", []byte("MSGF\xff\xff\xff\xff"), ua.StatusBadTcpMessageTooLarge},
-		{"wrong channel", []byte("MSGF\x18\x00\x00\x00\xff\xff\xff\xff\x01\x00\x00\x00\x02\x00\x00\x00\x01\x00\x00\x00"), ua.StatusBadSecureChannelIDInvalid},
+		{"text", []byte("GET / HTTP/1.1\r\n\r\n"), status.BadTcpMessageTypeInvalid},
+		{"hello again", appendHello(nil, &hello{ReceiveBufferSize: 65535, SendBufferSize: 65535}), status.BadTcpMessageTypeInvalid},
+		{"unknown chunk type", []byte("MSGX\x20\x00\x00\x00"), status.BadTcpMessageTypeInvalid},
+		{"intermediate CLO", []byte("CLOC\x20\x00\x00\x00"), status.BadTcpMessageTypeInvalid},
+		{"size below headers", []byte("MSGF\x0a\x00\x00\x00\x00\x00"), status.BadDecodingError},
+		{"size 0xFFFFFFFF", []byte("MSGF\xff\xff\xff\xff"), status.BadTcpMessageTooLarge},
+		{"wrong channel", []byte("MSGF\x18\x00\x00\x00\xff\xff\xff\xff\x01\x00\x00\x00\x02\x00\x00\x00\x01\x00\x00\x00"), status.BadSecureChannelIDInvalid},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tc, ch := openTCP(t, &Config{}, defaultHello())
@@ -278,8 +279,8 @@ func TestUnknownToken(t *testing.T) {
 	done := echo(ch)
 	tc.tokID += 7
 	tc.request(1, []byte{1})
-	tc.expectError(ua.StatusBadSecureChannelTokenUnknown)
-	wantStatus(t, <-done, ua.StatusBadSecureChannelTokenUnknown)
+	tc.expectError(status.BadSecureChannelTokenUnknown)
+	wantStatus(t, <-done, status.BadSecureChannelTokenUnknown)
 }
 
 func TestIncompleteMessage(t *testing.T) {
@@ -288,15 +289,15 @@ func TestIncompleteMessage(t *testing.T) {
 		done := echo(ch)
 		b := tc.symChunk("MSG", 'F', 1, make([]byte, 100))
 		tc.write(b[:50])
-		tc.expectError(ua.StatusBadTimeout)
-		wantStatus(t, <-done, ua.StatusBadTimeout)
+		tc.expectError(status.BadTimeout)
+		wantStatus(t, <-done, status.BadTimeout)
 	})
 	t.Run("final chunk never comes", func(t *testing.T) {
 		tc, ch := openTCP(t, &Config{MessageTimeout: 50e6}, defaultHello())
 		done := echo(ch)
 		tc.write(tc.symChunk("MSG", 'C', 1, make([]byte, 100)))
-		tc.expectError(ua.StatusBadTimeout)
-		wantStatus(t, <-done, ua.StatusBadTimeout)
+		tc.expectError(status.BadTimeout)
+		wantStatus(t, <-done, status.BadTimeout)
 	})
 	t.Run("connection ends inside a chunk", func(t *testing.T) {
 		tc, ch := openTCP(t, &Config{}, defaultHello())
@@ -400,14 +401,14 @@ func TestResponseTooLarge(t *testing.T) {
 		Results:        make([]ua.DataValue, 20000),
 	})
 	go func() {
-		wantStatus(t, ch.WriteResponse(5, big), ua.StatusBadResponseTooLarge)
+		wantStatus(t, ch.WriteResponse(5, big), status.BadResponseTooLarge)
 	}()
 	id, body, _ := tc.response()
 	var f ua.ServiceFault
 	if err := ua.DecodeMessageInto(ua.NewDecoder(body), &f); err != nil || id != 5 {
 		t.Fatalf("id %d: %v", id, err)
 	}
-	if f.ResponseHeader.RequestHandle != 77 || f.ResponseHeader.ServiceResult != ua.StatusBadResponseTooLarge {
+	if f.ResponseHeader.RequestHandle != 77 || f.ResponseHeader.ServiceResult != status.BadResponseTooLarge {
 		t.Fatalf("fault %+v", f.ResponseHeader)
 	}
 	// The channel goes on.

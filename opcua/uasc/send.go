@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // sender frames outgoing messages into a shared pending buffer and writes
@@ -51,7 +52,7 @@ type sender struct {
 // A response larger than the client accepts (its Hello's MaxMessageSize
 // or MaxChunkCount) is not sent: the client gets a ServiceFault with
 // Bad_ResponseTooLarge for the request handle read from msg instead, and
-// WriteResponse returns ua.StatusBadResponseTooLarge; the channel stays
+// WriteResponse returns status.BadResponseTooLarge; the channel stays
 // usable. Any other error is sticky: the channel is dead.
 func (c *Channel) WriteResponse(requestID uint32, msg []byte) error {
 	return c.writeResponse(requestID, msg, false)
@@ -69,7 +70,7 @@ func (c *Channel) WriteResponse(requestID uint32, msg []byte) error {
 // WriteResponse (or QueueResponse and then Flush).
 //
 // It returns nil once the response is queued (or written, at the bound),
-// ua.StatusBadResponseTooLarge as WriteResponse does, or the sticky error.
+// status.BadResponseTooLarge as WriteResponse does, or the sticky error.
 func (c *Channel) QueueResponse(requestID uint32, msg []byte) error {
 	return c.writeResponse(requestID, msg, true)
 }
@@ -86,7 +87,7 @@ func (c *Channel) QueueResponse(requestID uint32, msg []byte) error {
 // one response per request read: before ReadRequest waits for more input
 // it writes the pending bytes, or waits for them to be written.
 //
-// It returns nil once the response is framed, ua.StatusBadResponseTooLarge
+// It returns nil once the response is framed, status.BadResponseTooLarge
 // as WriteResponse does, or the sticky error of an earlier failure. A
 // failure of the background write is sticky as any other: the connection
 // is closed, so ReadRequest fails, and later calls return the error.
@@ -172,14 +173,14 @@ func (c *Channel) appendResponseLocked(requestID uint32, msg []byte) (tooLarge, 
 		return nil, s.err
 	}
 	if !c.fitsClient(len(msg), s.tok) {
-		msg = serviceFault(msg, ua.StatusBadResponseTooLarge)
-		tooLarge = ua.StatusBadResponseTooLarge
+		msg = serviceFault(msg, status.BadResponseTooLarge)
+		tooLarge = status.BadResponseTooLarge
 	}
 	start := len(s.buf)
 	b, err := c.appendMSG(s.buf, requestID, msg)
 	if err != nil {
 		s.buf = s.buf[:start]
-		s.err = fault(ua.StatusBadTcpInternalError, "sealing a chunk: "+err.Error())
+		s.err = fault(status.BadTcpInternalError, "sealing a chunk: "+err.Error())
 		return nil, s.err
 	}
 	s.buf = b
@@ -263,12 +264,12 @@ func (c *Channel) appendOPN(requestID uint32, resp *ua.OpenSecureChannelResponse
 	b = ua.AppendMessage(b, resp)
 	if len(b)-start-secHdr-seqHdrLen > maxBodySize(c.sendBufSize, secHdr, asym.Crypto) {
 		s.buf = b[:start]
-		return fault(ua.StatusBadTcpInternalError, "OpenSecureChannel response does not fit one chunk")
+		return fault(status.BadTcpInternalError, "OpenSecureChannel response does not fit one chunk")
 	}
 	b, err := sealChunk(b, start, secHdr, asym.Crypto, &s.scratch)
 	if err != nil {
 		s.buf = b[:start]
-		return fault(ua.StatusBadTcpInternalError, "sealing the OpenSecureChannel response: "+err.Error())
+		return fault(status.BadTcpInternalError, "sealing the OpenSecureChannel response: "+err.Error())
 	}
 	s.buf = b
 	return nil

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Config.ReadSpin: requests that come while the reader polls, after it
@@ -64,7 +64,7 @@ func TestReadSpinPipe(t *testing.T) {
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	defer r.ch.Close(ua.StatusGood, "")
+	defer r.ch.Close(status.Good, "")
 	done := echo(r.ch)
 	tc.request(7, []byte("pipe"))
 	if id, got, _ := tc.response(); id != 7 || string(got) != "pipe" {

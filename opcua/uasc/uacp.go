@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // The OPC UA Connection Protocol, UA-TCP (OPC 10000-6 §7.1).
@@ -80,13 +81,13 @@ func (h *hello) decode(b []byte) error {
 	h.MaxChunkCount = d.ReadUint32()
 	h.EndpointURL = d.ReadString()
 	if err := d.Err(); err != nil {
-		if err == ua.StatusBadEncodingLimitsExceeded {
-			return ua.StatusBadTcpEndpointURLInvalid
+		if err == status.BadEncodingLimitsExceeded {
+			return status.BadTcpEndpointURLInvalid
 		}
-		return ua.StatusBadTcpMessageTypeInvalid
+		return status.BadTcpMessageTypeInvalid
 	}
 	if d.Remaining() != 0 {
-		return ua.StatusBadTcpMessageTypeInvalid
+		return status.BadTcpMessageTypeInvalid
 	}
 	return nil
 }
@@ -154,7 +155,7 @@ func AppendError(b []byte, code ua.StatusCode, reason string) []byte {
 // the Hello bound our responses (0: no limit) and need no revision.
 func negotiate(h *hello, cfg *Config) (acknowledge, error) {
 	if h.ReceiveBufferSize < MinBufferSize || h.SendBufferSize < MinBufferSize {
-		return acknowledge{}, ua.StatusBadTcpNotEnoughResources
+		return acknowledge{}, status.BadTcpNotEnoughResources
 	}
 	return acknowledge{
 		ProtocolVersion:   ProtocolVersion,

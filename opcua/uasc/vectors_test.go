@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Hand-written byte vectors of the UA-TCP messages and the secure
@@ -83,10 +84,10 @@ func TestVectorError(t *testing.T) {
 		04 00 00 00    // Reason length 4
 		6e 6f 70 65    // "nope"
 	`)
-	if got := AppendError(nil, ua.StatusBadTcpMessageTypeInvalid, "nope"); !bytes.Equal(got, want) {
+	if got := AppendError(nil, status.BadTcpMessageTypeInvalid, "nope"); !bytes.Equal(got, want) {
 		t.Fatalf("encoded\n%x\nwant\n%x", got, want)
 	}
-	long := AppendError(nil, ua.StatusBadTcpInternalError, strings.Repeat("x", 5000))
+	long := AppendError(nil, status.BadTcpInternalError, strings.Repeat("x", 5000))
 	if len(long) != hdrLen+4+4+4096 {
 		t.Fatalf("reason not cut to 4096 bytes: %d", len(long))
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/edged/edged/drivers/modbus"
 	"github.com/edged/edged/drivers/modbus/slave"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/devices"
@@ -59,14 +60,14 @@ func TestDeviceDies(t *testing.T) {
 	}
 
 	srv.Close()
-	im = r.waitFor(t, "Uncertain_LastUsableValue", func(im *plc.Image) bool { return im.Status(v) == plc.UncertainLastUsableValue })
+	im = r.waitFor(t, "Uncertain_LastUsableValue", func(im *plc.Image) bool { return im.Status(v) == status.UncertainLastUsableValue })
 	if im.Value(v) != plc.UInt16Value(41) || im.SourceTime(v) < t0 {
 		t.Fatalf("uncertain V = %v at %d, want the last value 41", im.Value(v), im.SourceTime(v))
 	}
-	if st := im.Status(alive); st != plc.Good {
+	if st := im.Status(alive); st != status.Good {
 		t.Fatalf("alive: %v while the other device dies", st)
 	}
-	im = r.waitFor(t, "Bad_NoCommunication", func(im *plc.Image) bool { return im.Status(v) == plc.BadNoCommunication })
+	im = r.waitFor(t, "Bad_NoCommunication", func(im *plc.Image) bool { return im.Status(v) == status.BadNoCommunication })
 	if im.Value(v).Type() != plc.Invalid {
 		t.Fatalf("BadNoCommunication with a value %v", im.Value(v))
 	}
@@ -94,7 +95,7 @@ func TestDeviceDies(t *testing.T) {
 	go srv2.Serve(l)
 	defer srv2.Close()
 	r.waitFor(t, "recovery", func(im *plc.Image) bool {
-		return im.Status(v) == plc.Good && im.Value(v) == plc.UInt16Value(42)
+		return im.Status(v) == status.Good && im.Value(v) == plc.UInt16Value(42)
 	})
 	r.Diagnostics(&d)
 	if dd := d.Devices[0]; dd.Driver.Reconnects == 0 || dd.Driver.State != "connected" {

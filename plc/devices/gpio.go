@@ -9,6 +9,7 @@ import (
 
 	"github.com/edged/edged/board"
 	"github.com/edged/edged/drivers/gpio"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/config"
 )
@@ -89,17 +90,17 @@ func (g *gpioDevice) Poll(ctx context.Context, due []plc.Handle, out []plc.Sampl
 	var first error
 	for k, h := range due {
 		if int(h) >= len(g.local) || g.local[h] < 0 {
-			out[k] = plc.Sample{Status: plc.BadNodeIDUnknown}
+			out[k] = plc.Sample{Status: status.BadNodeIDUnknown}
 			continue
 		}
 		r := &rs[g.local[h]]
 		switch {
 		case r.Err == nil:
-			out[k] = plc.Sample{Value: plc.BoolValue(r.Value), Status: plc.Good}
+			out[k] = plc.Sample{Value: plc.BoolValue(r.Value), Status: status.Good}
 		case errors.Is(r.Err, gpio.ErrNotSampled):
-			out[k] = plc.Sample{Status: plc.BadWaitingForInitialData}
+			out[k] = plc.Sample{Status: status.BadWaitingForInitialData}
 		default:
-			out[k] = plc.Sample{Status: plc.BadDeviceFailure}
+			out[k] = plc.Sample{Status: status.BadDeviceFailure}
 			failed++
 			if first == nil {
 				first = r.Err
@@ -119,7 +120,7 @@ func (g *gpioDevice) Poll(ctx context.Context, due []plc.Handle, out []plc.Sampl
 // Write implements plc.Device: it drives the output pin of h.
 func (g *gpioDevice) Write(ctx context.Context, h plc.Handle, v plc.Value) error {
 	if int(h) >= len(g.local) || g.local[h] < 0 {
-		return fmt.Errorf("devices[%s]: handle %d: %w", g.name, h, plc.BadNodeIDUnknown)
+		return fmt.Errorf("devices[%s]: handle %d: %w", g.name, h, status.BadNodeIDUnknown)
 	}
 	name := g.names[g.local[h]]
 	err := g.drv.Write(name, v.Bool())
@@ -134,11 +135,11 @@ func (g *gpioDevice) Write(ctx context.Context, h plc.Handle, v plc.Value) error
 	case err == nil:
 		return nil
 	case errors.Is(err, gpio.ErrNotOutput):
-		return fmt.Errorf("devices[%s]: pin %s: %w: %w", g.name, name, plc.BadNotWritable, err)
+		return fmt.Errorf("devices[%s]: pin %s: %w: %w", g.name, name, status.BadNotWritable, err)
 	case errors.Is(err, gpio.ErrClosed):
-		return fmt.Errorf("devices[%s]: pin %s: %w: %w", g.name, name, plc.BadShutdown, err)
+		return fmt.Errorf("devices[%s]: pin %s: %w: %w", g.name, name, status.BadShutdown, err)
 	default:
-		return fmt.Errorf("devices[%s]: pin %s: %w: %w", g.name, name, plc.BadDeviceFailure, err)
+		return fmt.Errorf("devices[%s]: pin %s: %w: %w", g.name, name, status.BadDeviceFailure, err)
 	}
 }
 

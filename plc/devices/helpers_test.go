@@ -7,6 +7,7 @@ import (
 
 	"github.com/edged/edged/board"
 	"github.com/edged/edged/drivers/modbus/slave"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/devices"
@@ -93,7 +94,7 @@ func (r *running) waitGood(t testing.TB, hs ...plc.Handle) *plc.Image {
 func (r *running) write(t testing.TB, h plc.Handle, v plc.Value) plc.Status {
 	t.Helper()
 	ch := make(chan plc.Status, 1)
-	if st := r.Write(h, v, func(s plc.Status) { ch <- s }); st != plc.Good {
+	if st := r.Write(h, v, func(s plc.Status) { ch <- s }); st != status.Good {
 		return st
 	}
 	select {

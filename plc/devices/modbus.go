@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/drivers/modbus"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/config"
 )
@@ -280,7 +281,7 @@ func (m *modbusDevice) Poll(ctx context.Context, due []plc.Handle, out []plc.Sam
 		}
 		data, err := m.clients[ci].ReadBlock(m.req(ctx), &m.blocks[b], m.data[b])
 		if err == nil {
-			m.data[b], m.state[b] = data, plc.Good
+			m.data[b], m.state[b] = data, status.Good
 			m.okRequest(ci)
 			answered = true
 			continue
@@ -291,7 +292,7 @@ func (m *modbusDevice) Poll(ctx context.Context, due []plc.Handle, out []plc.Sam
 		}
 		st := m.failed(err)
 		switch {
-		case st.IsCommunication():
+		case plc.IsCommunication(st):
 			m.down[ci], m.state[b] = st, st
 			lastErr = err
 		case len(m.blocks[b].Points) > 1:
@@ -307,13 +308,13 @@ func (m *modbusDevice) Poll(ctx context.Context, due []plc.Handle, out []plc.Sam
 	for k, h := range due {
 		i := m.index(h)
 		if i < 0 {
-			out[k] = plc.Sample{Status: plc.BadNodeIDUnknown}
+			out[k] = plc.Sample{Status: status.BadNodeIDUnknown}
 			continue
 		}
 		t := &m.tags[i]
 		b := t.block
 		switch st := m.state[b]; st {
-		case plc.Good:
+		case status.Good:
 			out[k] = m.decode(t, m.data[b], m.blocks[b].Start)
 		case blockSplit:
 			var ok bool
@@ -344,7 +345,7 @@ func (m *modbusDevice) readAlone(ctx context.Context, t *mtag) (plc.Sample, bool
 	data, err := m.clients[t.client].Read(m.req(ctx), p.Area, p.Address, uint16(p.Span()), m.one)
 	if err != nil {
 		st := m.failed(err)
-		if st.IsCommunication() {
+		if plc.IsCommunication(st) {
 			m.down[t.client] = st
 			return plc.Sample{Status: st}, false
 		}
@@ -384,20 +385,20 @@ func (m *modbusDevice) decode(t *mtag, data []byte, start uint16) plc.Sample {
 	case plc.String:
 		pv = plc.StringValue(v.Str())
 	default:
-		return plc.Sample{Status: plc.BadConfigurationError}
+		return plc.Sample{Status: status.BadConfigurationError}
 	}
-	return plc.Sample{Value: pv, Status: plc.Good}
+	return plc.Sample{Value: pv, Status: status.Good}
 }
 
 // Write implements plc.Device; see the package documentation.
 func (m *modbusDevice) Write(ctx context.Context, h plc.Handle, v plc.Value) error {
 	i := m.index(h)
 	if i < 0 {
-		return fmt.Errorf("devices[%s]: handle %d: %w", m.name, h, plc.BadNodeIDUnknown)
+		return fmt.Errorf("devices[%s]: handle %d: %w", m.name, h, status.BadNodeIDUnknown)
 	}
 	t := &m.tags[i]
 	if !t.point.Area.Writable() {
-		return fmt.Errorf("devices[%s].tags[%s]: %v: %w", m.name, t.name, t.point.Area, plc.BadNotWritable)
+		return fmt.Errorf("devices[%s].tags[%s]: %v: %w", m.name, t.name, t.point.Area, status.BadNotWritable)
 	}
 	var mv modbus.Value
 	switch v.Type() {
@@ -412,7 +413,7 @@ func (m *modbusDevice) Write(ctx context.Context, h plc.Handle, v plc.Value) err
 	case plc.String:
 		mv = modbus.StringValue(v.Text())
 	default:
-		return fmt.Errorf("devices[%s].tags[%s]: value of type %v: %w", m.name, t.name, v.Type(), plc.BadTypeMismatch)
+		return fmt.Errorf("devices[%s].tags[%s]: value of type %v: %w", m.name, t.name, v.Type(), status.BadTypeMismatch)
 	}
 	err := m.clients[t.client].WritePoint(m.req(ctx), &t.point, mv, m.def)
 	if err != nil {

@@ -3,6 +3,7 @@ package devices_test
 import (
 	"testing"
 
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/devices"
 )
@@ -59,7 +60,7 @@ func TestPollDueBlocks(t *testing.T) {
 			t.Errorf("poll of %v: %d requests, want %d", tc.due, got, tc.reqs)
 		}
 		for i, o := range out {
-			if o.Status != plc.Good {
+			if o.Status != status.Good {
 				t.Errorf("%s: %v", tc.due[i], o.Status)
 			}
 			if tc.due[i] == "Counter" && o.Value != plc.UInt32Value(1) {
@@ -79,7 +80,7 @@ func TestPollDueBlocks(t *testing.T) {
 		t.Fatalf("%d blocks after Bind of 2 tags, want 1", n)
 	}
 	out := make([]plc.Sample, 1)
-	if err := dev.Poll(t.Context(), []plc.Handle{h("Counter")}, out); err != nil || out[0].Status != plc.BadNodeIDUnknown {
+	if err := dev.Poll(t.Context(), []plc.Handle{h("Counter")}, out); err != nil || out[0].Status != status.BadNodeIDUnknown {
 		t.Fatalf("poll of a tag no longer bound: %v %v", err, out[0].Status)
 	}
 	// A tag the device's configuration does not have.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/drivers/modbus"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/devices"
@@ -154,8 +155,8 @@ func TestPymodbus(t *testing.T) {
 	}
 	// hr:66 is beyond pymodbus's 64 registers: exception 2 on that tag only
 	// (it shares a block with Near, which stays Good).
-	im = run.waitFor(t, "Beyond's exception", func(im *plc.Image) bool { return im.Status(h("Beyond")) == plc.BadConfigurationError })
-	if st := im.Status(h("Near")); st != plc.Good {
+	im = run.waitFor(t, "Beyond's exception", func(im *plc.Image) bool { return im.Status(h("Beyond")) == status.BadConfigurationError })
+	if st := im.Status(h("Near")); st != status.Good {
 		t.Errorf("Near: %v beside the exception", st)
 	}
 
@@ -164,7 +165,7 @@ func TestPymodbus(t *testing.T) {
 		name string
 		v    plc.Value
 	}{{"W16", plc.UInt16Value(0xBEEF)}, {"WF32", plc.Float32Value(-2.75)}, {"WBit4", plc.BoolValue(true)}, {"WCoil", plc.BoolValue(true)}} {
-		if st := run.write(t, h(w.name), w.v); st != plc.Good {
+		if st := run.write(t, h(w.name), w.v); st != status.Good {
 			t.Fatalf("write %s: %v", w.name, st)
 		}
 		run.waitFor(t, w.name+" read back", func(im *plc.Image) bool { return im.Value(h(w.name)).Equal(w.v) })
@@ -193,7 +194,7 @@ func TestPymodbus(t *testing.T) {
 	}
 	// A value out of the type's range is refused by the engine; a scaled
 	// tag is not writable here (read-only).
-	if st := run.Write(h("W16"), plc.Int32Value(70000), nil); st != plc.BadOutOfRange {
+	if st := run.Write(h("W16"), plc.Int32Value(70000), nil); st != status.BadOutOfRange {
 		t.Errorf("write 70000 to a uint16: %v", st)
 	}
 	t.Logf("pymodbus at %s: %d tags checked", addr, len(want)+2)

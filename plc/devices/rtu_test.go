@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/devices"
@@ -115,7 +116,7 @@ func TestPymodbusRTU(t *testing.T) {
 			t.Errorf("%s = %v, want %v", n, got, v)
 		}
 	}
-	if st := r.write(t, h("W16"), plc.UInt16Value(999)); st != plc.Good {
+	if st := r.write(t, h("W16"), plc.UInt16Value(999)); st != status.Good {
 		t.Fatalf("write W16: %v", st)
 	}
 	r.waitFor(t, "W16 read back", func(im *plc.Image) bool { return im.Value(h("W16")) == plc.UInt16Value(999) })

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/devices"
@@ -38,7 +39,7 @@ func TestSimCounter(t *testing.T) {
 		s.Step()
 	}
 	im := r.waitFor(t, "Counter = 35", func(im *plc.Image) bool { return im.Value(counter) == plc.UInt32Value(35) })
-	if st := im.Status(counter); st != plc.Good {
+	if st := im.Status(counter); st != status.Good {
 		t.Fatalf("Counter status %v", st)
 	}
 }
@@ -69,16 +70,16 @@ func TestSimSignals(t *testing.T) {
 // Status after the simulated PLC's next tick, not before.
 func TestSimCommandStatus(t *testing.T) {
 	s, r := startSim(t)
-	cmd, status := r.handle(t, "sim", "Command"), r.handle(t, "sim", "Status")
-	if st := r.write(t, cmd, plc.UInt16Value(77)); st != plc.Good {
+	cmd, stat := r.handle(t, "sim", "Command"), r.handle(t, "sim", "Status")
+	if st := r.write(t, cmd, plc.UInt16Value(77)); st != status.Good {
 		t.Fatalf("write Command: %v", st)
 	}
 	im := r.waitFor(t, "Command = 77", func(im *plc.Image) bool { return im.Value(cmd) == plc.UInt16Value(77) })
-	if v := im.Value(status); v != plc.UInt16Value(0) {
+	if v := im.Value(stat); v != plc.UInt16Value(0) {
 		t.Fatalf("Status = %v before the PLC's tick", v)
 	}
 	s.Step()
-	r.waitFor(t, "Status = 77", func(im *plc.Image) bool { return im.Value(status) == plc.UInt16Value(77) })
+	r.waitFor(t, "Status = 77", func(im *plc.Image) bool { return im.Value(stat) == plc.UInt16Value(77) })
 }
 
 // TestSimSetpoint: a Setpoint written is read back; a read-only tag is not
@@ -86,11 +87,11 @@ func TestSimCommandStatus(t *testing.T) {
 func TestSimSetpoint(t *testing.T) {
 	_, r := startSim(t)
 	sp := r.handle(t, "sim", "Setpoint")
-	if st := r.write(t, sp, plc.Float32Value(12.5)); st != plc.Good {
+	if st := r.write(t, sp, plc.Float32Value(12.5)); st != status.Good {
 		t.Fatalf("write Setpoint: %v", st)
 	}
 	r.waitFor(t, "Setpoint = 12.5", func(im *plc.Image) bool { return im.Value(sp) == plc.Float32Value(12.5) })
-	if st := r.Write(r.handle(t, "sim", "Counter"), plc.UInt32Value(1), nil); st != plc.BadNotWritable {
+	if st := r.Write(r.handle(t, "sim", "Counter"), plc.UInt32Value(1), nil); st != status.BadNotWritable {
 		t.Fatalf("write Counter: %v, want BadNotWritable", st)
 	}
 }
@@ -101,7 +102,7 @@ func TestSimGPIO(t *testing.T) {
 	s, r := startSim(t)
 	do1, di1 := r.handle(t, "io", "DO1"), r.handle(t, "io", "DI1")
 	for _, v := range []bool{true, false, true} {
-		if st := r.write(t, do1, plc.BoolValue(v)); st != plc.Good {
+		if st := r.write(t, do1, plc.BoolValue(v)); st != status.Good {
 			t.Fatalf("write DO1=%v: %v", v, st)
 		}
 		r.waitFor(t, "DI1 = DO1", func(im *plc.Image) bool {
@@ -112,8 +113,8 @@ func TestSimGPIO(t *testing.T) {
 	if err := s.GPIO().SetFault("DI2", errors.New("EIO")); err != nil {
 		t.Fatal(err)
 	}
-	im := r.waitFor(t, "DI2 failing", func(im *plc.Image) bool { return im.Status(di2) == plc.BadDeviceFailure })
-	if st := im.Status(di3); st != plc.Good {
+	im := r.waitFor(t, "DI2 failing", func(im *plc.Image) bool { return im.Status(di2) == status.BadDeviceFailure })
+	if st := im.Status(di3); st != status.Good {
 		t.Fatalf("DI3 %v while DI2 fails", st)
 	}
 	if v := im.Value(di2); v.Type() != plc.Invalid {
@@ -129,8 +130,8 @@ func TestSimGPIO(t *testing.T) {
 	if err := s.GPIO().SetFault("DI2", nil); err != nil {
 		t.Fatal(err)
 	}
-	r.waitFor(t, "DI2 repaired", func(im *plc.Image) bool { return im.Status(di2) == plc.Good })
-	if st := r.Write(di1, plc.BoolValue(true), nil); st != plc.BadNotWritable {
+	r.waitFor(t, "DI2 repaired", func(im *plc.Image) bool { return im.Status(di2) == status.Good })
+	if st := r.Write(di1, plc.BoolValue(true), nil); st != status.BadNotWritable {
 		t.Fatalf("write DI1: %v, want BadNotWritable", st)
 	}
 }
@@ -151,7 +152,7 @@ func TestSimTicking(t *testing.T) {
 	c0 := im.Value(counter).Bits()
 	r.waitFor(t, "Counter to increase", func(im *plc.Image) bool { return im.Value(counter).Bits() > c0 })
 	first := r.Image().Value(toggle)
-	r.waitFor(t, "Toggle to flip", func(im *plc.Image) bool { return im.Status(toggle) == plc.Good && im.Value(toggle) != first })
+	r.waitFor(t, "Toggle to flip", func(im *plc.Image) bool { return im.Status(toggle) == status.Good && im.Value(toggle) != first })
 	var d plc.Diagnostics
 	r.Diagnostics(&d)
 	for _, dd := range d.Devices {
@@ -196,13 +197,13 @@ func TestException(t *testing.T) {
 	}
 	h := func(n string) plc.Handle { return r.handle(t, "plc", n) }
 	im := r.waitFor(t, "the exception's status", func(im *plc.Image) bool {
-		return im.Status(h("Missing")) == plc.BadConfigurationError && im.Status(h("NoCoil")) == plc.BadConfigurationError
+		return im.Status(h("Missing")) == status.BadConfigurationError && im.Status(h("NoCoil")) == status.BadConfigurationError
 	})
 	im = r.waitGood(t, h("Counter"), h("Low"), h("High"))
 	if im.Value(h("Low")) != plc.UInt16Value(6) || im.Value(h("High")) != plc.UInt16Value(1) {
 		t.Fatalf("Low %v High %v, want 6 and 1", im.Value(h("Low")), im.Value(h("High")))
 	}
-	if st := im.Status(h("Missing")); st != plc.BadConfigurationError {
+	if st := im.Status(h("Missing")); st != status.BadConfigurationError {
 		t.Fatalf("Missing: %v", st)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 )
 
@@ -63,7 +64,7 @@ func (f *Fake) grow(h plc.Handle) {
 	for int(h) >= len(f.tags) {
 		f.tags = append(f.tags, plc.Tag{})
 		f.values = append(f.values, plc.Value{})
-		f.tagStatus = append(f.tagStatus, plc.Good)
+		f.tagStatus = append(f.tagStatus, status.Good)
 		f.reads = append(f.reads, 0)
 	}
 }
@@ -127,7 +128,7 @@ func (f *Fake) Poll(ctx context.Context, due []plc.Handle, out []plc.Sample) err
 			f.stats.Timeouts++
 			f.stats.LastError = ctx.Err().Error()
 			f.mu.Unlock()
-			return fmt.Errorf("plctest: poll: %w", plc.BadTimeout)
+			return fmt.Errorf("plctest: poll: %w", status.BadTimeout)
 		}
 	}
 	f.mu.Lock()
@@ -139,11 +140,11 @@ func (f *Fake) Poll(ctx context.Context, due []plc.Handle, out []plc.Sample) err
 	}
 	for i, h := range due {
 		if int(h) >= len(f.tags) {
-			out[i] = plc.Sample{Status: plc.BadNotFound}
+			out[i] = plc.Sample{Status: status.BadNotFound}
 			continue
 		}
 		f.reads[h]++
-		if st := f.tagStatus[h]; st != plc.Good {
+		if st := f.tagStatus[h]; st != status.Good {
 			out[i] = plc.Sample{Status: st}
 			continue
 		}

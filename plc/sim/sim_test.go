@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/drivers/modbus"
+	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/sim"
 )
@@ -114,7 +115,7 @@ func TestOutOfBank(t *testing.T) {
 	s := startManual(t)
 	c := client(t, s)
 	_, err := c.Read(t.Context(), modbus.HoldingRegisters, sim.BankSize, 1, nil)
-	if modbus.StatusOf(err) != modbus.StatusBadConfigurationError {
+	if modbus.StatusOf(err) != status.BadConfigurationError {
 		t.Fatalf("read beyond the bank: %v, want exception 2 (BadConfigurationError)", err)
 	}
 }

@@ -4,25 +4,25 @@ import (
 	"strconv"
 )
 
-// genStatusCodes writes zz_statuscodes.go: a StatusCode constant per row of
-// StatusCode.csv and the table of names and descriptions that
-// StatusCode.Error, String, Name and Description (status.go) read.
+// genStatusCodes writes status/zz_codes.go: a Code constant per row of
+// StatusCode.csv and the table of names and descriptions that Code.Error,
+// String, Name and Description (status.go) read.
 func genStatusCodes(s *schema) ([]byte, error) {
-	e := newEmitter("ua")
+	e := newEmitter("status")
 	e.p("")
 	e.comment("", "The status codes of OPC 10000-4 §7.39 as listed in StatusCode.csv, with the severity codes Good, Uncertain and Bad. Each comment is the specification's description.")
 	e.p("const (")
 	for _, r := range s.status {
-		name := "Status" + goName(r.name)
+		name := goName(r.name)
 		e.comment("\t", name+": "+r.desc)
-		e.p("\t%s StatusCode = %s", name, hexU32(r.code))
+		e.p("\t%s Code = %s", name, hexU32(r.code))
 	}
 	e.p(")")
 	e.p("")
-	e.p("// statusCodeTable holds the symbolic name and description of every code.")
-	e.p("var statusCodeTable = map[StatusCode]statusCodeInfo{")
+	e.p("// codeTable holds the symbolic name and description of every code.")
+	e.p("var codeTable = map[Code]codeInfo{")
 	for _, r := range s.status {
-		e.p("\tStatus%s: {%q, %q},", goName(r.name), r.name, r.desc)
+		e.p("\t%s: {%q, %q},", goName(r.name), r.name, r.desc)
 	}
 	e.p("}")
 	return e.source()

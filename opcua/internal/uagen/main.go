@@ -15,7 +15,7 @@
 //
 // and writes, under -out (the ua package directory):
 //
-//	zz_statuscodes.go  StatusCode constants and their names and descriptions
+//	status/zz_codes.go status.Code constants and their names and descriptions
 //	zz_attributes.go   AttributeID and its constants
 //	zz_enums.go        enumerated DataTypes and option sets
 //	zz_types.go        structured DataTypes with Encode, Decode, BinaryEncodingID
@@ -97,7 +97,7 @@ func generate(schemaDir string) ([]outputFile, []string, error) {
 		name string
 		gen  func(*schema) ([]byte, error)
 	}{
-		{"zz_statuscodes.go", genStatusCodes},
+		{"status/zz_codes.go", genStatusCodes},
 		{"zz_attributes.go", genAttributes},
 		{"zz_enums.go", genEnums},
 		{"zz_types.go", genTypes},

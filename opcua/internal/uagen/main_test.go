@@ -49,7 +49,7 @@ func TestGeneratedFilesUpToDate(t *testing.T) {
 	}
 	// No stale generated files may be left behind.
 	var have []string
-	for _, pattern := range []string{"zz_*.go", "id/zz_*.go"} {
+	for _, pattern := range []string{"zz_*.go", "id/zz_*.go", "status/zz_*.go"} {
 		m, err := filepath.Glob(filepath.Join(uaDir, pattern))
 		if err != nil {
 			t.Fatal(err)
