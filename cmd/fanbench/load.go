@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edged/edged/internal/benchkit"
 	"github.com/edged/edged/internal/uaclient"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
@@ -87,20 +88,20 @@ func loadMain(args []string, in io.Reader, out io.Writer) error {
 	fmt.Fprintln(out, "ready")
 
 	sc := bufio.NewScanner(in)
-	cpu0, cpu1 := cpuTime(), cpuTime()
+	cpu0, cpu1 := benchkit.CPUTime(), benchkit.CPUTime()
 	t0, t1 := time.Now(), time.Now()
 	for sc.Scan() {
 		switch sc.Text() {
 		case "mark":
-			cpu0, t0 = cpuTime(), time.Now()
+			cpu0, t0 = benchkit.CPUTime(), time.Now()
 			phase.Store(phaseMeasure)
 		case "stop":
 			phase.Store(phaseStopped)
-			cpu1, t1 = cpuTime(), time.Now()
+			cpu1, t1 = benchkit.CPUTime(), time.Now()
 		}
 	}
 	if phase.Load() == phaseMeasure {
-		cpu1, t1 = cpuTime(), time.Now()
+		cpu1, t1 = benchkit.CPUTime(), time.Now()
 	}
 	phase.Store(phaseQuit)
 	wg.Wait()

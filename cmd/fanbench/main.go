@@ -51,7 +51,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -59,22 +58,19 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"net"
 	"os"
-	"os/exec"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"github.com/edged/edged/binding"
 	"github.com/edged/edged/drivers/modbus/slave"
+	"github.com/edged/edged/internal/benchkit"
+	"github.com/edged/edged/internal/stack"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/config"
-	"github.com/edged/edged/plc/devices"
 	"github.com/edged/edged/plc/sim"
 )
 
@@ -274,56 +270,29 @@ func benchMain(args []string, out io.Writer) error {
 		return fmt.Errorf("-duration %v -warmup %v -publish %v -sampling %v: want positive durations", f.duration, f.warmup, f.publish, f.sampling)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, err := sim.StartOptions(ctx, sim.Options{Manual: true})
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	cfg := benchConfig(s.Addr())
+	cfg := benchConfig(config.SimulatorAddress)
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	window := max(int(f.duration/(time.Duration(cfg.BaseCycleMs)*time.Millisecond)), 16)
-	e, drivers, err := newEngine(&cfg, s, window)
+	st, err := stack.New(stack.Config{Plant: &cfg, Simulator: &sim.Options{Manual: true}, Window: window,
+		Server: server.Config{Logger: slog.New(slog.DiscardHandler)}})
 	if err != nil {
 		return err
 	}
-	defer drivers.Close()
+	defer func() {
+		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
+		defer c()
+		st.Close(sctx)
+	}()
+	e, b, s, url := st.Engine, st.Binding, st.Sim, st.URL
 	ch, err := newChanger(s, e)
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	url := "opc.tcp://" + ln.Addr().String()
-	srv, err := server.New(server.Config{EndpointURL: url, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return err
-	}
-	b, err := binding.New(srv.AddressSpace(), e, &cfg)
 	if err != nil {
 		return err
 	}
 	// Monitored items sample in the cycle in which their tag changed, as
 	// in edged; the changer runs after the server was told.
-	defer b.Notify(srv.SourceChanged)()
-	e.Subscribe(ch.image)
-	runErr := make(chan error, 1)
-	go func() { runErr <- e.Run(ctx) }()
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	defer func() {
-		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
-		defer c()
-		srv.Shutdown(sctx)
-		<-serveErr
-		cancel()
-		<-runErr
-	}()
+	st.Start(ch.image)
 
 	fmt.Fprintf(out, "fanbench: %d tags on %d devices of the simulator at %s, %v cycle, every tag changing every cycle; %d sessions × %d items over %s (publishing %v, sampling %v, queue %d, %d Publish in flight); warm-up %v, measuring %v\n",
 		e.Len(), benchDevices, s.Addr(), e.Period(), f.sessions, f.items, url, f.publish, f.sampling, f.queue, f.inflight, f.warmup, f.duration)
@@ -336,9 +305,9 @@ func benchMain(args []string, out io.Writer) error {
 	time.Sleep(f.warmup)
 	var d0, d1 plc.Diagnostics
 	e.Diagnostics(&d0)
-	load0 := loadavg()
+	load0 := benchkit.LoadAvg()
 	c0, i0 := ch.changes.Load(), ch.images.Load()
-	cpu0, t0 := cpuTime(), time.Now()
+	cpu0, t0 := benchkit.CPUTime(), time.Now()
 	if f.cpuprofile != "" {
 		fp, err := os.Create(f.cpuprofile)
 		if err != nil {
@@ -361,7 +330,7 @@ func benchMain(args []string, out io.Writer) error {
 	}
 	e.Diagnostics(&d1)
 	c1, i1 := ch.changes.Load(), ch.images.Load()
-	cpu1, t1 := cpuTime(), time.Now()
+	cpu1, t1 := benchkit.CPUTime(), time.Now()
 
 	line, err := ld.finish()
 	if err != nil {
@@ -381,7 +350,7 @@ func benchMain(args []string, out io.Writer) error {
 		rep.skipped += d1.Devices[i].SkippedPolls - d0.Devices[i].SkippedPolls
 	}
 	rep.print(out)
-	fmt.Fprintf(out, "  machine load average (1 min) %s at the start, %s at the end (other processes compete for the cores)\n", load0, loadavg())
+	fmt.Fprintf(out, "  machine load average (1 min) %s at the start, %s at the end (other processes compete for the cores)\n", load0, benchkit.LoadAvg())
 	return nil
 }
 
@@ -478,105 +447,40 @@ func parseResult(line string) (result, error) {
 	return r, nil
 }
 
-// cpuTime returns the process's user + system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// newEngine builds the devices of cfg (polling the simulator s) and the
-// engine, whose percentile window is window cycles.
-func newEngine(cfg *config.Config, s *sim.Sim, window int) (*plc.Engine, io.Closer, error) {
-	pc, drivers, err := devices.Build(cfg, devices.Options{SimAddress: s.Addr(), GPIO: s.GPIO()})
-	if err != nil {
-		return nil, nil, err
-	}
-	pc.Window = window
-	pc.PreciseWake = time.Millisecond // as edged runs it
-	e, err := plc.New(pc)
-	if err != nil {
-		drivers.Close()
-		return nil, nil, err
-	}
-	return e, drivers, nil
-}
-
-// loadavg returns the machine's 1-minute load average, "?" if unknown.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
-		return f[0]
-	}
-	return "?"
-}
-
 // load is the load role in a child process.
-type load struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	lines *bufio.Scanner
-}
+type load struct{ *benchkit.Child }
 
 // startLoad starts the load role with args after the words of prefix and
 // waits until its subscriptions are set up.
 func startLoad(prefix string, args []string) (*load, error) {
-	self, err := os.Executable()
+	c, err := benchkit.StartChild("load", prefix, append([]string{"load"}, args...)...)
 	if err != nil {
 		return nil, err
 	}
-	argv := append(strings.Fields(prefix), self, "load")
-	argv = append(argv, args...)
-	l := &load{cmd: exec.Command(argv[0], argv[1:]...)}
-	l.cmd.Stderr = os.Stderr
-	if l.stdin, err = l.cmd.StdinPipe(); err != nil {
+	if err := c.WaitReady("load"); err != nil {
 		return nil, err
 	}
-	stdout, err := l.cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := l.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the load %q: %w", argv, err)
-	}
-	l.lines = bufio.NewScanner(stdout)
-	if !l.lines.Scan() || l.lines.Text() != "ready" {
-		l.kill()
-		return nil, fmt.Errorf("the load did not get ready: %q %v", l.lines.Text(), l.lines.Err())
-	}
-	return l, nil
+	return &load{c}, nil
 }
 
 // send sends the load a command line: "mark" starts its count, "stop"
 // ends it.
-func (l *load) send(cmd string) error {
-	if _, err := io.WriteString(l.stdin, cmd+"\n"); err != nil {
-		return fmt.Errorf("load: %w", err)
-	}
-	return nil
-}
+func (l *load) send(cmd string) error { return l.Send("load", cmd) }
 
 // finish closes the load's input and returns its result line.
 func (l *load) finish() (string, error) {
-	l.stdin.Close()
 	var res string
-	for l.lines.Scan() {
-		if t := l.lines.Text(); strings.HasPrefix(t, "result ") {
-			res = t
+	err := l.Finish("load", func(line string) {
+		if strings.HasPrefix(line, "result ") {
+			res = line
 		}
-	}
-	if err := l.cmd.Wait(); err != nil {
-		return "", fmt.Errorf("load: %w", err)
-	}
-	return res, nil
+	})
+	return res, err
 }
 
 // kill ends the load if it is still running.
 func (l *load) kill() {
-	if l != nil && l.cmd.ProcessState == nil {
-		l.cmd.Process.Kill()
-		l.cmd.Wait()
+	if l != nil {
+		l.Kill()
 	}
 }

@@ -29,26 +29,21 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/pprof"
-	"strings"
-	"syscall"
 	"time"
 
-	"github.com/edged/edged/binding"
+	"github.com/edged/edged/internal/benchkit"
+	"github.com/edged/edged/internal/stack"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/config"
-	"github.com/edged/edged/plc/devices"
 	"github.com/edged/edged/plc/sim"
 )
 
@@ -150,50 +145,25 @@ func benchMain(args []string, out io.Writer) error {
 		return fmt.Errorf("-duration %v -warmup %v: want a duration of 1 s or more", f.duration, f.warmup)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, err := sim.Start(ctx)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	cfg := benchConfig(s.Addr())
+	cfg := benchConfig(config.SimulatorAddress)
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	window := int(f.duration / time.Duration(cfg.BaseCycleMs) / time.Millisecond)
-	e, drivers, err := newEngine(&cfg, s, window)
+	st, err := stack.New(stack.Config{Plant: &cfg, Simulator: &sim.Options{}, Window: window,
+		Server: server.Config{Logger: slog.New(slog.DiscardHandler)}})
 	if err != nil {
 		return err
 	}
-	defer drivers.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	url := "opc.tcp://" + ln.Addr().String()
-	srv, err := server.New(server.Config{EndpointURL: url, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return err
-	}
-	b, err := binding.New(srv.AddressSpace(), e, &cfg)
-	if err != nil {
-		return err
-	}
-	runErr := make(chan error, 1)
-	go func() { runErr <- e.Run(ctx) }()
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
 	defer func() {
 		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
 		defer c()
-		srv.Shutdown(sctx)
-		<-serveErr
-		cancel()
-		<-runErr
+		st.Close(sctx)
 	}()
+	st.Start()
+	e, s, url := st.Engine, st.Sim, st.URL
 
-	ld, err := startLoad(f, url, b.Namespace())
+	ld, err := startLoad(f, url, st.Binding.Namespace())
 	if err != nil {
 		return err
 	}
@@ -204,10 +174,10 @@ func benchMain(args []string, out io.Writer) error {
 	time.Sleep(f.warmup)
 	var d0, d1 plc.Diagnostics
 	e.Diagnostics(&d0)
-	load0 := loadavg()
+	load0 := benchkit.LoadAvg()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
-	cpu0, t0 := cpuTime(), time.Now()
+	cpu0, t0 := benchkit.CPUTime(), time.Now()
 	if f.memprofile != "" {
 		runtime.MemProfileRate = 4096
 	}
@@ -216,7 +186,7 @@ func benchMain(args []string, out io.Writer) error {
 	}
 	time.Sleep(f.duration)
 	e.Diagnostics(&d1)
-	cpu1, t1 := cpuTime(), time.Now()
+	cpu1, t1 := benchkit.CPUTime(), time.Now()
 	runtime.ReadMemStats(&m1)
 	if f.memprofile != "" {
 		if err := writeProfile(f.memprofile); err != nil {
@@ -233,7 +203,7 @@ func benchMain(args []string, out io.Writer) error {
 	fmt.Fprintf(out, "  allocated %.1f MB/s, %d GCs (%.1f/s), %d images allocated for readers\n",
 		float64(m1.TotalAlloc-m0.TotalAlloc)/wall/1e6, m1.NumGC-m0.NumGC, float64(m1.NumGC-m0.NumGC)/wall,
 		d1.ImagesAllocated-d0.ImagesAllocated)
-	fmt.Fprintf(out, "  machine load average (1 min) %s at the start, %s at the end (other processes compete for the cores)\n", load0, loadavg())
+	fmt.Fprintf(out, "  machine load average (1 min) %s at the start, %s at the end (other processes compete for the cores)\n", load0, benchkit.LoadAvg())
 	return nil
 }
 
@@ -259,32 +229,6 @@ func report(out io.Writer, d0, d1 *plc.Diagnostics, cpu, wall time.Duration, loa
 	fmt.Fprintf(out, "  load: %s\n", load)
 }
 
-// cpuTime returns the process's user + system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// newEngine builds the devices of cfg (polling the simulator s) and the
-// engine, whose percentile window is window cycles.
-func newEngine(cfg *config.Config, s *sim.Sim, window int) (*plc.Engine, io.Closer, error) {
-	pc, drivers, err := devices.Build(cfg, devices.Options{SimAddress: s.Addr(), GPIO: s.GPIO()})
-	if err != nil {
-		return nil, nil, err
-	}
-	pc.Window = window
-	pc.PreciseWake = time.Millisecond // as edged runs it
-	e, err := plc.New(pc)
-	if err != nil {
-		drivers.Close()
-		return nil, nil, err
-	}
-	return e, drivers, nil
-}
-
 // writeProfile writes the allocation profile to path.
 func writeProfile(path string) error {
 	fp, err := os.Create(path)
@@ -298,51 +242,23 @@ func writeProfile(path string) error {
 	return fp.Close()
 }
 
-// loadavg returns the machine's 1-minute load average, "?" if unknown.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
-		return f[0]
-	}
-	return "?"
-}
-
 // load is the load role in a child process; nil when there are no clients.
-type load struct {
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-	lines *bufio.Scanner
-}
+type load struct{ *benchkit.Child }
 
 // startLoad starts the load role and waits for its clients to connect.
 func startLoad(f benchFlags, url string, ns uint16) (*load, error) {
 	if f.clients == 0 {
 		return nil, nil
 	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	argv := append(strings.Fields(f.loadPrefix), self, "load", "-url", url, "-ns", fmt.Sprint(ns),
+	c, err := benchkit.StartChild("load", f.loadPrefix, "load", "-url", url, "-ns", fmt.Sprint(ns),
 		"-clients", fmt.Sprint(f.clients), "-nodes", fmt.Sprint(f.nodes))
-	l := &load{cmd: exec.Command(argv[0], argv[1:]...)}
-	l.cmd.Stderr = os.Stderr
-	if l.stdin, err = l.cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	stdout, err := l.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
-	if err := l.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the load %q: %w", argv, err)
+	if err := c.WaitReady("load"); err != nil {
+		return nil, err
 	}
-	l.lines = bufio.NewScanner(stdout)
-	if !l.lines.Scan() || l.lines.Text() != "ready" {
-		l.kill()
-		return nil, fmt.Errorf("the load did not get ready: %q %v", l.lines.Text(), l.lines.Err())
-	}
-	return l, nil
+	return &load{c}, nil
 }
 
 // mark starts the load's count.
@@ -350,10 +266,7 @@ func (l *load) mark() error {
 	if l == nil {
 		return nil
 	}
-	if _, err := io.WriteString(l.stdin, "mark\n"); err != nil {
-		return fmt.Errorf("load: %w", err)
-	}
-	return nil
+	return l.Send("load", "mark")
 }
 
 // finish stops the load and returns its result line.
@@ -361,21 +274,18 @@ func (l *load) finish() (string, error) {
 	if l == nil {
 		return "none", nil
 	}
-	l.stdin.Close()
 	var result string
-	if l.lines.Scan() {
-		result = l.lines.Text()
-	}
-	if err := l.cmd.Wait(); err != nil {
-		return "", fmt.Errorf("load: %w", err)
-	}
-	return result, nil
+	err := l.Finish("load", func(line string) {
+		if result == "" {
+			result = line
+		}
+	})
+	return result, err
 }
 
 // kill ends the load if it is still running.
 func (l *load) kill() {
-	if l != nil && l.cmd.ProcessState == nil {
-		l.cmd.Process.Kill()
-		l.cmd.Wait()
+	if l != nil {
+		l.Kill()
 	}
 }

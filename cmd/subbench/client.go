@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edged/edged/internal/benchkit"
 	"github.com/edged/edged/internal/uaclient"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
@@ -486,10 +487,5 @@ func dist(d []time.Duration) string {
 // pct returns the p-th percentile (nearest rank) of d, sorting it; 0 for
 // none.
 func pct(d []time.Duration, p int) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	slices.Sort(d)
-	i := (len(d)*p + 99) / 100
-	return d[max(i-1, 0)].Round(10 * time.Microsecond)
+	return benchkit.Percentile(d, p).Round(10 * time.Microsecond)
 }

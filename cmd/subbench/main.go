@@ -41,7 +41,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -50,20 +49,18 @@ import (
 	"io"
 	"log/slog"
 	"math/bits"
-	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/edged/edged/binding"
+	"github.com/edged/edged/internal/benchkit"
+	"github.com/edged/edged/internal/stack"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
-	"github.com/edged/edged/plc/devices"
+	"github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/sim"
 )
 
@@ -103,61 +100,12 @@ func benchMain(args []string, out io.Writer) error {
 		return fmt.Errorf("want -duration 10ms..1h, -warmup ≥ 0, -reps ≥ 1, -inflight ≥ 1, -queue ≥ 2")
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	s, err := sim.Start(ctx)
+	cfg := config.Simulator()
+	st, err := stack.New(stack.Config{Plant: &cfg, Simulator: &sim.Options{}, Server: server.Config{Logger: slog.New(slog.DiscardHandler)}})
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	cfg := s.Config()
-	if err := cfg.Validate(); err != nil {
-		return err
-	}
-	pc, drivers, err := devices.Build(&cfg, devices.Options{SimAddress: s.Addr(), GPIO: s.GPIO()})
-	if err != nil {
-		return err
-	}
-	defer drivers.Close()
-	pc.PreciseWake = time.Millisecond // as edged runs it
-	e, err := plc.New(pc)
-	if err != nil {
-		return err
-	}
-	counter, ok := e.Lookup("sim", "Counter")
-	if !ok {
-		return errors.New("no tag sim.Counter")
-	}
-	// The publish times, recorded before the binding hears of the image.
-	pubs := newPubLog(f.warmup + f.duration + time.Minute)
-	stopLog := e.Subscribe(func(im *plc.Image) { pubs.image(im, counter) })
-	defer stopLog()
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	url := "opc.tcp://" + ln.Addr().String()
-	srv, err := server.New(server.Config{EndpointURL: url, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	b, err := binding.New(srv.AddressSpace(), e, &cfg)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	if err := b.AddWriteMethod("sim", "WriteCommand", "Command"); err != nil {
-		ln.Close()
-		return err
-	}
-	defer b.Notify(srv.SourceChanged)()
-
-	runErr := make(chan error, 1)
-	go func() { runErr <- e.Run(ctx) }()
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	e, b, s, ln, url := st.Engine, st.Binding, st.Sim, st.Listener, st.URL
 	stopped := false
 	stop := func() {
 		if stopped {
@@ -166,21 +114,30 @@ func benchMain(args []string, out io.Writer) error {
 		stopped = true
 		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
 		defer c()
-		srv.Shutdown(sctx)
-		<-serveErr
-		cancel()
-		<-runErr
+		st.Close(sctx)
 	}
 	defer stop()
+	counter, ok := e.Lookup("sim", "Counter")
+	if !ok {
+		return errors.New("no tag sim.Counter")
+	}
+	// The publish times, recorded before the binding hears of the image.
+	pubs := newPubLog(f.warmup + f.duration + time.Minute)
+	stopLog := e.Subscribe(func(im *plc.Image) { pubs.image(im, counter) })
+	defer stopLog()
+	if err := b.AddWriteMethod("sim", "WriteCommand", "Command"); err != nil {
+		return err
+	}
+	st.Start()
 
 	fmt.Fprintf(out, "subbench: simulator at %s, %v scan cycle, %v simulator tick; OPC UA at %s; client: %d Publish requests in flight, "+
 		"publishing 5 ms, sampling 5 ms, queue %d; warm-up %v, publish latency over %v, %d writes and %d calls\n",
 		s.Addr(), e.Period(), sim.Period, url, f.inflight, f.queue, f.warmup, f.duration, f.reps, f.reps)
-	load0 := loadavg()
-	cpu0, t0 := cpuTime(), time.Now()
+	load0 := benchkit.LoadAvg()
+	cpu0, t0 := benchkit.CPUTime(), time.Now()
 	var cmdLines bytes.Buffer // the client's result lines, printed after the publish latency
 	recv, window, err := runClient(f, ln.Addr().String(), b.Namespace(), &cmdLines)
-	cpu1, t1 := cpuTime(), time.Now()
+	cpu1, t1 := benchkit.CPUTime(), time.Now()
 	stop() // the engine no longer publishes: pubs is ours to read
 	if err != nil {
 		out.Write(cmdLines.Bytes())
@@ -189,7 +146,7 @@ func benchMain(args []string, out io.Writer) error {
 	reportPublish(out, pubs, recv, window)
 	out.Write(cmdLines.Bytes())
 	fmt.Fprintf(out, "  server process CPU %.1f%% of one core over the client's run (%v); machine load average (1 min) %s at the start, %s at the end\n",
-		100*(cpu1-cpu0).Seconds()/t1.Sub(t0).Seconds(), t1.Sub(t0).Round(time.Millisecond), load0, loadavg())
+		100*(cpu1-cpu0).Seconds()/t1.Sub(t0).Seconds(), t1.Sub(t0).Round(time.Millisecond), load0, benchkit.LoadAvg())
 	return nil
 }
 
@@ -254,32 +211,20 @@ type reception struct {
 // runClient runs the client role as a child process, copies its result
 // lines to out and returns its receptions and its "window" line.
 func runClient(f benchFlags, addr string, ns uint16, out io.Writer) ([]reception, string, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, "", err
-	}
-	argv := append(strings.Fields(f.clientPrefix), self, "client", "-addr", addr, "-ns", fmt.Sprint(ns),
+	c, err := benchkit.StartChild("client", f.clientPrefix, "client", "-addr", addr, "-ns", fmt.Sprint(ns),
 		"-warmup", f.warmup.String(), "-duration", f.duration.String(), "-reps", fmt.Sprint(f.reps),
 		"-inflight", fmt.Sprint(f.inflight), "-queue", fmt.Sprint(f.queue))
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, "", err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, "", fmt.Errorf("starting the client %q: %w", argv, err)
 	}
 	var recv []reception
 	var window string
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		line := sc.Text()
+	err = c.Finish("client", func(line string) {
 		switch {
 		case strings.HasPrefix(line, "recv "):
 			fs := strings.Fields(line)
 			if len(fs) != 3 {
-				continue
+				return
 			}
 			v, err1 := strconv.ParseUint(fs[1], 10, 32)
 			t, err2 := strconv.ParseInt(fs[2], 10, 64)
@@ -291,9 +236,9 @@ func runClient(f benchFlags, addr string, ns uint16, out io.Writer) ([]reception
 		default:
 			fmt.Fprintln(out, line)
 		}
-	}
-	if err := cmd.Wait(); err != nil {
-		return nil, "", fmt.Errorf("client: %w", err)
+	})
+	if err != nil {
+		return nil, "", err
 	}
 	return recv, window, nil
 }
@@ -329,22 +274,4 @@ func reportPublish(out io.Writer, p *pubLog, recv []reception, window string) {
 	fmt.Fprintf(out, "  client in the window: %s\n", window)
 	fmt.Fprintf(out, "  engine over the run: %d images, %d without a new Counter (engine and simulator ticks drift), %d Counter values never read, %d with a bad status\n",
 		p.images, p.same, p.skipped, p.badValue)
-}
-
-// cpuTime returns the process's user + system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// loadavg returns the machine's 1-minute load average, "?" if unknown.
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
-		return f[0]
-	}
-	return "?"
 }
