@@ -56,7 +56,7 @@ FANOUT_DURATION ?= 30s
 FANOUT_WARMUP   ?= 5s
 FANOUT_FLAGS    ?=
 
-.PHONY: all help build arm64 armv7 run deps test test-arm bench bench-e2e bench-scan bench-sub bench-fanout fuzz lint check-binaries clean
+.PHONY: all help build arm64 armv7 run deps test test-arm test-race check-generate bench bench-e2e bench-scan bench-sub bench-fanout fuzz lint check-binaries clean
 
 all: build
 
@@ -67,6 +67,8 @@ help:
 	@echo "make deps            install the Debian packages the tests need (scripts/deps.sh)"
 	@echo "make test            deps, then all tests"
 	@echo "make test-arm        deps, then all tests for arm64 and armv7 under qemu"
+	@echo "make test-race       deps, then the tests of the packages with goroutines under the race detector ($(RACE_PKGS))"
+	@echo "make check-generate  go generate ./... must leave the tree as committed"
 	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not), bench-scan (SCAN=0: not), bench-sub (SUB=0: not) and bench-fanout (FANOUT=0: not)"
 	@echo "make bench-e2e       end-to-end OPC UA load on loopback, server on core 0, load on core 1"
 	@echo "make bench-scan      5 ms scan of 1,000 simulated tags under 10 OPC UA clients, $(SCAN_DURATION); cycle/jitter/overruns/CPU"
@@ -100,6 +102,23 @@ test: deps
 test-arm: deps
 	EDGED_TEST_EMULATED=1 EDGED_TEST_EXEC=qemu-aarch64-static CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) test -count=1 -exec qemu-aarch64-static ./...
 	EDGED_TEST_EMULATED=1 EDGED_TEST_EXEC=qemu-arm-static CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 $(GO) test -count=1 -exec qemu-arm-static ./...
+
+# The packages whose goroutines share state: the stack, the scan engine and
+# its devices, the binding, and the in-process stack.
+RACE_PKGS ?= ./opcua/... ./plc/... ./binding/... ./internal/...
+
+test-race: deps
+	CGO_ENABLED=1 $(GO) test -race -count=1 $(RACE_PKGS)
+
+# Generated files are committed; regenerating them from ../shared must
+# change nothing (nor add a file).
+check-generate:
+	$(GO) generate ./...
+	@changed=$$(git status --porcelain -- '*.go'); \
+	if [ -n "$$changed" ]; then \
+		echo "check-generate: go generate changed the tree (commit the generator's output, never edit it by hand):"; \
+		echo "$$changed"; git diff --stat; exit 1; \
+	fi
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKG)

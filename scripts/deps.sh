@@ -40,6 +40,8 @@ packages=(
 	python3-pymodbus # Modbus interop tests
 	mbpoll           # Modbus interop tests
 	socat            # serial/TCP plumbing in tests (Modbus RTU over a pty pair)
+	gcc              # test-race: the race detector needs cgo
+	libc6-dev        # test-race
 )
 # Node.js and npm for the node-opcua interop test, from Debian, only where
 # the machine has none (a Node.js from elsewhere is kept as it is).
