@@ -10,39 +10,40 @@ import (
 	pconfig "github.com/edged/edged/plc/config"
 )
 
-// readmeBlock returns the first fenced block of language lang after the
-// heading in README.md.
-func readmeBlock(t *testing.T, heading, lang string) []byte {
+// docBlock returns the first fenced block of language lang after the
+// heading in the Markdown file doc (relative to the repository root).
+func docBlock(t *testing.T, doc, heading, lang string) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../" + doc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	i := bytes.Index(b, []byte("\n"+heading+"\n"))
 	if i < 0 {
-		t.Fatalf("README.md has no heading %q", heading)
+		t.Fatalf("%s has no heading %q", doc, heading)
 	}
 	b = b[i:]
 	start := bytes.Index(b, []byte("\n```"+lang+"\n"))
 	if start < 0 {
-		t.Fatalf("README.md has no ```%s block after %q", lang, heading)
+		t.Fatalf("%s has no ```%s block after %q", doc, lang, heading)
 	}
 	b = b[start+len("\n```"+lang+"\n"):]
 	end := bytes.Index(b, []byte("\n```\n"))
 	if end < 0 {
-		t.Fatalf("README.md: the ```%s block after %q does not end", lang, heading)
+		t.Fatalf("%s: the ```%s block after %q does not end", doc, lang, heading)
 	}
 	return b[:end+1]
 }
 
-// TestReadmeConfiguration: the README's example configuration parses and
-// validates, and so does it with the README's CSV tag list imported.
+// TestReadmeConfiguration: the example configuration of
+// docs/configuration.md parses and validates, and so does it with the CSV
+// tag list there imported.
 func TestReadmeConfiguration(t *testing.T) {
-	c, err := pconfig.Parse(readmeBlock(t, "### The configuration file", "json"))
+	c, err := pconfig.Parse(docBlock(t, "docs/configuration.md", "### The configuration file", "json"))
 	if err != nil {
 		t.Fatalf("README's configuration: %v", err)
 	}
-	if err := c.ImportCSV(bytes.NewReader(readmeBlock(t, "### Tag lists in CSV", "csv")), "plc1"); err != nil {
+	if err := c.ImportCSV(bytes.NewReader(docBlock(t, "docs/configuration.md", "### Tag lists in CSV", "csv")), "plc1"); err != nil {
 		t.Fatalf("README's CSV: %v", err)
 	}
 	if err := c.Validate(); err != nil {

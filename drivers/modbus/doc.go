@@ -20,7 +20,7 @@
 //     exponential back-off on consecutive failures.
 //   - RTU (NewRTU) is one serial bus (RS-485); RTU.Client(unit) returns a
 //     Client per unit id on it; transactions of all of them run one after
-//     another under the bus's mutex. See RTU for the timing.
+//     another, in the order asked, through the bus's queue. See RTU for the timing.
 //
 // # Values
 //
