@@ -87,8 +87,8 @@ func NeedsSimulator(c *pconfig.Config) bool {
 
 // New builds the stack of cfg without running it. On error everything it
 // started is closed again (the listener included).
-func New(cfg Config) (st *Stack, err error) {
-	st = &Stack{Listener: cfg.Listener}
+func New(cfg Config) (_ *Stack, err error) {
+	st := &Stack{Listener: cfg.Listener}
 	defer func() {
 		if err != nil {
 			st.closeParts()
