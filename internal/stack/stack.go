@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"time"
 
@@ -60,7 +61,7 @@ type Stack struct {
 	Listener net.Listener
 	URL      string // the server's endpoint URL
 
-	drivers    interface{ Close() error }
+	drivers    io.Closer
 	stopNotify func()
 	stopEngine context.CancelFunc
 	engineDone chan error
