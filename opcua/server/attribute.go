@@ -7,40 +7,19 @@ import (
 	"github.com/edged/edged/opcua/ua/status"
 )
 
-// grow returns s with length n, reusing its array (and the values in it)
-// when it is large enough.
-func grow[T any](s []T, n int) []T {
-	if cap(s) >= n {
-		return s[:n]
-	}
-	return append(s[:cap(s)], make([]T, n-cap(s))...)
-}
-
-// checkCount is the service result for a request with n operations and a
-// limit: Bad_NothingToDo for none, Bad_TooManyOperations above the limit.
-func checkCount(n int, limit uint32) error {
-	switch {
-	case n == 0:
-		return status.BadNothingToDo
-	case uint64(n) > uint64(limit):
-		return status.BadTooManyOperations
-	}
-	return nil
-}
-
 // read answers Read (OPC 10000-4 §5.11.2). The request's values all come
 // from one image of each value source (one read context per request).
 func (c *conn) read(s *session, req *ua.ReadRequest, resp *ua.ReadResponse) error {
 	switch {
 	case req.MaxAge < 0:
 		return status.BadMaxAgeInvalid
-	case !validTimestamps(req.TimestampsToReturn):
+	case !req.TimestampsToReturn.IsValid():
 		return status.BadTimestampsToReturnInvalid
 	}
-	if err := checkCount(len(req.NodesToRead), c.srv.cfg.Limits.MaxNodesPerRead); err != nil {
+	if err := ua.CheckOperations(len(req.NodesToRead), c.srv.cfg.Limits.MaxNodesPerRead); err != nil {
 		return err
 	}
-	resp.Results = grow(resp.Results, len(req.NodesToRead))
+	resp.Results = ua.Resize(resp.Results, len(req.NodesToRead))
 	resp.DiagnosticInfos = nil
 	c.srv.space.read(&c.scr, s, req, resp.Results)
 	return nil
@@ -55,10 +34,10 @@ func (c *conn) read(s *session, req *ua.ReadRequest, resp *ua.ReadResponse) erro
 // connection, it waits inline. A Write whose operations are all answered
 // at once is answered at once, without allocating.
 func (c *conn) write(s *session, req *ua.WriteRequest, resp *ua.WriteResponse) error {
-	if err := checkCount(len(req.NodesToWrite), c.srv.cfg.Limits.MaxNodesPerWrite); err != nil {
+	if err := ua.CheckOperations(len(req.NodesToWrite), c.srv.cfg.Limits.MaxNodesPerWrite); err != nil {
 		return err
 	}
-	resp.Results = grow(resp.Results, len(req.NodesToWrite))
+	resp.Results = ua.Resize(resp.Results, len(req.NodesToWrite))
 	resp.DiagnosticInfos = nil
 	scr := &c.scr
 	if !c.srv.space.writeStart(scr, s, req.NodesToWrite, resp.Results) {
@@ -85,9 +64,4 @@ func (c *conn) write(s *session, req *ua.WriteRequest, resp *ua.WriteResponse) e
 		}
 	})
 	return errAsync
-}
-
-// validTimestamps reports whether ttr is one of the four TimestampsToReturn.
-func validTimestamps(ttr ua.TimestampsToReturn) bool {
-	return ttr >= ua.TimestampsToReturnSource && ttr <= ua.TimestampsToReturnNeither
 }

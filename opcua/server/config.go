@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/edged/edged/opcua/server/internal/subs"
 	"github.com/edged/edged/opcua/uasc"
 )
 
@@ -38,6 +39,10 @@ type OperationLimits struct {
 	MaxNodesPerTranslateBrowsePathsToNodeIDs uint32
 	MaxNodesPerMethodCall                    uint32
 }
+
+// SubscriptionLimits bound the subscriptions and monitored items; see
+// the fields of subs.Limits.
+type SubscriptionLimits = subs.Limits
 
 // Config configures a Server. Zero fields take the defaults documented on
 // each.
@@ -168,7 +173,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout
 	}
-	c.Subscriptions = c.Subscriptions.withDefaults(c.MinSupportedSampleRate)
+	c.Subscriptions = c.Subscriptions.WithDefaults(c.MinSupportedSampleRate, DefaultMaxNodesPerRequest)
 	lim := func(v *uint32) {
 		if *v == 0 {
 			*v = DefaultMaxNodesPerRequest

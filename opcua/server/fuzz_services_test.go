@@ -668,10 +668,10 @@ func (fz *serviceFuzzer) drain(tc *testConn) { fz.drainChannel(tc, tc.c.ch.(*fak
 // drainChannel checks the responses written asynchronously to fc, a
 // channel tc's session is or was bound to.
 func (fz *serviceFuzzer) drainChannel(tc *testConn, fc *fakeChannel) {
-	fc.mu.Lock()
-	out := fc.out
-	fc.out = nil
-	fc.mu.Unlock()
+	fc.Mu.Lock()
+	out := fc.Out
+	fc.Out = nil
+	fc.Mu.Unlock()
 	for _, msg := range out {
 		resp, err := ua.DecodeMessage(ua.NewDecoder(msg))
 		if err != nil {
@@ -715,11 +715,7 @@ func (fz *serviceFuzzer) call(tc *testConn, req ua.Body) ua.Body {
 func (fz *serviceFuzzer) tick(d time.Duration) {
 	fz.offset += d
 	now := time.Now().Add(fz.offset)
-	m := &fz.fx.s.subs
-	m.call(func() {
-		m.sourceChanges(now)
-		m.tick(now)
-	})
+	fz.fx.s.subs.RunRound(now)
 }
 
 func (fz *serviceFuzzer) op(op byte) {
@@ -834,7 +830,7 @@ func (fz *serviceFuzzer) op(op byte) {
 				handles[i] = fz.u32()
 			}
 		}
-		fz.fx.val.Store(math.Float64bits(fz.interval()))
+		fz.fx.vars.Set(fz.interval())
 		fz.fx.s.SourceChanged(fz.fx.src, handles)
 	case opTick:
 		fz.tick(time.Duration(fz.byte()) * time.Millisecond)
@@ -852,7 +848,7 @@ func (fz *serviceFuzzer) op(op byte) {
 		fz.drain(tc2)
 		old := tc2.c
 		fz.chID++
-		tc2.c = newConn(fz.fx.s, &fakeChannel{id: fz.chID})
+		tc2.c = newConn(fz.fx.s, newFakeChannel(fz.chID))
 		fz.call(tc2, anonymousActivate())
 		fz.drainChannel(tc2, old.ch.(*fakeChannel))
 	case opRead:
@@ -919,3 +915,6 @@ func TestHugePublishingInterval(t *testing.T) {
 		}
 	}
 }
+
+// durMS is d in milliseconds, as a Duration travels.
+func durMS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

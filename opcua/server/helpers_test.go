@@ -6,56 +6,44 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"github.com/edged/edged/opcua/ua"
-	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/opcua/uasc"
 )
 
 // fakeChannel is a secure channel without a network: tests hand its
 // connection service messages directly (conn.handle), or queue them for
-// conn.serve.
+// conn.serve; the responses are recorded (subtest.Channel).
 type fakeChannel struct {
-	id uint32
+	subtest.Channel
 
-	mu     sync.Mutex
-	in     [][]byte
-	out    [][]byte
+	in     [][]byte // under Mu
 	closed ua.StatusCode
 }
 
-func (f *fakeChannel) ID() uint32 { return f.id }
+func newFakeChannel(id uint32) *fakeChannel { return &fakeChannel{Channel: subtest.Channel{Num: id}} }
 
 func (f *fakeChannel) ReadRequest() (uasc.Request, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	if len(f.in) == 0 {
 		return uasc.Request{}, uasc.ErrClosed
 	}
 	m := f.in[0]
 	f.in = f.in[1:]
-	return uasc.Request{RequestID: uint32(len(f.out) + 1), Message: m}, nil
+	return uasc.Request{RequestID: uint32(len(f.Out) + 1), Message: m}, nil
 }
 
 func (f *fakeChannel) Buffered() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	return len(f.in) > 0
 }
 
-func (f *fakeChannel) QueueResponse(id uint32, msg []byte) error { return f.WriteResponse(id, msg) }
-
-func (f *fakeChannel) PostResponse(id uint32, msg []byte) error { return f.WriteResponse(id, msg) }
-
-func (f *fakeChannel) WriteResponse(_ uint32, msg []byte) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.out = append(f.out, append([]byte(nil), msg...))
-	return nil
-}
-
 func (f *fakeChannel) Close(status ua.StatusCode, _ string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.Mu.Lock()
+	defer f.Mu.Unlock()
 	f.closed = status
 	return nil
 }
@@ -101,7 +89,7 @@ type testConn struct {
 }
 
 func newTestConn(t testing.TB, s *Server, channelID uint32) *testConn {
-	return &testConn{t: t, c: newConn(s, &fakeChannel{id: channelID})}
+	return &testConn{t: t, c: newConn(s, newFakeChannel(channelID))}
 }
 
 // call sends req (its header's handle and token set by call) and returns
@@ -131,29 +119,18 @@ func (tc *testConn) raw(msg []byte) ua.Body {
 	return resp
 }
 
-// faultOf returns the ServiceResult of a ServiceFault, 0 (Good) if resp
-// is no fault.
-func faultOf(resp ua.Body) ua.StatusCode {
-	if f, ok := resp.(*ua.ServiceFault); ok {
-		return f.ResponseHeader.ServiceResult
-	}
-	return status.Good
-}
+// faultOf, wantFault and wantOK are subtest's, shared with the
+// subscription engine's tests.
+func faultOf(resp ua.Body) ua.StatusCode { return subtest.FaultOf(resp) }
 
 func wantFault(t testing.TB, resp ua.Body, want ua.StatusCode) {
 	t.Helper()
-	if got := faultOf(resp); got != want {
-		t.Fatalf("got %T with %v, want a ServiceFault %v", resp, got, want)
-	}
+	subtest.WantFault(t, resp, want)
 }
 
 func wantOK[T any](t testing.TB, resp ua.Body) *T {
 	t.Helper()
-	r, ok := any(resp).(*T)
-	if !ok {
-		t.Fatalf("got %T (%v), want %T", resp, faultOf(resp), r)
-	}
-	return r
+	return subtest.WantOK[T](t, resp)
 }
 
 // openSession creates and activates an anonymous session on tc.
@@ -203,3 +180,47 @@ func responseHeader(b ua.Body) *ua.ResponseHeader {
 	h, _ := f.Addr().Interface().(*ua.ResponseHeader)
 	return h
 }
+
+// subFixture is a server with the test variables of subtest (ext, slow,
+// static) and an activated session on channel 1, for the tests that
+// subscribe through the server (the engine's own tests are in
+// internal/subs).
+type subFixture struct {
+	t    *testing.T
+	s    *Server
+	tc   *testConn
+	vars *subtest.Vars
+	src  addrspace.SourceID
+}
+
+func newSubFixture(t *testing.T, cfg Config) *subFixture {
+	f := &subFixture{t: t, s: newTestServer(t, cfg)}
+	f.vars = subtest.AddVars(t, f.s.AddressSpace())
+	f.src = f.vars.Src
+	f.tc = newTestConn(t, f.s, 1)
+	f.tc.openSession()
+	return f
+}
+
+func (f *subFixture) createSub(interval float64, keepAlive, lifetime uint32) uint32 {
+	f.t.Helper()
+	return subtest.CreateSub(f.t, f.tc.call, interval, keepAlive, lifetime)
+}
+
+func (f *subFixture) createItems(sub uint32, items ...ua.MonitoredItemCreateRequest) []ua.MonitoredItemCreateResult {
+	f.t.Helper()
+	return subtest.CreateItems(f.t, f.tc.call, sub, items...)
+}
+
+// async waits (up to 10 s) for the next response written to tc's channel
+// after its request: a Publish, a Write waiting for a device, a Call.
+func (tc *testConn) async() ua.Body {
+	tc.t.Helper()
+	return tc.c.ch.(*fakeChannel).Next(tc.t)
+}
+
+// The helpers shared with the engine's tests.
+var (
+	item   = subtest.Item
+	values = subtest.Values
+)

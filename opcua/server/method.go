@@ -19,7 +19,7 @@ import (
 // only this connection's goroutine. Either way the address space is never
 // blocked.
 func (c *conn) call(s *session, req *ua.CallRequest, resp *ua.CallResponse) error {
-	if err := checkCount(len(req.MethodsToCall), c.srv.cfg.Limits.MaxNodesPerMethodCall); err != nil {
+	if err := ua.CheckOperations(len(req.MethodsToCall), c.srv.cfg.Limits.MaxNodesPerMethodCall); err != nil {
 		return err
 	}
 	if c.reserveAsync() {
@@ -35,7 +35,7 @@ func (c *conn) call(s *session, req *ua.CallRequest, resp *ua.CallResponse) erro
 		}
 		c.async.Add(-1)
 	}
-	resp.Results = grow(resp.Results, len(req.MethodsToCall))
+	resp.Results = ua.Resize(resp.Results, len(req.MethodsToCall))
 	resp.DiagnosticInfos = nil
 	callMethods(c.srv, s, req.MethodsToCall, resp.Results)
 	return nil

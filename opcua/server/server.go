@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/server/internal/subs"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/opcua/uasc"
@@ -35,7 +36,7 @@ type Server struct {
 	endpoints []ua.EndpointDescription
 	startTime time.Time
 	nextCh    atomic.Uint32
-	subs      subMgr // subscriptions, see subscription.go
+	subs      *subs.Manager // the subscription engine
 
 	// Shutdown state, read by the Server object's variables.
 	state          atomic.Int32 // ua.ServerState
@@ -71,7 +72,6 @@ func New(cfg Config) (*Server, error) {
 		sweepDone: make(chan struct{}),
 	}
 	s.startTime = s.clock()
-	s.subs.init(s)
 	s.sessions = newSessionTable(cfg.MaxSessions, cfg.MaxBrowseContinuationPoints, &s.diag)
 	s.app = ua.ApplicationDescription{
 		ApplicationURI:  cfg.ApplicationURI,
@@ -114,6 +114,16 @@ const (
 	SecurityPolicyNone    = "http://opcfoundation.org/UA/SecurityPolicy#None"
 	TransportProfileUATCP = "http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary"
 )
+
+// SourceChanged tells the server that the variables with the handles in
+// changed of ValueSource src have new values in the source's current
+// snapshot: the binding calls it on every image the scan engine
+// publishes, and the monitored items on them sample that image (see
+// subs.Manager.SourceChanged). Safe from any goroutine; it does not
+// allocate once its buffer has grown.
+func (s *Server) SourceChanged(src addrspace.SourceID, changed []uint32) {
+	s.subs.SourceChanged(src, changed)
+}
 
 // EndpointURL returns the URL the server advertises.
 func (s *Server) EndpointURL() string { return s.cfg.EndpointURL }

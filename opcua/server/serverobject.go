@@ -91,11 +91,11 @@ func (s *Server) liveValue(h uint32, dv *ua.DataValue) {
 	case liveServiceLevel:
 		dv.Value.SetUint8(s.serviceLevel())
 	case liveDiagnosticsSummary:
-		sum := s.diag.summary()
+		sum := s.diag.summary(s.subs)
 		dv.Value = ua.MustVariant(ua.ExtensionObject{Body: &sum})
 	default:
 		if h >= uint32(liveServerViewCount) && h <= uint32(liveRejectedRequestsCount) {
-			sum := s.diag.summary()
+			sum := s.diag.summary(s.subs)
 			counters := [...]uint32{
 				sum.ServerViewCount, sum.CurrentSessionCount, sum.CumulatedSessionCount,
 				sum.SecurityRejectedSessionCount, sum.RejectedSessionCount, sum.SessionTimeoutCount,

@@ -3,6 +3,7 @@ package server
 import (
 	"strings"
 
+	"github.com/edged/edged/opcua/server/internal/subs"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
 )
@@ -54,6 +55,24 @@ func row[Q, P any, PQ requestPtr[Q], PP responsePtr[P]](need sessionNeed, handle
 	}
 }
 
+// subRow builds the row of a service of the subscription engine, which
+// needs an activated session.
+func subRow[Q, P any, PQ requestPtr[Q], PP responsePtr[P]](handle func(m *subs.Manager, s subs.Session, req PQ, resp PP) error) service {
+	return row(activatedSession, func(c *conn, s *session, req PQ, resp PP) error {
+		return handle(c.srv.subs, s, req, resp)
+	})
+}
+
+// publish hands the Publish request to the engine with the channel that
+// gets its answer (subs.Manager.Publish).
+func (c *conn) publish(s *session, req *ua.PublishRequest, _ *ua.PublishResponse) error {
+	return c.srv.subs.Publish(s, c.ch, c.reqID, req)
+}
+
+// errAsync is returned by a handler whose response is sent later: the
+// connection writes nothing for the request.
+var errAsync = subs.ErrAsync
+
 // services is the service table. Every request type not listed is
 // answered with a ServiceFault of Bad_ServiceUnsupported.
 var services = [...]service{
@@ -81,21 +100,21 @@ var services = [...]service{
 	// Method Service Set (§5.12).
 	row(activatedSession, (*conn).call),
 
-	// MonitoredItem Service Set (§5.12).
-	row(activatedSession, (*conn).createMonitoredItems),
-	row(activatedSession, (*conn).modifyMonitoredItems),
-	row(activatedSession, (*conn).setMonitoringMode),
-	row(activatedSession, (*conn).setTriggering),
-	row(activatedSession, (*conn).deleteMonitoredItems),
+	// MonitoredItem Service Set (§5.12), answered by the subscription engine.
+	subRow((*subs.Manager).CreateMonitoredItems),
+	subRow((*subs.Manager).ModifyMonitoredItems),
+	subRow((*subs.Manager).SetMonitoringMode),
+	subRow((*subs.Manager).SetTriggering),
+	subRow((*subs.Manager).DeleteMonitoredItems),
 
 	// Subscription Service Set (§5.13).
-	row(activatedSession, (*conn).createSubscription),
-	row(activatedSession, (*conn).modifySubscription),
-	row(activatedSession, (*conn).setPublishingMode),
+	subRow((*subs.Manager).CreateSubscription),
+	subRow((*subs.Manager).ModifySubscription),
+	subRow((*subs.Manager).SetPublishingMode),
 	row(activatedSession, (*conn).publish),
-	row(activatedSession, (*conn).republish),
-	row(activatedSession, (*conn).transferSubscriptions),
-	row(activatedSession, (*conn).deleteSubscriptions),
+	subRow((*subs.Manager).Republish),
+	subRow((*subs.Manager).TransferSubscriptions),
+	subRow((*subs.Manager).DeleteSubscriptions),
 }
 
 // serviceByRequest indexes services by request encoding id (namespace 0,

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edged/edged/opcua/server/internal/subs"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
 )
@@ -29,6 +30,17 @@ type session struct {
 	identity Identity
 	cps      contPoints // Browse continuation points
 }
+
+// ChannelID, Closed and User make a session a subs.Session.
+func (s *session) ChannelID() uint32 { return s.channelID.Load() }
+func (s *session) Closed() bool      { return s.closed.Load() }
+func (s *session) User() any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.identity
+}
+
+var _ subs.Session = (*session)(nil)
 
 // touch records a request at now.
 func (s *session) touch(now time.Time) { s.lastUsed.Store(now.UnixNano()) }

@@ -107,10 +107,8 @@ func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp 
 	s.mu.Unlock()
 	moved := s.channelID.Swap(chID) != chID
 	s.activated.Store(true)
-	if m := &c.srv.subs; moved && m.active.Load() {
-		// Publish requests queued over the old channel would swallow
-		// notifications: drop them (answered if that channel is open).
-		m.call(func() { m.sessionMoved(s, time.Now()) })
+	if moved {
+		c.srv.subs.SessionMoved(s)
 	}
 
 	*resp = ua.ActivateSessionResponse{ResponseHeader: resp.ResponseHeader, ServerNonce: newNonce()}
@@ -124,21 +122,14 @@ func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp 
 // Publish requests get Bad_SessionClosed; with DeleteSubscriptions its
 // subscriptions are deleted, without it they live on until their lifetime
 // runs out or another session of the same user transfers them
-// (subMgr.sessionClosed). A session is closed only over the channel it is
+// (subs.Manager.SessionClosed). A session is closed only over the channel it is
 // bound to (Bad_SessionIdInvalid otherwise, as the CTT expects).
 func (c *conn) closeSession(s *session, req *ua.CloseSessionRequest, resp *ua.CloseSessionResponse) error {
 	if s.channelID.Load() != c.ch.ID() {
 		return status.BadSessionIDInvalid
 	}
 	c.srv.sessions.remove(s)
-	if m := &c.srv.subs; m.active.Load() {
-		del := req.DeleteSubscriptions
-		m.call(func() {
-			if ss := m.sessions[s]; ss != nil {
-				m.sessionClosed(ss, del, time.Now())
-			}
-		})
-	}
+	c.srv.subs.SessionClosed(s, req.DeleteSubscriptions)
 	if c.sess == s {
 		c.sess = nil
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/server/internal/subs"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
 )
@@ -34,6 +35,7 @@ func (s *Server) initAddressSpace() error {
 	s.as = addrspace.New()
 	s.as.SetClock(s.clock)
 	s.space.as = s.as
+	s.subs = subs.New(subs.Deps{Space: s.as, Limits: s.cfg.Subscriptions, Clock: s.clock, Go: s.goTracked, Done: s.ctx.Done()})
 	return s.initServerObject()
 }
 
@@ -60,7 +62,7 @@ func (sp *space) read(scr *scratch, s *session, req *ua.ReadRequest, out []ua.Da
 // one device take about one cycle, not ten.
 func (sp *space) writeStart(scr *scratch, s *session, nodes []ua.WriteValue, out []ua.StatusCode) (waiting bool) {
 	u := s.user()
-	scr.pending = grow(scr.pending, len(nodes))
+	scr.pending = ua.Resize(scr.pending, len(nodes))
 	for i := range nodes {
 		out[i], scr.pending[i] = sp.as.WriteStart(&nodes[i], u)
 		waiting = waiting || scr.pending[i] != nil

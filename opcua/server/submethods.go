@@ -2,10 +2,9 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 
+	"github.com/edged/edged/opcua/server/internal/subs"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
 	"github.com/edged/edged/opcua/ua/status"
@@ -46,88 +45,27 @@ func (s *Server) initSubMethods() error {
 	return nil
 }
 
-// onCallerSub runs f on the subscription manager with the subscription
-// subID of the session calling the method (ctx), and returns Good, or
-// Bad_SubscriptionIdInvalid, Bad_UserAccessDenied (another session's, or
-// no session), Bad_Shutdown.
-func (s *Server) onCallerSub(ctx context.Context, subID uint32, f func(*subscription)) ua.StatusCode {
-	sess := sessionFrom(ctx)
-	st := status.Good
-	err := s.subs.call(func() {
-		sub := s.subs.subs[subID]
-		switch {
-		case sub == nil:
-			st = status.BadSubscriptionIDInvalid
-		case sess == nil || sub.ss.sess != sess:
-			st = status.BadUserAccessDenied
-		default:
-			f(sub)
-		}
-	})
-	if err != nil {
-		var code ua.StatusCode
-		if errors.As(err, &code) {
-			return code
-		}
-		return status.BadInternalError
+// callerOf returns the session calling the method (ctx), nil outside a
+// Call of a session.
+func callerOf(ctx context.Context) subs.Session {
+	if sess := sessionFrom(ctx); sess != nil {
+		return sess
 	}
-	return st
-}
-
-// sortedItems returns the items of sub in the order of their ids.
-func sortedItems(sub *subscription) []*monItem {
-	items := make([]*monItem, 0, len(sub.items))
-	for _, it := range sub.items {
-		items = append(items, it)
-	}
-	slices.SortFunc(items, func(a, b *monItem) int {
-		switch {
-		case a.id < b.id:
-			return -1
-		case a.id > b.id:
-			return 1
-		}
-		return 0
-	})
-	return items
+	return nil
 }
 
 // getMonitoredItems is the handler of Server.GetMonitoredItems.
 func (s *Server) getMonitoredItems(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
 	subID, _ := in[0].Uint32()
-	var serverHandles, clientHandles []uint32
-	st := s.onCallerSub(ctx, subID, func(sub *subscription) {
-		items := sortedItems(sub)
-		serverHandles = make([]uint32, len(items))
-		clientHandles = make([]uint32, len(items))
-		for i, it := range items {
-			serverHandles[i], clientHandles[i] = it.id, it.handle
-		}
-	})
+	serverHandles, clientHandles, st := s.subs.MonitoredItems(callerOf(ctx), subID)
 	if st != status.Good {
 		return st, nil
 	}
 	return status.Good, []ua.Variant{ua.MustVariant(serverHandles), ua.MustVariant(clientHandles)}
 }
 
-// resendData is the handler of Server.ResendData: each Reporting item
-// reads its current value, which becomes the item's last reported value,
-// and queues it; the subscription publishes it in its next cycle.
+// resendData is the handler of Server.ResendData.
 func (s *Server) resendData(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
 	subID, _ := in[0].Uint32()
-	m := &s.subs
-	st := s.onCallerSub(ctx, subID, func(sub *subscription) {
-		m.rc.Reset()
-		for _, it := range sortedItems(sub) {
-			if it.mode != ua.MonitoringModeReporting {
-				continue
-			}
-			var dv ua.DataValue
-			s.as.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &dv)
-			m.report(it, &dv)
-			m.sampledNow(it)
-		}
-		m.clearTouched()
-	})
-	return st, nil
+	return s.subs.ResendData(callerOf(ctx), subID), nil
 }

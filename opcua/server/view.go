@@ -59,10 +59,10 @@ func (c *conn) browse(s *session, req *ua.BrowseRequest, resp *ua.BrowseResponse
 	if !req.View.ViewID.IsNull() {
 		return status.BadViewIDUnknown
 	}
-	if err := checkCount(len(req.NodesToBrowse), c.srv.cfg.Limits.MaxNodesPerBrowse); err != nil {
+	if err := ua.CheckOperations(len(req.NodesToBrowse), c.srv.cfg.Limits.MaxNodesPerBrowse); err != nil {
 		return err
 	}
-	resp.Results = grow(resp.Results, len(req.NodesToBrowse))
+	resp.Results = ua.Resize(resp.Results, len(req.NodesToBrowse))
 	resp.DiagnosticInfos = nil
 	for i := range req.NodesToBrowse {
 		res := &resp.Results[i]
@@ -94,10 +94,10 @@ func (c *conn) keep(s *session, st *browseState, more bool, res *ua.BrowseResult
 // continuation points, or releases them. An unknown point is
 // Bad_ContinuationPointInvalid.
 func (c *conn) browseNext(s *session, req *ua.BrowseNextRequest, resp *ua.BrowseNextResponse) error {
-	if err := checkCount(len(req.ContinuationPoints), c.srv.cfg.Limits.MaxNodesPerBrowse); err != nil {
+	if err := ua.CheckOperations(len(req.ContinuationPoints), c.srv.cfg.Limits.MaxNodesPerBrowse); err != nil {
 		return err
 	}
-	resp.Results = grow(resp.Results, len(req.ContinuationPoints))
+	resp.Results = ua.Resize(resp.Results, len(req.ContinuationPoints))
 	resp.DiagnosticInfos = nil
 	for i, cp := range req.ContinuationPoints {
 		res := &resp.Results[i]
@@ -121,10 +121,10 @@ func (c *conn) browseNext(s *session, req *ua.BrowseNextRequest, resp *ua.Browse
 
 // translate answers TranslateBrowsePathsToNodeIds (§5.9.4).
 func (c *conn) translate(s *session, req *ua.TranslateBrowsePathsToNodeIDsRequest, resp *ua.TranslateBrowsePathsToNodeIDsResponse) error {
-	if err := checkCount(len(req.BrowsePaths), c.srv.cfg.Limits.MaxNodesPerTranslateBrowsePathsToNodeIDs); err != nil {
+	if err := ua.CheckOperations(len(req.BrowsePaths), c.srv.cfg.Limits.MaxNodesPerTranslateBrowsePathsToNodeIDs); err != nil {
 		return err
 	}
-	resp.Results = grow(resp.Results, len(req.BrowsePaths))
+	resp.Results = ua.Resize(resp.Results, len(req.BrowsePaths))
 	resp.DiagnosticInfos = nil
 	for i := range req.BrowsePaths {
 		c.srv.space.translate(&req.BrowsePaths[i], &resp.Results[i])
@@ -137,7 +137,7 @@ func (c *conn) translate(s *session, req *ua.TranslateBrowsePathsToNodeIDsReques
 // any other because every lookup is a map access. Unknown ids are not
 // checked here (the spec leaves that to the later use of the id).
 func (c *conn) registerNodes(_ *session, req *ua.RegisterNodesRequest, resp *ua.RegisterNodesResponse) error {
-	if err := checkCount(len(req.NodesToRegister), c.srv.cfg.Limits.MaxNodesPerRegisterNodes); err != nil {
+	if err := ua.CheckOperations(len(req.NodesToRegister), c.srv.cfg.Limits.MaxNodesPerRegisterNodes); err != nil {
 		return err
 	}
 	resp.RegisteredNodeIDs = append(resp.RegisteredNodeIDs[:0], req.NodesToRegister...)
@@ -147,7 +147,7 @@ func (c *conn) registerNodes(_ *session, req *ua.RegisterNodesRequest, resp *ua.
 // unregisterNodes answers UnregisterNodes (§5.9.6): registration being an
 // alias, there is nothing to undo.
 func (c *conn) unregisterNodes(_ *session, req *ua.UnregisterNodesRequest, resp *ua.UnregisterNodesResponse) error {
-	if err := checkCount(len(req.NodesToUnregister), c.srv.cfg.Limits.MaxNodesPerRegisterNodes); err != nil {
+	if err := ua.CheckOperations(len(req.NodesToUnregister), c.srv.cfg.Limits.MaxNodesPerRegisterNodes); err != nil {
 		return err
 	}
 	return nil

@@ -1,7 +1,6 @@
-package server
+package subs
 
 import (
-	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -73,7 +72,7 @@ func TestSourceChangedSamplesItsImage(t *testing.T) {
 	got := map[uint32][]float64{}
 	byHandle(f.tc.publishData(), got) // the initial values
 	// Three images while the run loop is busy (it runs this closure).
-	m := &f.s.subs
+	m := f.s.subs
 	m.call(func() {
 		for k := 1; k <= 3; k++ {
 			imgs.cur.Store(&testImage{v: float64(k)})
@@ -155,7 +154,7 @@ func TestCloneMessage(t *testing.T) {
 
 // recChannel records the responses the manager writes.
 type recChannel struct {
-	channel
+	Channel
 	mu   sync.Mutex
 	n    int
 	last []byte
@@ -191,7 +190,7 @@ func TestSamplePublishAllocs(t *testing.T) {
 			t.Fatal(r.StatusCode)
 		}
 	}
-	m := &f.s.subs
+	m := f.s.subs
 	ch := &recChannel{}
 	handles := []uint32{1}
 	var allocs float64
@@ -202,7 +201,7 @@ func TestSamplePublishAllocs(t *testing.T) {
 		now := time.Now()
 		step := func() {
 			steps++
-			f.val.Store(math.Float64bits(float64(steps)))
+			f.vars.Set(float64(steps))
 			f.s.SourceChanged(f.src, handles)
 			ss.queue = append(queue[:0], pubReq{ch: ch, reqID: uint32(steps)})
 			now = now.Add(5 * time.Millisecond)
@@ -239,7 +238,7 @@ func TestSamplePublishAllocs(t *testing.T) {
 // cost per notification delivered.
 func BenchmarkSamplePublish(b *testing.B) {
 	const tags, subs = 1000, 20
-	s := newTestServer(b, Config{Subscriptions: SubscriptionLimits{MaxSubscriptionsPerSession: subs}})
+	s := newTestServer(b, Config{Subscriptions: Limits{MaxSubscriptionsPerSession: subs}})
 	as := s.AddressSpace()
 	imgs := &testImages{}
 	imgs.cur.Store(&testImage{})
@@ -280,7 +279,7 @@ func BenchmarkSamplePublish(b *testing.B) {
 			b.Fatal(cr.Results[0].StatusCode)
 		}
 	}
-	m := &s.subs
+	m := s.subs
 	ch := &recChannel{}
 	m.call(func() {
 		ss := m.subs[ids[0]].ss
@@ -320,7 +319,7 @@ func TestLifetimesExpireTogether(t *testing.T) {
 	for range 3 {
 		ids = append(ids, f.createSub(5, 1, 3))
 	}
-	m := &f.s.subs
+	m := f.s.subs
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		var n int
 		m.call(func() { n = len(m.subs) })
@@ -356,7 +355,7 @@ func TestPendingImagesBounded(t *testing.T) {
 	got := map[uint32][]float64{}
 	byHandle(f.tc.publishData(), got) // the initial value
 	const calls = maxPendingImages + 5
-	m := &f.s.subs
+	m := f.s.subs
 	var kept int
 	m.call(func() {
 		for k := 1; k <= calls; k++ {
@@ -407,7 +406,7 @@ func TestSourceChangedKeepsNoImageUnwatched(t *testing.T) {
 	src := f.s.AddressSpace().AddSource(imgs)
 	sub := f.createSub(5, 10, 300)
 	f.createItems(sub, item("static", ua.AttributeIDValue, 0, 10, nil))
-	m := &f.s.subs
+	m := f.s.subs
 	for range 5 {
 		f.s.SourceChanged(src, []uint32{1})
 		m.call(func() { m.sourceChanges(time.Now()) })
@@ -434,7 +433,7 @@ func TestCatchUpAfterIdleCycle(t *testing.T) {
 		t.Fatal(r[0].StatusCode)
 	}
 	f.tc.publishData() // the initial value
-	m := &f.s.subs
+	m := f.s.subs
 	ch := &recChannel{}
 	handles := []uint32{1}
 	var afterIdle, afterData int
@@ -443,7 +442,7 @@ func TestCatchUpAfterIdleCycle(t *testing.T) {
 		ss := s.ss
 		t0 := time.Now().Add(time.Hour) // after any cycle the timer has set
 		change := func(v float64) {
-			f.val.Store(math.Float64bits(v))
+			f.vars.Set(v)
 			f.s.SourceChanged(f.src, handles)
 		}
 		// An idle cycle at t0, a Publish request waiting; the image 0.2 ms later.
@@ -494,7 +493,7 @@ func TestCreatedItemSkipsOlderPendingImages(t *testing.T) {
 	f.tc.publishData()
 	req := item("img", ua.AttributeIDValue, 0, 10, nil)
 	req.RequestedParameters.ClientHandle = 2
-	m := &f.s.subs
+	m := f.s.subs
 	var res ua.MonitoredItemCreateResult
 	m.call(func() {
 		imgs.cur.Store(&testImage{v: 1})

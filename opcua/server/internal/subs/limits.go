@@ -1,12 +1,12 @@
-package server
+package subs
 
 import "time"
 
-// SubscriptionLimits bound the subscriptions and monitored items; zero
+// Limits bound the subscriptions and monitored items; zero
 // fields take the defaults documented on each. The per-session limits are
 // advertised in Server/ServerCapabilities where namespace 0 has the
 // variables.
-type SubscriptionLimits struct {
+type Limits struct {
 	// MinPublishingInterval is the base cycle (default
 	// Config.MinSupportedSampleRate, 5 ms, the scan cycle): publishing
 	// intervals, and the sampling intervals of items without a
@@ -34,7 +34,7 @@ type SubscriptionLimits struct {
 	// bit), so that clients that do not publish cannot exhaust memory.
 	MaxQueuedNotifications int
 	// MaxMonitoredItemsPerCall bounds the items of one Create/Modify
-	// request (default DefaultMaxNodesPerRequest).
+	// request (default the server's operation limit).
 	MaxMonitoredItemsPerCall uint32
 	// MaxPublishRequestsPerSession is the length of a session's queue of
 	// Publish requests (default 10): one more is Bad_TooManyPublishRequests.
@@ -54,7 +54,10 @@ type SubscriptionLimits struct {
 	MaxLifetimeCount  uint32
 }
 
-func (l SubscriptionLimits) withDefaults(base time.Duration) SubscriptionLimits {
+// WithDefaults returns l with its zero fields set to their defaults: base
+// is the default MinPublishingInterval (the server's base cycle),
+// perCall the default MaxMonitoredItemsPerCall (its operation limit).
+func (l Limits) WithDefaults(base time.Duration, perCall uint32) Limits {
 	if l.MinPublishingInterval <= 0 {
 		l.MinPublishingInterval = base
 	}
@@ -78,7 +81,7 @@ func (l SubscriptionLimits) withDefaults(base time.Duration) SubscriptionLimits 
 	defInt(&l.MaxQueuedNotifications, 500000)
 	defInt(&l.MaxPublishRequestsPerSession, 10)
 	defInt(&l.MaxRetransmissionQueue, 10)
-	defU(&l.MaxMonitoredItemsPerCall, DefaultMaxNodesPerRequest)
+	defU(&l.MaxMonitoredItemsPerCall, perCall)
 	defU(&l.MaxNotificationsPerPublish, 10000)
 	defU(&l.MaxQueueSize, 1000)
 	defU(&l.MaxKeepAliveCount, 10000)

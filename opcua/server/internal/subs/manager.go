@@ -1,4 +1,10 @@
-package server
+// Package subs is the subscription engine of opcua/server: the
+// Subscription and MonitoredItem service sets (OPC 10000-4 §5.13, §5.12)
+// and the sampling and publishing behind them. The server builds one
+// Manager with New from Deps, calls its service methods from its service
+// table with the request's Session, and tells it of every image of a
+// value source with SourceChanged. How it works is in docs/server.md.
+package subs
 
 import (
 	"math"
@@ -13,12 +19,10 @@ import (
 	"github.com/edged/edged/opcua/ua/status"
 )
 
-// Subscriptions (OPC 10000-4 §5.13, §5.12).
-//
 // One goroutine, the subscription manager's run loop, owns every
 // subscription, monitored item and queued Publish request of the server,
 // as quic-go's connection run loop owns its state: the connection
-// goroutines hand it the subscription services as closures (subMgr.call)
+// goroutines hand it the subscription services as closures (Manager.call)
 // and wait for them, except Publish, whose closure queues the request and
 // returns at once, so the connection goes on reading; the run loop later
 // answers the Publish with the channel's PostResponse, which frames the
@@ -30,17 +34,57 @@ import (
 // (Server.SourceChanged, called by the binding on every image the scan
 // engine publishes); and its one timer, set to the earliest publishing
 // cycle of any subscription (keep-alives, lifetimes) or sample of an item
-// without a source (monitored.go). A subscription whose publishing cycle is
+// without a source (item.go). A subscription whose publishing cycle is
 // due (or ran idle just before the image, see catchUp) when a source change
 // brings it notifications answers a waiting Publish request at once.
 
-// errAsync is returned by a handler whose response is sent later (Publish):
+// ErrAsync is returned by a handler whose response is sent later (Publish):
 // the connection writes nothing for the request.
-var errAsync = asyncError{}
+var ErrAsync = asyncError{}
 
 type asyncError struct{}
 
 func (asyncError) Error() string { return "server: response is sent asynchronously" }
+
+// Session is what the engine knows of a session. The server's session
+// table owns the session and its state; the engine only reads it, and
+// keys its own per-session state (subscriptions, queued Publish requests)
+// by it.
+type Session interface {
+	// ChannelID is the secure channel the session is bound to now.
+	ChannelID() uint32
+	// Closed reports whether the session was closed or timed out.
+	Closed() bool
+	// User is the session's user identity, a comparable value:
+	// TransferSubscriptions moves subscriptions between sessions of one
+	// user only.
+	User() any
+}
+
+// Channel is where a Publish request came from and where its answer goes
+// (*uasc.Channel is one). PostResponse frames the response and leaves the
+// write to the channel, so a client that stops reading stalls nobody.
+type Channel interface {
+	ID() uint32
+	PostResponse(requestID uint32, msg []byte) error
+}
+
+// Deps is what the engine needs of the server.
+type Deps struct {
+	Space  *addrspace.Space
+	Limits Limits // with defaults (Limits.WithDefaults)
+	Clock  func() time.Time
+	// Go runs f on a goroutine that the server's Shutdown waits for, and
+	// reports false (running nothing) once the server shuts down.
+	Go func(f func()) bool
+	// Done is closed when the server shuts down: the run loop ends and
+	// service calls answer Bad_Shutdown.
+	Done <-chan struct{}
+}
+
+// yieldEvery is how long the run loop may work without yielding (see
+// yield); the same as a connection's goroutine.
+const yieldEvery = 500 * time.Microsecond
 
 // maxPendingChanges bounds the changes SourceChanged accumulates while the
 // run loop is busy; beyond it the next round samples every item on a
@@ -57,9 +101,9 @@ type srcKey struct {
 // session may move to another channel (ActivateSession), while it waits:
 // such a request is stale and never carries notifications (they would be
 // taken from the item queues and lost with the response); see
-// subMgr.hasRequest and subMgr.sessionMoved.
+// Manager.hasRequest and Manager.sessionMoved.
 type pubReq struct {
-	ch       channel
+	ch       Channel
 	reqID    uint32
 	handle   uint32
 	deadline time.Time // zero: no timeout hint
@@ -76,7 +120,7 @@ type statusMsg struct {
 
 // sessSubs is the subscription state of one session.
 type sessSubs struct {
-	sess    *session
+	sess    Session
 	subs    []*subscription
 	queue   []pubReq
 	pending []statusMsg
@@ -86,9 +130,17 @@ type sessSubs struct {
 	orphan bool
 }
 
-// subMgr is the server's subscription manager; see above.
-type subMgr struct {
-	srv   *Server
+// Manager is the server's subscription manager; see above.
+type Manager struct {
+	space     *addrspace.Space
+	lim       Limits
+	clock     func() time.Time
+	goTracked func(func()) bool
+	done      <-chan struct{}
+
+	// The ServerDiagnosticsSummary counters of subscriptions (see Counts).
+	current, cumulated atomic.Uint32
+
 	once  sync.Once
 	calls chan func()
 	wake  chan struct{}
@@ -108,7 +160,7 @@ type subMgr struct {
 	nextSubID   uint32
 	nextItemID  uint32
 	subs        map[uint32]*subscription
-	sessions    map[*session]*sessSubs
+	sessions    map[Session]*sessSubs
 	bySource    map[srcKey][]*monItem
 	work        []srcKey
 	workB       []srcBatch
@@ -129,38 +181,49 @@ type subMgr struct {
 	yielded     time.Time // when the run loop last yielded (see yield)
 }
 
-func (m *subMgr) init(s *Server) {
-	m.srv = s
+// Counts returns the current and the cumulated number of subscriptions:
+// CreateSubscription adds one to both, every deletion (DeleteSubscriptions,
+// lifetime expiry, the session's end) takes one from the current count, a
+// transfer to another session changes neither.
+func (m *Manager) Counts() (current, cumulated uint32) {
+	return m.current.Load(), m.cumulated.Load()
+}
+
+// New returns the engine of a server; its run loop starts with the first
+// service call.
+func New(d Deps) *Manager {
+	m := &Manager{space: d.Space, lim: d.Limits, clock: d.Clock, goTracked: d.Go, done: d.Done}
 	m.calls = make(chan func())
 	m.wake = make(chan struct{}, 1)
 	m.subs = make(map[uint32]*subscription)
-	m.sessions = make(map[*session]*sessSubs)
+	m.sessions = make(map[Session]*sessSubs)
 	m.bySource = make(map[srcKey][]*monItem)
+	return m
 }
 
 // start starts the run loop once; it reports false after Shutdown.
-func (m *subMgr) start() {
+func (m *Manager) start() {
 	m.once.Do(func() {
 		m.timer = time.NewTimer(time.Hour)
-		m.srv.goTracked(m.run)
+		m.goTracked(m.run)
 	})
 }
 
 // call runs f on the run loop and waits for it; it returns Bad_Shutdown
 // when the server shut down.
-func (m *subMgr) call(f func()) error {
+func (m *Manager) call(f func()) error {
 	m.start()
 	done := make(chan struct{})
 	select {
 	case m.calls <- func() { f(); close(done) }:
-	case <-m.srv.ctx.Done():
+	case <-m.done:
 		return status.BadShutdown
 	}
 	<-done
 	return nil
 }
 
-func (m *subMgr) run() {
+func (m *Manager) run() {
 	for {
 		select {
 		case f := <-m.calls:
@@ -168,7 +231,7 @@ func (m *subMgr) run() {
 		case <-m.wake:
 			m.sourceChanges(time.Now())
 		case <-m.timer.C:
-		case <-m.srv.ctx.Done():
+		case <-m.done:
 			m.timer.Stop()
 			return
 		}
@@ -191,8 +254,7 @@ func (m *subMgr) run() {
 // proportional to len(changed); nothing is done while no subscription was
 // ever created. Safe from any goroutine; it does not allocate once its
 // buffer has grown.
-func (s *Server) SourceChanged(src addrspace.SourceID, changed []uint32) {
-	m := &s.subs
+func (m *Manager) SourceChanged(src addrspace.SourceID, changed []uint32) {
 	if !m.active.Load() || len(changed) == 0 {
 		return
 	}
@@ -222,7 +284,7 @@ func (s *Server) SourceChanged(src addrspace.SourceID, changed []uint32) {
 }
 
 // sessionState returns the state of s, created on first use.
-func (m *subMgr) sessionState(s *session) *sessSubs {
+func (m *Manager) sessionState(s Session) *sessSubs {
 	ss := m.sessions[s]
 	if ss == nil {
 		ss = &sessSubs{sess: s}
@@ -232,7 +294,7 @@ func (m *subMgr) sessionState(s *session) *sessSubs {
 }
 
 // sourceChanges samples the items on the changed variables that are due.
-func (m *subMgr) sourceChanges(now time.Time) {
+func (m *Manager) sourceChanges(now time.Time) {
 	m.hookMu.Lock()
 	m.work, m.changed = m.changed, m.work[:0]
 	m.workB, m.batches = m.batches, m.workB[:0]
@@ -249,11 +311,11 @@ func (m *subMgr) sourceChanges(now time.Time) {
 		clear(m.workB)
 		m.workB = append(m.workB[:0], srcBatch{end: len(m.work), seq: math.MaxUint64})
 	}
-	slack := m.srv.cfg.Subscriptions.MinPublishingInterval / 2
+	slack := m.lim.MinPublishingInterval / 2
 	start := 0
 	for _, b := range m.workB {
 		m.rc.Reset()
-		m.rc.UseSnapshot(m.srv.as, b.src, b.snap)
+		m.rc.UseSnapshot(m.space, b.src, b.snap)
 		for i, k := range m.work[start:b.end] {
 			m.sampleKey(k, b.seq, now, slack)
 			if i%64 == 63 {
@@ -301,7 +363,7 @@ func (m *subMgr) sourceChanges(now time.Time) {
 // would wait for it, up to the scheduler's 10 ms preemption. The scan
 // cycle comes first: the run loop yields between keys and between
 // subscriptions, and notifications come later instead.
-func (m *subMgr) yield() {
+func (m *Manager) yield() {
 	if now := time.Now(); now.Sub(m.yielded) >= yieldEvery {
 		runtime.Gosched()
 		m.yielded = time.Now()
@@ -318,7 +380,7 @@ func (m *subMgr) yield() {
 // data stay at least a publishing interval apart (the last one was at least
 // an interval before idleAt). Keep-alive and lifetime counting are the
 // idle cycle's, already done.
-func (m *subMgr) catchUp(sub *subscription, now time.Time) {
+func (m *Manager) catchUp(sub *subscription, now time.Time) {
 	sub.idleAt = time.Time{}
 	if !sub.enabled || !sub.hasNotifications() {
 		return
@@ -332,7 +394,7 @@ func (m *subMgr) catchUp(sub *subscription, now time.Time) {
 }
 
 // clearTouched empties the list of subscriptions with new notifications.
-func (m *subMgr) clearTouched() {
+func (m *Manager) clearTouched() {
 	for _, sub := range m.touched {
 		sub.touched = false
 	}
@@ -342,11 +404,11 @@ func (m *subMgr) clearTouched() {
 
 // tick runs the publishing cycles that are due, drops closed sessions and
 // timed-out Publish requests, and sets the timer to the next cycle.
-func (m *subMgr) tick(now time.Time) {
+func (m *Manager) tick(now time.Time) {
 	m.sampleDue(now)
 	next := now.Add(time.Hour)
 	for s, ss := range m.sessions {
-		if s.closed.Load() && !ss.orphan {
+		if s.Closed() && !ss.orphan {
 			m.sessionClosed(ss, false, now) // timed out: the subscriptions stay
 			if len(ss.subs) == 0 {
 				continue
@@ -445,7 +507,7 @@ func (sub *subscription) hasNotifications() bool {
 // cycle runs one publishing cycle of sub at now (OPC 10000-4 §5.13.1.1,
 // simplified state table): send a NotificationMessage if there are
 // notifications and a Publish request, else count keep-alive and lifetime.
-func (m *subMgr) cycle(sub *subscription, now time.Time) {
+func (m *Manager) cycle(sub *subscription, now time.Time) {
 	sub.next = now.Add(sub.interval)
 	sub.idleAt = time.Time{}
 	ss := sub.ss
@@ -480,7 +542,7 @@ func (m *subMgr) cycle(sub *subscription, now time.Time) {
 
 // publishTo answers the session's oldest Publish request with sub's
 // notifications.
-func (m *subMgr) publishTo(sub *subscription, now time.Time) {
+func (m *Manager) publishTo(sub *subscription, now time.Time) {
 	pr := m.dequeue(sub.ss)
 	msg := sub.newMessage()
 	dcn := msg.NotificationData[0].Body.(*encodedDCN)
@@ -550,8 +612,8 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 	m.triggered = triggered[:0]
 	sub.seq = sub.nextSeq()
 	msg.SequenceNumber = sub.seq
-	msg.PublishTime = m.srv.clock()
-	if len(sub.retrans) >= m.srv.cfg.Subscriptions.MaxRetransmissionQueue {
+	msg.PublishTime = m.clock()
+	if len(sub.retrans) >= m.lim.MaxRetransmissionQueue {
 		old := sub.retrans[0]
 		sub.retrans = slices.Delete(sub.retrans, 0, 1)
 		sub.recycle(old)
@@ -572,14 +634,14 @@ func (m *subMgr) publishTo(sub *subscription, now time.Time) {
 
 // keepAliveTo answers the session's oldest Publish request with a
 // keep-alive of sub: no notifications, the next sequence number.
-func (m *subMgr) keepAliveTo(sub *subscription, now time.Time) {
+func (m *Manager) keepAliveTo(sub *subscription, now time.Time) {
 	pr := m.dequeue(sub.ss)
 	sub.keepAliveCtr, sub.lifetimeCtr, sub.first, sub.late = 0, 0, false, false
 	m.avail = sub.appendAvailable(m.avail[:0])
 	m.resp = ua.PublishResponse{
 		SubscriptionID:           sub.id,
 		AvailableSequenceNumbers: m.avail,
-		NotificationMessage:      ua.NotificationMessage{SequenceNumber: sub.nextSeq(), PublishTime: m.srv.clock()},
+		NotificationMessage:      ua.NotificationMessage{SequenceNumber: sub.nextSeq(), PublishTime: m.clock()},
 	}
 	m.send(pr, &m.resp, now)
 	m.resp = ua.PublishResponse{}
@@ -594,7 +656,7 @@ func (ss *sessSubs) stale(pr *pubReq) bool {
 	if c, ok := pr.ch.(closable); ok && c.Closed() {
 		return true
 	}
-	return pr.ch.ID() != ss.sess.channelID.Load()
+	return pr.ch.ID() != ss.sess.ChannelID()
 }
 
 // hasRequest drops the stale Publish requests at the head of the session's
@@ -602,7 +664,7 @@ func (ss *sessSubs) stale(pr *pubReq) bool {
 // old channel all precede those of the session's new one, and a closed
 // channel's are all stale, so looking at the head is enough. A stale
 // request whose channel is still open gets Bad_SecureChannelIdInvalid.
-func (m *subMgr) hasRequest(ss *sessSubs, now time.Time) bool {
+func (m *Manager) hasRequest(ss *sessSubs, now time.Time) bool {
 	for len(ss.queue) > 0 && ss.stale(&ss.queue[0]) {
 		m.dropStale(m.dequeue(ss), now)
 	}
@@ -611,7 +673,7 @@ func (m *subMgr) hasRequest(ss *sessSubs, now time.Time) bool {
 
 // dropStale drops a stale Publish request, answering it with
 // Bad_SecureChannelIdInvalid if its channel is still open.
-func (m *subMgr) dropStale(pr pubReq, now time.Time) {
+func (m *Manager) dropStale(pr pubReq, now time.Time) {
 	if c, ok := pr.ch.(closable); !ok || !c.Closed() {
 		m.fail(pr, status.BadSecureChannelIDInvalid, now)
 	}
@@ -620,7 +682,7 @@ func (m *subMgr) dropStale(pr pubReq, now time.Time) {
 // sessionMoved drops the Publish requests that s queued over another
 // channel than the one it is bound to now (ActivateSession over a new
 // channel); its new channel's requests then get the notifications.
-func (m *subMgr) sessionMoved(s *session, now time.Time) {
+func (m *Manager) sessionMoved(s Session, now time.Time) {
 	ss := m.sessions[s]
 	if ss == nil {
 		return
@@ -637,7 +699,7 @@ func (m *subMgr) sessionMoved(s *session, now time.Time) {
 	ss.queue = keep
 }
 
-func (m *subMgr) dequeue(ss *sessSubs) pubReq {
+func (m *Manager) dequeue(ss *sessSubs) pubReq {
 	pr := ss.queue[0]
 	ss.queue[0] = pubReq{}
 	ss.queue = ss.queue[1:]
@@ -645,8 +707,8 @@ func (m *subMgr) dequeue(ss *sessSubs) pubReq {
 }
 
 // send writes resp as the answer to pr.
-func (m *subMgr) send(pr pubReq, resp *ua.PublishResponse, now time.Time) {
-	resp.ResponseHeader = ua.ResponseHeader{Timestamp: m.srv.clock(), RequestHandle: pr.handle, ServiceResult: status.Good}
+func (m *Manager) send(pr pubReq, resp *ua.PublishResponse, now time.Time) {
+	resp.ResponseHeader = ua.ResponseHeader{Timestamp: m.clock(), RequestHandle: pr.handle, ServiceResult: status.Good}
 	resp.Results = pr.results
 	m.out = ua.AppendMessage(m.out[:0], resp)
 	// Posted, not written: a client that does not read must not stall the
@@ -656,8 +718,8 @@ func (m *subMgr) send(pr pubReq, resp *ua.PublishResponse, now time.Time) {
 }
 
 // fail answers pr with a ServiceFault of status.
-func (m *subMgr) fail(pr pubReq, status ua.StatusCode, now time.Time) {
-	f := &ua.ServiceFault{ResponseHeader: ua.ResponseHeader{Timestamp: m.srv.clock(), RequestHandle: pr.handle, ServiceResult: status}}
+func (m *Manager) fail(pr pubReq, status ua.StatusCode, now time.Time) {
+	f := &ua.ServiceFault{ResponseHeader: ua.ResponseHeader{Timestamp: m.clock(), RequestHandle: pr.handle, ServiceResult: status}}
 	m.out = ua.AppendMessage(m.out[:0], f)
 	pr.ch.PostResponse(pr.reqID, m.out)
 }
@@ -665,7 +727,7 @@ func (m *subMgr) fail(pr pubReq, status ua.StatusCode, now time.Time) {
 // serveLate answers Publish requests with the session's pending status
 // changes, then the late subscriptions (highest priority first); without
 // subscriptions, the queued requests get Bad_NoSubscription.
-func (m *subMgr) serveLate(ss *sessSubs, now time.Time) {
+func (m *Manager) serveLate(ss *sessSubs, now time.Time) {
 	for len(ss.pending) > 0 && m.hasRequest(ss, now) {
 		st := ss.pending[0]
 		ss.pending = ss.pending[1:]
@@ -674,7 +736,7 @@ func (m *subMgr) serveLate(ss *sessSubs, now time.Time) {
 			SubscriptionID: st.subID,
 			NotificationMessage: ua.NotificationMessage{
 				SequenceNumber:   st.seq,
-				PublishTime:      m.srv.clock(),
+				PublishTime:      m.clock(),
 				NotificationData: []ua.ExtensionObject{{Body: &ua.StatusChangeNotification{Status: st.status}}},
 			},
 		}, now)
@@ -703,11 +765,11 @@ func (m *subMgr) serveLate(ss *sessSubs, now time.Time) {
 }
 
 // deleteSub removes sub and its items.
-func (m *subMgr) deleteSub(sub *subscription) {
+func (m *Manager) deleteSub(sub *subscription) {
 	if sub.deleted {
 		return
 	}
-	m.srv.diag.currentSubscriptions.Add(^uint32(0)) // minus one
+	m.current.Add(^uint32(0)) // minus one
 	for _, it := range sub.items {
 		m.removeItem(it)
 	}
@@ -725,7 +787,7 @@ func (m *subMgr) deleteSub(sub *subscription) {
 
 // dropOrphan forgets ss once its session closed and its last subscription
 // is gone.
-func (m *subMgr) dropOrphan(ss *sessSubs) {
+func (m *Manager) dropOrphan(ss *sessSubs) {
 	if ss.orphan && len(ss.subs) == 0 {
 		delete(m.sessions, ss.sess)
 	}
@@ -738,7 +800,7 @@ func (m *subMgr) dropOrphan(ss *sessSubs) {
 // the session timed out) they live on: with no Publish request they count
 // their lifetime and expire after lifetime × publishing interval, unless a
 // session of the same user takes them over with TransferSubscriptions.
-func (m *subMgr) sessionClosed(ss *sessSubs, del bool, now time.Time) {
+func (m *Manager) sessionClosed(ss *sessSubs, del bool, now time.Time) {
 	if !ss.orphan {
 		ss.orphan = true
 		for len(ss.queue) > 0 {
@@ -758,7 +820,7 @@ func (m *subMgr) sessionClosed(ss *sessSubs, del bool, now time.Time) {
 }
 
 // acknowledge processes the acknowledgements of a Publish request.
-func (m *subMgr) acknowledge(ss *sessSubs, acks []ua.SubscriptionAcknowledgement) []ua.StatusCode {
+func (m *Manager) acknowledge(ss *sessSubs, acks []ua.SubscriptionAcknowledgement) []ua.StatusCode {
 	if len(acks) == 0 {
 		return nil
 	}
@@ -783,8 +845,8 @@ func (m *subMgr) acknowledge(ss *sessSubs, acks []ua.SubscriptionAcknowledgement
 
 // revisePublishing revises a requested publishing interval (ms) to a
 // multiple of the base cycle, at least one cycle, at most MaxPublishingInterval.
-func (m *subMgr) revisePublishing(ms float64) time.Duration {
-	lim := &m.srv.cfg.Subscriptions
+func (m *Manager) revisePublishing(ms float64) time.Duration {
+	lim := &m.lim
 	base := lim.MinPublishingInterval
 	if math.IsNaN(ms) || ms <= 0 {
 		return base
@@ -808,8 +870,8 @@ func roundUp(d, unit time.Duration) time.Duration {
 // reviseCounts revises keep-alive and lifetime counts: keep-alive 0 is
 // the default 10; the lifetime is at least 3 keep-alives; both are bounded
 // by MaxKeepAliveCount and MaxLifetimeCount.
-func (m *subMgr) reviseCounts(keepAlive, lifetime uint32) (uint32, uint32) {
-	lim := &m.srv.cfg.Subscriptions
+func (m *Manager) reviseCounts(keepAlive, lifetime uint32) (uint32, uint32) {
+	lim := &m.lim
 	if keepAlive == 0 {
 		keepAlive = 10
 	}
@@ -822,8 +884,8 @@ func (m *subMgr) reviseCounts(keepAlive, lifetime uint32) (uint32, uint32) {
 	return keepAlive, lifetime
 }
 
-func (m *subMgr) reviseMaxNotif(n uint32) uint32 {
-	lim := m.srv.cfg.Subscriptions.MaxNotificationsPerPublish
+func (m *Manager) reviseMaxNotif(n uint32) uint32 {
+	lim := m.lim.MaxNotificationsPerPublish
 	if n == 0 || n > lim {
 		return lim
 	}

@@ -1,4 +1,4 @@
-package server
+package subs
 
 import (
 	"testing"
@@ -16,7 +16,7 @@ func TestLifetimeExpiresBesideAnother(t *testing.T) {
 	f := newSubFixture(t, Config{})
 	gone := f.createSub(5, 1, 3) // 5 ms, keep-alive 1, lifetime 3: gone after 15 ms without Publish
 	kept := f.createSub(5, 10, 1000)
-	m := &f.s.subs
+	m := f.s.subs
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 		var alive bool
 		if err := m.call(func() { alive = m.subs[gone] != nil }); err != nil {

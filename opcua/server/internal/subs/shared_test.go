@@ -1,4 +1,4 @@
-package server
+package subs
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 	"github.com/edged/edged/opcua/ua/status"
 )
 
-// The items on one node share each image's sample (subfast.go): one
+// The items on one node share each image's sample (sample.go): one
 // comparison per last value and filter, one encoding per
 // TimestampsToReturn. These tests hold that sharing to the behaviour of
 // items that sample on their own: a model of one item (its last reported
@@ -41,7 +41,7 @@ func (s *svImages) Snapshot() addrspace.Snapshot { return s.cur.Load() }
 
 // allChannel records every response the manager posts.
 type allChannel struct {
-	channel
+	Channel
 	mu  sync.Mutex
 	out [][]byte
 }
@@ -132,7 +132,7 @@ func (mi *modelItem) sample(im *svImage) {
 // checkSampleRefs checks the reference counts of the samples: each is
 // the number of items holding it as their last value plus the queue
 // entries holding it; the pool holds only unreferenced samples, once.
-func checkSampleRefs(t *testing.T, m *subMgr) {
+func checkSampleRefs(t *testing.T, m *Manager) {
 	t.Helper()
 	want := map[*sample]int32{}
 	for _, sub := range m.subs {
@@ -233,7 +233,7 @@ func TestSharedSamplesMatchModel(t *testing.T) {
 		mi.sample(imgs.cur.Load()) // the initial value
 	}
 
-	m := &f.s.subs
+	m := f.s.subs
 	ch := &allChannel{}
 	rng := rand.New(rand.NewPCG(1, 2))
 	var published, notes int
@@ -352,7 +352,7 @@ func TestSharedSamplesMatchModel(t *testing.T) {
 // keeps the encoding buffer of a scalar for reuse, not that of a large
 // array; a sample still referenced is not pooled.
 func TestSamplePool(t *testing.T) {
-	var m subMgr
+	var m Manager
 	small := m.newSample()
 	small.dv.Value.SetFloat64(2.5)
 	if b := small.encoded(ua.TimestampsToReturnNeither); len(b) != 1+1+8 {

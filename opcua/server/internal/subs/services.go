@@ -1,4 +1,4 @@
-package server
+package subs
 
 import (
 	"slices"
@@ -9,22 +9,25 @@ import (
 	"github.com/edged/edged/opcua/ua/status"
 )
 
-// The Subscription (§5.13) and MonitoredItem (§5.12) service sets. Each
-// handler runs its work on the subscription manager's goroutine
-// (subMgr.call) while the connection waits, so the closures may use the
-// connection's request and response values.
+// The Subscription (§5.13) and MonitoredItem (§5.12) service sets, one
+// method each, called by the server's service table with the session of
+// the request, the decoded request and the response to fill (its
+// ResponseHeader filled already). Each runs its work on the run loop
+// (Manager.call) while the caller waits, so the closures may use the
+// caller's request and response values. An error is a status code for a
+// ServiceFault.
 
-// onMgr runs f on the manager and returns its error, or Bad_Shutdown.
-func (c *conn) onMgr(f func() error) error {
+// onLoop runs f on the run loop and returns its error, or Bad_Shutdown.
+func (m *Manager) onLoop(f func() error) error {
 	var err error
-	if cerr := c.srv.subs.call(func() { err = f() }); cerr != nil {
+	if cerr := m.call(func() { err = f() }); cerr != nil {
 		return cerr
 	}
 	return err
 }
 
 // subOf returns the subscription id of session s, nil if it has none.
-func (m *subMgr) subOf(s *session, id uint32) *subscription {
+func (m *Manager) subOf(s Session, id uint32) *subscription {
 	sub := m.subs[id]
 	if sub == nil || sub.ss.sess != s {
 		return nil
@@ -35,7 +38,7 @@ func (m *subMgr) subOf(s *session, id uint32) *subscription {
 // eachSub answers a request that names subscriptions by id, one result
 // per id: Bad_SubscriptionIdInvalid for an id that is not one of s's
 // subscriptions, else what f returns for it. It runs on the manager.
-func (m *subMgr) eachSub(s *session, ids []uint32, results []ua.StatusCode, f func(*subscription) ua.StatusCode) {
+func (m *Manager) eachSub(s Session, ids []uint32, results []ua.StatusCode, f func(*subscription) ua.StatusCode) {
 	for i, id := range ids {
 		if sub := m.subOf(s, id); sub != nil {
 			results[i] = f(sub)
@@ -45,11 +48,11 @@ func (m *subMgr) eachSub(s *session, ids []uint32, results []ua.StatusCode, f fu
 	}
 }
 
-func (c *conn) createSubscription(s *session, req *ua.CreateSubscriptionRequest, resp *ua.CreateSubscriptionResponse) error {
-	m := &c.srv.subs
-	err := c.onMgr(func() error {
+// CreateSubscription answers CreateSubscription for session s.
+func (m *Manager) CreateSubscription(s Session, req *ua.CreateSubscriptionRequest, resp *ua.CreateSubscriptionResponse) error {
+	return m.onLoop(func() error {
 		ss := m.sessionState(s)
-		if len(ss.subs) >= c.srv.cfg.Subscriptions.MaxSubscriptionsPerSession || len(m.subs) >= c.srv.cfg.Subscriptions.MaxSubscriptions {
+		if len(ss.subs) >= m.lim.MaxSubscriptionsPerSession || len(m.subs) >= m.lim.MaxSubscriptions {
 			return status.BadTooManySubscriptions
 		}
 		m.active.Store(true)
@@ -71,23 +74,19 @@ func (c *conn) createSubscription(s *session, req *ua.CreateSubscriptionRequest,
 		sub.next = time.Now().Add(sub.interval)
 		m.subs[sub.id] = sub
 		ss.subs = append(ss.subs, sub)
-		c.srv.diag.currentSubscriptions.Add(1)
-		c.srv.diag.cumulatedSubscription.Add(1)
+		m.current.Add(1)
+		m.cumulated.Add(1)
 		resp.SubscriptionID = sub.id
 		resp.RevisedPublishingInterval = durMS(sub.interval)
 		resp.RevisedLifetimeCount = sub.lifetime
 		resp.RevisedMaxKeepAliveCount = sub.keepAlive
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return nil
 }
 
-func (c *conn) modifySubscription(s *session, req *ua.ModifySubscriptionRequest, resp *ua.ModifySubscriptionResponse) error {
-	m := &c.srv.subs
-	err := c.onMgr(func() error {
+// ModifySubscription answers ModifySubscription for session s.
+func (m *Manager) ModifySubscription(s Session, req *ua.ModifySubscriptionRequest, resp *ua.ModifySubscriptionResponse) error {
+	return m.onLoop(func() error {
 		sub := m.subOf(s, req.SubscriptionID)
 		if sub == nil {
 			return status.BadSubscriptionIDInvalid
@@ -111,19 +110,15 @@ func (c *conn) modifySubscription(s *session, req *ua.ModifySubscriptionRequest,
 		resp.RevisedMaxKeepAliveCount = sub.keepAlive
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return nil
 }
 
-func (c *conn) setPublishingMode(s *session, req *ua.SetPublishingModeRequest, resp *ua.SetPublishingModeResponse) error {
+// SetPublishingMode answers SetPublishingMode for session s.
+func (m *Manager) SetPublishingMode(s Session, req *ua.SetPublishingModeRequest, resp *ua.SetPublishingModeResponse) error {
 	if len(req.SubscriptionIDs) == 0 {
 		return status.BadNothingToDo
 	}
-	m := &c.srv.subs
-	err := c.onMgr(func() error {
-		resp.Results = grow(resp.Results, len(req.SubscriptionIDs))
+	return m.onLoop(func() error {
+		resp.Results = ua.Resize(resp.Results, len(req.SubscriptionIDs))
 		resp.DiagnosticInfos = nil
 		m.eachSub(s, req.SubscriptionIDs, resp.Results, func(sub *subscription) ua.StatusCode {
 			sub.enabled = req.PublishingEnabled
@@ -131,24 +126,20 @@ func (c *conn) setPublishingMode(s *session, req *ua.SetPublishingModeRequest, r
 		})
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return nil
 }
 
-// publish queues the Publish request on the session (§5.13.5): it is
-// answered later by the manager, unless the session has no subscription
+// Publish queues the Publish request reqID of channel ch on the session
+// (§5.13.5) and returns ErrAsync: the run loop answers it later with
+// ch.PostResponse, unless the session has no subscription
 // (Bad_NoSubscription) or already MaxPublishRequestsPerSession queued
 // (Bad_TooManyPublishRequests).
-func (c *conn) publish(s *session, req *ua.PublishRequest, _ *ua.PublishResponse) error {
-	m := &c.srv.subs
-	pr := pubReq{ch: c.ch, reqID: c.reqID, handle: req.RequestHeader.RequestHandle}
+func (m *Manager) Publish(s Session, ch Channel, reqID uint32, req *ua.PublishRequest) error {
+	pr := pubReq{ch: ch, reqID: reqID, handle: req.RequestHeader.RequestHandle}
 	if req.RequestHeader.TimeoutHint > 0 {
 		pr.deadline = time.Now().Add(time.Duration(req.RequestHeader.TimeoutHint) * time.Millisecond)
 	}
-	err := c.onMgr(func() error {
-		if s.closed.Load() {
+	err := m.onLoop(func() error {
+		if s.Closed() {
 			return status.BadSessionClosed // timed out since the lookup
 		}
 		ss := m.sessionState(s)
@@ -156,7 +147,7 @@ func (c *conn) publish(s *session, req *ua.PublishRequest, _ *ua.PublishResponse
 		if len(ss.subs) == 0 && len(ss.pending) == 0 {
 			return status.BadNoSubscription
 		}
-		if len(ss.queue) >= c.srv.cfg.Subscriptions.MaxPublishRequestsPerSession {
+		if len(ss.queue) >= m.lim.MaxPublishRequestsPerSession {
 			return status.BadTooManyPublishRequests
 		}
 		ss.queue = append(ss.queue, pr)
@@ -169,12 +160,12 @@ func (c *conn) publish(s *session, req *ua.PublishRequest, _ *ua.PublishResponse
 	if err != nil {
 		return err
 	}
-	return errAsync
+	return ErrAsync
 }
 
-func (c *conn) republish(s *session, req *ua.RepublishRequest, resp *ua.RepublishResponse) error {
-	m := &c.srv.subs
-	err := c.onMgr(func() error {
+// Republish answers Republish for session s.
+func (m *Manager) Republish(s Session, req *ua.RepublishRequest, resp *ua.RepublishResponse) error {
+	return m.onLoop(func() error {
 		sub := m.subOf(s, req.SubscriptionID)
 		if sub == nil {
 			return status.BadSubscriptionIDInvalid
@@ -187,19 +178,15 @@ func (c *conn) republish(s *session, req *ua.RepublishRequest, resp *ua.Republis
 		resp.NotificationMessage = cloneMessage(sub.retrans[i]) // the manager reuses the original
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return nil
 }
 
-func (c *conn) deleteSubscriptions(s *session, req *ua.DeleteSubscriptionsRequest, resp *ua.DeleteSubscriptionsResponse) error {
+// DeleteSubscriptions answers DeleteSubscriptions for session s.
+func (m *Manager) DeleteSubscriptions(s Session, req *ua.DeleteSubscriptionsRequest, resp *ua.DeleteSubscriptionsResponse) error {
 	if len(req.SubscriptionIDs) == 0 {
 		return status.BadNothingToDo
 	}
-	m := &c.srv.subs
-	err := c.onMgr(func() error {
-		resp.Results = grow(resp.Results, len(req.SubscriptionIDs))
+	return m.onLoop(func() error {
+		resp.Results = ua.Resize(resp.Results, len(req.SubscriptionIDs))
 		resp.DiagnosticInfos = nil
 		m.eachSub(s, req.SubscriptionIDs, resp.Results, func(sub *subscription) ua.StatusCode {
 			m.deleteSub(sub)
@@ -210,25 +197,18 @@ func (c *conn) deleteSubscriptions(s *session, req *ua.DeleteSubscriptionsReques
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return nil
 }
 
-// transferSubscriptions moves subscriptions of another session of the same
+// TransferSubscriptions moves subscriptions of another session of the same
 // user to this one (§5.13.7); the old session gets a
 // StatusChangeNotification Good_SubscriptionTransferred, unless it is
-// closed (its subscriptions outlived it, see subMgr.sessionClosed).
-func (c *conn) transferSubscriptions(s *session, req *ua.TransferSubscriptionsRequest, resp *ua.TransferSubscriptionsResponse) error {
+// closed (its subscriptions outlived it, see Manager.sessionClosed).
+func (m *Manager) TransferSubscriptions(s Session, req *ua.TransferSubscriptionsRequest, resp *ua.TransferSubscriptionsResponse) error {
 	if len(req.SubscriptionIDs) == 0 {
 		return status.BadNothingToDo
 	}
-	s.mu.Lock()
-	me := s.identity
-	s.mu.Unlock()
-	m := &c.srv.subs
-	err := c.onMgr(func() error {
+	me := s.User()
+	return m.onLoop(func() error {
 		resp.Results = make([]ua.TransferResult, len(req.SubscriptionIDs))
 		resp.DiagnosticInfos = nil
 		ss := m.sessionState(s)
@@ -240,10 +220,7 @@ func (c *conn) transferSubscriptions(s *session, req *ua.TransferSubscriptionsRe
 				continue
 			}
 			old := sub.ss
-			old.sess.mu.Lock()
-			them := old.sess.identity
-			old.sess.mu.Unlock()
-			if them != me {
+			if old.sess.User() != me {
 				resp.Results[i].StatusCode = status.BadUserAccessDenied
 				continue
 			}
@@ -275,18 +252,14 @@ func (c *conn) transferSubscriptions(s *session, req *ua.TransferSubscriptionsRe
 		m.clearTouched()
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return nil
 }
 
-func (c *conn) createMonitoredItems(s *session, req *ua.CreateMonitoredItemsRequest, resp *ua.CreateMonitoredItemsResponse) error {
-	if err := c.checkItemsRequest(req.TimestampsToReturn, len(req.ItemsToCreate)); err != nil {
+// CreateMonitoredItems answers CreateMonitoredItems for session s.
+func (m *Manager) CreateMonitoredItems(s Session, req *ua.CreateMonitoredItemsRequest, resp *ua.CreateMonitoredItemsResponse) error {
+	if err := m.checkItemsRequest(req.TimestampsToReturn, len(req.ItemsToCreate)); err != nil {
 		return err
 	}
-	m := &c.srv.subs
-	err := c.onMgr(func() error {
+	return m.onLoop(func() error {
 		sub := m.subOf(s, req.SubscriptionID)
 		if sub == nil {
 			return status.BadSubscriptionIDInvalid
@@ -302,16 +275,12 @@ func (c *conn) createMonitoredItems(s *session, req *ua.CreateMonitoredItemsRequ
 		m.clearTouched()
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return nil
 }
 
 // createItem creates one monitored item of sub.
-func (m *subMgr) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest, ts ua.TimestampsToReturn, now time.Time) ua.MonitoredItemCreateResult {
+func (m *Manager) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest, ts ua.TimestampsToReturn, now time.Time) ua.MonitoredItemCreateResult {
 	var res ua.MonitoredItemCreateResult
-	if len(sub.items) >= m.srv.cfg.Subscriptions.MaxMonitoredItemsPerSubscription || m.itemCount >= m.srv.cfg.Subscriptions.MaxMonitoredItems {
+	if len(sub.items) >= m.lim.MaxMonitoredItemsPerSubscription || m.itemCount >= m.lim.MaxMonitoredItems {
 		res.StatusCode = status.BadTooManyMonitoredItems
 		return res
 	}
@@ -323,14 +292,14 @@ func (m *subMgr) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest,
 	// encoding; the value's own status (BadNotReadable, ...) goes to the
 	// client in the first notification instead.
 	var dv ua.DataValue
-	m.srv.as.Read(&m.rc, &r.ItemToMonitor, ua.TimestampsToReturnBoth, &dv)
+	m.space.Read(&m.rc, &r.ItemToMonitor, ua.TimestampsToReturnBoth, &dv)
 	switch dv.Status.Code() {
 	case status.BadNodeIDUnknown, status.BadNodeIDInvalid, status.BadAttributeIDInvalid,
 		status.BadIndexRangeInvalid, status.BadDataEncodingInvalid, status.BadDataEncodingUnsupported:
 		res.StatusCode = dv.Status
 		return res
 	}
-	n := m.srv.as.Node(r.ItemToMonitor.NodeID)
+	n := m.space.Node(r.ItemToMonitor.NodeID)
 	if n == nil {
 		res.StatusCode = status.BadNodeIDUnknown
 		return res
@@ -371,22 +340,22 @@ func (m *subMgr) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest,
 // checkItemsRequest checks what CreateMonitoredItems and
 // ModifyMonitoredItems have in common: their TimestampsToReturn and the
 // number of items, n.
-func (c *conn) checkItemsRequest(ttr ua.TimestampsToReturn, n int) error {
+func (m *Manager) checkItemsRequest(ttr ua.TimestampsToReturn, n int) error {
 	switch {
-	case !validTimestamps(ttr):
+	case !ttr.IsValid():
 		return status.BadTimestampsToReturnInvalid
 	case n == 0:
 		return status.BadNothingToDo
 	}
-	return checkCount(n, c.srv.cfg.Subscriptions.MaxMonitoredItemsPerCall)
+	return ua.CheckOperations(n, m.lim.MaxMonitoredItemsPerCall)
 }
 
-func (c *conn) modifyMonitoredItems(s *session, req *ua.ModifyMonitoredItemsRequest, resp *ua.ModifyMonitoredItemsResponse) error {
-	if err := c.checkItemsRequest(req.TimestampsToReturn, len(req.ItemsToModify)); err != nil {
+// ModifyMonitoredItems answers ModifyMonitoredItems for session s.
+func (m *Manager) ModifyMonitoredItems(s Session, req *ua.ModifyMonitoredItemsRequest, resp *ua.ModifyMonitoredItemsResponse) error {
+	if err := m.checkItemsRequest(req.TimestampsToReturn, len(req.ItemsToModify)); err != nil {
 		return err
 	}
-	m := &c.srv.subs
-	err := c.onMgr(func() error {
+	return m.onLoop(func() error {
 		sub := m.subOf(s, req.SubscriptionID)
 		if sub == nil {
 			return status.BadSubscriptionIDInvalid
@@ -402,7 +371,7 @@ func (c *conn) modifyMonitoredItems(s *session, req *ua.ModifyMonitoredItemsRequ
 				res.StatusCode = status.BadMonitoredItemIDInvalid
 				continue
 			}
-			n := m.srv.as.Node(it.rv.NodeID)
+			n := m.space.Node(it.rv.NodeID)
 			if n == nil {
 				res.StatusCode = status.BadNodeIDUnknown
 				continue
@@ -421,26 +390,22 @@ func (c *conn) modifyMonitoredItems(s *session, req *ua.ModifyMonitoredItemsRequ
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return nil
 }
 
-func (c *conn) setMonitoringMode(s *session, req *ua.SetMonitoringModeRequest, resp *ua.SetMonitoringModeResponse) error {
+// SetMonitoringMode answers SetMonitoringMode for session s.
+func (m *Manager) SetMonitoringMode(s Session, req *ua.SetMonitoringModeRequest, resp *ua.SetMonitoringModeResponse) error {
 	switch {
 	case len(req.MonitoredItemIDs) == 0:
 		return status.BadNothingToDo
 	case req.MonitoringMode < ua.MonitoringModeDisabled || req.MonitoringMode > ua.MonitoringModeReporting:
 		return status.BadMonitoringModeInvalid
 	}
-	m := &c.srv.subs
-	err := c.onMgr(func() error {
+	return m.onLoop(func() error {
 		sub := m.subOf(s, req.SubscriptionID)
 		if sub == nil {
 			return status.BadSubscriptionIDInvalid
 		}
-		resp.Results = grow(resp.Results, len(req.MonitoredItemIDs))
+		resp.Results = ua.Resize(resp.Results, len(req.MonitoredItemIDs))
 		resp.DiagnosticInfos = nil
 		now := time.Now()
 		m.rc.Reset()
@@ -469,18 +434,14 @@ func (c *conn) setMonitoringMode(s *session, req *ua.SetMonitoringModeRequest, r
 		m.clearTouched()
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return nil
 }
 
-func (c *conn) setTriggering(s *session, req *ua.SetTriggeringRequest, resp *ua.SetTriggeringResponse) error {
+// SetTriggering answers SetTriggering for session s.
+func (m *Manager) SetTriggering(s Session, req *ua.SetTriggeringRequest, resp *ua.SetTriggeringResponse) error {
 	if len(req.LinksToAdd) == 0 && len(req.LinksToRemove) == 0 {
 		return status.BadNothingToDo
 	}
-	m := &c.srv.subs
-	err := c.onMgr(func() error {
+	return m.onLoop(func() error {
 		sub := m.subOf(s, req.SubscriptionID)
 		if sub == nil {
 			return status.BadSubscriptionIDInvalid
@@ -513,23 +474,19 @@ func (c *conn) setTriggering(s *session, req *ua.SetTriggeringRequest, resp *ua.
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return nil
 }
 
-func (c *conn) deleteMonitoredItems(s *session, req *ua.DeleteMonitoredItemsRequest, resp *ua.DeleteMonitoredItemsResponse) error {
+// DeleteMonitoredItems answers DeleteMonitoredItems for session s.
+func (m *Manager) DeleteMonitoredItems(s Session, req *ua.DeleteMonitoredItemsRequest, resp *ua.DeleteMonitoredItemsResponse) error {
 	if len(req.MonitoredItemIDs) == 0 {
 		return status.BadNothingToDo
 	}
-	m := &c.srv.subs
-	err := c.onMgr(func() error {
+	return m.onLoop(func() error {
 		sub := m.subOf(s, req.SubscriptionID)
 		if sub == nil {
 			return status.BadSubscriptionIDInvalid
 		}
-		resp.Results = grow(resp.Results, len(req.MonitoredItemIDs))
+		resp.Results = ua.Resize(resp.Results, len(req.MonitoredItemIDs))
 		resp.DiagnosticInfos = nil
 		for i, id := range req.MonitoredItemIDs {
 			it := sub.items[id]
@@ -542,8 +499,4 @@ func (c *conn) deleteMonitoredItems(s *session, req *ua.DeleteMonitoredItemsRequ
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package server
+package subs
 
 import (
 	"slices"
@@ -16,7 +16,7 @@ import (
 // subscription sub, read on the manager.
 func (f *subFixture) itemIntervals(sub uint32, ids ...uint32) []float64 {
 	f.t.Helper()
-	m := &f.s.subs
+	m := f.s.subs
 	out := make([]float64, len(ids))
 	m.call(func() {
 		s := m.subs[sub]
@@ -138,7 +138,7 @@ func TestSourcelessItemOwnInterval(t *testing.T) {
 	}
 
 	// Deterministic: drive sampleDue with chosen times on the manager.
-	m := &f.s.subs
+	m := f.s.subs
 	m.call(func() {
 		it := m.subs[sub].items[res[0].MonitoredItemID]
 		if it.heapPos == 0 {
@@ -222,24 +222,7 @@ func (c *closableChannel) QueueResponse(id uint32, msg []byte) error { return c.
 // nextOut waits (up to 10 s) for the next response written to fc.
 func nextOut(t *testing.T, fc *fakeChannel) ua.Body {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		fc.mu.Lock()
-		var msg []byte
-		if len(fc.out) > 0 {
-			msg = fc.out[0]
-			fc.out = fc.out[1:]
-		}
-		fc.mu.Unlock()
-		if msg != nil {
-			resp, err := ua.DecodeMessage(ua.NewDecoder(msg))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return resp
-		}
-	}
-	t.Fatal("no asynchronous response within 10 s")
-	return nil
+	return fc.Next(t)
 }
 
 // TestPublishAfterSessionMove: Publish requests queued over a channel
@@ -256,7 +239,7 @@ func TestPublishAfterSessionMove(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			f := newSubFixture(t, Config{})
-			old := &closableChannel{fakeChannel: fakeChannel{id: 7}}
+			old := &closableChannel{fakeChannel: fakeChannel{Num: 7}}
 			tc1 := &testConn{t: t, c: newConn(f.s, old)}
 			tc1.openSession()
 			cs := wantOK[ua.CreateSubscriptionResponse](t, tc1.call(&ua.CreateSubscriptionRequest{
@@ -326,7 +309,7 @@ func TestPublishAfterSessionMove(t *testing.T) {
 // alive reports whether subscription id exists, after a tick of the
 // manager has seen every closed session.
 func (f *subFixture) alive(id uint32) bool {
-	m := &f.s.subs
+	m := f.s.subs
 	var ok bool
 	m.call(func() {
 		m.tick(time.Now())
@@ -338,11 +321,11 @@ func (f *subFixture) alive(id uint32) bool {
 // hasState reports whether the manager keeps state for the session of
 // token.
 func (f *subFixture) hasState(token ua.NodeID) bool {
-	m := &f.s.subs
+	m := f.s.subs
 	var ok bool
 	m.call(func() {
 		for s := range m.sessions {
-			ok = ok || s.token == token
+			ok = ok || s.(*testSession).token == token
 		}
 	})
 	return ok

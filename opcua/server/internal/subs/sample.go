@@ -1,4 +1,4 @@
-package server
+package subs
 
 import (
 	"encoding/binary"
@@ -37,7 +37,7 @@ const maxPendingImages = 16
 
 // addBatch closes the batch of the changes SourceChanged just added, to
 // sample in snap; called under hookMu.
-func (m *subMgr) addBatch(src addrspace.SourceID, snap addrspace.Snapshot) {
+func (m *Manager) addBatch(src addrspace.SourceID, snap addrspace.Snapshot) {
 	m.batchSeq++
 	if n := len(m.batches); n >= maxPendingImages {
 		last := &m.batches[n-1]
@@ -51,7 +51,7 @@ func (m *subMgr) addBatch(src addrspace.SourceID, snap addrspace.Snapshot) {
 // of a round of source changes (created, enabled, ResendData): the
 // changes already waiting for the run loop carry older images, which it
 // must not sample after this one (its values would go back in time).
-func (m *subMgr) sampledNow(it *monItem) {
+func (m *Manager) sampledNow(it *monItem) {
 	m.hookMu.Lock()
 	it.after = m.batchSeq
 	m.hookMu.Unlock()
@@ -60,12 +60,12 @@ func (m *subMgr) sampledNow(it *monItem) {
 // source returns the ValueSource src, from the Space the first time and
 // then without its lock: the engine's goroutine calls SourceChanged and
 // must not wait for a Read or Write request.
-func (m *subMgr) source(src addrspace.SourceID) addrspace.ValueSource {
+func (m *Manager) source(src addrspace.SourceID) addrspace.ValueSource {
 	i := int(src) - 1
 	if p := m.sources.Load(); p != nil && i >= 0 && i < len(*p) && (*p)[i] != nil {
 		return (*p)[i]
 	}
-	vs := m.srv.as.Source(src)
+	vs := m.space.Source(src)
 	if vs == nil {
 		return nil
 	}
@@ -89,7 +89,7 @@ func (m *subMgr) source(src addrspace.SourceID) addrspace.ValueSource {
 // each would read the same DataValue. They share its sample too (its
 // copy and its encodings), and the comparison with the last reported
 // value: items with the same last sample and the same filter compare once.
-func (m *subMgr) sampleKey(k srcKey, seq uint64, now time.Time, slack time.Duration) {
+func (m *Manager) sampleKey(k srcKey, seq uint64, now time.Time, slack time.Duration) {
 	var s *sample       // the node's value, read once for the items on it
 	var node *ua.NodeID // the node s was read from
 	var cmp lastCmp
@@ -113,7 +113,7 @@ func (m *subMgr) sampleKey(k srcKey, seq uint64, now time.Time, slack time.Durat
 		if node == nil || *node != it.rv.NodeID {
 			m.release(s)
 			s, node = m.newSample(), &it.rv.NodeID
-			m.srv.as.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &s.dv)
+			m.space.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &s.dv)
 			cmp = lastCmp{}
 		}
 		it.lastSample = now
@@ -139,7 +139,7 @@ func (m *subMgr) sampleKey(k srcKey, seq uint64, now time.Time, slack time.Durat
 // many subscriptions, all over the heap and out of the caches by the next
 // image; fetching them up front cut the CPU per notification of the
 // fan-out bench by a fifth.
-func (m *subMgr) touch(list []*monItem) {
+func (m *Manager) touch(list []*monItem) {
 	var x uintptr
 	for _, it := range list {
 		x += uintptr(it.mode) + uintptr(len(it.queue)) + uintptr(it.rv.NodeID.Numeric)
@@ -152,7 +152,7 @@ func (m *subMgr) touch(list []*monItem) {
 
 // touchReady is touch for the items publishTo visits: their first two
 // lines and their queues' first entries.
-func (m *subMgr) touchReady(list []*monItem) {
+func (m *Manager) touchReady(list []*monItem) {
 	var x uintptr
 	for _, it := range list {
 		x += uintptr(it.mode) + uintptr(len(it.queue))
@@ -205,7 +205,7 @@ const (
 )
 
 // newSample returns an empty sample with one reference, the caller's.
-func (m *subMgr) newSample() *sample {
+func (m *Manager) newSample() *sample {
 	n := len(m.free)
 	if n == 0 {
 		return &sample{refs: 1}
@@ -222,7 +222,7 @@ func (s *sample) hold() { s.refs++ }
 
 // release drops a reference to s (nil: none); the last one returns s to
 // the pool, emptied so that it keeps no value alive.
-func (m *subMgr) release(s *sample) {
+func (m *Manager) release(s *sample) {
 	if s == nil {
 		return
 	}
@@ -289,7 +289,7 @@ type queued struct {
 }
 
 // releaseQueued releases the samples of q and clears it.
-func (m *subMgr) releaseQueued(q []queued) {
+func (m *Manager) releaseQueued(q []queued) {
 	m.queuedCount -= len(q)
 	for i := range q {
 		m.release(q[i].s)

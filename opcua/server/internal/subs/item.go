@@ -1,4 +1,4 @@
-package server
+package subs
 
 import (
 	"container/heap"
@@ -27,7 +27,7 @@ import (
 // names them), or any attribute other than Value) is
 // sampled at creation and then whenever its own sampling interval, a
 // multiple of the base cycle, has passed: such items wait in a heap
-// ordered by their next sample (subMgr.due), and the manager's one timer
+// ordered by their next sample (Manager.due), and the manager's one timer
 // is set to the earliest of them and of the publishing cycles, so the
 // work per wake-up is the items that are due. The first sample after
 // creation or a change of interval is aligned with the subscription's
@@ -76,12 +76,12 @@ type monItem struct {
 	id      uint32
 	unit    time.Duration // interval is a multiple of it: the base cycle, or the tag's MinimumSamplingInterval
 	pubRate bool          // the client asked for -1: interval follows the publishing interval
-	key     srcKey        // zero for items without a source (sampled from subMgr.due)
+	key     srcKey        // zero for items without a source (sampled from Manager.due)
 
 	overflows uint32
 
 	nextSample time.Time // items without a source: when the next sample is due
-	heapPos    int       // items without a source: 1 + index in subMgr.due, 0 when not scheduled
+	heapPos    int       // items without a source: 1 + index in Manager.due, 0 when not scheduled
 }
 
 // dueHeap orders the items without a source by their next sample
@@ -115,7 +115,7 @@ func (h *dueHeap) Pop() any {
 // publishing cycle: the first time after now, by at least half a base
 // cycle, that is a whole number of sampling intervals away from the
 // subscription's next cycle. A disabled or source item is unscheduled.
-func (m *subMgr) schedule(it *monItem, now time.Time) {
+func (m *Manager) schedule(it *monItem, now time.Time) {
 	if it.key != (srcKey{}) || it.deleted || it.mode == ua.MonitoringModeDisabled || it.interval <= 0 {
 		m.unschedule(it)
 		return
@@ -124,7 +124,7 @@ func (m *subMgr) schedule(it *monItem, now time.Time) {
 	if r < 0 {
 		r += it.interval
 	}
-	if r < m.srv.cfg.Subscriptions.MinPublishingInterval/2 {
+	if r < m.lim.MinPublishingInterval/2 {
 		r += it.interval
 	}
 	it.nextSample = now.Add(r)
@@ -136,7 +136,7 @@ func (m *subMgr) schedule(it *monItem, now time.Time) {
 }
 
 // unschedule takes it out of the due heap.
-func (m *subMgr) unschedule(it *monItem) {
+func (m *Manager) unschedule(it *monItem) {
 	if it.heapPos > 0 {
 		heap.Remove(&m.due, it.heapPos-1)
 	}
@@ -146,11 +146,11 @@ func (m *subMgr) unschedule(it *monItem) {
 // a base cycle of slack) and schedules their next samples, keeping their
 // phase; a sample missed while the manager was busy is not repeated.
 // Work is proportional to the items due.
-func (m *subMgr) sampleDue(now time.Time) {
+func (m *Manager) sampleDue(now time.Time) {
 	if len(m.due) == 0 {
 		return
 	}
-	limit := now.Add(m.srv.cfg.Subscriptions.MinPublishingInterval / 2)
+	limit := now.Add(m.lim.MinPublishingInterval / 2)
 	if m.due[0].nextSample.After(limit) {
 		return
 	}
@@ -177,15 +177,15 @@ func (it *monItem) due(now time.Time, slack time.Duration) bool {
 
 // sample reads the item's value and queues a notification when it changed
 // in the sense of the item's filter.
-func (m *subMgr) sample(it *monItem, now time.Time) {
+func (m *Manager) sample(it *monItem, now time.Time) {
 	s := m.newSample()
-	m.srv.as.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &s.dv)
+	m.space.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &s.dv)
 	m.sampled(it, s, now)
 	m.release(s)
 }
 
 // sampled takes s, read for it at now, as the item's sample.
-func (m *subMgr) sampled(it *monItem, s *sample, now time.Time) {
+func (m *Manager) sampled(it *monItem, s *sample, now time.Time) {
 	it.lastSample = now
 	if it.last != nil && !it.changed(&s.dv) {
 		return
@@ -195,7 +195,7 @@ func (m *subMgr) sampled(it *monItem, s *sample, now time.Time) {
 }
 
 // setLast makes s the last reported value of it.
-func (m *subMgr) setLast(it *monItem, s *sample) {
+func (m *Manager) setLast(it *monItem, s *sample) {
 	s.hold()
 	m.release(it.last)
 	it.last = s
@@ -203,7 +203,7 @@ func (m *subMgr) setLast(it *monItem, s *sample) {
 
 // report makes dv, read for it, its last reported value and queues it
 // whether it changed or not.
-func (m *subMgr) report(it *monItem, dv *ua.DataValue) {
+func (m *Manager) report(it *monItem, dv *ua.DataValue) {
 	s := m.newSample()
 	s.dv = *dv
 	m.setLast(it, s)
@@ -212,7 +212,7 @@ func (m *subMgr) report(it *monItem, dv *ua.DataValue) {
 }
 
 // forget empties the queue of it and forgets its last value.
-func (m *subMgr) forget(it *monItem) {
+func (m *Manager) forget(it *monItem) {
 	m.releaseQueued(it.queue)
 	it.queue = it.queue[:0]
 	m.release(it.last)
@@ -224,11 +224,11 @@ func (m *subMgr) forget(it *monItem) {
 // queue that holds one already is treated as full (its oldest or newest
 // value is replaced, with the Overflow bit): clients that do not publish
 // cannot make the queues take all the gateway's memory.
-func (m *subMgr) enqueue(it *monItem, s *sample) {
+func (m *Manager) enqueue(it *monItem, s *sample) {
 	s.hold()
 	n := queued{s: s, handle: it.handle, ts: it.ts}
 	switch {
-	case len(it.queue) < it.qsize && (len(it.queue) == 0 || m.queuedCount < m.srv.cfg.Subscriptions.MaxQueuedNotifications):
+	case len(it.queue) < it.qsize && (len(it.queue) == 0 || m.queuedCount < m.lim.MaxQueuedNotifications):
 		it.queue = append(it.queue, n)
 		m.queuedCount++
 	case it.qsize == 1:
@@ -317,7 +317,7 @@ func number(v ua.Variant) (float64, bool) {
 
 // removeItem unindexes it and drops it from its subscription, and its
 // queued notifications.
-func (m *subMgr) removeItem(it *monItem) {
+func (m *Manager) removeItem(it *monItem) {
 	it.deleted = true
 	m.forget(it)
 	sub := it.sub
@@ -359,9 +359,9 @@ type itemParams struct {
 // reviseItem checks and revises the monitoring parameters p for the item
 // on node n (attribute attr) of sub. The key is the item's source key, zero
 // when it has no source.
-func (m *subMgr) reviseItem(sub *subscription, n *addrspace.Node, attr ua.AttributeID, p *ua.MonitoringParameters) (itemParams, srcKey, ua.StatusCode) {
+func (m *Manager) reviseItem(sub *subscription, n *addrspace.Node, attr ua.AttributeID, p *ua.MonitoringParameters) (itemParams, srcKey, ua.StatusCode) {
 	var ip itemParams
-	lim := &m.srv.cfg.Subscriptions
+	lim := &m.lim
 	var key srcKey
 	// Namespace 0 variables with a source (the Server object's, computed
 	// at each read) are never named by SourceChanged: they are sampled on
@@ -433,13 +433,13 @@ func (m *subMgr) reviseItem(sub *subscription, n *addrspace.Node, attr ua.Attrib
 }
 
 // euRange returns the EURange property of n, nil if it has none.
-func (m *subMgr) euRange(n *addrspace.Node) *ua.Range {
+func (m *Manager) euRange(n *addrspace.Node) *ua.Range {
 	hasProperty := ua.NewNumericNodeID(0, id.HasProperty)
-	for _, r := range m.srv.as.References(n.ID) {
+	for _, r := range m.space.References(n.ID) {
 		if r.IsInverse || r.TypeID != hasProperty || r.Target.ServerIndex != 0 || r.Target.NamespaceURI != "" {
 			continue
 		}
-		p := m.srv.as.Node(r.Target.NodeID)
+		p := m.space.Node(r.Target.NodeID)
 		if p == nil || p.BrowseName.Name != "EURange" || p.BrowseName.NamespaceIndex != 0 {
 			continue
 		}
@@ -459,7 +459,7 @@ func (m *subMgr) euRange(n *addrspace.Node) *ua.Range {
 
 // followPublishing revises the sampling interval of it, which asked for
 // -1, to its subscription's (new) publishing interval.
-func (m *subMgr) followPublishing(it *monItem, now time.Time) {
+func (m *Manager) followPublishing(it *monItem, now time.Time) {
 	it.interval = roundUp(it.sub.interval, it.unit)
 	if it.key != (srcKey{}) {
 		it.everyImage = it.interval == it.unit
@@ -470,7 +470,7 @@ func (m *subMgr) followPublishing(it *monItem, now time.Time) {
 
 // apply sets the revised parameters on it; the caller indexes or
 // schedules it.
-func (m *subMgr) apply(it *monItem, ip itemParams, key srcKey) {
+func (m *Manager) apply(it *monItem, ip itemParams, key srcKey) {
 	it.interval, it.everyImage = ip.interval, ip.everyImage
 	it.unit, it.pubRate = ip.unit, ip.pubRate
 	it.discardOldest = ip.discardOldest
