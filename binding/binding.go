@@ -2,44 +2,7 @@
 // address space: it connects package plc to package opcua/addrspace, which
 // know nothing of each other.
 //
-// # Tags
-//
-// Every configured tag is a Variable in the namespace NamespaceURI with the
-// NodeId s=<device>.<tag>, a component of its device's folder (NodeId
-// s=<device>), which Objects organizes. Its DataType is that of the values
-// in the image (plc.Tag.Type: a scaled tag other than a float32 is a
-// Double), scalar; AccessLevel and UserAccessLevel are CurrentRead, with
-// CurrentWrite for a read-write tag;
-// MinimumSamplingInterval is its scan period. A tag with units has the
-// EngineeringUnits property (an EUInformation of the UNECE table, OPC
-// 10000-8 §5.6.3), a scaled tag the EURange property (the scaling's EU
-// range).
-//
-// Values come from the engine's current Image through one ValueSource:
-// its Snapshot is Engine.Image (a pointer, no allocation) and a read copies
-// the tag's value, status and source timestamp from it, so what the image
-// holds is exactly what a Read returns, and the values of one Read request
-// all come from one image.
-//
-// Writes go through to the device (write-through): the written Variant (of
-// the tag's DataType, which the address space has checked) is converted to
-// the tag's type (BadOutOfRange when it does not fit) and queued with
-// Engine.Write, which runs it on the device in the next cycle in which the
-// device is idle. The sink returns a Pending result that the engine's done
-// callback fills with the device's answer (Good, BadTimeout,
-// BadCommunicationError, a mapped Modbus exception, or BadTimeout when the
-// device stayed busy for the engine's WriteTimeout); the address space
-// hands it to its caller, which waits outside the space's lock (the OPC UA
-// server waits for all the writes of one request together, bounded by its
-// WriteTimeout). A write the engine refuses to queue is answered at once
-// (BadOutOfRange, BadResourceUnavailable, BadShutdown). The written value
-// is in the image after the read-back that follows the write in the same
-// cycle.
-//
-// # Diagnostics
-//
-// The engine's statistics are variables under Objects/Diagnostics, in the
-// namespace DiagnosticsNamespaceURI (see diag.go).
+// How it works, and why, is in docs/binding.md.
 package binding
 
 import (

@@ -6,70 +6,7 @@
 // with decoded request values and caller-owned result values, so the read
 // path allocates nothing.
 //
-// # Namespace 0
-//
-// New builds namespace 0 from generated tables (zz_ns0.go, made by
-// opcua/internal/nsgen from Opc.Ua.NodeSet2.Services.xml). It holds every
-// ReferenceType, DataType, ObjectType and VariableType, the Root, Objects,
-// Types and Views folders, the whole Server object, the properties of
-// DataTypes and the event fields of BaseEventType; the instance
-// declarations of other types and the deprecated type dictionaries are
-// left out (see nsgen). Every reference is listed at both ends and leads to
-// a node of the space.
-//
-// # Concurrency
-//
-// A Space is safe for concurrent use: one sync.RWMutex guards it. Read,
-// Browse, BrowseNext and TranslateBrowsePath take the read lock for one
-// operation, so any number of sessions read at once; AddNode,
-// AddReference, AddNamespace, Write and the Set methods take the write
-// lock. Stored values are immutable: Read hands out a Variant that shares
-// storage with the stored value (no copy, no allocation), and a write
-// replaces the stored value by a new one, never changing the old one in
-// place. Callers must therefore not modify, nor decode into, the Values
-// that Read returns.
-//
-// # Values
-//
-// A Variable's value is either static, stored in the node (Node.Value; set
-// by Write and SetValue), or external: Node.Source names a ValueSource
-// registered with AddSource, which serves values in immutable snapshots
-// (the scan engine's process image). A ReadContext, reset per request,
-// takes one snapshot per source at its first use and keeps it for the rest
-// of the request, so the values of one Read request never mix two images,
-// and reading never blocks the source's writer. SourceFunc turns a
-// function into a source that is always current: the server uses it for
-// live variables such as Server/ServerStatus/CurrentTime. Writes to an
-// external variable go to its Node.Sink; without one they fail with
-// BadNotWritable.
-//
-// # API
-//
-// Setup: New, AddNamespace, AddNode, AddReference, AddSource, SetSource,
-// SetSink, SetValue, SetClock. Services, one call per operation into
-// caller-owned results: Read (with a ReadContext per request), Write (with
-// the session's User), Browse and BrowseNext (with a BrowseCursor per
-// continuation point), TranslateBrowsePath. Queries: Node, References,
-// IsSubtype, CheckValue, NamespaceIndex, Namespaces, Len;
-// ParseNumericRange and NumericRange.Apply for IndexRanges elsewhere
-// (monitored items).
-//
-// Live server variables: a value the server changes now and then
-// (ServerStatus/State, ServerCapabilities, diagnostics counters) is set
-// with SetValue; a value that changes all the time
-// (ServerStatus/CurrentTime) is served by a SourceFunc attached with
-// AddSource and SetSource.
-//
-// # Service-level checks
-//
-// The methods check one operation each. The service layer checks what
-// concerns the whole request: TimestampsToReturn outside 0-3 is
-// BadTimestampsToReturnInvalid for the request (Part 4 §5.10.2), a
-// negative maxAge is BadMaxAgeInvalid, a non-null View is BadViewIdUnknown
-// (there are no Views), and it stores BrowseCursors as continuation points
-// and enforces their per-session limit. maxAge needs nothing here:
-// external values are always the newest snapshot, static values are
-// always current.
+// How it works, and why, is in docs/address-space.md.
 package addrspace
 
 //go:generate go run ../internal/nsgen -schema ../../../shared/opcua-schema -out zz_ns0.go

@@ -7,51 +7,7 @@
 // policy touches no framing code (see SecurityPolicy for where each step
 // plugs in). SecurityPolicy None ships now.
 //
-// A Channel hands the server whole service messages (the type's encoding
-// NodeId followed by the body) and takes back encoded responses.
-//
-// # Use
-//
-//	ch, err := uasc.Open(ctx, conn, &cfg) // Hello, Acknowledge, OpenSecureChannel
-//	if err != nil { ... }                 // the client got an Error message already
-//	for {
-//		req, err := ch.ReadRequest()      // one goroutine reads
-//		if err != nil { ... }             // ErrClosed, or why the channel died
-//		resp := handle(req.Message)       // req.Message is valid until the next ReadRequest
-//		if ch.Buffered() {                // the client pipelines: the next request is here
-//			ch.QueueResponse(req.RequestID, resp) // written with the batch's last
-//		} else {
-//			ch.WriteResponse(req.RequestID, resp) // any goroutine may write
-//		}
-//	}
-//
-// A goroutine that answers for many channels and must not wait for one
-// client's socket posts its responses with PostResponse instead: they are
-// framed at once and written in the background.
-//
-// # Errors
-//
-// Protocol violations are answered with an Error message carrying their
-// status code, then the connection is closed gracefully (our side shut
-// down for writing, the client's last bytes drained for up to
-// Config.CloseTimeout). The error returned is, or wraps, that
-// ua.StatusCode: errors.Is(err, status.BadSequenceNumberInvalid) works.
-// Errors are sticky (as in crypto/tls): after the first failure of the
-// connection every ReadRequest and WriteResponse returns it.
-//
-// # Performance
-//
-// In steady state neither ReadRequest nor WriteResponse of a single-chunk
-// message allocates: the receive buffer and the reassembly buffer are
-// reused, a single-chunk request is returned in place, and responses are
-// framed into a reused send buffer. All chunks of a response leave in one
-// Write, and responses queued by concurrent WriteResponse calls while a
-// write is in progress leave together in the next one. The responses to
-// pipelined requests (Buffered, QueueResponse) leave in one Write per
-// batch: one per receive buffer of requests, or per negotiated send
-// buffer of responses, whichever comes first; a lone request's response
-// is written at once. TCP_NODELAY is the caller's choice (Go's default
-// for TCP is on).
+// How it works, and why, is in docs/secure-channel.md.
 package uasc
 
 import (

@@ -1,46 +1,10 @@
 // Package sim is edged's built-in simulated PLC: what edged runs when it has
-// no configuration, and what the tests of the scan engine poll.
+// no configuration, and what the tests of the scan engine poll:
 //
-// The simulated PLC is a real Modbus TCP slave (drivers/modbus/slave) on
-// loopback, on a port chosen at run time, whose registers a tick updates
-// every 5 ms. edged polls it through the real Modbus driver, exactly as it
-// polls a PLC on the network: Start returns the configuration to do so
-// (config.Simulator with the real port filled in). Beside it, GPIO returns
-// the simulated GPIO board (drivers/gpio), whose outputs DO1..DO4 loop back
-// to the inputs DI1..DI4. Wiring it up:
+//	s, err := sim.Start(ctx) // a Modbus TCP slave at s.Addr(), GPIO at s.GPIO()
+//	cfg := s.Config()        // the configuration that polls it
 //
-//	s, err := sim.Start(ctx)
-//	cfg := s.Config()
-//	pc, drivers, err := devices.Build(&cfg, devices.Options{GPIO: s.GPIO(), SimAddress: s.Addr()})
-//	e, err := plc.New(pc)
-//
-// # Register map
-//
-// The map is config.Simulator's; registers are 0-based, multi-register
-// values in the order ABCD (big-endian bytes, high word first, the Modbus
-// standard and DefaultModbusTCP's order).
-//
-//	address  tag       type     access      behaviour (tick n, t = n·5 ms)
-//	hr:0     Counter   uint32   read        n: +1 every tick (wraps at 2³²)
-//	hr:2     Sine      float64  read        sin(2π·t/10 s)
-//	hr:6     Ramp      float32  read        100·(t mod 10 s)/10 s: 0..100 in 10 s, then again
-//	hr:8     Status    uint16   read        a copy of Command, made by the tick after the write
-//	hr:100   Setpoint  float32  read-write  kept as written (0 at start)
-//	hr:102   Command   uint16   read-write  kept as written (0 at start)
-//	co:0     Toggle    bool     read        flips every 500 ms (100 ticks): true while (n/100) is odd
-//
-// Every area (coils, discrete inputs, input registers, holding registers)
-// has BankSize entries; the addresses not in the map read as 0 (false) and
-// may be written, and an address at or beyond BankSize is answered with
-// exception 2 (illegal data address), which tests use to provoke an
-// exception. Every unit id is served from the same memory.
-//
-// # Time
-//
-// The tick is driven by a time.Ticker of Period, or by the caller: with
-// Options.Manual no goroutine ticks and Step advances the simulation by one
-// tick, synchronously, so tests are deterministic. The simulated values
-// depend only on the number of ticks, never on the wall clock.
+// How it works, and why, is in docs/simulator.md.
 package sim
 
 import (
