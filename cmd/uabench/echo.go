@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/edged/edged/internal/benchkit"
 	"github.com/edged/edged/internal/uaclient"
 	"github.com/edged/edged/opcua/ua"
 )
@@ -263,7 +264,7 @@ func runEcho(addr, echoAddr string, ids []ua.NodeID, sc scenario, f loadFlags, s
 		return res, err
 	}
 	done0, errs0 := e.done.Load(), e.errs.Load()
-	cpu0, t0 := cpuTime(), time.Now()
+	cpu0, t0 := benchkit.CPUTime(), time.Now()
 	phase.Store(phaseMeasure)
 	time.Sleep(f.duration)
 	s1, err := srv.stats()
@@ -272,7 +273,7 @@ func runEcho(addr, echoAddr string, ids []ua.NodeID, sc scenario, f loadFlags, s
 		return res, err
 	}
 	done1, errs1 := e.done.Load(), e.errs.Load()
-	cpu1, t1 := cpuTime(), time.Now()
+	cpu1, t1 := benchkit.CPUTime(), time.Now()
 	if err := stop(); err != nil {
 		return res, fmt.Errorf("uabench: %v: %w", sc, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/edged/edged/internal/benchkit"
 	"github.com/edged/edged/internal/uaclient"
 	"github.com/edged/edged/opcua/ua"
 )
@@ -169,7 +170,7 @@ func runScenario(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv sta
 	}
 	done0, errs0 := counts(readers)
 	per0 := perConn(readers)
-	cpu0, t0 := cpuTime(), time.Now()
+	cpu0, t0 := benchkit.CPUTime(), time.Now()
 	phase.Store(phaseMeasure)
 
 	time.Sleep(f.duration)
@@ -180,7 +181,7 @@ func runScenario(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv sta
 	}
 	done1, errs1 := counts(readers)
 	per1 := perConn(readers)
-	cpu1, t1 := cpuTime(), time.Now()
+	cpu1, t1 := benchkit.CPUTime(), time.Now()
 	stop()
 	if err := errors.Join(errs...); err != nil {
 		return res, fmt.Errorf("uabench: %v: %w", sc, err)

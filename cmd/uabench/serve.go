@@ -11,9 +11,9 @@ import (
 	"runtime/pprof"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/edged/edged/internal/benchkit"
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
@@ -206,14 +206,5 @@ type procStats struct {
 func readProcStats() procStats {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return procStats{cpu: cpuTime(), totalAlloc: ms.TotalAlloc, mallocs: ms.Mallocs}
-}
-
-// cpuTime returns the process's user and system CPU time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return procStats{cpu: benchkit.CPUTime(), totalAlloc: ms.TotalAlloc, mallocs: ms.Mallocs}
 }
