@@ -37,7 +37,9 @@ npm_deps() {
 packages=(
 	qemu-user-static # test-arm, check-binaries: qemu-aarch64-static, qemu-arm-static
 	file             # check-binaries
-	python3-pymodbus # Modbus interop tests
+	python3-pymodbus # Modbus interop tests, with the two below: without them
+	python3-serial   # Debian's pymodbus cannot be imported (it only recommends
+	python3-serial-asyncio # them), and the pymodbus tests skip
 	mbpoll           # Modbus interop tests
 	socat            # serial/TCP plumbing in tests (Modbus RTU over a pty pair)
 	gcc              # test-race: the race detector needs cgo
