@@ -96,6 +96,9 @@ func printTags(out io.Writer, conf *pconfig.Config, b *binding.Binding) {
 	}
 	fmt.Fprintf(out, "edged: %d devices, %d tags in namespace %s (ns=%d), %v base cycle; Diagnostics under Objects/Diagnostics (%s)\n",
 		len(conf.Devices), n, binding.NamespaceURI, b.Namespace(), time.Duration(conf.BaseCycleMs)*time.Millisecond, binding.DiagnosticsNamespaceURI)
+	if len(conf.Devices) == 0 {
+		fmt.Fprintln(out, "edged: the configuration has no devices: nothing is polled, and the server shows only its own nodes")
+	}
 	for _, d := range conf.Devices {
 		var names []string
 		for _, t := range d.Tags {

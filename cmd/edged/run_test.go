@@ -186,6 +186,19 @@ func TestRun(t *testing.T) {
 // TestRunConfigFile runs a configuration file whose devices poll the
 // built-in simulator: one of kind sim, one modbus-tcp at 127.0.0.1:0 (unit
 // 7 of the same simulator) with a scaled tag.
+// TestRunWithoutDevices: a configuration without devices (a gateway to
+// be configured later) is served, and edged says so at start.
+func TestRunWithoutDevices(t *testing.T) {
+	path := writeFile(t, "empty.json", `{"version": 1, "base_cycle_ms": 5, "scan_classes": {"fast": 1}, "board": "sim", "devices": []}`)
+	_, cancel, out, errc := startRun(t, "--listen", "127.0.0.1:0", "--config", path, "--report-every", "0")
+	waitFor(t, out, endpointLine)
+	waitFor(t, out, regexp.MustCompile(`the configuration has no devices: nothing is polled`))
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestRunConfigFile(t *testing.T) {
 	path := writeFile(t, "sim.json", `{
   "version": 1, "base_cycle_ms": 5, "scan_classes": {"fast": 1, "slow": 20}, "board": "sim",

@@ -225,12 +225,23 @@ type Tag struct {
 	// Units is the UNECE code of the engineering unit ("CEL" for °C).
 	Units string `json:"units,omitempty"`
 	// Debounce, on a gpio input, is the number of consecutive equal samples
-	// that accept a new level (0 or absent: none).
+	// that accept a new level, 0..MaxDebounce (0 or absent: none).
 	Debounce    int    `json:"debounce,omitempty"`
 	Description string `json:"description,omitempty"`
 }
 
-// Scaling maps RawMin..RawMax linearly to EUMin..EUMax.
+// Bounds of the numbers a tag may carry.
+const (
+	// MaxScale bounds the magnitude of the scaling numbers (and of the
+	// write limits): beyond it a float64 loses whole units, and a span of
+	// two such numbers could overflow.
+	MaxScale = 1e15
+	// MaxDebounce bounds Debounce, in samples.
+	MaxDebounce = 1000
+)
+
+// Scaling maps RawMin..RawMax linearly to EUMin..EUMax; all four are
+// required.
 type Scaling struct {
 	RawMin float64 `json:"raw_min"`
 	RawMax float64 `json:"raw_max"`
@@ -241,8 +252,10 @@ type Scaling struct {
 // Int returns a pointer to v, for the optional integer fields.
 func Int(v int) *int { return &v }
 
-// Parse decodes a configuration strictly (an unknown field is an error that
-// names it, trailing data is an error) and validates it. A decoded but
+// Parse decodes a configuration strictly (a field name that is not exactly
+// one of the format's, a key given twice, a scaling without all four
+// numbers and trailing data are errors that name the field) and validates
+// it. A decoded but
 // invalid configuration is returned with the *ValidationError.
 func Parse(data []byte) (*Config, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -253,6 +266,9 @@ func Parse(data []byte) (*Config, error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, errors.New("config: data after the top-level object")
+	}
+	if err := checkKeys(data); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
 	}
 	if err := c.Validate(); err != nil {
 		return &c, err

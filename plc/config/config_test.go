@@ -146,6 +146,35 @@ func TestStrictDecoding(t *testing.T) {
 	}
 }
 
+// TestStrictKeys: what encoding/json would let through is an error that
+// names the field: a key that matches a field only without regard to case,
+// a key given twice (in a structure or in scan_classes), a scaling without
+// all four numbers. An example that is right decodes.
+func TestStrictKeys(t *testing.T) {
+	example, err := os.ReadFile("testdata/example.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse(example); err != nil {
+		t.Fatalf("example: %v", err)
+	}
+	const dev = `"devices":[{"name":"p","kind":"modbus-tcp","no_comm_timeout_ms":5000,"modbus_tcp":{"address":"10.0.0.1:502","unit_id":1,"timeout_ms":100,"order":"ABCD","max_registers":125,"max_bits":2000,"max_gap":0},"tags":[`
+	for _, tc := range []struct{ in, want string }{
+		{`{"Version":1}`, `config: Version: unknown field "Version" (field names are case-sensitive: "version")`},
+		{`{"version":1,"version":2}`, `config: version: given twice`},
+		{`{"version":1,"scan_classes":{"fast":1,"fast":2}}`, `config: scan_classes.fast: given twice`},
+		{`{"version":1,` + dev + `{"name":"a","Type":"uint16"}]}]}`, `config: devices[#0].tags[#0].Type: unknown field "Type" (field names are case-sensitive: "type")`},
+		{`{"version":1,` + dev + `{"name":"a","name":"b"}]}]}`, `config: devices[#0].tags[#0].name: given twice`},
+		{`{"version":1,` + dev + `{"name":"a","scaling":{"raw_min":0,"raw_max":10,"eu_min":0}}]}]}`, `config: devices[#0].tags[#0].scaling: needs eu_max`},
+		{`{"version":1,` + dev + `{"name":"a","scaling":{"raw_min":0,"raw_max":10,"eu_min":0,"eu_max":1,"EU_max":2}}]}]}`, `config: devices[#0].tags[#0].scaling.EU_max: unknown field "EU_max" (field names are case-sensitive: "eu_max")`},
+	} {
+		_, err := Parse([]byte(tc.in))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s:\n got %v\nwant %s", tc.in, err, tc.want)
+		}
+	}
+}
+
 // mutate applies f to a fresh copy of the example and returns Validate's
 // error text.
 func mutate(t *testing.T, f func(c *Config)) string {
@@ -240,6 +269,10 @@ func TestValidateProblems(t *testing.T) {
 			`devices[io].tags[EStop].access: read-write on input pin DI2`},
 		{"debounce on output", func(c *Config) { tag(c, "io", "Lamp").Debounce = 2 },
 			`devices[io].tags[Lamp].debounce: not allowed on output pin DO1`},
+		{"debounce too long", func(c *Config) { tag(c, "io", "DoorOpen").Debounce = 1 << 40 },
+			`devices[io].tags[DoorOpen].debounce: 1099511627776 is outside 0..1000`},
+		{"EU range beyond the bound", func(c *Config) { tag(c, "plc1", "Temp").Scaling.EUMax = 1e308 },
+			`devices[plc1].tags[Temp].scaling: 1e+308 is not a finite number within ±1e+15`},
 		{"debounce on modbus", func(c *Config) { tag(c, "plc1", "Running").Debounce = 2 },
 			`devices[plc1].tags[Running].debounce: only for gpio inputs`},
 		{"int on gpio", func(c *Config) { tag(c, "io", "Lamp").Type = Int16 },

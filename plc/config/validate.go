@@ -405,8 +405,8 @@ func (v *validator) common(c *Config, tp string, d *Device, t *Tag) {
 			v.add(tp+".scaling", "eu_min (%g) must be below eu_max (%g)", s.EUMin, s.EUMax)
 		}
 		for _, x := range []float64{s.RawMin, s.RawMax, s.EUMin, s.EUMax} {
-			if math.IsInf(x, 0) || math.IsNaN(x) {
-				v.add(tp+".scaling", "not finite")
+			if !(math.Abs(x) <= MaxScale) {
+				v.add(tp+".scaling", "%g is not a finite number within ±%g", x, MaxScale)
 				break
 			}
 		}
@@ -451,8 +451,8 @@ func (v *validator) gpioTag(tp string, t *Tag) {
 			v.add(tp+"."+f.name, "not allowed on a GPIO pin")
 		}
 	}
-	if t.Debounce < 0 {
-		v.add(tp+".debounce", "%d is negative", t.Debounce)
+	if t.Debounce < 0 || t.Debounce > MaxDebounce {
+		v.add(tp+".debounce", "%d is outside 0..%d", t.Debounce, MaxDebounce)
 	}
 	if ok && pin.Dir == board.Input {
 		if t.Access == ReadWrite {
