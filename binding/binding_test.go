@@ -355,6 +355,8 @@ func TestWrite(t *testing.T) {
 		{"plc1", "Level", int32(7), status.BadTypeMismatch},   // an Int32 to an Int16
 		{"plc1", "Counter", uint32(1), status.BadNotWritable}, // a read tag
 		{"plc1", "Setpoint", []float32{1}, status.BadTypeMismatch},
+		{"plc1", "Setpoint", float32(math.NaN()), status.BadOutOfRange}, // never to the PLC
+		{"plc1", "Setpoint", float32(math.Inf(1)), status.BadOutOfRange},
 	} {
 		if got := r.write(r.b.NodeID(c.dev, c.tag), c.v); got != c.want {
 			t.Errorf("write %v to %s.%s: %v, want %v", c.v, c.dev, c.tag, got, c.want)

@@ -420,7 +420,8 @@ func (e *Engine) Healthy() bool {
 // Write queues a write of v to tag h for the next cycle in which h's
 // device is idle, and returns at once: status.Good when queued;
 // BadNodeIdUnknown, status.BadNotWritable (a Read tag), status.BadTypeMismatch or
-// status.BadOutOfRange (v does not convert to the tag's type), or
+// status.BadOutOfRange (v does not convert to the tag's type, is NaN or
+// ±Inf without Tag.NonFinite, or is beyond Tag.WriteMin, WriteMax), or
 // status.BadResourceUnavailable (the queue is full) or status.BadShutdown (Run has
 // ended) when not. A queued write runs on the device's goroutine before
 // the cycle's poll, and that poll reads the tag back whatever its scan
@@ -439,6 +440,9 @@ func (e *Engine) Write(h Handle, v Value, done func(Status)) Status {
 		return status.BadNotWritable
 	}
 	v, st := v.Convert(t.Type)
+	if st == status.Good {
+		st = t.checkWrite(v)
+	}
 	if st != status.Good {
 		return st
 	}

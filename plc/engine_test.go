@@ -2,6 +2,7 @@ package plc_test
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -574,6 +575,55 @@ func TestWriteReadBack(t *testing.T) {
 		log := f.PollLog()
 		if got := log[2].Due; c.ms(log[2].Start) != 10*ms || !slices.Equal(got, []plc.Handle{1, 0}) {
 			t.Errorf("cycle 3 read %v at %v, want [1 0]", got, c.ms(log[2].Start))
+		}
+	})
+}
+
+// TestWriteLimits: NaN and ±Inf are refused with Bad_OutOfRange unless
+// the tag allows them; a tag's write limits refuse values beyond them
+// (never clamped) and take those on them; nothing refused reaches the
+// device.
+func TestWriteLimits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lo, hi := -10.0, 100.0
+		e, fakes := build(t, plc.Config{
+			WriteTimeout: 50 * ms,
+			Tags: []plc.Tag{
+				{Device: "w", Name: "f", Type: plc.Float32, Access: plc.ReadWrite},
+				{Device: "w", Name: "nan", Type: plc.Float64, Access: plc.ReadWrite, NonFinite: true},
+				{Device: "w", Name: "lim", Type: plc.Int16, Access: plc.ReadWrite, WriteMin: &lo, WriteMax: &hi},
+			},
+		}, "w")
+		hf, hnan, hlim := handle(t, e, "w", "f"), handle(t, e, "w", "nan"), handle(t, e, "w", "lim")
+		stop := start(t, e)
+		defer stop()
+		for _, tt := range []struct {
+			h    plc.Handle
+			v    plc.Value
+			want plc.Status
+		}{
+			{hf, plc.Float64Value(math.NaN()), status.BadOutOfRange},
+			{hf, plc.Float32Value(float32(math.Inf(1))), status.BadOutOfRange},
+			{hf, plc.Float64Value(math.Inf(-1)), status.BadOutOfRange},
+			{hnan, plc.Float64Value(math.NaN()), status.Good},
+			{hnan, plc.Float64Value(math.Inf(1)), status.Good},
+			{hlim, plc.Int16Value(101), status.BadOutOfRange},
+			{hlim, plc.Int16Value(-11), status.BadOutOfRange},
+			{hlim, plc.Int16Value(100), status.Good},
+			{hlim, plc.Int16Value(-10), status.Good},
+		} {
+			if st := e.Write(tt.h, tt.v, nil); st != tt.want {
+				t.Errorf("Write(%s, %v) = %v, want %v", e.Tag(tt.h).Name, tt.v, st, tt.want)
+			}
+		}
+		time.Sleep(20 * ms)
+		synctest.Wait()
+		var got []string
+		for _, w := range fakes["w"].Written() {
+			got = append(got, e.Tag(w.Handle).Name+"="+w.Value.String())
+		}
+		if want := []string{"nan=NaN", "nan=+Inf", "lim=100", "lim=-10"}; !slices.Equal(got, want) {
+			t.Errorf("device got %v, want %v", got, want)
 		}
 	})
 }

@@ -1,6 +1,11 @@
 package plc
 
-import "time"
+import (
+	"math"
+	"time"
+
+	"github.com/edged/edged/opcua/ua/status"
+)
 
 // Handle identifies a tag: its index in Config.Tags, and its index in every
 // Image. A binding uses it as the variable's handle in the address space.
@@ -40,4 +45,30 @@ type Tag struct {
 	// Address is for the driver only (a Modbus register, a GPIO line
 	// name); the engine does not look at it.
 	Address string
+	// WriteMin and WriteMax, when set, bound the numbers Engine.Write
+	// accepts: a value beyond them is Bad_OutOfRange, never clamped.
+	WriteMin, WriteMax *float64
+	// NonFinite lets Engine.Write accept NaN and ±Inf for a float tag;
+	// without it they are Bad_OutOfRange (a PLC rarely expects them).
+	NonFinite bool
+}
+
+// checkWrite is the status of writing v, already of t's type, to t: Good,
+// or Bad_OutOfRange for NaN or ±Inf (unless t.NonFinite) and for a number
+// beyond t's write limits.
+func (t *Tag) checkWrite(v Value) Status {
+	if t.Type == Bool || t.Type == String {
+		return status.Good
+	}
+	x := v.Float64()
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		if t.NonFinite {
+			return status.Good
+		}
+		return status.BadOutOfRange
+	}
+	if (t.WriteMin != nil && x < *t.WriteMin) || (t.WriteMax != nil && x > *t.WriteMax) {
+		return status.BadOutOfRange
+	}
+	return status.Good
 }

@@ -228,6 +228,14 @@ type Tag struct {
 	// that accept a new level, 0..MaxDebounce (0 or absent: none).
 	Debounce    int    `json:"debounce,omitempty"`
 	Description string `json:"description,omitempty"`
+	// WriteMin and WriteMax bound the values a client may write to a
+	// read-write numeric tag (in engineering units when scaled): a value
+	// beyond them is refused with Bad_OutOfRange, never clamped.
+	WriteMin *float64 `json:"write_min,omitempty"`
+	WriteMax *float64 `json:"write_max,omitempty"`
+	// AllowNonFinite lets clients write NaN and ±Inf to a float32 or
+	// float64 tag without scaling; without it they are Bad_OutOfRange.
+	AllowNonFinite bool `json:"allow_non_finite,omitempty"`
 }
 
 // Bounds of the numbers a tag may carry.

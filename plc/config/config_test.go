@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -146,6 +147,8 @@ func TestStrictDecoding(t *testing.T) {
 	}
 }
 
+func ptr[T any](v T) *T { return &v }
+
 // TestStrictKeys: what encoding/json would let through is an error that
 // names the field: a key that matches a field only without regard to case,
 // a key given twice (in a structure or in scan_classes), a scaling without
@@ -269,6 +272,18 @@ func TestValidateProblems(t *testing.T) {
 			`devices[io].tags[EStop].access: read-write on input pin DI2`},
 		{"debounce on output", func(c *Config) { tag(c, "io", "Lamp").Debounce = 2 },
 			`devices[io].tags[Lamp].debounce: not allowed on output pin DO1`},
+		{"write limits on a read tag", func(c *Config) { tag(c, "plc1", "Temp").WriteMax = ptr(1.0) },
+			`devices[plc1].tags[Temp].write_min: write limits on a tag that is not read-write`},
+		{"write limits crossed", func(c *Config) {
+			tag(c, "plc1", "Start").WriteMin, tag(c, "plc1", "Start").WriteMax = ptr(2.0), ptr(1.0)
+		},
+			`devices[plc1].tags[Start].write_min: 2 is above write_max (1)`},
+		{"write limits on a bool", func(c *Config) { tag(c, "plc1", "Start").WriteMax = ptr(1.0) },
+			`devices[plc1].tags[Start].write_min: write limits on a bool`},
+		{"write limit not finite", func(c *Config) { tag(c, "plc1", "Start").WriteMax = ptr(math.Inf(1)) },
+			`devices[plc1].tags[Start].write_max: +Inf is not a finite number within ±1e+15`},
+		{"non-finite on an integer", func(c *Config) { tag(c, "plc1", "Energy").AllowNonFinite = true },
+			`devices[plc1].tags[Energy].allow_non_finite: only for float32 and float64 tags without scaling`},
 		{"debounce too long", func(c *Config) { tag(c, "io", "DoorOpen").Debounce = 1 << 40 },
 			`devices[io].tags[DoorOpen].debounce: 1099511627776 is outside 0..1000`},
 		{"EU range beyond the bound", func(c *Config) { tag(c, "plc1", "Temp").Scaling.EUMax = 1e308 },

@@ -422,6 +422,38 @@ func (v *validator) common(c *Config, tp string, d *Device, t *Tag) {
 	if t.Debounce != 0 && d.Kind != KindGPIO {
 		v.add(tp+".debounce", "only for gpio inputs")
 	}
+	v.writeLimits(tp, t)
+}
+
+// writeLimits checks write_min, write_max and allow_non_finite.
+func (v *validator) writeLimits(tp string, t *Tag) {
+	limits := false
+	for _, l := range []struct {
+		name string
+		x    *float64
+	}{{"write_min", t.WriteMin}, {"write_max", t.WriteMax}} {
+		if l.x == nil {
+			continue
+		}
+		limits = true
+		if !(math.Abs(*l.x) <= MaxScale) {
+			v.add(tp+"."+l.name, "%g is not a finite number within ±%g", *l.x, MaxScale)
+		}
+	}
+	if t.WriteMin != nil && t.WriteMax != nil && !(*t.WriteMin <= *t.WriteMax) {
+		v.add(tp+".write_min", "%g is above write_max (%g)", *t.WriteMin, *t.WriteMax)
+	}
+	if limits {
+		switch {
+		case t.Access != ReadWrite:
+			v.add(tp+".write_min", "write limits on a tag that is not read-write")
+		case knownType(t.Type) && !numeric(t.Type):
+			v.add(tp+".write_min", "write limits on a %s", t.Type)
+		}
+	}
+	if t.AllowNonFinite && ((t.Type != Float32 && t.Type != Float64) || t.Scaling != nil) {
+		v.add(tp+".allow_non_finite", "only for float32 and float64 tags without scaling")
+	}
 }
 
 func (v *validator) gpioTag(tp string, t *Tag) {

@@ -146,3 +146,36 @@ func TestBuildRTU(t *testing.T) {
 		t.Fatalf("serial config %+v for %+v", sc, sp)
 	}
 }
+
+// TestBuildWriteLimits: a tag's write limits and allow_non_finite reach
+// the engine's tag, as copies.
+func TestBuildWriteLimits(t *testing.T) {
+	cfg := config.Simulator()
+	lo, hi := 0.0, 50.0
+	cfg.Devices[0].ModbusTCP.Address = "127.0.0.1:5020"
+	cfg.Devices[0].Tags = append(cfg.Devices[0].Tags,
+		config.Tag{Name: "Limited", Type: config.Int16, Address: "hr:300", ScanClass: "fast", Access: config.ReadWrite, WriteMin: &lo, WriteMax: &hi},
+		config.Tag{Name: "Any", Type: config.Float64, Address: "hr:310", ScanClass: "fast", Access: config.ReadWrite, AllowNonFinite: true},
+	)
+	pc, cl, err := devices.Build(&cfg, devices.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	hi = 99 // the engine keeps what was configured
+	var limited, anyTag *plc.Tag
+	for i := range pc.Tags {
+		switch pc.Tags[i].Name {
+		case "Limited":
+			limited = &pc.Tags[i]
+		case "Any":
+			anyTag = &pc.Tags[i]
+		}
+	}
+	if limited == nil || limited.WriteMin == nil || *limited.WriteMin != 0 || limited.WriteMax == nil || *limited.WriteMax != 50 || limited.NonFinite {
+		t.Errorf("Limited: %+v", limited)
+	}
+	if anyTag == nil || !anyTag.NonFinite || anyTag.WriteMin != nil || anyTag.WriteMax != nil {
+		t.Errorf("Any: %+v", anyTag)
+	}
+}

@@ -144,12 +144,15 @@ func Build(cfg *config.Config, opts Options) (plc.Config, io.Closer, error) {
 				acc = plc.ReadWrite
 			}
 			out.Tags = append(out.Tags, plc.Tag{
-				Device:  d.Name,
-				Name:    t.Name,
-				Type:    TagType(t),
-				Access:  acc,
-				Scan:    time.Duration(cfg.ScanClasses[t.ScanClass]) * base,
-				Address: t.Address,
+				Device:    d.Name,
+				Name:      t.Name,
+				Type:      TagType(t),
+				Access:    acc,
+				Scan:      time.Duration(cfg.ScanClasses[t.ScanClass]) * base,
+				Address:   t.Address,
+				WriteMin:  clonePtr(t.WriteMin),
+				WriteMax:  clonePtr(t.WriteMax),
+				NonFinite: t.AllowNonFinite,
 			})
 		}
 	}
@@ -159,6 +162,16 @@ func Build(cfg *config.Config, opts Options) (plc.Config, io.Closer, error) {
 	}
 	out.PollTimeout = max(time.Second, 2*maxTimeout)
 	return out, cl, nil
+}
+
+// clonePtr returns a pointer to a copy of *p, nil for nil: the engine's
+// tags share nothing with the configuration.
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // buildRTU makes the device of a modbus-rtu configuration on the bus of
