@@ -75,10 +75,11 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 		"host `name` (or IP) advertised in the endpoint URL opc.tcp://<name>:<port>.\n"+
 			"If not given: the host of --listen when it names one, else this machine's host name")
 	fs.IntVar(&cfg.maxSessions, "max-sessions", server.DefaultMaxSessions,
-		"most OPC UA sessions at a time; CreateSession beyond it gets BadTooManySessions")
+		"most OPC UA sessions at a time; CreateSession beyond it closes the oldest session\n"+
+			"not activated yet, or with none gets BadTooManySessions")
 	fs.IntVar(&cfg.maxConnections, "max-connections", server.DefaultMaxConnections,
-		"most client TCP connections at a time; one more is answered with the UA-TCP error\n"+
-			"BadTcpNotEnoughResources and closed")
+		"most client TCP connections at a time; one more closes the oldest connection without\n"+
+			"a session, or with none is answered with the UA-TCP error BadTcpNotEnoughResources")
 	fs.BoolVar(&cfg.dataEfficient, "data-efficient", false,
 		"leave Nagle's algorithm on (fewer, fuller TCP segments); by default TCP_NODELAY\n"+
 			"is set for the lowest latency")

@@ -14,6 +14,7 @@ import (
 // Default values of Config's zero fields.
 const (
 	DefaultMaxConnections              = 100
+	DefaultNoSessionTimeout            = 10 * time.Second
 	DefaultMaxSessions                 = 100
 	DefaultMinSessionTimeout           = 10 * time.Second
 	DefaultMaxSessionTimeout           = time.Hour
@@ -74,8 +75,18 @@ type Config struct {
 	// MaxConnections bounds the concurrent connections (default
 	// DefaultMaxConnections); MaxSessions the sessions (default
 	// DefaultMaxSessions).
+	//
+	// When the connections are all taken, the oldest one whose channel has
+	// no session is closed to admit a new one (OPC 10000-4 §5.5.2); when
+	// the sessions are all taken, the oldest session not activated yet is
+	// closed to admit a new one (§5.6.2).
 	MaxConnections int
 	MaxSessions    int
+	// NoSessionTimeout closes a connection whose channel has had no
+	// session for this long (default DefaultNoSessionTimeout, 10 s), so
+	// that connections that never create a session do not hold their
+	// places.
+	NoSessionTimeout time.Duration
 	// MinSessionTimeout and MaxSessionTimeout bound the revised session
 	// timeout (defaults 10 s and 1 h). A client asking for 0 gets
 	// MaxSessionTimeout.
@@ -149,6 +160,9 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.NamespaceURI, DefaultNamespaceURI)
 	def(&c.ManufacturerName, DefaultProductName)
 	def(&c.SoftwareVersion, "dev")
+	if c.NoSessionTimeout <= 0 {
+		c.NoSessionTimeout = DefaultNoSessionTimeout
+	}
 	if c.MaxConnections <= 0 {
 		c.MaxConnections = DefaultMaxConnections
 	}

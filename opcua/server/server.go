@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,7 +49,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
-	conns     map[net.Conn]*uasc.Channel // nil channel while in handshake
+	conns     map[net.Conn]*connEntry // see connEntry
 	closing   bool
 	nconns    atomic.Int32 // connections being served, against MaxConnections
 	rejecting atomic.Int32 // goroutines answering connections over the limit
@@ -68,7 +69,7 @@ func New(cfg Config) (*Server, error) {
 		clock:     cfg.Clock,
 		limits:    cfg.Channel.Limits,
 		listeners: make(map[net.Listener]struct{}),
-		conns:     make(map[net.Conn]*uasc.Channel),
+		conns:     make(map[net.Conn]*connEntry),
 		sweepDone: make(chan struct{}),
 	}
 	s.startTime = s.clock()
@@ -195,7 +196,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		if tc, ok := nc.(*net.TCPConn); ok {
 			tc.SetNoDelay(!s.cfg.DataEfficient)
 		}
-		if int(s.nconns.Add(1)) > s.cfg.MaxConnections {
+		if int(s.nconns.Add(1)) > s.cfg.MaxConnections && !s.evictIdle() {
 			s.nconns.Add(-1)
 			s.reject(nc, status.BadTcpNotEnoughResources, "too many connections")
 			continue
@@ -253,18 +254,96 @@ func (s *Server) serveConn(nc net.Conn) {
 		s.cfg.Logger.Debug("connection ended", "remote", nc.RemoteAddr(), "channel", ch.ID(), "err", err)
 	}
 	ch.Close(status.Good, "")
+	// A session never activated belongs to this channel only (§5.6.3).
+	s.sessions.closeUnactivated(ch.ID())
 }
 
-// track records nc (and its channel once open) for Shutdown; it reports
-// false when the server is shutting down.
+// connEntry is a served connection: its channel once the handshake is
+// through (nil before), since when it has had no session, and whether it
+// is being closed to make room.
+type connEntry struct {
+	ch        *uasc.Channel
+	idleSince time.Time // zero while a session is bound to the channel
+	evicted   bool
+}
+
+// track records nc (and its channel once open) for Shutdown and for the
+// closing of connections without a session; it reports false when the
+// server is shutting down.
 func (s *Server) track(nc net.Conn, ch *uasc.Channel) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
 		return false
 	}
-	s.conns[nc] = ch
+	if e := s.conns[nc]; e != nil {
+		e.ch = ch
+	} else {
+		s.conns[nc] = &connEntry{ch: ch, idleSince: s.clock()}
+	}
 	return true
+}
+
+// idleConns updates which connections have a session at now and returns
+// those without one, the oldest first by the time they have had none.
+// Called with s.mu held.
+func (s *Server) idleConns(now time.Time) []net.Conn {
+	bound := s.sessions.channels()
+	var idle []net.Conn
+	for nc, e := range s.conns {
+		switch {
+		case e.ch != nil && bound[e.ch.ID()]:
+			e.idleSince = time.Time{}
+		case e.idleSince.IsZero():
+			e.idleSince = now
+			fallthrough
+		case !e.evicted:
+			idle = append(idle, nc)
+		}
+	}
+	slices.SortFunc(idle, func(a, b net.Conn) int { return s.conns[a].idleSince.Compare(s.conns[b].idleSince) })
+	return idle
+}
+
+// closeConn closes nc (its channel with st and reason once open) from
+// another goroutine than its own; its goroutine then ends. Called with
+// s.mu held.
+func (s *Server) closeConn(nc net.Conn, st ua.StatusCode, reason string) {
+	e := s.conns[nc]
+	e.evicted = true
+	if e.ch != nil {
+		e.ch.Close(st, reason)
+	}
+	nc.Close()
+}
+
+// evictIdle closes the connection that has had no session the longest,
+// to admit a new one when every place is taken (OPC 10000-4 §5.5.2), and
+// reports whether there was one.
+func (s *Server) evictIdle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	idle := s.idleConns(s.clock())
+	if len(idle) == 0 {
+		return false
+	}
+	s.cfg.Logger.Info("connection closed to admit a new one: no session", "remote", idle[0].RemoteAddr())
+	s.closeConn(idle[0], status.BadTcpNotEnoughResources, "closed to admit a new connection: no session")
+	return true
+}
+
+// closeIdle closes the connections that have had no session for
+// NoSessionTimeout at now.
+func (s *Server) closeIdle(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, nc := range s.idleConns(now) {
+		if now.Sub(s.conns[nc].idleSince) < s.cfg.NoSessionTimeout {
+			break
+		}
+		s.cfg.Logger.Info("connection closed: no session", "remote", nc.RemoteAddr(), "for", s.cfg.NoSessionTimeout)
+		s.closeConn(nc, status.BadTimeout, "no session")
+	}
 }
 
 func (s *Server) untrack(nc net.Conn) {
@@ -340,7 +419,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		s.cancel()
 		s.mu.Lock()
-		for nc, ch := range s.conns {
+		for nc, e := range s.conns {
+			ch := e.ch
 			if ch == nil {
 				// Still in its handshake: s.cancel() above ends it, and
 				// a handshake that is already through comes back to
@@ -374,9 +454,11 @@ func (s *Server) sweep() {
 		case <-s.sweepDone:
 			return
 		case <-t.C:
-			if n := s.sessions.expire(s.clock()); n > 0 {
+			now := s.clock()
+			if n := s.sessions.expire(now); n > 0 {
 				s.cfg.Logger.Info("sessions timed out", "count", n)
 			}
+			s.closeIdle(now)
 		}
 	}
 }

@@ -199,14 +199,45 @@ func TestRevisedSessionTimeout(t *testing.T) {
 	}
 }
 
+// TestMaxSessions: with every session activated, one more CreateSession
+// is Bad_TooManySessions.
 func TestMaxSessions(t *testing.T) {
 	s := newTestServer(t, Config{MaxSessions: 2})
 	tc := newTestConn(t, s, 1)
 	for range 2 {
-		wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
+		tc.openSession()
 	}
 	wantFault(t, tc.call(&ua.CreateSessionRequest{}), status.BadTooManySessions)
 	if d := s.Diagnostics(); d.RejectedSessionCount != 1 || d.CurrentSessionCount != 2 {
+		t.Errorf("diagnostics %+v", d)
+	}
+}
+
+// TestFullSessionTableClosesOldestUnactivated: when the table is full, the
+// oldest session not activated yet is closed to admit a new one
+// (OPC 10000-4 §5.6.2); an activated session is never closed for it.
+func TestFullSessionTableClosesOldestUnactivated(t *testing.T) {
+	s := newTestServer(t, Config{MaxSessions: 3})
+	active := newTestConn(t, s, 1)
+	active.openSession()
+	tc := newTestConn(t, s, 2)
+	var tokens []ua.NodeID
+	for range 3 { // the third takes the first one's place
+		tokens = append(tokens, wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{})).AuthenticationToken)
+	}
+	activate := func(tok ua.NodeID) ua.Body {
+		tc.token = tok
+		return tc.call(anonymousActivate())
+	}
+	wantFault(t, activate(tokens[0]), status.BadSessionIDInvalid) // closed for the fourth
+	for _, tok := range tokens[1:] {
+		wantOK[ua.ActivateSessionResponse](t, activate(tok))
+	}
+	wantFault(t, tc.call(&ua.CreateSessionRequest{}), status.BadTooManySessions) // all activated now
+	if r := active.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_State), AttributeID: uint32(ua.AttributeIDValue)}}}); faultOf(r) != status.Good {
+		t.Errorf("the activated session: %v", faultOf(r))
+	}
+	if d := s.Diagnostics(); d.CurrentSessionCount != 3 || d.RejectedSessionCount != 1 {
 		t.Errorf("diagnostics %+v", d)
 	}
 }

@@ -20,6 +20,7 @@ type session struct {
 	token   ua.NodeID // AuthenticationToken: ns=0, a random GUID, secret
 	name    string
 	timeout time.Duration
+	created time.Time
 
 	channelID atomic.Uint32 // the secure channel the session is bound to
 	activated atomic.Bool
@@ -79,6 +80,7 @@ func (t *sessionTable) create(name string, timeout time.Duration, channelID uint
 		token:   ua.NewGUIDNodeID(0, randomGUID()),
 		name:    name,
 		timeout: timeout,
+		created: now,
 	}
 	s.cps.max = t.maxCPs
 	s.channelID.Store(channelID)
@@ -86,8 +88,15 @@ func (t *sessionTable) create(name string, timeout time.Duration, channelID uint
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.byToken) >= t.max {
-		t.diag.rejectedSessions.Add(1)
-		return nil, status.BadTooManySessions
+		// Make room by closing the oldest session not activated yet
+		// (OPC 10000-4 §5.6.2); with none, refuse.
+		old := t.oldestUnactivated()
+		if old == nil {
+			t.diag.rejectedSessions.Add(1)
+			return nil, status.BadTooManySessions
+		}
+		t.removeLocked(old)
+		t.diag.sessionAborts.Add(1)
 	}
 	t.byToken[s.token] = s
 	t.diag.cumulatedSessions.Add(1)
@@ -106,17 +115,62 @@ func (t *sessionTable) get(token ua.NodeID) *session {
 // remove closes s and drops it from the table; it reports false when s
 // was closed already.
 func (t *sessionTable) remove(s *session) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.removeLocked(s)
+}
+
+// removeLocked is remove with t.mu held.
+func (t *sessionTable) removeLocked(s *session) bool {
 	if !s.closed.CompareAndSwap(false, true) {
 		return false
 	}
-	t.mu.Lock()
 	delete(t.byToken, s.token)
 	t.diag.currentSessions.Store(uint32(len(t.byToken)))
-	t.mu.Unlock()
 	s.mu.Lock()
 	s.cps.releaseAll()
 	s.mu.Unlock()
 	return true
+}
+
+// oldestUnactivated returns the session created first among those not
+// activated yet, nil if every session is activated. Called with t.mu held.
+func (t *sessionTable) oldestUnactivated() *session {
+	var old *session
+	for _, s := range t.byToken {
+		if !s.activated.Load() && (old == nil || s.created.Before(old.created)) {
+			old = s
+		}
+	}
+	return old
+}
+
+// closeUnactivated closes the sessions created over channel channelID
+// and never activated: the channel closed, and no other channel may
+// activate them (§5.6.3). It returns how many it closed.
+func (t *sessionTable) closeUnactivated(channelID uint32) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, s := range t.byToken {
+		if !s.activated.Load() && s.channelID.Load() == channelID && t.removeLocked(s) {
+			t.diag.sessionAborts.Add(1)
+			n++
+		}
+	}
+	return n
+}
+
+// channels returns the ids of the secure channels that have a session
+// bound to them.
+func (t *sessionTable) channels() map[uint32]bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m := make(map[uint32]bool, len(t.byToken))
+	for _, s := range t.byToken {
+		m[s.channelID.Load()] = true
+	}
+	return m
 }
 
 // expire closes the sessions that had no request for their timeout at

@@ -1,0 +1,128 @@
+package server_test
+
+import (
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/edged/edged/internal/uaclient"
+	"github.com/edged/edged/opcua/server"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+)
+
+// settableClock is a server clock that a test moves on.
+type settableClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *settableClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *settableClock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// openChannel connects to url and opens a secure channel without a
+// session.
+func openChannel(t *testing.T, url string) *uaclient.Client {
+	t.Helper()
+	nc, err := net.Dial("tcp", url[len("opc.tcp://"):])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	c := uaclient.New(nc, url)
+	nc.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := c.Hello(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.OpenSecureChannel(); err != nil {
+		t.Fatal(err)
+	}
+	nc.SetDeadline(time.Time{})
+	return c
+}
+
+// closedByServer reports whether the server closed c's connection (a
+// read ends within a second with an error, a UA-TCP Error included).
+func closedByServer(c *uaclient.Client) bool {
+	c.Conn().SetReadDeadline(time.Now().Add(time.Second))
+	for {
+		_, err := c.ReadChunk()
+		if err == nil {
+			continue
+		}
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			return false
+		}
+		return true
+	}
+}
+
+// readState reads Server_ServerStatus_State over c's session.
+func readState(t *testing.T, c *uaclient.Client) {
+	t.Helper()
+	var resp ua.ReadResponse
+	err := c.Call(&ua.ReadRequest{RequestHeader: c.Header(), NodesToRead: []ua.ReadValueID{
+		{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_State), AttributeID: uint32(ua.AttributeIDValue)}}}, &resp)
+	if err != nil || len(resp.Results) != 1 || resp.Results[0].Status.IsBad() {
+		t.Fatalf("Read over the session: %v %+v", err, resp.Results)
+	}
+}
+
+// TestConnectionsWithoutSession: when every connection place is taken,
+// the oldest connection whose channel has no session is closed to admit a
+// new one, never one with a session (OPC 10000-4 §5.5.2); a connection
+// that has had no session for NoSessionTimeout is closed; a session never
+// activated is closed with its channel.
+func TestConnectionsWithoutSession(t *testing.T) {
+	clk := &settableClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	srv, url := startServer(t, server.Config{MaxConnections: 3, NoSessionTimeout: 10 * time.Second, Clock: clk.now})
+	addr := url[len("opc.tcp://"):]
+	a, err := uaclient.Dial(addr, 10*time.Second) // with an activated session
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Conn().Close()
+	b := openChannel(t, url) // no session: the oldest such
+	clk.add(time.Second)
+	c := openChannel(t, url)
+	clk.add(time.Second)
+
+	d := openChannel(t, url) // the table is full: b makes room
+	if !closedByServer(b) {
+		t.Fatal("the oldest connection without a session was not closed for a new one")
+	}
+	if closedByServer(c) {
+		t.Fatal("a younger connection without a session was closed too")
+	}
+	readState(t, a)
+
+	// A session created over d and never activated ends with d.
+	before := srv.Diagnostics().CurrentSessionCount
+	if _, err := d.CreateSession("never activated"); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Diagnostics().CurrentSessionCount; n != before+1 {
+		t.Fatalf("%d sessions after CreateSession, want %d", n, before+1)
+	}
+	d.Conn().Close()
+	waitFor(t, "the unactivated session closed with its channel", func() bool {
+		return srv.Diagnostics().CurrentSessionCount == before
+	})
+
+	// c has had no session for NoSessionTimeout: closed; a stays.
+	clk.add(11 * time.Second)
+	if !closedByServer(c) {
+		waitFor(t, "c closed after NoSessionTimeout", func() bool { return closedByServer(c) })
+	}
+	readState(t, a)
+}
