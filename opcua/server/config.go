@@ -15,6 +15,8 @@ import (
 const (
 	DefaultMaxConnections              = 100
 	DefaultNoSessionTimeout            = 10 * time.Second
+	DefaultRequestMemory               = 32 << 20
+	DefaultPreSessionMessageSize       = 64 << 10
 	DefaultMaxSessions                 = 100
 	DefaultMinSessionTimeout           = 10 * time.Second
 	DefaultMaxSessionTimeout           = time.Hour
@@ -87,6 +89,16 @@ type Config struct {
 	// that connections that never create a session do not hold their
 	// places.
 	NoSessionTimeout time.Duration
+	// RequestMemory bounds the bytes all connections together may hold
+	// for requests of several chunks being reassembled (default
+	// DefaultRequestMemory, 32 MiB: two requests of uasc's largest); a
+	// request that would take more is answered with Bad_RequestTooLarge
+	// and its connection closed. Until an ActivateSession over it succeeds,
+	// a connection's requests are bounded by
+	// Channel.InitialMessageLimit (default DefaultPreSessionMessageSize,
+	// 64 KiB), so that no client holds much memory before it has
+	// authenticated.
+	RequestMemory int64
 	// MinSessionTimeout and MaxSessionTimeout bound the revised session
 	// timeout (defaults 10 s and 1 h). A client asking for 0 gets
 	// MaxSessionTimeout.
@@ -204,6 +216,15 @@ func (c Config) withDefaults() (Config, error) {
 	} else {
 		cc := *c.Channel
 		c.Channel = &cc
+	}
+	if c.RequestMemory <= 0 {
+		c.RequestMemory = DefaultRequestMemory
+	}
+	if c.Channel.Budget == nil {
+		c.Channel.Budget = uasc.NewBudget(c.RequestMemory)
+	}
+	if c.Channel.InitialMessageLimit == 0 {
+		c.Channel.InitialMessageLimit = DefaultPreSessionMessageSize
 	}
 	if c.Authenticator == nil {
 		c.Authenticator = AnonymousOnly{}

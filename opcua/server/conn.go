@@ -21,6 +21,7 @@ type channel interface {
 	QueueResponse(requestID uint32, msg []byte) error
 	PostResponse(requestID uint32, msg []byte) error
 	Close(status ua.StatusCode, reason string) error
+	SetMessageLimit(n uint32)
 }
 
 var _ channel = (*uasc.Channel)(nil)

@@ -41,6 +41,8 @@ func (f *fakeChannel) Buffered() bool {
 	return len(f.in) > 0
 }
 
+func (f *fakeChannel) SetMessageLimit(uint32) {}
+
 func (f *fakeChannel) Close(status ua.StatusCode, _ string) error {
 	f.Mu.Lock()
 	defer f.Mu.Unlock()

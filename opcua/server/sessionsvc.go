@@ -107,6 +107,8 @@ func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp 
 	s.mu.Unlock()
 	moved := s.channelID.Swap(chID) != chID
 	s.activated.Store(true)
+	// The channel has an authenticated session now: full-size requests.
+	c.ch.SetMessageLimit(math.MaxUint32)
 	if moved {
 		c.srv.subs.SessionMoved(s)
 	}

@@ -42,6 +42,16 @@ type Config struct {
 	// from its Hello (0: no limit) bound our responses.
 	MaxMessageSize uint32
 	MaxChunkCount  uint32
+	// Budget, when set, is shared by the channels of a server and bounds
+	// the bytes their reassembly buffers hold together; a request that
+	// would take more is answered with Bad_RequestTooLarge (and the
+	// channel closed), as one beyond MaxMessageSize is.
+	Budget *Budget
+	// InitialMessageLimit, when set and below MaxMessageSize, bounds a
+	// request until the server raises the limit with SetMessageLimit
+	// (after an ActivateSession over the channel): a client that has not
+	// authenticated cannot make the server hold a large request.
+	InitialMessageLimit uint32
 	// HelloTimeout is how long a new connection may take to send its Hello
 	// and its first OpenSecureChannel request (default 10 s).
 	HelloTimeout time.Duration
@@ -213,6 +223,7 @@ type Channel struct {
 	rbuf     []byte // receive buffer: unread bytes are rbuf[r:w]
 	r, w     int
 	msg      []byte // reassembly of a multi-chunk request
+	msgLimit uint32 // the largest request accepted now (see SetMessageLimit)
 	inMsg    bool   // msg holds the first chunks of request msgReq
 	msgReq   uint32
 	msgCount uint32    // chunks in msg
@@ -232,6 +243,7 @@ type Channel struct {
 
 	closed    atomic.Bool
 	closeOnce sync.Once
+	held      atomic.Int64 // bytes of cfg.Budget that msg holds
 }
 
 // Open runs the handshake on a new server-side connection: Hello →
@@ -242,6 +254,10 @@ type Channel struct {
 // it. On failure nc is closed.
 func Open(ctx context.Context, nc net.Conn, cfg *Config) (*Channel, error) {
 	c := &Channel{nc: nc, cfg: cfg.withDefaults()}
+	c.msgLimit = c.cfg.MaxMessageSize
+	if l := c.cfg.InitialMessageLimit; l > 0 && l < c.msgLimit {
+		c.msgLimit = l
+	}
 	c.s.cond.L = &c.s.mu
 	c.dec.Limits = c.cfg.Limits
 	c.hsEnd = time.Now().Add(c.cfg.HelloTimeout)
@@ -378,6 +394,7 @@ func (c *Channel) Closed() bool {
 // WriteTimeout.
 func (c *Channel) Close(status ua.StatusCode, reason string) error {
 	var err error
+	c.giveBack() // the reader drops the buffer when its read fails
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		c.nc.SetWriteDeadline(time.Now().Add(c.cfg.CloseTimeout))
@@ -409,6 +426,14 @@ func (c *Channel) Close(status ua.StatusCode, reason string) error {
 	})
 	return err
 }
+
+// SetMessageLimit sets the largest request the channel accepts from now
+// on, at most Config.MaxMessageSize (see Config.InitialMessageLimit). Only
+// the reading goroutine may call it.
+func (c *Channel) SetMessageLimit(n uint32) { c.msgLimit = min(n, c.cfg.MaxMessageSize) }
+
+// giveBack returns to the budget what the reassembly buffer took.
+func (c *Channel) giveBack() { c.cfg.Budget.give(c.held.Swap(0)) }
 
 // fail ends the channel after err, on the reading goroutine: a protocol
 // violation (a ua.StatusCode) is answered with an Error message, our side
@@ -451,6 +476,8 @@ func (c *Channel) fail(err error) error {
 		}
 	}
 	c.s.mu.Unlock()
+	c.msg = nil
+	c.giveBack()
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		if cw, ok := c.nc.(interface{ CloseWrite() error }); ok && send {

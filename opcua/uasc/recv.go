@@ -356,13 +356,13 @@ func (c *Channel) handleMSG(chunk []byte) (req Request, ok bool, err error) {
 		return req, false, nil
 	case 'C':
 		if !c.inMsg {
-			c.inMsg, c.msgReq, c.msgCount, c.msg = true, reqID, 0, c.msg[:0]
+			c.startMsg(reqID)
 		}
 		return req, false, c.appendBody(body)
 	}
 	// 'F'
 	if !c.inMsg {
-		if uint64(len(body)) > uint64(c.cfg.MaxMessageSize) {
+		if uint64(len(body)) > uint64(c.msgLimit) {
 			return req, false, c.tooLarge()
 		}
 		c.msgStart = time.Time{}
@@ -375,6 +375,17 @@ func (c *Channel) handleMSG(chunk []byte) (req Request, ok bool, err error) {
 	return Request{RequestID: reqID, Message: c.msg}, true, nil
 }
 
+// startMsg starts the reassembly of request reqID. The buffer of the
+// previous request, handed out by the last ReadRequest and so no longer
+// in use, is kept when it is small and released when it is large.
+func (c *Channel) startMsg(reqID uint32) {
+	if cap(c.msg) > keepMsgCap {
+		c.msg = nil
+		c.giveBack()
+	}
+	c.inMsg, c.msgReq, c.msgCount, c.msg = true, reqID, 0, c.msg[:0]
+}
+
 // endMsg ends the reassembly of a request (complete or aborted).
 func (c *Channel) endMsg() {
 	c.inMsg, c.msgCount = false, 0
@@ -382,19 +393,28 @@ func (c *Channel) endMsg() {
 }
 
 // appendBody adds one chunk's body to the request being reassembled,
-// within MaxChunkCount and MaxMessageSize. The reassembly buffer grows to
-// at most MaxMessageSize and is kept for the next request.
+// within MaxChunkCount, the message limit (MaxMessageSize, or less, see
+// SetMessageLimit) and the shared Budget. The reassembly buffer grows to
+// at most the message limit; it is kept for the next request up to
+// keepMsgCap (see startMsg).
 func (c *Channel) appendBody(body []byte) error {
 	c.msgCount++
 	if c.msgCount > c.cfg.MaxChunkCount {
 		return c.tooLarge()
 	}
 	need := int64(len(c.msg)) + int64(len(body))
-	if need > int64(c.cfg.MaxMessageSize) {
+	if need > int64(c.msgLimit) {
 		return c.tooLarge()
 	}
 	if need > int64(cap(c.msg)) {
-		n := min(max(2*int64(cap(c.msg)), need, 4096), int64(c.cfg.MaxMessageSize))
+		n := min(max(2*int64(cap(c.msg)), need, 4096), int64(c.msgLimit))
+		if !c.cfg.Budget.take(n - int64(cap(c.msg))) {
+			// Doubling overshoots what is left: take just what is needed.
+			if n = need; !c.cfg.Budget.take(n - int64(cap(c.msg))) {
+				return fault(status.BadRequestTooLarge, "the server's memory for requests is taken by others: try again later")
+			}
+		}
+		c.held.Add(n - int64(cap(c.msg)))
 		m := make([]byte, len(c.msg), int(n))
 		copy(m, c.msg)
 		c.msg = m
@@ -405,7 +425,7 @@ func (c *Channel) appendBody(body []byte) error {
 
 func (c *Channel) tooLarge() error {
 	return fault(status.BadRequestTooLarge, "request exceeds MaxMessageSize "+
-		strconv.FormatUint(uint64(c.cfg.MaxMessageSize), 10)+" or MaxChunkCount "+
+		strconv.FormatUint(uint64(c.msgLimit), 10)+" or MaxChunkCount "+
 		strconv.FormatUint(uint64(c.cfg.MaxChunkCount), 10))
 }
 
