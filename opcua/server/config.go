@@ -16,6 +16,7 @@ const (
 	DefaultMaxConnections              = 100
 	DefaultNoSessionTimeout            = 10 * time.Second
 	DefaultRequestMemory               = 32 << 20
+	DefaultMaxArrayLength              = 65535
 	DefaultPreSessionMessageSize       = 64 << 10
 	DefaultMaxSessions                 = 100
 	DefaultMinSessionTimeout           = 10 * time.Second
@@ -222,6 +223,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Channel.Budget == nil {
 		c.Channel.Budget = uasc.NewBudget(c.RequestMemory)
+	}
+	if c.Channel.Limits.MaxArrayLength == 0 {
+		// Arrays of a request, the operations included, are refused at
+		// their length field beyond this, before memory is allocated.
+		c.Channel.Limits.MaxArrayLength = DefaultMaxArrayLength
 	}
 	if c.Channel.InitialMessageLimit == 0 {
 		c.Channel.InitialMessageLimit = DefaultPreSessionMessageSize

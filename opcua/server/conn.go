@@ -169,6 +169,9 @@ func (c *conn) answer(r uasc.Request) error {
 // by a goroutine of their own (see later).
 func (c *conn) handle(msg []byte) []byte {
 	c.now = c.srv.clock()
+	if cap(c.out) > keepSize {
+		c.out = make([]byte, 0, 4096) // the last response was large
+	}
 	d := &c.d
 	d.Reset(msg)
 	c.typeID.Decode(d)
@@ -184,12 +187,20 @@ func (c *conn) handle(msg []byte) []byte {
 		return c.fault(c.peekHandle(), status.BadServiceUnsupported)
 	}
 	req, resp := c.values(svc)
+	if len(msg) > keepSize {
+		// A large request: its decoded values are not kept for the next.
+		defer c.dropValues(svc)
+	}
 	d.Reset(msg)
 	if err := ua.DecodeMessageInto(d, req); err != nil {
+		code := status.BadDecodingError
+		if errors.Is(err, status.BadEncodingLimitsExceeded) {
+			code = status.BadEncodingLimitsExceeded // an array beyond the limits, refused at its length
+		}
 		// The header may have decoded: echo its handle if it did.
 		d.Reset(msg)
 		c.typeID.Decode(d)
-		return c.fault(c.peekHandle(), status.BadDecodingError)
+		return c.fault(c.peekHandle(), code)
 	}
 	h := req.Header()
 	var s *session
@@ -211,8 +222,20 @@ func (c *conn) handle(msg []byte) []byte {
 		return c.fault(h.RequestHandle, statusOf(err))
 	}
 	c.out = ua.AppendMessage(c.out[:0], resp)
+	if len(c.out) > keepSize {
+		c.dropValues(svc) // encoded already: the values are no longer needed
+	}
 	return c.out
 }
+
+// keepSize is the largest request or response whose reused values (and
+// encode buffer) a connection keeps for the next request; a larger one's
+// are released, so that one large request does not hold its memory for
+// the life of the connection.
+const keepSize = 64 << 10
+
+// dropValues releases the connection's reused values of svc.
+func (c *conn) dropValues(svc *service) { c.vals[svc.index] = serviceValues{} }
 
 // peekHandle decodes the RequestHeader that follows the type id (every
 // request starts with one) for its RequestHandle, 0 if it is malformed.

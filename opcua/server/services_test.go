@@ -266,3 +266,36 @@ func TestSessionTimeoutWithClock(t *testing.T) {
 		t.Errorf("diagnostics %+v", d)
 	}
 }
+
+// TestLargeRequestsAreNotKept: an operation array beyond MaxArrayLength
+// is refused at its length field (Bad_EncodingLimitsExceeded); a request
+// beyond keepSize is answered (here Bad_TooManyOperations) and its decoded
+// values are not kept for the next request of the connection, while a
+// small request's are.
+func TestLargeRequestsAreNotKept(t *testing.T) {
+	s := newTestServer(t, Config{})
+	tc := newTestConn(t, s, 1)
+	tc.openSession()
+	nodes := func(n int) []ua.ReadValueID {
+		out := make([]ua.ReadValueID, n)
+		for i := range out {
+			out[i] = ua.ReadValueID{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_State), AttributeID: uint32(ua.AttributeIDValue)}
+		}
+		return out
+	}
+	read := serviceByRequest[id.ReadRequest_Encoding_DefaultBinary]
+	kept := func() bool { return tc.c.vals[read.index].req != nil }
+
+	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: nodes(DefaultMaxArrayLength + 1)}), status.BadEncodingLimitsExceeded)
+	if kept() {
+		t.Error("the values of a refused large request were kept")
+	}
+	wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{NodesToRead: nodes(10)}))
+	if !kept() {
+		t.Error("the values of a small request were not kept")
+	}
+	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: nodes(5000)}), status.BadTooManyOperations)
+	if kept() {
+		t.Error("the values of a request beyond keepSize were kept")
+	}
+}

@@ -7,18 +7,26 @@ import (
 	"github.com/edged/edged/opcua/ua/status"
 )
 
-// sendMessage sends body as chunks of at most 60,000 bytes (the last F).
-func (tc *testClient) sendMessage(reqID uint32, body []byte, final bool) {
-	tc.t.Helper()
+// messageChunks returns body as MSG chunks of at most 60,000 bytes, the
+// last one final (F) if final.
+func (tc *testClient) messageChunks(reqID uint32, body []byte, final bool) []byte {
+	var out []byte
 	for len(body) > 0 {
 		n := min(len(body), 60000)
 		ct := byte('C')
 		if n == len(body) && final {
 			ct = 'F'
 		}
-		tc.write(tc.symChunk("MSG", ct, reqID, body[:n]))
+		out = append(out, tc.symChunk("MSG", ct, reqID, body[:n])...)
 		body = body[n:]
 	}
+	return out
+}
+
+// sendMessage writes messageChunks.
+func (tc *testClient) sendMessage(reqID uint32, body []byte, final bool) {
+	tc.t.Helper()
+	tc.write(tc.messageChunks(reqID, body, final))
 }
 
 // TestReassemblyBudget: the channels sharing a Budget hold no more than
@@ -43,7 +51,7 @@ func TestReassemblyBudget(t *testing.T) {
 
 	// B cannot have 300 KiB more while A holds its buffer.
 	doneB := echo(chB)
-	go tcB.sendMessage(1, big, true)
+	go tcB.nc.Write(tcB.messageChunks(1, big, true)) // the server stops reading before the end
 	tcB.expectError(status.BadRequestTooLarge)
 	wantStatus(t, <-doneB, status.BadRequestTooLarge)
 	if u := b.Used(); u < 300<<10 {
@@ -75,7 +83,7 @@ func TestInitialMessageLimit(t *testing.T) {
 
 	tc, ch := openTCP(t, cfg, defaultHello())
 	done := echo(ch)
-	go tc.sendMessage(1, body, true)
+	go tc.nc.Write(tc.messageChunks(1, body, true))
 	tc.expectError(status.BadRequestTooLarge)
 	wantStatus(t, <-done, status.BadRequestTooLarge)
 
@@ -85,7 +93,7 @@ func TestInitialMessageLimit(t *testing.T) {
 	if req, err := ch.ReadRequest(); err != nil || len(req.Message) != len(body) {
 		t.Fatalf("after SetMessageLimit: %v (%d bytes)", err, len(req.Message))
 	}
-	tc.sendMessage(2, make([]byte, 1<<20+1), true)
+	go tc.nc.Write(tc.messageChunks(2, make([]byte, 1<<20+1), true))
 	if _, err := ch.ReadRequest(); err == nil {
 		t.Fatal("a request beyond MaxMessageSize was accepted")
 	}
