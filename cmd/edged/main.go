@@ -12,13 +12,23 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
 // version is stamped at build time: -ldflags "-X main.version=...".
 var version = "dev"
 
+// defaultMemoryLimit is the Go runtime's soft memory limit when the
+// environment sets no GOMEMLIMIT: the garbage collector works harder as
+// the heap nears it, so that a flood of large requests (bounded by the
+// server's RequestMemory) stays well below a small gateway's memory.
+const defaultMemoryLimit = 96 << 20
+
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
+	}
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -444,11 +445,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 }
 
-// sweep closes timed-out sessions until Shutdown.
+// freeOSAfter is how many bytes of released request buffers make the
+// sweeper return memory to the OS.
+const freeOSAfter = 8 << 20
+
+// sweep closes timed-out sessions and connections without a session, and
+// returns released request memory to the OS, until Shutdown.
 func (s *Server) sweep() {
 	every := min(s.cfg.MinSessionTimeout/4, time.Second)
 	t := time.NewTicker(every)
 	defer t.Stop()
+	returned := s.cfg.Channel.Budget.Returned()
 	for {
 		select {
 		case <-s.sweepDone:
@@ -459,6 +466,13 @@ func (s *Server) sweep() {
 				s.cfg.Logger.Info("sessions timed out", "count", n)
 			}
 			s.closeIdle(now)
+			// Large request buffers were released since the last
+			// round: hand their memory back to the OS now, rather than
+			// keep it for the next flood.
+			if r := s.cfg.Channel.Budget.Returned(); r-returned >= freeOSAfter {
+				returned = r
+				debug.FreeOSMemory()
+			}
 		}
 	}
 }

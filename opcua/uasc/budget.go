@@ -10,8 +10,9 @@ import "sync/atomic"
 // released (after a request larger than keepMsgCap, or when the channel
 // ends). Safe for concurrent use.
 type Budget struct {
-	limit int64
-	used  atomic.Int64
+	limit    int64
+	used     atomic.Int64
+	returned atomic.Int64 // all bytes ever given back
 }
 
 // NewBudget returns a budget of limit bytes.
@@ -19,6 +20,10 @@ func NewBudget(limit int64) *Budget { return &Budget{limit: limit} }
 
 // Used returns the bytes taken now.
 func (b *Budget) Used() int64 { return b.used.Load() }
+
+// Returned returns the bytes given back so far, all told: what grew by
+// much since the last look was released and can go back to the OS.
+func (b *Budget) Returned() int64 { return b.returned.Load() }
 
 // take reserves n bytes and reports whether they were there.
 func (b *Budget) take(n int64) bool {
@@ -40,6 +45,7 @@ func (b *Budget) take(n int64) bool {
 func (b *Budget) give(n int64) {
 	if b != nil && n != 0 {
 		b.used.Add(-n)
+		b.returned.Add(n)
 	}
 }
 
