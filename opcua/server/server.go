@@ -292,13 +292,14 @@ func (s *Server) idleConns(now time.Time) []net.Conn {
 	bound := s.sessions.channels()
 	var idle []net.Conn
 	for nc, e := range s.conns {
-		switch {
-		case e.ch != nil && bound[e.ch.ID()]:
+		if e.ch != nil && bound[e.ch.ID()] {
 			e.idleSince = time.Time{}
-		case e.idleSince.IsZero():
-			e.idleSince = now
-			fallthrough
-		case !e.evicted:
+			continue
+		}
+		if e.idleSince.IsZero() {
+			e.idleSince = now // it just lost its last session
+		}
+		if !e.evicted {
 			idle = append(idle, nc)
 		}
 	}
