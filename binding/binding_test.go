@@ -297,7 +297,11 @@ func TestReadIsImage(t *testing.T) {
 	// A Bad tag status: no value.
 	r.plc1.SetError(nil)
 	r.plc1.SetTagStatus(cnt, plc.Status(0x80DB0000)) // a mapped exception the binding does not know
-	r.waitCycles(t, 3)
+	// Wait for the image that has it: under emulation a poll may end
+	// after its cycle's collect timeout and be merged cycles later.
+	for deadline := time.Now().Add(5 * time.Second); r.e.Image().Sample(cnt).Status != 0x80DB0000 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	dv = r.read(r.b.NodeID("plc1", "Counter"), ua.AttributeIDValue)
 	if dv.Status != 0x80DB0000 || !dv.Value.IsNull() {
 		t.Errorf("Counter with a Bad status: %v %v", dv.Status, dv.Value)
