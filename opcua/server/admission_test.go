@@ -2,33 +2,15 @@ package server_test
 
 import (
 	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/edged/edged/internal/uaclient"
 	"github.com/edged/edged/opcua/server"
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
 )
-
-// settableClock is a server clock that a test moves on.
-type settableClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *settableClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *settableClock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // openChannel connects to url and opens a secure channel without a
 // session.
@@ -84,8 +66,8 @@ func readState(t *testing.T, c *uaclient.Client) {
 // that has had no session for NoSessionTimeout is closed; a session never
 // activated is closed with its channel.
 func TestConnectionsWithoutSession(t *testing.T) {
-	clk := &settableClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	srv, url := startServer(t, server.Config{MaxConnections: 3, NoSessionTimeout: 10 * time.Second, Clock: clk.now})
+	clk := subtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	srv, url := startServer(t, server.Config{MaxConnections: 3, NoSessionTimeout: 10 * time.Second, Clock: clk.Now})
 	addr := url[len("opc.tcp://"):]
 	a, err := uaclient.Dial(addr, 10*time.Second) // with an activated session
 	if err != nil {
@@ -93,9 +75,9 @@ func TestConnectionsWithoutSession(t *testing.T) {
 	}
 	defer a.Conn().Close()
 	b := openChannel(t, url) // no session: the oldest such
-	clk.add(time.Second)
+	clk.Add(time.Second)
 	c := openChannel(t, url)
-	clk.add(time.Second)
+	clk.Add(time.Second)
 
 	d := openChannel(t, url) // the table is full: b makes room
 	if !closedByServer(b) {
@@ -120,7 +102,7 @@ func TestConnectionsWithoutSession(t *testing.T) {
 	})
 
 	// c has had no session for NoSessionTimeout: closed; a stays.
-	clk.add(11 * time.Second)
+	clk.Add(11 * time.Second)
 	if !closedByServer(c) {
 		waitFor(t, "c closed after NoSessionTimeout", func() bool { return closedByServer(c) })
 	}

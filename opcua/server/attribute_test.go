@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
 	"github.com/edged/edged/opcua/ua/status"
@@ -139,7 +140,7 @@ func TestBrowseContinuationPoints(t *testing.T) {
 }
 
 func TestServerObject(t *testing.T) {
-	clk := &fakeClock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	clk := subtest.NewClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
 	s := newTestServer(t, Config{Clock: clk.Now, SoftwareVersion: "v1.2.3", ShutdownDelay: 3 * time.Second})
 	tc := newTestConn(t, s, 1)
 	tc.openSession()

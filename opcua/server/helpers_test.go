@@ -2,9 +2,7 @@ package server
 
 import (
 	"reflect"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/server/internal/subtest"
@@ -48,24 +46,6 @@ func (f *fakeChannel) Close(status ua.StatusCode, _ string) error {
 	defer f.Mu.Unlock()
 	f.closed = status
 	return nil
-}
-
-// fakeClock is a settable clock.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }
 
 const testURL = "opc.tcp://gw01:4840"

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
 	"github.com/edged/edged/opcua/ua/status"
@@ -243,7 +244,7 @@ func TestFullSessionTableClosesOldestUnactivated(t *testing.T) {
 }
 
 func TestSessionTimeoutWithClock(t *testing.T) {
-	clk := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clk := subtest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	s := newTestServer(t, Config{Clock: clk.Now})
 	tc := newTestConn(t, s, 1)
 	tc.openSession() // 60 s

@@ -193,3 +193,26 @@ func CreateItems(t testing.TB, call func(ua.Body) ua.Body, sub uint32, items ...
 	}))
 	return r.Results
 }
+
+// Clock is a settable clock for a server's Config.Clock.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock returns a Clock at t.
+func NewClock(t time.Time) *Clock { return &Clock{t: t} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Add moves the clock on by d.
+func (c *Clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
