@@ -307,16 +307,37 @@ func (s *Server) idleConns(now time.Time) []net.Conn {
 	return idle
 }
 
-// closeConn closes nc (its channel with st and reason once open) from
-// another goroutine than its own; its goroutine then ends. Called with
-// s.mu held.
-func (s *Server) closeConn(nc net.Conn, st ua.StatusCode, reason string) {
+// evict marks the connection nc as being closed to make room and returns
+// it with its channel (nil during the handshake). Called with s.mu held;
+// the caller closes it, after unlocking, with closeEvicted.
+func (s *Server) evict(nc net.Conn) evicted {
 	e := s.conns[nc]
 	e.evicted = true
-	if e.ch != nil {
-		e.ch.Close(st, reason)
+	return evicted{nc, e.ch}
+}
+
+// evicted is a connection to close from another goroutine than its own.
+type evicted struct {
+	nc net.Conn
+	ch *uasc.Channel
+}
+
+// closeEvicted closes the connections of vs (their channels with st and
+// reason once open) on a goroutine Shutdown waits for: a channel's Close
+// may wait up to CloseTimeout for a client that does not read. Their own
+// goroutines then end.
+func (s *Server) closeEvicted(vs []evicted, st ua.StatusCode, reason string) {
+	closeAll := func() {
+		for _, v := range vs {
+			if v.ch != nil {
+				v.ch.Close(st, reason)
+			}
+			v.nc.Close()
+		}
 	}
-	nc.Close()
+	if len(vs) > 0 && !s.goTracked(closeAll) {
+		closeAll()
+	}
 }
 
 // evictIdle closes the connection that has had no session the longest,
@@ -324,13 +345,15 @@ func (s *Server) closeConn(nc net.Conn, st ua.StatusCode, reason string) {
 // reports whether there was one.
 func (s *Server) evictIdle() bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	idle := s.idleConns(s.clock())
 	if len(idle) == 0 {
+		s.mu.Unlock()
 		return false
 	}
-	s.cfg.Logger.Info("connection closed to admit a new one: no session", "remote", idle[0].RemoteAddr())
-	s.closeConn(idle[0], status.BadTcpNotEnoughResources, "closed to admit a new connection: no session")
+	v := s.evict(idle[0])
+	s.mu.Unlock()
+	s.cfg.Logger.Info("connection closed to admit a new one: no session", "remote", v.nc.RemoteAddr())
+	s.closeEvicted([]evicted{v}, status.BadTcpNotEnoughResources, "closed to admit a new connection: no session")
 	return true
 }
 
@@ -338,14 +361,18 @@ func (s *Server) evictIdle() bool {
 // NoSessionTimeout at now.
 func (s *Server) closeIdle(now time.Time) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	var vs []evicted
 	for _, nc := range s.idleConns(now) {
 		if now.Sub(s.conns[nc].idleSince) < s.cfg.NoSessionTimeout {
 			break
 		}
-		s.cfg.Logger.Info("connection closed: no session", "remote", nc.RemoteAddr(), "for", s.cfg.NoSessionTimeout)
-		s.closeConn(nc, status.BadTimeout, "no session")
+		vs = append(vs, s.evict(nc))
 	}
+	s.mu.Unlock()
+	for _, v := range vs {
+		s.cfg.Logger.Info("connection closed: no session", "remote", v.nc.RemoteAddr(), "for", s.cfg.NoSessionTimeout)
+	}
+	s.closeEvicted(vs, status.BadTimeout, "no session")
 }
 
 func (s *Server) untrack(nc net.Conn) {
