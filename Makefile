@@ -56,7 +56,11 @@ FANOUT_DURATION ?= 30s
 FANOUT_WARMUP   ?= 5s
 FANOUT_FLAGS    ?=
 
-.PHONY: all help build arm64 armv7 run deps test test-arm test-race check-generate bench bench-e2e bench-scan bench-sub bench-fanout fuzz lint check-binaries clean
+# Robustness (test-robust): how long each attack of internal/robust runs;
+# CI runs the short form.
+ROBUST_WINDOW ?= 10s
+
+.PHONY: all help build arm64 armv7 run deps test test-arm test-race test-robust check-generate bench bench-e2e bench-scan bench-sub bench-fanout fuzz lint check-binaries clean
 
 all: build
 
@@ -68,6 +72,7 @@ help:
 	@echo "make test            deps, then all tests"
 	@echo "make test-arm        deps, then all tests for arm64 and armv7 under qemu"
 	@echo "make test-race       deps, then the tests of the packages with goroutines under the race detector ($(RACE_PKGS))"
+	@echo "make test-robust     a real edged under each attack of internal/robust for ROBUST_WINDOW=$(ROBUST_WINDOW): RSS, scan, latency, admission"
 	@echo "make check-generate  go generate ./... must leave the tree as committed"
 	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not), bench-scan (SCAN=0: not), bench-sub (SUB=0: not) and bench-fanout (FANOUT=0: not)"
 	@echo "make bench-e2e       end-to-end OPC UA load on loopback, server on core 0, load on core 1"
@@ -109,6 +114,12 @@ RACE_PKGS ?= ./opcua/... ./plc/... ./binding/... ./internal/...
 
 test-race: deps
 	CGO_ENABLED=1 $(GO) test -race -count=1 $(RACE_PKGS)
+
+# The attacks run one after the other against a fresh edged each; the
+# suite builds edged itself (build tag robust, so that `make test` and
+# test-race leave it out).
+test-robust: deps
+	ROBUST_WINDOW=$(ROBUST_WINDOW) $(GO) test -tags robust -count=1 -timeout 30m -v ./internal/robust/
 
 # Generated files are committed; regenerating them from ../shared must
 # change nothing (nor add a file).
@@ -178,6 +189,7 @@ lint:
 		echo "gofmt: these files need formatting (run gofmt -w):"; echo "$$unformatted"; exit 1; \
 	fi
 	$(GO) vet ./...
+	$(GO) vet -tags robust ./internal/robust/
 	./scripts/check-atomics.sh
 
 check-binaries: deps arm64 armv7

@@ -107,4 +107,24 @@ func TestConnectionsWithoutSession(t *testing.T) {
 		waitFor(t, "c closed after NoSessionTimeout", func() bool { return closedByServer(c) })
 	}
 	readState(t, a)
+
+	// A session that is not activated holds no place either: f, whose
+	// only session is not activated, is the oldest connection without an
+	// activated one when h comes.
+	waitFor(t, "only a connected", func() bool { return srv.Diagnostics().CurrentSessionCount == before })
+	f := openChannel(t, url)
+	if _, err := f.CreateSession("not activated yet"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Add(time.Second)
+	g := openChannel(t, url)
+	clk.Add(time.Second)
+	openChannel(t, url)
+	if !closedByServer(f) {
+		t.Fatal("f, whose only session was not activated, was not closed for a new connection")
+	}
+	if closedByServer(g) {
+		t.Fatal("g was closed, younger than f")
+	}
+	readState(t, a)
 }

@@ -16,6 +16,7 @@ const (
 	DefaultMaxConnections              = 100
 	DefaultNoSessionTimeout            = 10 * time.Second
 	DefaultRequestMemory               = 32 << 20
+	DefaultRequestRate                 = 16 << 20
 	DefaultMaxArrayLength              = 65535
 	DefaultPreSessionMessageSize       = 64 << 10
 	DefaultMaxSessions                 = 100
@@ -100,6 +101,12 @@ type Config struct {
 	// 64 KiB), so that no client holds much memory before it has
 	// authenticated.
 	RequestMemory int64
+	// RequestRate paces the reading of requests of several chunks, all
+	// connections together, in bytes per second (default
+	// DefaultRequestRate, 16 MiB/s; negative: not paced): clients that
+	// stream large requests slow down to it, and the scan keeps its cycle.
+	// Requests of one chunk, every ordinary service call, are not paced.
+	RequestRate int64
 	// MinSessionTimeout and MaxSessionTimeout bound the revised session
 	// timeout (defaults 10 s and 1 h). A client asking for 0 gets
 	// MaxSessionTimeout.
@@ -221,8 +228,11 @@ func (c Config) withDefaults() (Config, error) {
 	if c.RequestMemory <= 0 {
 		c.RequestMemory = DefaultRequestMemory
 	}
+	if c.RequestRate == 0 {
+		c.RequestRate = DefaultRequestRate
+	}
 	if c.Channel.Budget == nil {
-		c.Channel.Budget = uasc.NewBudget(c.RequestMemory)
+		c.Channel.Budget = uasc.NewBudget(c.RequestMemory, max(c.RequestRate, 0))
 	}
 	if c.Channel.Limits.MaxArrayLength == 0 {
 		// Arrays of a request, the operations included, are refused at

@@ -161,14 +161,19 @@ func (t *sessionTable) closeUnactivated(channelID uint32) int {
 	return n
 }
 
-// channels returns the ids of the secure channels that have a session
-// bound to them.
+// channels returns the ids of the secure channels that have an activated
+// session bound to them. A channel whose sessions are not activated yet
+// counts as one without a session for the connection limits: else
+// connections that create a session and never activate it would hold every
+// place (the sessions close with their channel).
 func (t *sessionTable) channels() map[uint32]bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	m := make(map[uint32]bool, len(t.byToken))
 	for _, s := range t.byToken {
-		m[s.channelID.Load()] = true
+		if s.activated.Load() {
+			m[s.channelID.Load()] = true
+		}
 	}
 	return m
 }

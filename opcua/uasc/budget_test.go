@@ -3,6 +3,7 @@ package uasc
 import (
 	"bytes"
 	"testing"
+	"time"
 
 	"github.com/edged/edged/opcua/ua/status"
 )
@@ -34,7 +35,7 @@ func (tc *testClient) sendMessage(reqID uint32, body []byte, final bool) {
 // is Bad_RequestTooLarge; a large buffer is given back once its request
 // was handed out and the next one starts, and when the channel ends.
 func TestReassemblyBudget(t *testing.T) {
-	b := NewBudget(400 << 10)
+	b := NewBudget(400<<10, 0)
 	cfg := &Config{Budget: b, MaxMessageSize: 1 << 20}
 	tcA, chA := openTCP(t, cfg, defaultHello())
 	tcB, chB := openTCP(t, cfg, defaultHello())
@@ -96,5 +97,25 @@ func TestInitialMessageLimit(t *testing.T) {
 	go tc.nc.Write(tc.messageChunks(2, make([]byte, 1<<20+1), true))
 	if _, err := ch.ReadRequest(); err == nil {
 		t.Fatal("a request beyond MaxMessageSize was accepted")
+	}
+}
+
+// TestBudgetPace: the bytes of multi-chunk requests are admitted at the
+// budget's rate, all channels together, paceBurst ahead of it; an idle
+// budget starts afresh.
+func TestBudgetPace(t *testing.T) {
+	b := NewBudget(1<<20, 1<<20) // 1 MiB/s
+	if d := b.pace(1 << 10); d != 0 {
+		t.Fatalf("the first KiB waits %v, want 0 (within the burst)", d)
+	}
+	d := b.pace(1 << 19) // half a second's worth more
+	if d < 400*time.Millisecond || d > 500*time.Millisecond {
+		t.Fatalf("half a MiB more waits %v, want about 500 ms less the burst", d)
+	}
+	if d := (*Budget)(nil).pace(1 << 30); d != 0 {
+		t.Fatalf("no budget waits %v", d)
+	}
+	if d := NewBudget(1<<20, 0).pace(1 << 30); d != 0 {
+		t.Fatalf("an unpaced budget waits %v", d)
 	}
 }

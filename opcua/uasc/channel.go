@@ -490,16 +490,24 @@ func (c *Channel) fail(err error) error {
 	return err
 }
 
+// drainLimit bounds what drain reads: a client that goes on sending after
+// our Error is not waited for (its connection is reset), so that one that
+// streams data at the closing channel costs little.
+const drainLimit = 64 << 10
+
 // drain reads and discards what the client still sends, until it closes
-// its side or CloseTimeout passes, so that closing does not reset the
-// connection before the client has read our Error message.
+// its side, CloseTimeout passes or drainLimit bytes came, so that closing
+// does not reset the connection before the client has read our Error
+// message.
 func (c *Channel) drain() {
 	c.nc.SetReadDeadline(time.Now().Add(c.cfg.CloseTimeout))
-	var buf [512]byte
-	for {
-		if _, err := c.nc.Read(buf[:]); err != nil {
+	var buf [4096]byte
+	for n := 0; n < drainLimit; {
+		k, err := c.nc.Read(buf[:])
+		if err != nil {
 			return
 		}
+		n += k
 	}
 }
 

@@ -151,7 +151,7 @@ func FuzzChannelSequences(f *testing.F) {
 		p.tc.chanID, p.tc.tokID = 5, 1
 		p.run()
 		cfg := fuzzConfig()
-		cfg.Budget = NewBudget(1 << 20)
+		cfg.Budget = NewBudget(1<<20, 0)
 		ch, err := Open(t.Context(), &memConn{bytes.NewReader(append(hs, p.out...))}, cfg)
 		if err != nil {
 			t.Fatalf("handshake: %v", err)

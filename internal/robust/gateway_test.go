@@ -1,0 +1,342 @@
+//go:build robust
+
+package robust
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/edged/edged/internal/benchkit"
+	"github.com/edged/edged/internal/uaclient"
+	"github.com/edged/edged/opcua/ua"
+)
+
+// edgedBin is the edged binary TestMain builds, or ROBUST_EDGED names.
+var edgedBin string
+
+func TestMain(m *testing.M) {
+	if edgedBin = os.Getenv("ROBUST_EDGED"); edgedBin != "" { // a binary built before
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "robust")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	edgedBin = filepath.Join(dir, "edged")
+	build := exec.Command("go", "build", "-o", edgedBin, "github.com/edged/edged/cmd/edged")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "robust: build edged:", err)
+		os.Exit(2)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// window is how long each attack runs: ROBUST_WINDOW (a Go duration),
+// default 10s; CI runs the short form with 4s.
+func window(t *testing.T) time.Duration {
+	s := os.Getenv("ROBUST_WINDOW")
+	if s == "" {
+		return 10 * time.Second
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < time.Second {
+		t.Fatalf("ROBUST_WINDOW=%q: want a duration of 1s or more", s)
+	}
+	return d
+}
+
+var endpointLine = regexp.MustCompile(`listening on (\S+)\)`)
+
+// gateway is a running edged with its built-in simulator.
+type gateway struct {
+	cmd  *exec.Cmd
+	addr string
+	mu   sync.Mutex
+	out  bytes.Buffer
+}
+
+// startGateway starts edged on a free loopback port and waits for its
+// endpoint; it is killed when the test ends.
+func startGateway(t *testing.T, args ...string) *gateway {
+	t.Helper()
+	g := &gateway{}
+	g.cmd = exec.Command(edgedBin, append([]string{"--listen", "127.0.0.1:0", "--report-every", "0"}, args...)...)
+	g.cmd.Env = os.Environ() // edged sets its own memory limit unless GOMEMLIMIT is set
+	pr, err := g.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.cmd.Stderr = g.cmd.Stdout
+	if err := g.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		g.cmd.Process.Kill()
+		g.cmd.Wait()
+		if t.Failed() {
+			g.mu.Lock()
+			t.Logf("edged's output:\n%s", g.out.String())
+			g.mu.Unlock()
+		}
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			line := sc.Text()
+			g.mu.Lock()
+			if g.out.Len() < 1<<20 {
+				g.out.WriteString(line + "\n")
+			}
+			g.mu.Unlock()
+			if m := endpointLine.FindStringSubmatch(line); m != nil {
+				select {
+				case found <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case g.addr = <-found:
+	case <-time.After(30 * time.Second):
+		t.Fatal("edged printed no endpoint within 30 s")
+	}
+	return g
+}
+
+// rss returns edged's resident set size now, in bytes.
+func (g *gateway) rss(t *testing.T) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", g.cmd.Process.Pid))
+	if err != nil {
+		t.Fatalf("read edged's memory: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseUint(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmRSS in /proc/<pid>/status")
+	return 0
+}
+
+// The variables the observer reads: the simulator's counter (it counts
+// once per 5 ms tick) and the engine's overruns.
+var (
+	counterNode  = ua.NewStringNodeID(2, "sim.Counter")
+	overrunsName = "Diagnostics.Overruns"
+)
+
+// observer is the well-behaved client: every 20 ms it reads sim.Counter
+// and the engine's overruns, and records the Read's latency; a sampler
+// records edged's RSS.
+type observer struct {
+	g       *gateway
+	c       *uaclient.Client
+	req     ua.ReadRequest
+	resp    ua.ReadResponse
+	stop    chan struct{}
+	done    chan struct{}
+	mu      sync.Mutex
+	lat     []time.Duration
+	errs    []error
+	peakRSS uint64
+	first   sample
+	last    sample
+}
+
+// sample is one reading of the counter and the overruns.
+type sample struct {
+	at       time.Time
+	counter  uint32
+	overruns uint64
+}
+
+func newObserver(t *testing.T, g *gateway) *observer {
+	t.Helper()
+	c, err := uaclient.DialSession(g.addr, "observer", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Conn().Close() })
+	o := &observer{g: g, c: c}
+	diagNS := o.namespace(t, "urn:edged:diagnostics")
+	o.req.NodesToRead = []ua.ReadValueID{
+		{NodeID: counterNode, AttributeID: uint32(ua.AttributeIDValue)},
+		{NodeID: ua.NewStringNodeID(diagNS, overrunsName), AttributeID: uint32(ua.AttributeIDValue)},
+	}
+	if _, err := o.read(); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// namespace returns the index of the namespace uri.
+func (o *observer) namespace(t *testing.T, uri string) uint16 {
+	t.Helper()
+	var resp ua.ReadResponse
+	err := o.c.Call(&ua.ReadRequest{RequestHeader: o.c.Header(), NodesToRead: []ua.ReadValueID{
+		{NodeID: ua.NewNumericNodeID(0, 2255), AttributeID: uint32(ua.AttributeIDValue)}, // Server_NamespaceArray
+	}}, &resp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) == 1 {
+		if uris, ok := resp.Results[0].Value.Value().([]string); ok {
+			for i, u := range uris {
+				if u == uri {
+					return uint16(i)
+				}
+			}
+		}
+	}
+	t.Fatalf("no namespace %s in the NamespaceArray", uri)
+	return 0
+}
+
+// read reads the counter and the overruns once.
+func (o *observer) read() (sample, error) {
+	o.req.RequestHeader = o.c.Header()
+	o.c.Conn().SetDeadline(time.Now().Add(10 * time.Second))
+	if err := o.c.Call(&o.req, &o.resp); err != nil {
+		return sample{}, err
+	}
+	s := sample{at: time.Now()}
+	if len(o.resp.Results) != 2 || o.resp.Results[0].Status.IsBad() || o.resp.Results[1].Status.IsBad() {
+		return s, fmt.Errorf("Read: unexpected results %+v", o.resp.Results)
+	}
+	c, ok1 := o.resp.Results[0].Value.Value().(uint32)
+	ov, ok2 := o.resp.Results[1].Value.Value().(uint64)
+	if !ok1 || !ok2 {
+		return s, fmt.Errorf("Read: values %T, %T; want uint32, uint64", o.resp.Results[0].Value.Value(), o.resp.Results[1].Value.Value())
+	}
+	s.counter, s.overruns = c, ov
+	return s, nil
+}
+
+// start begins observing.
+func (o *observer) start(t *testing.T) {
+	o.stop, o.done = make(chan struct{}), make(chan struct{})
+	s, err := o.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.first, o.last = s, s
+	o.peakRSS = o.g.rss(t)
+	go func() {
+		defer close(o.done)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-o.stop:
+				return
+			case <-tick.C:
+			}
+			t0 := time.Now()
+			s, err := o.read()
+			d := time.Since(t0)
+			rss := o.g.rss(t)
+			o.mu.Lock()
+			o.peakRSS = max(o.peakRSS, rss)
+			if err != nil {
+				o.errs = append(o.errs, err)
+			} else {
+				o.lat = append(o.lat, d)
+				o.last = s
+			}
+			o.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// result is what the observer saw during an attack.
+type result struct {
+	peakRSS  uint64
+	rate     float64 // sim.Counter's counts per second
+	overruns uint64
+	readP99  time.Duration
+	reads    int
+}
+
+// finish stops observing and returns what it saw.
+func (o *observer) finish(t *testing.T) result {
+	close(o.stop)
+	<-o.done
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, err := range o.errs {
+		t.Errorf("observer: %v", err)
+	}
+	r := result{peakRSS: o.peakRSS, overruns: o.last.overruns - o.first.overruns, reads: len(o.lat)}
+	if el := o.last.at.Sub(o.first.at).Seconds(); el > 0 {
+		r.rate = float64(o.last.counter-o.first.counter) / el
+	}
+	r.readP99 = benchkit.Percentile(o.lat, 99)
+	return r
+}
+
+// settle waits up to 10 s for edged's RSS to come back within slack of
+// base and returns the RSS then.
+func (g *gateway) settle(t *testing.T, base uint64) uint64 {
+	const slack = 32 << 20
+	end := time.Now().Add(10 * time.Second)
+	for {
+		rss := g.rss(t)
+		if rss <= base+slack || time.Now().After(end) {
+			return rss
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The bounds the issue sets.
+const (
+	maxRSS      = 128 << 20
+	settleSlack = 32 << 20
+	counterRate = 200.0 // sim.Counter's ticks per second
+	rateSlack   = 0.05
+	maxReadP99  = 50 * time.Millisecond
+)
+
+// check asserts the bounds of r and logs the figures.
+func check(t *testing.T, name string, base, after uint64, r result) {
+	t.Helper()
+	t.Logf("%s: RSS base %.1f MiB, peak %.1f MiB, after %.1f MiB; sim.Counter %.1f/s; overruns %d; observer Read p99 %v over %d reads",
+		name, mib(base), mib(r.peakRSS), mib(after), r.rate, r.overruns, r.readP99, r.reads)
+	if r.peakRSS >= maxRSS {
+		t.Errorf("%s: RSS peaked at %.1f MiB, want below %d MiB", name, mib(r.peakRSS), maxRSS>>20)
+	}
+	if after > base+settleSlack {
+		t.Errorf("%s: RSS %.1f MiB 10 s after the attack, want within %d MiB of the baseline %.1f MiB", name, mib(after), settleSlack>>20, mib(base))
+	}
+	if r.rate < counterRate*(1-rateSlack) || r.rate > counterRate*(1+rateSlack) {
+		t.Errorf("%s: sim.Counter counted %.1f/s, want %.0f/s ± %.0f %%", name, r.rate, counterRate, rateSlack*100)
+	}
+	if r.overruns != 0 {
+		t.Errorf("%s: %d overruns of the scan cycle, want 0", name, r.overruns)
+	}
+	if r.readP99 > maxReadP99 {
+		t.Errorf("%s: the observer's Reads took %v at p99, want at most %v", name, r.readP99, maxReadP99)
+	}
+}
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
