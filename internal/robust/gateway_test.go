@@ -294,11 +294,13 @@ func (o *observer) finish(t *testing.T) result {
 	return r
 }
 
-// settle waits up to 10 s for edged's RSS to come back within slack of
-// base and returns the RSS then.
+// settle waits 3 s (edged's sweeper, once a second, hands freed memory
+// back to the OS), then up to 7 s more for edged's RSS to come back within
+// slack of base, and returns the RSS then.
 func (g *gateway) settle(t *testing.T, base uint64) uint64 {
 	const slack = 32 << 20
-	end := time.Now().Add(10 * time.Second)
+	time.Sleep(3 * time.Second)
+	end := time.Now().Add(7 * time.Second)
 	for {
 		rss := g.rss(t)
 		if rss <= base+slack || time.Now().After(end) {

@@ -477,13 +477,18 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // sweeper return memory to the OS.
 const freeOSAfter = 8 << 20
 
+// freeOSAfterItems is the number of deleted monitored items that makes
+// the sweeper return memory to the OS: some megabytes.
+const freeOSAfterItems = 10000
+
 // sweep closes timed-out sessions and connections without a session, and
 // returns released request memory to the OS, until Shutdown.
 func (s *Server) sweep() {
 	every := min(s.cfg.MinSessionTimeout/4, time.Second)
 	t := time.NewTicker(every)
 	defer t.Stop()
-	returned := s.cfg.Channel.Budget.Returned()
+	returned, removed := s.cfg.Channel.Budget.Returned(), s.subs.Removed()
+	again := 0 // rounds until the second FreeOSMemory; 0: none due
 	for {
 		select {
 		case <-s.sweepDone:
@@ -494,12 +499,22 @@ func (s *Server) sweep() {
 				s.cfg.Logger.Info("sessions timed out", "count", n)
 			}
 			s.closeIdle(now)
-			// Large request buffers were released since the last
-			// round: hand their memory back to the OS now, rather than
-			// keep it for the next flood.
-			if r := s.cfg.Channel.Budget.Returned(); r-returned >= freeOSAfter {
-				returned = r
+			// Hand memory back to the OS after large request buffers
+			// were released since the last round, or many monitored
+			// items deleted (a session that held thousands closed),
+			// rather than keep it for the next flood; and once more two
+			// rounds later, when what the attackers' connections and
+			// goroutines held is garbage too (the collector, whose goal
+			// the first collection set, may not run again for long).
+			r, d := s.cfg.Channel.Budget.Returned(), s.subs.Removed()
+			switch {
+			case r-returned >= freeOSAfter || d-removed >= freeOSAfterItems:
+				returned, removed, again = r, d, 2
 				debug.FreeOSMemory()
+			case again > 0:
+				if again--; again == 0 {
+					debug.FreeOSMemory()
+				}
 			}
 		}
 	}

@@ -61,6 +61,7 @@ type monItem struct {
 	discardOldest bool
 	inReady       bool
 	deferred      bool
+	backlogged    bool // waits in its session's backlog (budget.go)
 	deleted       bool
 	qsize         int
 	db            float64 // absolute deadband (a percent one converted with the EURange)
@@ -157,7 +158,9 @@ func (m *Manager) sampleDue(now time.Time) {
 	m.rc.Reset()
 	for len(m.due) > 0 && !m.due[0].nextSample.After(limit) {
 		it := m.due[0]
-		m.sample(it, now)
+		if m.admit(it) {
+			m.sample(it, now)
+		}
 		it.nextSample = it.nextSample.Add(it.interval)
 		if !it.nextSample.After(limit) {
 			it.nextSample = it.nextSample.Add((limit.Sub(it.nextSample)/it.interval + 1) * it.interval)
@@ -323,6 +326,7 @@ func (m *Manager) removeItem(it *monItem) {
 	sub := it.sub
 	delete(sub.items, it.id)
 	m.itemCount--
+	m.removed.Add(1)
 	if it.key != (srcKey{}) {
 		list := m.bySource[it.key]
 		if i := slices.Index(list, it); i >= 0 {

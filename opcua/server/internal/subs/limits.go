@@ -28,6 +28,20 @@ type Limits struct {
 	// Bad_TooManyMonitoredItems.
 	MaxSubscriptions  int
 	MaxMonitoredItems int
+	// MaxMonitoredItemsPerSession bounds one session's items, all its
+	// subscriptions together (default half of MaxMonitoredItems, at least
+	// MaxMonitoredItemsPerSubscription): no session can take every item
+	// of the server. One more is Bad_TooManyMonitoredItems.
+	MaxMonitoredItemsPerSession int
+	// SamplesPerCycle is the run loop's sampling budget per base cycle
+	// (default 25,000, some 2 ms of work), shared among the sessions; see
+	// budget.go.
+	SamplesPerCycle int
+	// MaxRetransmissionBytes bounds the encoded notifications kept for
+	// Republish in all subscriptions together (default 16 MiB): beyond
+	// it, the subscription that sends a message drops its oldest
+	// unacknowledged ones (Republish of them is Bad_MessageNotAvailable).
+	MaxRetransmissionBytes int
 	// MaxQueuedNotifications bounds the notifications queued in all
 	// monitored items together (default 500,000): beyond it a queue that
 	// holds one already takes a new value as if it were full (Overflow
@@ -78,6 +92,9 @@ func (l Limits) WithDefaults(base time.Duration, perCall uint32) Limits {
 	defInt(&l.MaxMonitoredItemsPerSubscription, 10000)
 	defInt(&l.MaxSubscriptions, 1000)
 	defInt(&l.MaxMonitoredItems, 100000)
+	defInt(&l.MaxMonitoredItemsPerSession, max(l.MaxMonitoredItems/2, l.MaxMonitoredItemsPerSubscription))
+	defInt(&l.SamplesPerCycle, 25000)
+	defInt(&l.MaxRetransmissionBytes, 16<<20)
 	defInt(&l.MaxQueuedNotifications, 500000)
 	defInt(&l.MaxPublishRequestsPerSession, 10)
 	defInt(&l.MaxRetransmissionQueue, 10)

@@ -124,6 +124,10 @@ type sessSubs struct {
 	subs    []*subscription
 	queue   []pubReq
 	pending []statusMsg
+	// spent: samples of this round of the budget; backlog: items
+	// due beyond the session's share, oldest first (budget.go).
+	spent   int
+	backlog []*monItem
 	// orphan: the session closed (CloseSession without
 	// DeleteSubscriptions, or it timed out) and its subscriptions live on
 	// until they expire or are transferred; see sessionClosed.
@@ -140,6 +144,7 @@ type Manager struct {
 
 	// The ServerDiagnosticsSummary counters of subscriptions (see Counts).
 	current, cumulated atomic.Uint32
+	removed            atomic.Uint64 // monitored items deleted so far (see Removed)
 
 	once  sync.Once
 	calls chan func()
@@ -179,6 +184,16 @@ type Manager struct {
 	batchSeq    uint64    // SourceChanged calls so far (under hookMu): srcBatch.seq
 	queuedCount int       // notifications in all items' queues (MaxQueuedNotifications)
 	yielded     time.Time // when the run loop last yielded (see yield)
+
+	// The sampling budget (budget.go): when this round began, the
+	// samples taken in it and a session's share.
+	roundStart time.Time
+	roundSpent int
+	quota      int
+	draining   bool // backlogs wait and the round has budget left: drain them between calls
+	// retransBytes: the encoded notifications in all retransmission
+	// queues (MaxRetransmissionBytes).
+	retransBytes int
 }
 
 // Counts returns the current and the cumulated number of subscriptions:
@@ -188,6 +203,11 @@ type Manager struct {
 func (m *Manager) Counts() (current, cumulated uint32) {
 	return m.current.Load(), m.cumulated.Load()
 }
+
+// Removed returns the number of monitored items deleted so far, all told:
+// when it grew by many since the last look, their memory can go back to
+// the OS.
+func (m *Manager) Removed() uint64 { return m.removed.Load() }
 
 // New returns the engine of a server; its run loop starts with the first
 // service call.
@@ -225,15 +245,35 @@ func (m *Manager) call(f func()) error {
 
 func (m *Manager) run() {
 	for {
-		select {
-		case f := <-m.calls:
-			f()
-		case <-m.wake:
-			m.sourceChanges(time.Now())
-		case <-m.timer.C:
-		case <-m.done:
-			m.timer.Stop()
-			return
+		if m.draining {
+			// Backlogs to sample in this round: one slice, unless a
+			// service call or a source change is waiting.
+			select {
+			case f := <-m.calls:
+				f()
+			case <-m.wake:
+				m.sourceChanges(time.Now())
+			case <-m.timer.C:
+			case <-m.done:
+				m.timer.Stop()
+				return
+			default:
+				now := time.Now()
+				m.draining = m.drainBacklogs(now)
+				m.publishTouched(now)
+				continue
+			}
+		} else {
+			select {
+			case f := <-m.calls:
+				f()
+			case <-m.wake:
+				m.sourceChanges(time.Now())
+			case <-m.timer.C:
+			case <-m.done:
+				m.timer.Stop()
+				return
+			}
 		}
 		m.tick(time.Now())
 		m.indexed.Store(len(m.bySource) > 0)
@@ -283,6 +323,15 @@ func (m *Manager) SourceChanged(src addrspace.SourceID, changed []uint32) {
 	}
 }
 
+// itemCount returns the monitored items of all the session's subscriptions.
+func (ss *sessSubs) itemCount() int {
+	n := 0
+	for _, sub := range ss.subs {
+		n += len(sub.items)
+	}
+	return n
+}
+
 // sessionState returns the state of s, created on first use.
 func (m *Manager) sessionState(s Session) *sessSubs {
 	ss := m.sessions[s]
@@ -311,6 +360,7 @@ func (m *Manager) sourceChanges(now time.Time) {
 		clear(m.workB)
 		m.workB = append(m.workB[:0], srcBatch{end: len(m.work), seq: math.MaxUint64})
 	}
+	m.startRound(now)
 	slack := m.lim.MinPublishingInterval / 2
 	start := 0
 	for _, b := range m.workB {
@@ -342,6 +392,13 @@ func (m *Manager) sourceChanges(now time.Time) {
 		clear(m.deferred[len(keep):])
 		m.deferred = keep
 	}
+	m.draining = m.drainBacklogs(now)
+	m.publishTouched(now)
+}
+
+// publishTouched runs the publishing cycles of the subscriptions that have
+// new notifications and are due, or ran idle just before them (catchUp).
+func (m *Manager) publishTouched(now time.Time) {
 	for i := 0; i < len(m.touched); i++ { // cycle may touch more
 		sub := m.touched[i]
 		switch {
@@ -405,8 +462,13 @@ func (m *Manager) clearTouched() {
 // tick runs the publishing cycles that are due, drops closed sessions and
 // timed-out Publish requests, and sets the timer to the next cycle.
 func (m *Manager) tick(now time.Time) {
+	m.startRound(now)
 	m.sampleDue(now)
+	m.draining = m.drainBacklogs(now)
 	next := now.Add(time.Hour)
+	if m.hasBacklog() {
+		next = m.roundStart.Add(m.lim.MinPublishingInterval / 2) // the next round
+	}
 	for s, ss := range m.sessions {
 		if s.Closed() && !ss.orphan {
 			m.sessionClosed(ss, false, now) // timed out: the subscriptions stay
@@ -614,11 +676,13 @@ func (m *Manager) publishTo(sub *subscription, now time.Time) {
 	msg.SequenceNumber = sub.seq
 	msg.PublishTime = m.clock()
 	if len(sub.retrans) >= m.lim.MaxRetransmissionQueue {
-		old := sub.retrans[0]
-		sub.retrans = slices.Delete(sub.retrans, 0, 1)
-		sub.recycle(old)
+		m.dropRetrans(sub, 0)
 	}
 	sub.retrans = append(sub.retrans, msg)
+	m.retransBytes += retainedBytes(msg)
+	for m.retransBytes > m.lim.MaxRetransmissionBytes && len(sub.retrans) > 1 {
+		m.dropRetrans(sub, 0)
+	}
 	sub.keepAliveCtr, sub.lifetimeCtr, sub.first = 0, 0, false
 	sub.late = more
 	m.avail = sub.appendAvailable(m.avail[:0])
@@ -764,6 +828,25 @@ func (m *Manager) serveLate(ss *sessSubs, now time.Time) {
 	}
 }
 
+// dropRetrans drops message i of sub's retransmission queue.
+func (m *Manager) dropRetrans(sub *subscription, i int) {
+	old := sub.retrans[i]
+	m.retransBytes -= retainedBytes(old)
+	sub.retrans = slices.Delete(sub.retrans, i, i+1)
+	sub.recycle(old)
+}
+
+// retainedBytes returns the encoded notifications msg holds.
+func retainedBytes(msg ua.NotificationMessage) int {
+	n := 0
+	for _, eo := range msg.NotificationData {
+		if e, ok := eo.Body.(*encodedDCN); ok {
+			n += len(e.b)
+		}
+	}
+	return n
+}
+
 // deleteSub removes sub and its items.
 func (m *Manager) deleteSub(sub *subscription) {
 	if sub.deleted {
@@ -774,7 +857,16 @@ func (m *Manager) deleteSub(sub *subscription) {
 		m.removeItem(it)
 	}
 	sub.deleted = true
+	for _, msg := range sub.retrans {
+		m.retransBytes -= retainedBytes(msg)
+	}
+	sub.retrans = nil
 	delete(m.subs, sub.id)
+	// The pool of samples keeps no more than the items left can use.
+	if keep := max(1024, 2*m.itemCount); len(m.free) > keep {
+		clear(m.free[keep:])
+		m.free = slices.Clip(m.free[:keep])
+	}
 	ss := sub.ss
 	if i := slices.Index(ss.subs, sub); i >= 0 {
 		// A new slice, not slices.Delete: tick and cycle may be ranging
@@ -836,9 +928,7 @@ func (m *Manager) acknowledge(ss *sessSubs, acks []ua.SubscriptionAcknowledgemen
 			res[i] = status.BadSequenceNumberUnknown
 			continue
 		}
-		old := sub.retrans[j]
-		sub.retrans = slices.Delete(sub.retrans, j, j+1)
-		sub.recycle(old)
+		m.dropRetrans(sub, j)
 	}
 	return res
 }

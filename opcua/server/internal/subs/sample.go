@@ -96,7 +96,7 @@ func (m *Manager) sampleKey(k srcKey, seq uint64, now time.Time, slack time.Dura
 	list := m.bySource[k]
 	m.touch(list)
 	for _, it := range list {
-		if it.mode == ua.MonitoringModeDisabled || it.after >= seq {
+		if it.mode == ua.MonitoringModeDisabled || it.after >= seq || it.backlogged {
 			continue
 		}
 		if !it.due(now, slack) {
@@ -104,6 +104,9 @@ func (m *Manager) sampleKey(k srcKey, seq uint64, now time.Time, slack time.Dura
 				it.deferred = true
 				m.deferred = append(m.deferred, it)
 			}
+			continue
+		}
+		if !m.admit(it) {
 			continue
 		}
 		if it.ownRead {

@@ -280,7 +280,8 @@ func (m *Manager) CreateMonitoredItems(s Session, req *ua.CreateMonitoredItemsRe
 // createItem creates one monitored item of sub.
 func (m *Manager) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest, ts ua.TimestampsToReturn, now time.Time) ua.MonitoredItemCreateResult {
 	var res ua.MonitoredItemCreateResult
-	if len(sub.items) >= m.lim.MaxMonitoredItemsPerSubscription || m.itemCount >= m.lim.MaxMonitoredItems {
+	if len(sub.items) >= m.lim.MaxMonitoredItemsPerSubscription || m.itemCount >= m.lim.MaxMonitoredItems ||
+		sub.ss.itemCount() >= m.lim.MaxMonitoredItemsPerSession {
 		res.StatusCode = status.BadTooManyMonitoredItems
 		return res
 	}

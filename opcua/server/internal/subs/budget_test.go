@@ -1,0 +1,89 @@
+package subs
+
+import (
+	"testing"
+	"time"
+
+	"github.com/edged/edged/opcua/server/internal/subtest"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
+)
+
+// TestSamplingBudgetIsShared: with a budget of 100 samples per cycle, a
+// session with 1,000 items on a variable that changes in every cycle
+// takes no more than its share of each round, and another session's item
+// on it is sampled in every round; the big session's items wait in its
+// backlog, oldest first, so that each is sampled within the rounds its
+// share needs, in the image current then.
+func TestSamplingBudgetIsShared(t *testing.T) {
+	const budget, bigItems = 100, 1000
+	f := newSubFixture(t, Config{Subscriptions: Limits{SamplesPerCycle: budget}})
+	big := f.createSub(5, 10, 300)
+	reqs := make([]ua.MonitoredItemCreateRequest, bigItems)
+	for i := range reqs {
+		reqs[i] = item("ext", ua.AttributeIDValue, 5, 1, nil)
+		reqs[i].RequestedParameters.ClientHandle = uint32(i)
+	}
+	for first := 0; first < bigItems; first += 500 {
+		for _, r := range f.createItems(big, reqs[first:first+500]...) {
+			if r.StatusCode != status.Good {
+				t.Fatal(r.StatusCode)
+			}
+		}
+	}
+	other := newTestConn(t, f.s, 2)
+	other.openSession()
+	small := subtest.CreateSub(t, other.call, 5, 10, 300)
+	if r := subtest.CreateItems(t, other.call, small, item("ext", ua.AttributeIDValue, 5, 1, nil)); r[0].StatusCode != status.Good {
+		t.Fatal(r[0].StatusCode)
+	}
+
+	m := f.s.subs
+	m.call(func() {
+		bigSub, smallItem := m.subs[big], firstItem(m.subs[small])
+		now := time.Now().Add(time.Second)
+		seen := map[*monItem]int{} // the round in which each big item was first sampled again
+		const rounds = 12
+		for round := 1; round <= rounds; round++ {
+			now = now.Add(5 * time.Millisecond)
+			f.vars.Set(float64(round))
+			f.s.SourceChanged(f.src, []uint32{1})
+			m.sourceChanges(now)
+			sampled := 0
+			for _, it := range bigSub.items {
+				if it.lastSample.Equal(now) {
+					sampled++
+					if seen[it] == 0 {
+						seen[it] = round
+					}
+				}
+			}
+			if sampled+1 > budget {
+				t.Errorf("round %d: the big session took %d samples, the budget is %d in all", round, sampled, budget)
+			}
+			if !smallItem.lastSample.Equal(now) {
+				t.Errorf("round %d: the other session's item was not sampled", round)
+			}
+			if v, _ := smallItem.last.dv.Value.Float64(); v != float64(round) {
+				t.Errorf("round %d: the other session's item has %v", round, v)
+			}
+		}
+		// 99 samples a round for the big session: all its 1,000 items
+		// were sampled again within 11 rounds.
+		if len(seen) != bigItems {
+			t.Errorf("%d of the big session's %d items sampled in %d rounds, want all", len(seen), bigItems, rounds)
+		}
+		for it, r := range seen {
+			if v, _ := it.last.dv.Value.Float64(); v < float64(r) {
+				t.Errorf("item %d sampled in round %d has value %v, an older image", it.handle, r, v)
+			}
+		}
+	})
+}
+
+func firstItem(sub *subscription) *monItem {
+	for _, it := range sub.items {
+		return it
+	}
+	return nil
+}
