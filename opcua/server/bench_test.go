@@ -136,7 +136,7 @@ func newBenchConn(tb testing.TB, req *ua.ReadRequest) *benchConn {
 	tok := m.(*ua.OpenSecureChannelResponse).SecurityToken
 	mc.keep, mc.written = false, nil
 
-	s, err := srv.sessions.create("bench", time.Hour, ch.ID(), srv.clock())
+	s, err := srv.sessions.create("bench", clientKey{}, time.Hour, ch.ID(), srv.clock())
 	if err != nil {
 		tb.Fatal(err)
 	}

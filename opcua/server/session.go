@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +22,7 @@ type session struct {
 	name    string
 	timeout time.Duration
 	created time.Time
+	client  clientKey // the application that created it
 
 	channelID atomic.Uint32 // the secure channel the session is bound to
 	activated atomic.Bool
@@ -38,7 +40,38 @@ func (s *session) Closed() bool      { return s.closed.Load() }
 func (s *session) User() any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.identity
+	if s.identity.Anonymous {
+		// Anonymous users are told apart by their application
+		// (§5.14.7): its ApplicationUri and, where it sent one, its
+		// certificate.
+		return owner{anonymous: true, client: s.client}
+	}
+	return owner{name: s.identity.UserName}
+}
+
+// owner is who a session's subscriptions belong to (subs.Session.User):
+// TransferSubscriptions moves them between sessions of one owner only.
+type owner struct {
+	anonymous bool
+	name      string
+	client    clientKey
+}
+
+// clientKey identifies the client application of a session: the
+// ApplicationUri of its CreateSession and the SHA-256 of the certificate
+// it sent there (zero if none).
+type clientKey struct {
+	appURI string
+	cert   [sha256.Size]byte
+}
+
+// newClientKey returns the key of the client of req.
+func newClientKey(req *ua.CreateSessionRequest) clientKey {
+	k := clientKey{appURI: req.ClientDescription.ApplicationURI}
+	if len(req.ClientCertificate) > 0 {
+		k.cert = sha256.Sum256(req.ClientCertificate)
+	}
+	return k
 }
 
 var _ subs.Session = (*session)(nil)
@@ -74,8 +107,9 @@ func randomGUID() ua.GUID {
 
 // create makes a new, not yet activated session bound to channelID, or
 // fails with Bad_TooManySessions.
-func (t *sessionTable) create(name string, timeout time.Duration, channelID uint32, now time.Time) (*session, error) {
+func (t *sessionTable) create(name string, client clientKey, timeout time.Duration, channelID uint32, now time.Time) (*session, error) {
 	s := &session{
+		client:  client,
 		id:      ua.NewGUIDNodeID(1, randomGUID()),
 		token:   ua.NewGUIDNodeID(0, randomGUID()),
 		name:    name,

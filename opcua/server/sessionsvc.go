@@ -40,7 +40,7 @@ func (c *conn) createSession(_ *session, req *ua.CreateSessionRequest, resp *ua.
 		return status.BadShutdown
 	}
 	timeout := c.srv.reviseTimeout(req.RequestedSessionTimeout)
-	s, err := c.srv.sessions.create(req.SessionName, timeout, c.ch.ID(), c.now)
+	s, err := c.srv.sessions.create(req.SessionName, newClientKey(req), timeout, c.ch.ID(), c.now)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"testing"
 
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
 	"github.com/edged/edged/opcua/ua/status"
@@ -92,4 +93,58 @@ func TestSessionServicesTellTheEngine(t *testing.T) {
 		t.Fatalf("when CloseSession returned: %d answers to the queued Publish, %d subscriptions; want 1, 0", n, cur)
 	}
 	wantFault(t, tc2.async(), status.BadSessionClosed)
+}
+
+// openSessionAs opens an anonymous session over tc as the client
+// application appURI, with the certificate cert (nil: none).
+func (tc *testConn) openSessionAs(appURI string, cert []byte) {
+	tc.t.Helper()
+	cs := wantOK[ua.CreateSessionResponse](tc.t, tc.call(&ua.CreateSessionRequest{SessionName: "test", RequestedSessionTimeout: 60000,
+		ClientDescription: ua.ApplicationDescription{ApplicationURI: appURI, ApplicationType: ua.ApplicationTypeClient},
+		ClientCertificate: cert}))
+	tc.token = cs.AuthenticationToken
+	wantOK[ua.ActivateSessionResponse](tc.t, tc.call(anonymousActivate()))
+}
+
+// TestTransferBelongsToTheClient: an anonymous session takes over the
+// subscription of another anonymous session only if both are the same
+// client application, by ApplicationUri and, where it sent one, its
+// certificate (OPC 10000-4 §5.14.7); otherwise Bad_UserAccessDenied and
+// the subscription stays where it was.
+func TestTransferBelongsToTheClient(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	owner := newTestConn(t, f.s, 2)
+	owner.openSessionAs("urn:plant:scada", []byte("certificate A"))
+	sub := subtest.CreateSub(t, owner.call, 5, 10, 300)
+	transfer := func(tc *testConn) ua.StatusCode {
+		r := wantOK[ua.TransferSubscriptionsResponse](t, tc.call(&ua.TransferSubscriptionsRequest{SubscriptionIDs: []uint32{sub}}))
+		return r.Results[0].StatusCode
+	}
+	for _, c := range []struct {
+		appURI string
+		cert   []byte
+	}{
+		{"urn:attacker", []byte("certificate A")},
+		{"urn:plant:scada", []byte("certificate B")},
+		{"urn:plant:scada", nil},
+	} {
+		other := newTestConn(t, f.s, 3)
+		other.openSessionAs(c.appURI, c.cert)
+		if st := transfer(other); st != status.BadUserAccessDenied {
+			t.Errorf("transfer to %s with certificate %q: %v, want Bad_UserAccessDenied", c.appURI, c.cert, st)
+		}
+	}
+	// Nothing changed: the subscription is still the owner's.
+	if r := owner.call(&ua.ModifySubscriptionRequest{SubscriptionID: sub, RequestedPublishingInterval: 5, RequestedLifetimeCount: 300, RequestedMaxKeepAliveCount: 10}); faultOf(r) != status.Good {
+		t.Fatalf("the owner's ModifySubscription after the refused transfers: %v", faultOf(r))
+	}
+	again := newTestConn(t, f.s, 4) // the same client, reconnected
+	again.openSessionAs("urn:plant:scada", []byte("certificate A"))
+	if st := transfer(again); st != status.Good {
+		t.Fatalf("transfer to the same client: %v, want Good", st)
+	}
+	r := wantOK[ua.DeleteSubscriptionsResponse](t, again.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{sub}}))
+	if r.Results[0] != status.Good {
+		t.Errorf("the new owner's DeleteSubscriptions: %v", r.Results[0])
+	}
 }
