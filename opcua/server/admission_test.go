@@ -128,3 +128,26 @@ func TestConnectionsWithoutSession(t *testing.T) {
 	}
 	readState(t, a)
 }
+
+// TestAcceptPacing: connections are accepted at AcceptRate, a second's
+// worth at once: at 100 a second, the first 100 of a burst wait not at
+// all, the next ones 10 ms each more, and after a quiet second the budget
+// is whole again.
+func TestAcceptPacing(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var paid time.Time
+	var wait time.Duration
+	for i := range 100 {
+		if paid, wait = server.Pace(paid, t0, 100); wait != 0 {
+			t.Fatalf("connection %d of a burst waits %v, want 0 within the first second's worth", i, wait)
+		}
+	}
+	for i := 1; i <= 5; i++ {
+		if paid, wait = server.Pace(paid, t0, 100); wait != time.Duration(i)*10*time.Millisecond {
+			t.Fatalf("connection %d over the burst waits %v, want %v", 100+i, wait, time.Duration(i)*10*time.Millisecond)
+		}
+	}
+	if _, wait = server.Pace(paid, t0.Add(3*time.Second), 100); wait != 0 {
+		t.Fatalf("after a quiet while a connection waits %v", wait)
+	}
+}

@@ -15,8 +15,9 @@ import (
 const (
 	DefaultMaxConnections              = 100
 	DefaultNoSessionTimeout            = 10 * time.Second
-	DefaultRequestMemory               = 32 << 20
-	DefaultRequestRate                 = 16 << 20
+	DefaultRequestMemory               = 16 << 20
+	DefaultRequestRate                 = 8 << 20
+	DefaultAcceptRate                  = 100
 	DefaultMaxArrayLength              = 65535
 	DefaultPreSessionMessageSize       = 64 << 10
 	DefaultMaxSessions                 = 100
@@ -93,7 +94,7 @@ type Config struct {
 	NoSessionTimeout time.Duration
 	// RequestMemory bounds the bytes all connections together may hold
 	// for requests of several chunks being reassembled (default
-	// DefaultRequestMemory, 32 MiB: two requests of uasc's largest); a
+	// DefaultRequestMemory, 16 MiB: one request of uasc's largest); a
 	// request that would take more is answered with Bad_RequestTooLarge
 	// and its connection closed. Until an ActivateSession over it succeeds,
 	// a connection's requests are bounded by
@@ -101,9 +102,15 @@ type Config struct {
 	// 64 KiB), so that no client holds much memory before it has
 	// authenticated.
 	RequestMemory int64
+	// AcceptRate paces the acceptance of connections, per listener, in
+	// connections per second, a second's worth ahead at most (default
+	// DefaultAcceptRate, 100; negative: not paced): clients that connect
+	// again and again, each evicted or refused, wait in the kernel's
+	// backlog instead of taking the CPU with handshakes.
+	AcceptRate float64
 	// RequestRate paces the reading of requests of several chunks, all
 	// connections together, in bytes per second (default
-	// DefaultRequestRate, 16 MiB/s; negative: not paced): clients that
+	// DefaultRequestRate, 8 MiB/s; negative: not paced): clients that
 	// stream large requests slow down to it, and the scan keeps its cycle.
 	// Requests of one chunk, every ordinary service call, are not paced.
 	RequestRate int64
@@ -227,6 +234,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.RequestMemory <= 0 {
 		c.RequestMemory = DefaultRequestMemory
+	}
+	if c.AcceptRate == 0 {
+		c.AcceptRate = DefaultAcceptRate
 	}
 	if c.RequestRate == 0 {
 		c.RequestRate = DefaultRequestRate

@@ -460,7 +460,9 @@ func (r *reader) finish(t *testing.T, before int) {
 }
 
 func TestRobustness(t *testing.T) {
-	cfg := server.Config{MaxConnections: 20}
+	// Not paced: the 1000 connections below come at once, and this
+	// test is about their answers (TestAcceptPacing checks the pacing).
+	cfg := server.Config{MaxConnections: 20, AcceptRate: -1}
 	cfg.Channel = &uasc.Config{MessageTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond,
 		HelloTimeout: 500 * time.Millisecond, CloseTimeout: 100 * time.Millisecond}
 	_, url := startServer(t, cfg)

@@ -177,7 +177,18 @@ func (s *Server) Serve(ln net.Listener) error {
 	s.sweeper.Do(func() { s.goTracked(s.sweep) })
 
 	var backoff time.Duration
+	var paid time.Time // accept pacing: when the connections accepted so far are paid for
 	for {
+		if s.cfg.AcceptRate > 0 {
+			// Clients that connect again and again (each evicted or
+			// refused) are taken at AcceptRate, a second's worth ahead
+			// at most: the rest wait in the kernel's backlog, costing
+			// nothing, and the handshakes cannot take the scan's CPU.
+			var wait time.Duration
+			if paid, wait = pace(paid, time.Now(), s.cfg.AcceptRate); wait > 0 {
+				time.Sleep(wait)
+			}
+		}
 		nc, err := ln.Accept()
 		if err != nil {
 			if s.isClosing() {
@@ -208,6 +219,17 @@ func (s *Server) Serve(ln net.Listener) error {
 			return ErrServerClosed
 		}
 	}
+}
+
+// pace accounts for one more connection at now, at rate a second, given
+// that those before are paid for until paid; it returns the new paid and
+// how long to wait first so as to stay within a second of the rate.
+func pace(paid, now time.Time, rate float64) (time.Time, time.Duration) {
+	if paid.Before(now) {
+		paid = now
+	}
+	paid = paid.Add(time.Duration(float64(time.Second) / rate))
+	return paid, max(0, paid.Sub(now)-time.Second)
 }
 
 // goTracked runs f in a goroutine that Shutdown waits for, unless the

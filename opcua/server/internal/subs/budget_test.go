@@ -87,3 +87,48 @@ func firstItem(sub *subscription) *monItem {
 	}
 	return nil
 }
+
+// TestRetransmissionBytesBounded: unacknowledged messages are kept for
+// Republish within MaxRetransmissionBytes, all subscriptions together:
+// beyond it the subscription that sends drops its oldest, whose Republish
+// is then Bad_MessageNotAvailable; the newest message is always kept.
+func TestRetransmissionBytesBounded(t *testing.T) {
+	const limit = 4000
+	f := newSubFixture(t, Config{Subscriptions: Limits{MaxRetransmissionBytes: limit}})
+	sub := f.createSub(5, 10, 300)
+	reqs := make([]ua.MonitoredItemCreateRequest, 50)
+	for i := range reqs {
+		reqs[i] = item("ext", ua.AttributeIDValue, 5, 1, nil)
+		reqs[i].RequestedParameters.ClientHandle = uint32(i)
+	}
+	f.createItems(sub, reqs...)
+	var seqs []uint32
+	for k := range 6 {
+		f.set(float64(k + 1))
+		r := f.tc.publishData()
+		seqs = append(seqs, r.NotificationMessage.SequenceNumber)
+		if len(r.AvailableSequenceNumbers) == 0 || r.AvailableSequenceNumbers[len(r.AvailableSequenceNumbers)-1] != r.NotificationMessage.SequenceNumber {
+			t.Fatalf("message %d: available %v, want the newest kept", k, r.AvailableSequenceNumbers)
+		}
+	}
+	m := f.s.subs
+	var held, kept int
+	m.call(func() { held, kept = m.retransBytes, len(m.subs[sub].retrans) })
+	if kept >= len(seqs) || kept == 0 {
+		t.Fatalf("%d of %d unacknowledged messages kept, want fewer but at least one", kept, len(seqs))
+	}
+	if held > limit && kept > 1 {
+		t.Errorf("%d bytes kept in %d messages, above the limit %d", held, kept, limit)
+	}
+	r := f.tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seqs[0]})
+	if faultOf(r) != status.BadMessageNotAvailable {
+		t.Errorf("Republish of a dropped message: %v, want Bad_MessageNotAvailable", faultOf(r))
+	}
+	wantOK[ua.RepublishResponse](t, f.tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seqs[len(seqs)-1]}))
+	// Deleting the subscription gives its bytes back.
+	wantOK[ua.DeleteSubscriptionsResponse](t, f.tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{sub}}))
+	m.call(func() { held = m.retransBytes })
+	if held != 0 {
+		t.Errorf("%d retransmission bytes counted after the last subscription went", held)
+	}
+}

@@ -1,0 +1,4 @@
+package server
+
+// Pace is pace, for the tests of package server_test.
+var Pace = pace
