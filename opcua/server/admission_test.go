@@ -10,6 +10,7 @@ import (
 	"github.com/edged/edged/opcua/server/internal/subtest"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // openChannel connects to url and opens a secure channel without a
@@ -149,5 +150,71 @@ func TestAcceptPacing(t *testing.T) {
 	}
 	if _, wait = server.Pace(paid, t0.Add(3*time.Second), 100); wait != 0 {
 		t.Fatalf("after a quiet while a connection waits %v", wait)
+	}
+}
+
+// createSubOver creates a subscription over c.
+func createSubOver(t *testing.T, c *uaclient.Client) uint32 {
+	t.Helper()
+	var cs ua.CreateSubscriptionResponse
+	if err := c.Call(&ua.CreateSubscriptionRequest{RequestHeader: c.Header(), RequestedPublishingInterval: 100,
+		RequestedLifetimeCount: 3000, RequestedMaxKeepAliveCount: 10, PublishingEnabled: true}, &cs); err != nil {
+		t.Fatalf("CreateSubscription: %v", err)
+	}
+	return cs.SubscriptionID
+}
+
+// createItemsOver creates n items on the server's CurrentTime in
+// subscription sub over c, returning their results.
+func createItemsOver(t *testing.T, c *uaclient.Client, sub uint32, n int) []ua.MonitoredItemCreateResult {
+	t.Helper()
+	req := ua.CreateMonitoredItemsRequest{RequestHeader: c.Header(), SubscriptionID: sub}
+	for i := range n {
+		req.ItemsToCreate = append(req.ItemsToCreate, ua.MonitoredItemCreateRequest{
+			ItemToMonitor:       ua.ReadValueID{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_CurrentTime), AttributeID: uint32(ua.AttributeIDValue)},
+			MonitoringMode:      ua.MonitoringModeReporting,
+			RequestedParameters: ua.MonitoringParameters{ClientHandle: uint32(i), SamplingInterval: 100, QueueSize: 1},
+		})
+	}
+	var resp ua.CreateMonitoredItemsResponse
+	if err := c.Call(&req, &resp); err != nil {
+		t.Fatalf("CreateMonitoredItems: %v", err)
+	}
+	return resp.Results
+}
+
+// TestGoneClientsGiveWay: the subscriptions of a session whose client is
+// gone (its connection dropped, no other channel took the session over)
+// keep their places in the server-wide limits only until a present
+// client needs them: then they are deleted, so that clients that
+// disconnect cannot lock the others out for their session timeout.
+func TestGoneClientsGiveWay(t *testing.T) {
+	srv, url := startServer(t, server.Config{Subscriptions: server.SubscriptionLimits{MaxMonitoredItems: 4}})
+	addr := url[len("opc.tcp://"):]
+	gone, err := uaclient.Dial(addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range createItemsOver(t, gone, createSubOver(t, gone), 4) {
+		if r.StatusCode != status.Good {
+			t.Fatalf("the first client's item: %v", r.StatusCode)
+		}
+	}
+	here, err := uaclient.Dial(addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer here.Conn().Close()
+	sub := createSubOver(t, here)
+	if r := createItemsOver(t, here, sub, 1); r[0].StatusCode != status.BadTooManyMonitoredItems {
+		t.Fatalf("with every item taken by a connected client: %v, want Bad_TooManyMonitoredItems", r[0].StatusCode)
+	}
+	gone.Conn().Close() // no CloseSession: the session stays for its timeout
+	waitFor(t, "the dropped client's items given to the present one", func() bool {
+		time.Sleep(10 * time.Millisecond)
+		return createItemsOver(t, here, sub, 1)[0].StatusCode == status.Good
+	})
+	if n := srv.Diagnostics().CurrentSessionCount; n != 2 {
+		t.Errorf("%d sessions, want the dropped client's still there (its timeout has not passed) and ours", n)
 	}
 }

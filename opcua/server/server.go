@@ -279,6 +279,7 @@ func (s *Server) serveConn(nc net.Conn) {
 	ch.Close(status.Good, "")
 	// A session never activated belongs to this channel only (§5.6.3).
 	s.sessions.closeUnactivated(ch.ID())
+	s.sessions.detach(ch.ID())
 }
 
 // connEntry is a served connection: its channel once the handshake is

@@ -26,6 +26,7 @@ type session struct {
 
 	channelID atomic.Uint32 // the secure channel the session is bound to
 	activated atomic.Bool
+	detached  atomic.Bool // that channel closed, and no other took the session over
 	closed    atomic.Bool
 	lastUsed  atomic.Int64 // Clock().UnixNano() of the last request
 
@@ -37,6 +38,7 @@ type session struct {
 // ChannelID, Closed and User make a session a subs.Session.
 func (s *session) ChannelID() uint32 { return s.channelID.Load() }
 func (s *session) Closed() bool      { return s.closed.Load() }
+func (s *session) Detached() bool    { return s.detached.Load() }
 func (s *session) User() any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -177,6 +179,21 @@ func (t *sessionTable) oldestUnactivated() *session {
 		}
 	}
 	return old
+}
+
+// detach marks the sessions bound to channel channelID, which closed, as
+// detached, until ActivateSession over another channel takes one over.
+func (t *sessionTable) detach(channelID uint32) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range t.byToken {
+		if s.channelID.Load() == channelID {
+			s.detached.Store(true)
+			if s.channelID.Load() != channelID {
+				s.detached.Store(false) // ActivateSession took it over meanwhile
+			}
+		}
+	}
 }
 
 // closeUnactivated closes the sessions created over channel channelID

@@ -106,6 +106,7 @@ func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp 
 	s.identity = id
 	s.mu.Unlock()
 	moved := s.channelID.Swap(chID) != chID
+	s.detached.Store(false)
 	s.activated.Store(true)
 	// The channel has an authenticated session now: full-size requests.
 	c.ch.SetMessageLimit(math.MaxUint32)

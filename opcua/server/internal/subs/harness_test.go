@@ -97,11 +97,13 @@ type testSession struct {
 	channelID atomic.Uint32
 	activated atomic.Bool
 	closed    atomic.Bool
+	detached  atomic.Bool
 	lastUsed  atomic.Int64
 }
 
 func (s *testSession) ChannelID() uint32 { return s.channelID.Load() }
 func (s *testSession) Closed() bool      { return s.closed.Load() }
+func (s *testSession) Detached() bool    { return s.detached.Load() }
 func (s *testSession) User() any         { return "anonymous" }
 
 type testSessions struct {

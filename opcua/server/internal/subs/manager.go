@@ -55,6 +55,10 @@ type Session interface {
 	ChannelID() uint32
 	// Closed reports whether the session was closed or timed out.
 	Closed() bool
+	// Detached reports whether the session's channel closed and no other
+	// channel took the session over: its client is gone, and may come
+	// back within the session's timeout.
+	Detached() bool
 	// User is the session's user identity, a comparable value:
 	// TransferSubscriptions moves subscriptions between sessions of one
 	// user only.
@@ -875,6 +879,32 @@ func (m *Manager) deleteSub(sub *subscription) {
 		ss.subs = slices.Concat(ss.subs[:i:i], ss.subs[i+1:])
 	}
 	m.dropOrphan(ss)
+}
+
+// reclaim makes room in the server-wide limits for a session whose client
+// is here: it deletes the subscriptions of the session, other than
+// except, whose client is gone (the session closed, or detached from its
+// channel) and that holds the most items, and reports whether there was
+// one. Such subscriptions would otherwise hold their places for the
+// session's timeout or their lifetime, up to hours.
+func (m *Manager) reclaim(except *sessSubs) bool {
+	var best *sessSubs
+	most := -1
+	for s, ss := range m.sessions {
+		if ss == except || len(ss.subs) == 0 || !ss.orphan && !s.Detached() {
+			continue
+		}
+		if n := ss.itemCount(); n > most {
+			best, most = ss, n
+		}
+	}
+	if best == nil {
+		return false
+	}
+	for _, sub := range slices.Clone(best.subs) {
+		m.deleteSub(sub)
+	}
+	return true
 }
 
 // dropOrphan forgets ss once its session closed and its last subscription

@@ -52,7 +52,8 @@ func (m *Manager) eachSub(s Session, ids []uint32, results []ua.StatusCode, f fu
 func (m *Manager) CreateSubscription(s Session, req *ua.CreateSubscriptionRequest, resp *ua.CreateSubscriptionResponse) error {
 	return m.onLoop(func() error {
 		ss := m.sessionState(s)
-		if len(ss.subs) >= m.lim.MaxSubscriptionsPerSession || len(m.subs) >= m.lim.MaxSubscriptions {
+		if len(ss.subs) >= m.lim.MaxSubscriptionsPerSession ||
+			len(m.subs) >= m.lim.MaxSubscriptions && !m.reclaim(ss) {
 			return status.BadTooManySubscriptions
 		}
 		m.active.Store(true)
@@ -280,8 +281,8 @@ func (m *Manager) CreateMonitoredItems(s Session, req *ua.CreateMonitoredItemsRe
 // createItem creates one monitored item of sub.
 func (m *Manager) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest, ts ua.TimestampsToReturn, now time.Time) ua.MonitoredItemCreateResult {
 	var res ua.MonitoredItemCreateResult
-	if len(sub.items) >= m.lim.MaxMonitoredItemsPerSubscription || m.itemCount >= m.lim.MaxMonitoredItems ||
-		sub.ss.itemCount() >= m.lim.MaxMonitoredItemsPerSession {
+	if len(sub.items) >= m.lim.MaxMonitoredItemsPerSubscription || sub.ss.itemCount() >= m.lim.MaxMonitoredItemsPerSession ||
+		m.itemCount >= m.lim.MaxMonitoredItems && !m.reclaim(sub.ss) {
 		res.StatusCode = status.BadTooManyMonitoredItems
 		return res
 	}
