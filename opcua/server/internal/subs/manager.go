@@ -171,6 +171,7 @@ type Manager struct {
 	subs        map[uint32]*subscription
 	sessions    map[Session]*sessSubs
 	bySource    map[srcKey][]*monItem
+	stale       map[srcKey]struct{} // sources whose lists hold deleted items (prune)
 	work        []srcKey
 	workB       []srcBatch
 	deferred    []*monItem // changed but not due yet (sampling interval above the tag's period)
@@ -222,6 +223,7 @@ func New(d Deps) *Manager {
 	m.subs = make(map[uint32]*subscription)
 	m.sessions = make(map[Session]*sessSubs)
 	m.bySource = make(map[srcKey][]*monItem)
+	m.stale = make(map[srcKey]struct{})
 	return m
 }
 
@@ -279,6 +281,7 @@ func (m *Manager) run() {
 				return
 			}
 		}
+		m.prune()
 		m.tick(time.Now())
 		m.indexed.Store(len(m.bySource) > 0)
 	}
@@ -521,6 +524,7 @@ type subscription struct {
 
 	items   map[uint32]*monItem
 	ready   []*monItem // Reporting items with queued notifications
+	linked  bool       // SetTriggering gave an item links: a deleted item is looked for in them
 	touched bool
 	deleted bool
 
@@ -857,10 +861,10 @@ func (m *Manager) deleteSub(sub *subscription) {
 		return
 	}
 	m.current.Add(^uint32(0)) // minus one
+	sub.deleted = true        // its items' triggering links go with it
 	for _, it := range sub.items {
 		m.removeItem(it)
 	}
-	sub.deleted = true
 	for _, msg := range sub.retrans {
 		m.retransBytes -= retainedBytes(msg)
 	}

@@ -96,7 +96,7 @@ func (m *Manager) sampleKey(k srcKey, seq uint64, now time.Time, slack time.Dura
 	list := m.bySource[k]
 	m.touch(list)
 	for _, it := range list {
-		if it.mode == ua.MonitoringModeDisabled || it.after >= seq || it.backlogged {
+		if it.deleted || it.mode == ua.MonitoringModeDisabled || it.after >= seq || it.backlogged {
 			continue
 		}
 		if !it.due(now, slack) {

@@ -472,6 +472,7 @@ func (m *Manager) SetTriggering(s Session, req *ua.SetTriggeringRequest, resp *u
 			}
 			if !slices.Contains(trig.links, it) {
 				trig.links = append(trig.links, it)
+				sub.linked = true
 			}
 		}
 		return nil
