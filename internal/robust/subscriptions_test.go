@@ -29,7 +29,7 @@ const (
 // keeps Publish requests in flight without acknowledging anything until
 // stop is closed; then it closes its session, deleting the
 // subscriptions.
-func flood(c *uaclient.Client, ready func(), stop <-chan struct{}, held *int) error {
+func flood(c *uaclient.Client, ready, closing func(), stop <-chan struct{}, held *int) error {
 	for range floodSubs {
 		var cs ua.CreateSubscriptionResponse
 		if err := c.Call(&ua.CreateSubscriptionRequest{RequestHeader: c.Header(), RequestedPublishingInterval: 5,
@@ -66,6 +66,7 @@ func flood(c *uaclient.Client, ready func(), stop <-chan struct{}, held *int) er
 	for {
 		select {
 		case <-stop:
+			closing()
 			c.Conn().SetDeadline(time.Now().Add(30 * time.Second))
 			var resp ua.CloseSessionResponse
 			id, err := c.Send(&ua.CloseSessionRequest{RequestHeader: c.Header(), DeleteSubscriptions: true})
@@ -92,7 +93,7 @@ func flood(c *uaclient.Client, ready func(), stop <-chan struct{}, held *int) er
 	}
 }
 
-// control is the other client: it creates a subscription with one item,
+// control is the other client: every 5 ms it creates a subscription with one item,
 // publishes once, deletes it, and every fifth round opens and closes a
 // session of its own, timing each request.
 type control struct {
@@ -131,7 +132,7 @@ func (k *control) run(addr string, stop <-chan struct{}) {
 		select {
 		case <-stop:
 			return
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(5 * time.Millisecond): // a p99 wants some hundreds of samples in CI's short window
 		}
 		c.Conn().SetDeadline(time.Now().Add(30 * time.Second))
 		var cs ua.CreateSubscriptionResponse
@@ -245,13 +246,16 @@ func TestSubscriptionFlood(t *testing.T) {
 		defer c.Conn().Close()
 		kstop := make(chan struct{})
 		kdone := make(chan struct{})
+		// The control client runs while the attacker holds its items,
+		// and stops before the attacker's CloseSession.
 		floodErr = flood(c, func() {
 			go func() { defer close(kdone); k.run(g.addr, kstop) }()
 			ready()
+		}, func() {
+			close(kstop)
+			<-kdone
 		}, stop, &held)
 		closedAt = time.Now()
-		close(kstop)
-		<-kdone
 		if floodErr == nil {
 			freed, floodErr = subscriptionsGone(g.addr, closedAt)
 		}
