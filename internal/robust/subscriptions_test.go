@@ -93,9 +93,9 @@ func flood(c *uaclient.Client, ready, closing func(), stop <-chan struct{}, held
 	}
 }
 
-// control is the other client: every 5 ms it creates a subscription with one item,
-// publishes once, deletes it, and every fifth round opens and closes a
-// session of its own, timing each request.
+// control is the other client: every 5 ms it creates a subscription with
+// one item, publishes once, deletes it, and creates, activates and closes
+// a session over a second channel, timing each request.
 type control struct {
 	mu  sync.Mutex
 	lat map[string][]time.Duration
@@ -128,7 +128,13 @@ func (k *control) run(addr string, stop <-chan struct{}) {
 		return
 	}
 	defer c.Conn().Close()
-	for round := 0; ; round++ {
+	sc, err := uaclient.DialSession(addr, "control-sessions", 10*time.Second)
+	if err != nil {
+		k.time("connect", func() error { return err })
+		return
+	}
+	defer sc.Conn().Close()
+	for {
 		select {
 		case <-stop:
 			return
@@ -169,15 +175,22 @@ func (k *control) run(addr string, stop <-chan struct{}) {
 		}) != nil {
 			return
 		}
-		if round%5 == 4 {
-			s, err := uaclient.DialSession(addr, "control-session", 10*time.Second)
-			if err != nil {
-				k.time("CreateSession", func() error { return err })
-				return
-			}
-			if k.time("CloseSession", func() error { return s.Close(10 * time.Second) }) != nil {
-				return
-			}
+		// A session of its own, over a second channel, created,
+		// activated and closed.
+		sc.Conn().SetDeadline(time.Now().Add(30 * time.Second))
+		policy, err := sc.CreateSession("control-session")
+		if err == nil {
+			err = sc.ActivateSession(policy)
+		}
+		if err != nil {
+			k.time("CreateSession", func() error { return err })
+			return
+		}
+		if k.time("CloseSession", func() error {
+			var resp ua.CloseSessionResponse
+			return sc.Call(&ua.CloseSessionRequest{RequestHeader: sc.Header(), DeleteSubscriptions: true}, &resp)
+		}) != nil {
+			return
 		}
 	}
 }
