@@ -48,6 +48,18 @@ func run(t *testing.T, name string, attack func(g *gateway, ready func(), stop <
 	check(t, name, base, after, r)
 }
 
+// once runs f when n reaches want, unless stop is closed first.
+func once(n *atomic.Int32, want int, stop <-chan struct{}, f func()) {
+	for n.Load() < int32(want) {
+		select {
+		case <-stop:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	f()
+}
+
 // attackers runs n copies of one attacker until stop is closed.
 func attackers(n int, stop <-chan struct{}, f func(i int)) {
 	var wg sync.WaitGroup
@@ -151,16 +163,7 @@ func bigMessages(conns int, session bool) func(*gateway, func(), <-chan struct{}
 	return func(g *gateway, ready func(), stop <-chan struct{}) {
 		msg := hugeMessage()
 		var sent atomic.Int32
-		go func() {
-			for sent.Load() < int32(conns) {
-				select {
-				case <-stop:
-					return
-				case <-time.After(10 * time.Millisecond):
-				}
-			}
-			ready()
-		}()
+		go once(&sent, conns, stop, ready)
 		attackers(conns, stop, func(int) {
 			c, done, err := open(g.addr, session, stop)
 			if err != nil {
@@ -193,16 +196,7 @@ func TestReadFlood(t *testing.T) {
 		}
 		msg := ua.AppendMessage(nil, &req)
 		var sent atomic.Int32
-		go func() {
-			for sent.Load() < 20 {
-				select {
-				case <-stop:
-					return
-				case <-time.After(10 * time.Millisecond):
-				}
-			}
-			ready()
-		}()
+		go once(&sent, 20, stop, ready)
 		attackers(20, stop, func(int) {
 			c, done, err := open(g.addr, true, stop)
 			if err != nil {
@@ -274,17 +268,10 @@ func hold(t *testing.T, name string, conns int, session bool) {
 	var nc newcomers
 	run(t, name, func(g *gateway, ready func(), stop <-chan struct{}) {
 		var opened atomic.Int32
-		go func() {
-			for opened.Load() < int32(conns) {
-				select {
-				case <-stop:
-					return
-				case <-time.After(10 * time.Millisecond):
-				}
-			}
+		go once(&opened, conns, stop, func() {
 			ready()
 			nc.run(g.addr, stop)
-		}()
+		})
 		attackers(conns, stop, func(int) {
 			c, done, err := open(g.addr, false, stop)
 			if err != nil {

@@ -249,37 +249,32 @@ func (m *Manager) call(f func()) error {
 	return nil
 }
 
+// alwaysReady is a closed channel: a select case on it is always ready.
+var alwaysReady = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
 func (m *Manager) run() {
 	for {
+		// With backlogs to sample in this round, one slice of them is
+		// one more ready case: service calls and source changes that
+		// wait are taken between slices.
+		var drain <-chan struct{}
 		if m.draining {
-			// Backlogs to sample in this round: one slice, unless a
-			// service call or a source change is waiting.
-			select {
-			case f := <-m.calls:
-				f()
-			case <-m.wake:
-				m.sourceChanges(time.Now())
-			case <-m.timer.C:
-			case <-m.done:
-				m.timer.Stop()
-				return
-			default:
-				now := time.Now()
-				m.draining = m.drainBacklogs(now)
-				m.publishTouched(now)
-				continue
-			}
-		} else {
-			select {
-			case f := <-m.calls:
-				f()
-			case <-m.wake:
-				m.sourceChanges(time.Now())
-			case <-m.timer.C:
-			case <-m.done:
-				m.timer.Stop()
-				return
-			}
+			drain = alwaysReady
+		}
+		select {
+		case f := <-m.calls:
+			f()
+		case <-m.wake:
+			m.sourceChanges(time.Now())
+		case <-m.timer.C:
+		case <-m.done:
+			m.timer.Stop()
+			return
+		case <-drain:
+			now := time.Now()
+			m.draining = m.drainBacklogs(now)
+			m.publishTouched(now)
+			continue
 		}
 		m.prune()
 		m.tick(time.Now())
