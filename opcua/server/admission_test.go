@@ -111,21 +111,20 @@ func TestConnectionsWithoutSession(t *testing.T) {
 
 	// A session that is not activated holds no place either: f, whose
 	// only session is not activated, is the oldest connection without an
-	// activated one when h comes.
+	// activated one when the table fills. (Which of g and h fills it
+	// depends on when the server counts d's connection gone: f goes
+	// either way.)
 	waitFor(t, "only a connected", func() bool { return srv.Diagnostics().CurrentSessionCount == before })
 	f := openChannel(t, url)
 	if _, err := f.CreateSession("not activated yet"); err != nil {
 		t.Fatal(err)
 	}
 	clk.Add(time.Second)
-	g := openChannel(t, url)
+	openChannel(t, url) // g
 	clk.Add(time.Second)
-	openChannel(t, url)
+	openChannel(t, url) // h
 	if !closedByServer(f) {
 		t.Fatal("f, whose only session was not activated, was not closed for a new connection")
-	}
-	if closedByServer(g) {
-		t.Fatal("g was closed, younger than f")
 	}
 	readState(t, a)
 }
