@@ -214,6 +214,10 @@ func New() *Space {
 		clock:      time.Now,
 	}
 	loadNS0(s)
+	now := s.clock()
+	for _, n := range s.nodes {
+		stamp(n, now)
+	}
 	s.hasSubtype = s.nodes[ua.NewNumericNodeID(0, idHasSubtype)]
 	s.hasTypeDefinition = s.nodes[ua.NewNumericNodeID(0, idHasTypeDefinition)]
 	s.hasEncoding = s.nodes[ua.NewNumericNodeID(0, idHasEncoding)]
@@ -266,7 +270,7 @@ func (s *Space) Namespaces() []string {
 // NamespaceArray value (the old one may be shared with a reader).
 func (s *Space) setNamespaceArray() {
 	if s.namespaceArray != nil {
-		s.namespaceArray.Value = ua.DataValue{Value: ua.MustVariant(slices.Clone(s.namespaces))}
+		s.namespaceArray.Value = ua.DataValue{Value: ua.MustVariant(slices.Clone(s.namespaces)), SourceTimestamp: s.clock()}
 	}
 }
 
@@ -364,11 +368,21 @@ func (s *Space) AddNode(n *Node, refs ...Reference) error {
 		}
 		rs = append(rs, resolved{typ, target, remote, r.IsInverse})
 	}
+	stamp(n, s.clock())
 	s.nodes[n.ID] = n
 	for _, r := range rs {
 		s.link(n, r.typ, r.target, r.remote, r.inverse)
 	}
 	return nil
+}
+
+// stamp gives the static Value of a Variable a SourceTimestamp, t, if it
+// has none: the time the value entered the space. Values from sources
+// bring their own.
+func stamp(n *Node, t time.Time) {
+	if n.Class == ua.NodeClassVariable && n.Source == 0 && n.Value.SourceTimestamp.IsZero() {
+		n.Value.SourceTimestamp = t
+	}
 }
 
 // AddReference adds the reference of type typ from source to target at

@@ -76,6 +76,7 @@ var liveNodes = []struct {
 // of variable h. Scalars are set without allocating (reading CurrentTime
 // is free); the structures allocate their ExtensionObject.
 func (s *Server) liveValue(h uint32, dv *ua.DataValue) {
+	dv.SourceTimestamp = s.clock() // computed now
 	switch liveVar(h) {
 	case liveCurrentTime:
 		dv.Value.SetDateTime(s.clock())

@@ -1,0 +1,59 @@
+package server
+
+import (
+	"testing"
+
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
+)
+
+// TestServerValuesHaveSourceTimestamps: every Variable under Objects whose
+// Value reads Good carries a SourceTimestamp and a ServerTimestamp, the
+// Server object's computed variables (ServerStatus, CurrentTime, the
+// diagnostics counters) as well as those the server set once.
+func TestServerValuesHaveSourceTimestamps(t *testing.T) {
+	s := newTestServer(t, Config{})
+	tc := newTestConn(t, s, 1)
+	tc.openSession()
+	seen := map[ua.NodeID]bool{}
+	queue := []ua.NodeID{ua.NewNumericNodeID(0, id.ObjectsFolder)}
+	var vars []ua.NodeID
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		r := wantOK[ua.BrowseResponse](t, tc.call(&ua.BrowseRequest{NodesToBrowse: []ua.BrowseDescription{{
+			NodeID: n, BrowseDirection: ua.BrowseDirectionForward,
+			ReferenceTypeID: ua.NewNumericNodeID(0, id.HierarchicalReferences), IncludeSubtypes: true,
+			ResultMask: uint32(ua.BrowseResultMaskAll),
+		}}}))
+		for _, ref := range r.Results[0].References {
+			t := ref.NodeID.NodeID
+			if seen[t] || ref.NodeID.ServerIndex != 0 {
+				continue
+			}
+			seen[t] = true
+			queue = append(queue, t)
+			if ref.NodeClass == ua.NodeClassVariable {
+				vars = append(vars, t)
+			}
+		}
+	}
+	if len(vars) < 50 {
+		t.Fatalf("%d variables under Objects, want the Server object's", len(vars))
+	}
+	good := 0
+	for _, v := range vars {
+		r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{TimestampsToReturn: ua.TimestampsToReturnBoth,
+			NodesToRead: []ua.ReadValueID{{NodeID: v, AttributeID: uint32(ua.AttributeIDValue)}}}))
+		dv := r.Results[0]
+		if dv.Status != status.Good {
+			continue
+		}
+		good++
+		if dv.SourceTimestamp.IsZero() || dv.ServerTimestamp.IsZero() {
+			t.Errorf("%v: Good with SourceTimestamp %v, ServerTimestamp %v", v, dv.SourceTimestamp, dv.ServerTimestamp)
+		}
+	}
+	t.Logf("%d variables under Objects, %d with a Good value", len(vars), good)
+}
