@@ -75,6 +75,11 @@ const drainSlice = 1000
 // have a backlog, drainSlice samples at most; it reports whether there is
 // more to do in this round.
 func (m *Manager) drainBacklogs(now time.Time) bool {
+	if !m.hasBacklog() {
+		// The common case, every image: no hook lock (SourceChanged's,
+		// on the engine's goroutine), no read context reset.
+		return false
+	}
 	m.hookMu.Lock()
 	seq := m.batchSeq // the items are sampled in images newer than the pending changes
 	m.hookMu.Unlock()
