@@ -15,9 +15,10 @@ func TestNS0NodeCount(t *testing.T) {
 	if s.Len() != ns0NodeCount {
 		t.Errorf("Len = %d, want %d", s.Len(), ns0NodeCount)
 	}
-	// Types, folders and the Server object: well above a thousand nodes,
-	// well below the whole of namespace 0.
-	if s.Len() < 1200 || s.Len() > 3000 {
+	// Types, folders and the Server object without the parts edged does
+	// not implement: about a thousand nodes, well below the whole of
+	// namespace 0.
+	if s.Len() < 900 || s.Len() > 3000 {
 		t.Errorf("namespace 0 has %d nodes", s.Len())
 	}
 	t.Logf("namespace 0: %d nodes, %d references (counted at both ends)", ns0NodeCount, ns0RefCount)
@@ -198,9 +199,10 @@ func TestNS0MethodArguments(t *testing.T) {
 			}
 		}
 	}
-	// Every property of the table belongs to a method; the Server object
-	// alone has a dozen methods with arguments.
-	if props != len(ns0ArgProps) || props < 20 {
+	// Every property of the table belongs to a method; the Server
+	// object's GetMonitoredItems, ResendData, SetSubscriptionDurable and
+	// RequestServerStateChange have arguments.
+	if props != len(ns0ArgProps) || props < 6 {
 		t.Errorf("%d arguments properties of methods, %d in the table", props, len(ns0ArgProps))
 	}
 	t.Logf("%d arguments properties, %d Arguments", props, ns0ArgCount)

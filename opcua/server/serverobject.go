@@ -110,6 +110,15 @@ func (s *Server) liveValue(h uint32, dv *ua.DataValue) {
 	}
 }
 
+// limit is a configured size limit as a UInt32 capability: v, or def
+// where v is 0.
+func limit(v, def int) uint32 {
+	if v <= 0 {
+		v = def
+	}
+	return uint32(min(v, math.MaxUint32))
+}
+
 // serverStatus returns Server/ServerStatus now.
 func (s *Server) serverStatus() ua.ServerStatusDataType {
 	return ua.ServerStatusDataType{
@@ -199,6 +208,11 @@ func (s *Server) initServerObject() error {
 		{id.Server_ServerCapabilities_MaxBrowseContinuationPoints, uint16(min(s.cfg.MaxBrowseContinuationPoints, math.MaxUint16))},
 		{id.Server_ServerCapabilities_MaxQueryContinuationPoints, uint16(0)},
 		{id.Server_ServerCapabilities_MaxHistoryContinuationPoints, uint16(0)},
+		{id.Server_ServerCapabilities_SoftwareCertificates, []ua.ExtensionObject{}},
+		{id.Server_ServerCapabilities_MaxArrayLength, limit(s.cfg.Channel.Limits.MaxArrayLength, ua.DefaultLimits.MaxArrayLength)},
+		{id.Server_ServerCapabilities_MaxStringLength, limit(s.cfg.Channel.Limits.MaxStringLength, ua.DefaultLimits.MaxStringLength)},
+		{id.Server_ServerCapabilities_MaxByteStringLength, limit(s.cfg.Channel.Limits.MaxByteStringLength, ua.DefaultLimits.MaxByteStringLength)},
+		{id.Server_ServerCapabilities_MaxSessions, limit(s.cfg.MaxSessions, DefaultMaxSessions)},
 		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerRead, lim.MaxNodesPerRead},
 		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerWrite, lim.MaxNodesPerWrite},
 		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerBrowse, lim.MaxNodesPerBrowse},
@@ -211,8 +225,27 @@ func (s *Server) initServerObject() error {
 		{id.Server_ServerCapabilities_MaxSubscriptionsPerSession, uint32(s.cfg.Subscriptions.MaxSubscriptionsPerSession)},
 		{id.Server_ServerCapabilities_MaxMonitoredItemsPerSubscription, uint32(s.cfg.Subscriptions.MaxMonitoredItemsPerSubscription)},
 		{id.Server_ServerCapabilities_MaxMonitoredItemsQueueSize, s.cfg.Subscriptions.MaxQueueSize},
-		{id.Server_ServerDiagnostics_EnabledFlag, true},
+		// Only ServerDiagnosticsSummary is kept; the per-session and
+		// per-subscription arrays are not in the space.
+		{id.Server_ServerDiagnostics_EnabledFlag, false},
+		{id.Server_ServerRedundancy_RedundancySupport, int32(0)}, // None
 		{id.Server_Auditing, false},
+		// No historical access.
+		{id.HistoryServerCapabilities_AccessHistoryDataCapability, false},
+		{id.HistoryServerCapabilities_AccessHistoryEventsCapability, false},
+		{id.HistoryServerCapabilities_MaxReturnDataValues, uint32(0)},
+		{id.HistoryServerCapabilities_MaxReturnEventValues, uint32(0)},
+		{id.HistoryServerCapabilities_InsertDataCapability, false},
+		{id.HistoryServerCapabilities_ReplaceDataCapability, false},
+		{id.HistoryServerCapabilities_UpdateDataCapability, false},
+		{id.HistoryServerCapabilities_DeleteRawCapability, false},
+		{id.HistoryServerCapabilities_DeleteAtTimeCapability, false},
+		{id.HistoryServerCapabilities_InsertEventCapability, false},
+		{id.HistoryServerCapabilities_ReplaceEventCapability, false},
+		{id.HistoryServerCapabilities_UpdateEventCapability, false},
+		{id.HistoryServerCapabilities_DeleteEventCapability, false},
+		{id.HistoryServerCapabilities_InsertAnnotationCapability, false},
+		{id.HistoryServerCapabilities_ServerTimestampSupported, false},
 	} {
 		if sp.Node(ua.NewNumericNodeID(0, v.node)) == nil {
 			continue // not in the generated namespace 0 (optional node)

@@ -16,6 +16,27 @@ func TestServerValuesHaveSourceTimestamps(t *testing.T) {
 	s := newTestServer(t, Config{})
 	tc := newTestConn(t, s, 1)
 	tc.openSession()
+	vars := objectsVariables(t, tc)
+	good := 0
+	for _, v := range vars {
+		r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{TimestampsToReturn: ua.TimestampsToReturnBoth,
+			NodesToRead: []ua.ReadValueID{{NodeID: v, AttributeID: uint32(ua.AttributeIDValue)}}}))
+		dv := r.Results[0]
+		if dv.Status != status.Good {
+			continue
+		}
+		good++
+		if dv.SourceTimestamp.IsZero() || dv.ServerTimestamp.IsZero() {
+			t.Errorf("%v: Good with SourceTimestamp %v, ServerTimestamp %v", v, dv.SourceTimestamp, dv.ServerTimestamp)
+		}
+	}
+	t.Logf("%d variables under Objects, %d with a Good value", len(vars), good)
+}
+
+// objectsVariables browses everything under Objects over tc and returns
+// the Variables it finds.
+func objectsVariables(t *testing.T, tc *testConn) []ua.NodeID {
+	t.Helper()
 	seen := map[ua.NodeID]bool{}
 	queue := []ua.NodeID{ua.NewNumericNodeID(0, id.ObjectsFolder)}
 	var vars []ua.NodeID
@@ -42,18 +63,5 @@ func TestServerValuesHaveSourceTimestamps(t *testing.T) {
 	if len(vars) < 50 {
 		t.Fatalf("%d variables under Objects, want the Server object's", len(vars))
 	}
-	good := 0
-	for _, v := range vars {
-		r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{TimestampsToReturn: ua.TimestampsToReturnBoth,
-			NodesToRead: []ua.ReadValueID{{NodeID: v, AttributeID: uint32(ua.AttributeIDValue)}}}))
-		dv := r.Results[0]
-		if dv.Status != status.Good {
-			continue
-		}
-		good++
-		if dv.SourceTimestamp.IsZero() || dv.ServerTimestamp.IsZero() {
-			t.Errorf("%v: Good with SourceTimestamp %v, ServerTimestamp %v", v, dv.SourceTimestamp, dv.ServerTimestamp)
-		}
-	}
-	t.Logf("%d variables under Objects, %d with a Good value", len(vars), good)
+	return vars
 }

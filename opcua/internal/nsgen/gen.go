@@ -73,6 +73,39 @@ func allRefs(ns *nodeSet) map[uint32][]edge {
 	return m
 }
 
+// omitted are the instances under Server and Objects that edged does not
+// implement, left out with everything reachable only through them, so
+// that no client finds a variable that reads Good and null (see the
+// package comment).
+var omitted = map[uint32]string{
+	15004: "Server_UrisVersion",
+	12885: "Server_EstimatedReturnTime",
+	17634: "Server_LocalTime",
+	32637: "DefaultHAConfiguration",
+	32754: "DefaultHEConfiguration",
+	12637: "ServerConfiguration",
+	14443: "PublishSubscribe",
+	24226: "Resources",
+	23470: "Aliases",
+	15606: "Server_ServerCapabilities_RoleSet",
+	24099: "Server_ServerCapabilities_MaxSelectClauseParameters",
+	24100: "Server_ServerCapabilities_MaxWhereClauseParameters",
+	24101: "Server_ServerCapabilities_ConformanceUnits",
+	11713: "Server_ServerCapabilities_OperationLimits_MaxNodesPerNodeManagement",
+	12165: "Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryReadData",
+	12166: "Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryReadEvents",
+	12167: "Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryUpdateData",
+	12168: "Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryUpdateEvents",
+	2289:  "Server_ServerDiagnostics_SamplingIntervalDiagnosticsArray",
+	// Per-subscription and per-session diagnostics are not collected
+	// (Server_ServerDiagnostics_EnabledFlag is false).
+	2290: "Server_ServerDiagnostics_SubscriptionDiagnosticsArray",
+	3706: "Server_ServerDiagnostics_SessionsDiagnosticsSummary",
+	16134: "OPCUANamespaceMetadata_DefaultRolePermissions",
+	16135: "OPCUANamespaceMetadata_DefaultUserRolePermissions",
+	16136: "OPCUANamespaceMetadata_DefaultAccessRestrictions",
+}
+
 // subset returns the ids of the nodes kept (see the package comment).
 func subset(ns *nodeSet) (map[uint32]bool, []string) {
 	refs := allRefs(ns)
@@ -110,7 +143,7 @@ func subset(ns *nodeSet) (map[uint32]bool, []string) {
 		}
 		for _, e := range refs[id] {
 			if e.inverse || !hier[e.typ] || keep[e.target] || ns.byID[e.target] == nil ||
-				e.target == idXMLSchemaFolder || e.target == idOPCBinaryFolder {
+				e.target == idXMLSchemaFolder || e.target == idOPCBinaryFolder || omitted[e.target] != "" {
 				continue
 			}
 			keep[e.target] = true

@@ -28,7 +28,11 @@
 //     references, without descending from a type into its instance
 //     declarations, and without the type dictionaries under the
 //     "XML Schema" (i=92) and "OPC Binary" (i=93) folders: the Objects,
-//     Types and Views folders and the whole Server object;
+//     Types and Views folders and the Server object, less the optional
+//     parts edged does not implement (gen.go, omitted: PubSub, history
+//     configurations, certificate and user management, roles, the
+//     limits of services it does not offer), which would read Good and
+//     null;
 //   - the properties of DataTypes (EnumStrings, EnumValues,
 //     OptionSetValues);
 //   - the instance declarations of BaseEventType (i=2041), the event

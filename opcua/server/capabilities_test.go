@@ -1,0 +1,81 @@
+package server
+
+import (
+	"reflect"
+	"time"
+
+	"testing"
+
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
+)
+
+// TestServerValuesFitTheirDataType: every Variable under Objects whose
+// Value reads Good has a value, of its DataType and ValueRank; a strict
+// client reports a Good null as a wrong DataType.
+func TestServerValuesFitTheirDataType(t *testing.T) {
+	s := newTestServer(t, Config{})
+	tc := newTestConn(t, s, 1)
+	tc.openSession()
+	good := 0
+	for _, v := range objectsVariables(t, tc) {
+		r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{TimestampsToReturn: ua.TimestampsToReturnNeither,
+			NodesToRead: []ua.ReadValueID{{NodeID: v, AttributeID: uint32(ua.AttributeIDValue)}}}))
+		dv := r.Results[0]
+		if dv.Status != status.Good {
+			continue
+		}
+		good++
+		n := s.as.Node(v)
+		switch {
+		case dv.Value.IsNull():
+			t.Errorf("%v %s: Good and null", v, id.Name(v.Numeric))
+		case s.as.CheckValue(v, dv.Value) != status.Good:
+			t.Errorf("%v %s: Good with a %v value, not of DataType %v ValueRank %d", v, n.BrowseName.Name, dv.Value.Type(), n.DataType, n.ValueRank)
+		}
+	}
+	t.Logf("%d Good values", good)
+}
+
+// TestServerCapabilitiesAreTheLimits: the capabilities a client plans its
+// requests by are the limits the server enforces.
+func TestServerCapabilitiesAreTheLimits(t *testing.T) {
+	built := time.Date(2026, 11, 30, 7, 15, 0, 0, time.UTC)
+	s := newTestServer(t, Config{MaxSessions: 7, BuildNumber: "0123abc", BuildDate: built})
+	tc := newTestConn(t, s, 1)
+	tc.openSession()
+	for _, c := range []struct {
+		node uint32
+		want any
+	}{
+		{id.Server_ServerCapabilities_MaxArrayLength, uint32(DefaultMaxArrayLength)},
+		{id.Server_ServerCapabilities_MaxStringLength, uint32(ua.DefaultLimits.MaxStringLength)},
+		{id.Server_ServerCapabilities_MaxByteStringLength, uint32(ua.DefaultLimits.MaxByteStringLength)},
+		{id.Server_ServerCapabilities_MaxSessions, uint32(7)},
+		{id.Server_ServerDiagnostics_EnabledFlag, false},
+		{id.HistoryServerCapabilities_AccessHistoryDataCapability, false},
+		{id.Server_ServerStatus_BuildInfo_BuildNumber, "0123abc"},
+		{id.Server_ServerStatus_BuildInfo_BuildDate, built},
+	} {
+		r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{
+			NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, c.node), AttributeID: uint32(ua.AttributeIDValue)}}}))
+		if got := r.Results[0].Value.Value(); r.Results[0].Status != status.Good || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s = %v (%v), want %v", id.Name(c.node), got, r.Results[0].Status, c.want)
+		}
+	}
+	// Absent rather than null: no diagnostics arrays, no limits of
+	// services the server does not offer.
+	for _, n := range []uint32{
+		id.Server_ServerDiagnostics_SubscriptionDiagnosticsArray,
+		id.Server_ServerDiagnostics_SessionsDiagnosticsSummary,
+		id.Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryReadData,
+		id.Server_ServerCapabilities_OperationLimits_MaxNodesPerNodeManagement,
+	} {
+		r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{
+			NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, n), AttributeID: uint32(ua.AttributeIDBrowseName)}}}))
+		if r.Results[0].Status != status.BadNodeIDUnknown {
+			t.Errorf("%s: %v, want Bad_NodeIdUnknown", id.Name(n), r.Results[0].Status)
+		}
+	}
+}
