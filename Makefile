@@ -2,7 +2,10 @@
 
 GO       ?= go
 VERSION  := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS  := -s -w -X main.version=$(VERSION)
+COMMIT   := $(shell git rev-parse HEAD 2>/dev/null)
+DATE     := $(shell git log -1 --format=%cI 2>/dev/null)
+STAMP    := -X main.version=$(VERSION) -X main.buildNumber=$(COMMIT) -X main.buildDate=$(DATE)
+LDFLAGS  := -s -w $(STAMP)
 # The version is stamped by -X above, so VCS stamping is not needed (it
 # also fails in checkouts that git considers unsafe).
 XBUILD   := CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
@@ -85,7 +88,7 @@ help:
 	@echo "make clean           remove $(BIN)/"
 
 build:
-	$(GO) build -buildvcs=false -ldflags "-X main.version=$(VERSION)" -o $(BIN)/edged ./cmd/edged
+	$(GO) build -buildvcs=false -ldflags "$(STAMP)" -o $(BIN)/edged ./cmd/edged
 
 arm64:
 	GOOS=linux GOARCH=arm64 $(XBUILD) -o $(BIN)/edged-linux-arm64 ./cmd/edged

@@ -138,9 +138,12 @@ func us(d time.Duration) time.Duration {
 
 // serverConfig configures the OPC UA server from the command line.
 func serverConfig(cfg config, url string, out io.Writer) server.Config {
+	number, date := buildStamp()
 	return server.Config{
 		EndpointURL:     url,
 		SoftwareVersion: version,
+		BuildNumber:     number,
+		BuildDate:       date,
 		MaxSessions:     cfg.maxSessions,
 		MaxConnections:  cfg.maxConnections,
 		DataEfficient:   cfg.dataEfficient,
