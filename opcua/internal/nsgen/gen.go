@@ -99,8 +99,8 @@ var omitted = map[uint32]string{
 	2289:  "Server_ServerDiagnostics_SamplingIntervalDiagnosticsArray",
 	// Per-subscription and per-session diagnostics are not collected
 	// (Server_ServerDiagnostics_EnabledFlag is false).
-	2290: "Server_ServerDiagnostics_SubscriptionDiagnosticsArray",
-	3706: "Server_ServerDiagnostics_SessionsDiagnosticsSummary",
+	2290:  "Server_ServerDiagnostics_SubscriptionDiagnosticsArray",
+	3706:  "Server_ServerDiagnostics_SessionsDiagnosticsSummary",
 	16134: "OPCUANamespaceMetadata_DefaultRolePermissions",
 	16135: "OPCUANamespaceMetadata_DefaultUserRolePermissions",
 	16136: "OPCUANamespaceMetadata_DefaultAccessRestrictions",
