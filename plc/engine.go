@@ -82,11 +82,12 @@ type Engine struct {
 	// Owned by Run's goroutine.
 	work    tagState // the tag state, copied into each image
 	meta    []tagMeta
-	lastStr []string // the last usable text of the String tags, by slot
-	changed []Handle // tags changed since the last publish
-	marked  []uint64 // by handle: the publish in whose changed list it is
-	dueMark []uint64 // by handle: the cycle that read it back after a write
-	pubSeq  uint64   // publishes so far
+	lastStr []string       // the last usable text of the String tags, by slot
+	changed []Handle       // tags changed since the last publish
+	marked  []uint64       // by handle: the publish in whose changed list it is
+	dueMark []uint64       // by handle: the cycle that read it back after a write
+	acked   []func(Status) // done funcs of writes performed, to call after the next publish
+	pubSeq  uint64         // publishes so far
 	results chan *job
 	collect *time.Timer
 
@@ -426,8 +427,11 @@ func (e *Engine) Healthy() bool {
 // ended) when not. A queued write runs on the device's goroutine before
 // the cycle's poll, and that poll reads the tag back whatever its scan
 // class, so the image of that cycle holds the device's value; done, if
-// not nil, is then called once with the device's answer (status.Good,
-// status.BadTimeout, status.BadCommunicationError, the driver's mapped error), or with
+// not nil, is then called once with the device's answer: status.Good
+// only after an image holding the read-back (or a newer one) is
+// published, so that a Read after it sees the write; an error
+// (status.BadTimeout, status.BadCommunicationError, the driver's mapped
+// error) as soon as the device gives it. Or done is called with
 // status.BadTimeout if the device stayed busy for Config.WriteTimeout, or
 // status.BadShutdown if Run ended first. done is called from an engine
 // goroutine and must not block.
@@ -533,7 +537,12 @@ func (e *Engine) stop() {
 	e.wg.Wait()
 	for {
 		select {
-		case <-e.results: // a poll cut short by the shutdown: dropped
+		case j := <-e.results: // a poll cut short by the shutdown: dropped
+			for i := range j.writes {
+				if w := &j.writes[i]; w.done != nil {
+					w.done(w.result) // what the device answered
+				}
+			}
 			continue
 		case w := <-e.writes:
 			e.queueWrite(w)
@@ -542,6 +551,7 @@ func (e *Engine) stop() {
 		}
 		break
 	}
+	e.answerWrites(status.Good) // performed; no image will follow
 	for _, d := range e.devs {
 		for _, w := range d.pending {
 			if w.done != nil {
@@ -563,9 +573,6 @@ func (e *Engine) worker(ctx context.Context, d *device) {
 			cc.begin(time.Now().Add(e.pollTimeout))
 			w.result = StatusOf(d.dev.Write(cc, w.h, w.v))
 			cc.end()
-			if w.done != nil {
-				w.done(w.result)
-			}
 		}
 		j.err = nil
 		if len(j.due) > 0 {
@@ -719,9 +726,17 @@ func (e *Engine) merge(j *job) {
 	d.busy, d.hung = false, false
 	d.busyNow.Store(false)
 	for i := range j.writes {
+		w := &j.writes[i]
 		d.writes.Add(1)
-		if j.writes[i].result != status.Good {
+		switch {
+		case w.result != status.Good:
 			d.writeErrors.Add(1)
+			if w.done != nil {
+				w.done(w.result)
+			}
+		case w.done != nil:
+			// Answered once the image that holds the read-back is out.
+			e.acked = append(e.acked, w.done)
 		}
 	}
 	clear(j.writes) // drop the done funcs
@@ -884,7 +899,18 @@ func (e *Engine) publish(n uint64, nowNs int64) {
 		e.allocated.Add(1)
 	}
 	e.lastPublish.Store(time.Now().UnixNano())
+	e.answerWrites(status.Good)
 	for _, s := range *e.subs.Load() {
 		s.fn(im)
 	}
+}
+
+// answerWrites calls the done funcs of the writes the devices performed
+// since the last publish with st.
+func (e *Engine) answerWrites(st Status) {
+	for i, done := range e.acked {
+		done(st)
+		e.acked[i] = nil
+	}
+	e.acked = e.acked[:0]
 }

@@ -579,6 +579,54 @@ func TestWriteReadBack(t *testing.T) {
 	})
 }
 
+// TestWriteAnsweredWithItsImage: a Good write is answered once an image
+// holding the value read back is published, so that a Read after the
+// answer sees it; a failed write is answered at once.
+func TestWriteAnsweredWithItsImage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, fakes := build(t, plc.Config{Tags: []plc.Tag{
+			{Device: "d", Name: "a", Type: plc.UInt16, Access: plc.ReadWrite},
+			{Device: "d", Name: "b", Type: plc.UInt16, Access: plc.ReadWrite},
+		}}, "d")
+		stop := start(t, e)
+		defer stop()
+		c := clock{time.Now()}
+		for i := range 20 {
+			c.at(time.Duration(7+5*i) * ms)
+			v := plc.UInt16Value(uint16(100 + i))
+			seen := make(chan plc.Value, 1)
+			if st := e.Write(0, v, func(st plc.Status) {
+				if st != status.Good {
+					t.Errorf("write %d: %v", i, st)
+				}
+				seen <- e.Image().Sample(0).Value
+			}); st != status.Good {
+				t.Fatalf("Write: %v", st)
+			}
+			synctest.Wait()
+			if len(seen) != 0 {
+				t.Fatalf("write %d answered before its cycle", i)
+			}
+			c.at(time.Duration(7+5*i+4) * ms)
+			select {
+			case got := <-seen:
+				if !got.Equal(v) {
+					t.Errorf("write %d answered Good while the image holds %v", i, got)
+				}
+			default:
+				t.Fatalf("write %d not answered within its cycle", i)
+			}
+		}
+		fakes["d"].SetWriteError(status.BadDeviceFailure)
+		var got plc.Status
+		e.Write(1, plc.UInt16Value(1), func(st plc.Status) { got = st })
+		c.at(111 * ms)
+		if got != status.BadDeviceFailure {
+			t.Errorf("failed write answered %v", got)
+		}
+	})
+}
+
 // TestWriteLimits: NaN and ±Inf are refused with Bad_OutOfRange unless
 // the tag allows them; a tag's write limits refuse values beyond them
 // (never clamped) and take those on them; nothing refused reaches the
