@@ -90,11 +90,6 @@ func (s *Space) writeValue(n *Node, wv *ua.WriteValue, r *NumericRange, user Use
 		}
 	}
 	dv := &wv.Value
-	if dv.Status != status.Good && n.AccessLevel&uint8(ua.AccessLevelTypeStatusWrite) == 0 ||
-		ua.DateTimeTicks(dv.SourceTimestamp) != 0 && n.AccessLevel&uint8(ua.AccessLevelTypeTimestampWrite) == 0 ||
-		ua.DateTimeTicks(dv.ServerTimestamp) != 0 {
-		return status.BadWriteNotSupported, nil
-	}
 	v := dv.Value
 	if r.n == 0 {
 		if st := s.checkValue(n, &v); st != status.Good {
@@ -104,6 +99,12 @@ func (s *Space) writeValue(n *Node, wv *ua.WriteValue, r *NumericRange, user Use
 		return status.BadWriteNotSupported, nil
 	} else if !s.builtinMatches(s.nodes[n.DataType], v) && !(v.Type() == ua.TypeByteString && isByteArrayType(s, n)) {
 		return status.BadTypeMismatch, nil
+	}
+	// A wrongly typed value is Bad_TypeMismatch, with timestamps or not.
+	if dv.Status != status.Good && n.AccessLevel&uint8(ua.AccessLevelTypeStatusWrite) == 0 ||
+		ua.DateTimeTicks(dv.SourceTimestamp) != 0 && n.AccessLevel&uint8(ua.AccessLevelTypeTimestampWrite) == 0 ||
+		ua.DateTimeTicks(dv.ServerTimestamp) != 0 {
+		return status.BadWriteNotSupported, nil
 	}
 	if n.Sink != nil {
 		return n.Sink.WriteValue(n.Handle, wv)

@@ -91,6 +91,10 @@ func TestWriteAccess(t *testing.T) {
 		{"Int", ua.DataValue{Value: ua.MustVariant(int32(1)), Status: status.Uncertain}, nil, status.BadWriteNotSupported},
 		{"Int", ua.DataValue{Value: ua.MustVariant(int32(1)), SourceTimestamp: testTime}, nil, status.BadWriteNotSupported},
 		{"Int", ua.DataValue{Value: ua.MustVariant(int32(1)), ServerTimestamp: testTime}, nil, status.BadWriteNotSupported},
+		// The type is checked first: asyncua sends a SourceTimestamp
+		// with every write.
+		{"Int", ua.DataValue{Value: ua.MustVariant("1"), SourceTimestamp: testTime}, nil, status.BadTypeMismatch},
+		{"Int", ua.DataValue{Value: ua.MustVariant(1.0), SourceTimestamp: testTime, ServerTimestamp: testTime}, nil, status.BadTypeMismatch},
 		{"Time", ua.DataValue{Value: ua.MustVariant(testTime), Status: status.Uncertain, SourceTimestamp: testTime.Add(-time.Minute)}, nil, status.Good},
 		{"Time", ua.DataValue{Value: ua.MustVariant(testTime), ServerTimestamp: testTime}, nil, status.BadWriteNotSupported},
 		{"Ext0", val(int64(1)), nil, status.BadNotWritable},
