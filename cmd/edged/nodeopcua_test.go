@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edged/edged/internal/peer"
+
 	gua "github.com/gopcua/opcua/ua"
 )
 
@@ -34,22 +36,12 @@ var nodeScenarios = []string{"connect", "subscribe", "transfer", "write", "getmo
 
 // nodeOPCUAClient returns the path of node, or skips the test when node or
 // the installed client is missing — except in CI (CI set), where the test
-// must run and fails instead.
+// must run and fails instead (peer.Missing).
 func nodeOPCUAClient(t *testing.T) string {
 	t.Helper()
-	missing := func(format string, args ...any) {
-		t.Helper()
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI: "+format, args...)
-		}
-		t.Skipf(format, args...)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing("node-opcua interop: node (Node.js) not found: %v", err)
-	}
+	node := peer.Command(t, "node", "nodejs")
 	if _, err := os.Stat(filepath.Join(nodeOPCUADir, "node_modules", "node-opcua-client", "package.json")); err != nil {
-		missing("node-opcua interop: the client is not installed (scripts/deps.sh runs npm ci in %s): %v", nodeOPCUADir, err)
+		peer.Missing(t, "node-opcua interop: the client is not installed (scripts/deps.sh runs npm ci in %s): %v", nodeOPCUADir, err)
 	}
 	return node
 }

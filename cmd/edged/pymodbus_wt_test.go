@@ -15,23 +15,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edged/edged/internal/peer"
+
 	"github.com/gopcua/opcua"
 	gua "github.com/gopcua/opcua/ua"
 )
 
-// pymodbusPython is the interpreter of Debian's python3-pymodbus, which
-// scripts/deps.sh installs.
-const pymodbusPython = "/usr/bin/python3"
-
 // pymodbusDevice is testdata/pymodbus_wt.py serving on a loopback port.
 type pymodbusDevice struct {
+	py     string // the interpreter, with Debian's python3-pymodbus
 	port   string
 	stderr *lockedBuffer
 	stop   func() // kills the server and waits until it has exited
 }
 
 // startPymodbus starts testdata/pymodbus_wt.py's server on a free loopback
-// port; the test is skipped when /usr/bin/python3 cannot import pymodbus.
+// port; the test is skipped (fails in CI) when no python3 imports pymodbus.
 // The server is killed when the test ends.
 //
 // The port is taken below the kernel's range of ephemeral ports when it
@@ -41,13 +40,11 @@ type pymodbusDevice struct {
 // and another is tried.
 func startPymodbus(t *testing.T) *pymodbusDevice {
 	t.Helper()
-	if out, err := exec.Command(pymodbusPython, "-c", "import pymodbus.server, pymodbus.client").CombinedOutput(); err != nil {
-		t.Skipf("%s cannot import pymodbus (Debian python3-pymodbus, installed by scripts/deps.sh): %v %s", pymodbusPython, err, out)
-	}
+	py := peer.Python(t, "python3-pymodbus, python3-serial", "pymodbus.server", "pymodbus.client")
 	var err error
 	for range 20 {
 		var d *pymodbusDevice
-		if d, err = startPymodbusOn(t, pymodbusPort(t)); err == nil {
+		if d, err = startPymodbusOn(t, py, pymodbusPort(t)); err == nil {
 			return d
 		}
 	}
@@ -79,11 +76,11 @@ func pymodbusPort(t *testing.T) string {
 // startPymodbusOn starts the server on port, with its initial data, and
 // returns once it listens; or the error when it exits first (the port is
 // taken).
-func startPymodbusOn(t *testing.T, port string) (*pymodbusDevice, error) {
+func startPymodbusOn(t *testing.T, py, port string) (*pymodbusDevice, error) {
 	t.Helper()
-	d := &pymodbusDevice{port: port, stderr: new(lockedBuffer)}
+	d := &pymodbusDevice{py: py, port: port, stderr: new(lockedBuffer)}
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, pymodbusPython, "testdata/pymodbus_wt.py", "serve", port)
+	cmd := exec.CommandContext(ctx, py, "testdata/pymodbus_wt.py", "serve", port)
 	cmd.Stderr = d.stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -125,7 +122,7 @@ func (d *pymodbusDevice) dump(t *testing.T) *pymodbusData {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, pymodbusPython, "testdata/pymodbus_wt.py", "dump", d.port).Output()
+	out, err := exec.CommandContext(ctx, d.py, "testdata/pymodbus_wt.py", "dump", d.port).Output()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
 			t.Fatalf("pymodbus dump: %v: %s", err, ee.Stderr)
@@ -440,7 +437,7 @@ func TestPymodbusWriteThrough(t *testing.T) {
 	}
 	// It comes back (with its initial data) on the same port: once the
 	// driver has reconnected, writes are Good again and reach it.
-	if dev, err = startPymodbusOn(t, dev.port); err != nil {
+	if dev, err = startPymodbusOn(t, dev.py, dev.port); err != nil {
 		t.Fatal(err)
 	}
 	for n, deadline := 1, time.Now().Add(time.Minute); ; n++ {

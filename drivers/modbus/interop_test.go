@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edged/edged/internal/peer"
+
 	"github.com/edged/edged/drivers/modbus/slave"
 	"github.com/edged/edged/opcua/ua/status"
 )
@@ -27,13 +29,8 @@ import (
 // pythonWithPymodbus returns an interpreter that imports pymodbus (the one
 // on PATH may be a virtualenv or pyenv without the Debian package).
 func pythonWithPymodbus(t *testing.T) string {
-	for _, py := range []string{"python3", "/usr/bin/python3"} {
-		if exec.Command(py, "-c", "import pymodbus, serial_asyncio").Run() == nil {
-			return py
-		}
-	}
-	t.Skip("pymodbus not installed (Debian python3-pymodbus; scripts/deps.sh installs it)")
-	return ""
+	t.Helper()
+	return peer.Python(t, "python3-pymodbus, python3-serial, python3-serial-asyncio", "pymodbus", "serial_asyncio")
 }
 
 func freePort(t *testing.T) int {
@@ -229,9 +226,7 @@ func TestPymodbusTCP(t *testing.T) {
 
 func TestPymodbusRTU(t *testing.T) {
 	py := pythonWithPymodbus(t)
-	if _, err := exec.LookPath("socat"); err != nil {
-		t.Skip("socat not installed (Debian socat; scripts/deps.sh installs it)")
-	}
+	peer.Command(t, "socat", "socat")
 	dir := t.TempDir()
 	x, y := filepath.Join(dir, "x"), filepath.Join(dir, "y")
 	socat := exec.Command("socat", "-d", "-d", "pty,raw,echo=0,link="+x, "pty,raw,echo=0,link="+y)
@@ -282,9 +277,7 @@ func TestPymodbusRTU(t *testing.T) {
 
 // mbpoll, an independent master, reads and writes our slave.
 func TestMbpollReadsSlave(t *testing.T) {
-	if _, err := exec.LookPath("mbpoll"); err != nil {
-		t.Skip("mbpoll not installed (Debian mbpoll; scripts/deps.sh installs it)")
-	}
+	peer.Command(t, "mbpoll", "mbpoll")
 	s := slave.New(slave.NewBank(100))
 	var writes []slave.Write
 	s.OnWrite = func(b *slave.Bank, w slave.Write) { writes = append(writes, w) }

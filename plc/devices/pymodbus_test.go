@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edged/edged/internal/peer"
+
 	"github.com/edged/edged/drivers/modbus"
 	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
@@ -23,16 +25,7 @@ import (
 // when no python3 with pymodbus is installed.
 func pymodbus(t *testing.T) string {
 	t.Helper()
-	py := ""
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		if exec.Command(p, "-c", "import pymodbus.server").Run() == nil {
-			py = p
-			break
-		}
-	}
-	if py == "" {
-		t.Skip("no python3 with pymodbus (Debian python3-pymodbus)")
-	}
+	py := peer.Python(t, "python3-pymodbus, python3-serial", "pymodbus.server")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edged/edged/internal/peer"
+
 	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/config"
@@ -20,9 +22,7 @@ var ptyName = regexp.MustCompile(`PTY is (/dev/\S+)`)
 // names; the test is skipped without socat.
 func ptyPair(t *testing.T) (string, string) {
 	t.Helper()
-	if _, err := exec.LookPath("socat"); err != nil {
-		t.Skip("socat not installed")
-	}
+	peer.Command(t, "socat", "socat")
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, "socat", "-d", "-d", "pty,raw,echo=0", "pty,raw,echo=0")
 	errOut, err := cmd.StderrPipe()
@@ -57,16 +57,7 @@ func ptyPair(t *testing.T) (string, string) {
 // from tcsetattr).
 func TestPymodbusRTU(t *testing.T) {
 	ours, theirs := ptyPair(t)
-	py := ""
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		if exec.Command(p, "-c", "import pymodbus.server, serial_asyncio").Run() == nil {
-			py = p
-			break
-		}
-	}
-	if py == "" {
-		t.Skip("no python3 with pymodbus and serial_asyncio")
-	}
+	py := peer.Python(t, "python3-pymodbus, python3-serial, python3-serial-asyncio", "pymodbus.server", "serial_asyncio")
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, py, "testdata/pymodbus_server.py", "rtu", theirs)
 	out, err := cmd.StdoutPipe()

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edged/edged/internal/peer"
+
 	"github.com/edged/edged/drivers/modbus"
 	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc/config"
@@ -200,9 +202,7 @@ func mbpoll(t *testing.T, s *sim.Sim, args []string, write ...string) map[int]in
 // the Counter as a big-endian 32-bit integer, and the Command→Status loop
 // written and read by mbpoll. mbpoll's -0 makes references 0-based.
 func TestMbpoll(t *testing.T) {
-	if _, err := exec.LookPath("mbpoll"); err != nil {
-		t.Skip("mbpoll not installed")
-	}
+	peer.Command(t, "mbpoll", "mbpoll")
 	s := startManual(t)
 	for range 42 {
 		s.Step()

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/edged/edged/internal/peer"
 )
 
 // schemaDir is where the schema files live beside the project, as seen from
@@ -22,7 +24,7 @@ func needSchema(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(schemaDir, nodeSetFile)
 	if _, err := os.Stat(path); err != nil {
-		t.Skipf("schema files not found: %v", err)
+		peer.Missing(t, "schema files not found (../shared/opcua-schema beside the project): %v", err)
 	}
 	return path
 }
