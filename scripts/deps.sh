@@ -42,8 +42,9 @@ packages=(
 	python3-serial-asyncio # them), and the pymodbus tests skip
 	mbpoll           # Modbus interop tests
 	socat            # serial/TCP plumbing in tests (Modbus RTU over a pty pair)
-	gcc              # test-race: the race detector needs cgo
-	libc6-dev        # test-race
+	gcc              # test-race: the race detector needs cgo; the open62541 client
+	libc6-dev        # test-race, the open62541 client
+	libssl-dev       # the open62541 client (cmd/edged/open62541_test.go)
 )
 # Node.js and npm for the node-opcua interop test, from Debian, only where
 # the machine has none (a Node.js from elsewhere is kept as it is).

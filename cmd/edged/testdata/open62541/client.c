@@ -1,0 +1,306 @@
+/* The open62541 v1.5.7 client against edged, for cmd/edged's
+ * open62541_test.go. It runs the scenarios named on the command line
+ * against the endpoint and prints what it sees as JSON lines; the
+ * assertions are in the Go test.
+ *
+ *   client <endpoint> crawl|writeread|subscribe ...
+ *
+ * crawl      browses everything under Objects and reads each Variable's
+ *            Value (with both timestamps) and DataType: one "var" line each
+ * writeread  writes sim.Setpoint (Float) and io.DO3 (Boolean) 60 times each,
+ *            reading every value back right after the Good response
+ * subscribe  monitors sim.Counter at 5 ms for 2 s, counting the values
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "open62541.h"
+
+static void jstr(const UA_String *s) {
+    putchar('"');
+    for (size_t i = 0; i < s->length; i++) {
+        unsigned char c = s->data[i];
+        if (c == '"' || c == '\\')
+            printf("\\%c", c);
+        else if (c < 0x20)
+            printf("\\u%04x", c);
+        else
+            putchar(c);
+    }
+    putchar('"');
+}
+
+static void jnode(const UA_NodeId *id) {
+    UA_String s = UA_STRING_NULL;
+    UA_NodeId_print(id, &s);
+    jstr(&s);
+    UA_String_clear(&s);
+}
+
+static void fail(const char *what, UA_StatusCode st) {
+    printf("{\"ev\":\"error\",\"message\":\"%s: %s\"}\n", what, UA_StatusCode_name(st));
+}
+
+/* --- crawl --- */
+
+typedef struct {
+    UA_NodeId *ids;
+    size_t n, cap;
+} nodeList;
+
+static int contains(const nodeList *l, const UA_NodeId *id) {
+    for (size_t i = 0; i < l->n; i++)
+        if (UA_NodeId_equal(&l->ids[i], id))
+            return 1;
+    return 0;
+}
+
+static void add(nodeList *l, const UA_NodeId *id) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->ids = realloc(l->ids, l->cap * sizeof(UA_NodeId));
+    }
+    UA_NodeId_copy(id, &l->ids[l->n++]);
+}
+
+static void references(UA_Client *c, const UA_ReferenceDescription *refs, size_t n,
+                       nodeList *seen, nodeList *queue, nodeList *vars) {
+    for (size_t i = 0; i < n; i++) {
+        const UA_ReferenceDescription *r = &refs[i];
+        if (r->nodeId.serverIndex != 0 || contains(seen, &r->nodeId.nodeId))
+            continue;
+        add(seen, &r->nodeId.nodeId);
+        add(queue, &r->nodeId.nodeId);
+        if (r->nodeClass == UA_NODECLASS_VARIABLE)
+            add(vars, &r->nodeId.nodeId);
+    }
+}
+
+static int crawl(UA_Client *c) {
+    nodeList seen = {0}, queue = {0}, vars = {0};
+    UA_NodeId objects = UA_NODEID_NUMERIC(0, UA_NS0ID_OBJECTSFOLDER);
+    add(&queue, &objects);
+    for (size_t q = 0; q < queue.n; q++) {
+        UA_BrowseRequest req;
+        UA_BrowseRequest_init(&req);
+        UA_BrowseDescription bd;
+        UA_BrowseDescription_init(&bd);
+        bd.nodeId = queue.ids[q];
+        bd.browseDirection = UA_BROWSEDIRECTION_FORWARD;
+        bd.referenceTypeId = UA_NODEID_NUMERIC(0, UA_NS0ID_HIERARCHICALREFERENCES);
+        bd.includeSubtypes = true;
+        bd.resultMask = UA_BROWSERESULTMASK_ALL;
+        req.nodesToBrowse = &bd;
+        req.nodesToBrowseSize = 1;
+        UA_BrowseResponse resp = UA_Client_Service_browse(c, req);
+        if (resp.responseHeader.serviceResult != UA_STATUSCODE_GOOD || resp.resultsSize != 1) {
+            fail("Browse", resp.responseHeader.serviceResult);
+            UA_BrowseResponse_clear(&resp);
+            return 1;
+        }
+        references(c, resp.results[0].references, resp.results[0].referencesSize, &seen, &queue, &vars);
+        UA_ByteString cp = UA_BYTESTRING_NULL;
+        UA_ByteString_copy(&resp.results[0].continuationPoint, &cp);
+        UA_BrowseResponse_clear(&resp);
+        while (cp.length > 0) {
+            UA_BrowseNextRequest next;
+            UA_BrowseNextRequest_init(&next);
+            next.continuationPoints = &cp;
+            next.continuationPointsSize = 1;
+            UA_BrowseNextResponse nr = UA_Client_Service_browseNext(c, next);
+            UA_ByteString_clear(&cp);
+            if (nr.responseHeader.serviceResult != UA_STATUSCODE_GOOD || nr.resultsSize != 1) {
+                fail("BrowseNext", nr.responseHeader.serviceResult);
+                UA_BrowseNextResponse_clear(&nr);
+                return 1;
+            }
+            references(c, nr.results[0].references, nr.results[0].referencesSize, &seen, &queue, &vars);
+            UA_ByteString_copy(&nr.results[0].continuationPoint, &cp);
+            UA_BrowseNextResponse_clear(&nr);
+        }
+    }
+    for (size_t i = 0; i < vars.n; i++) {
+        UA_ReadValueId rv[2];
+        UA_ReadValueId_init(&rv[0]);
+        UA_ReadValueId_init(&rv[1]);
+        rv[0].nodeId = vars.ids[i];
+        rv[0].attributeId = UA_ATTRIBUTEID_VALUE;
+        rv[1].nodeId = vars.ids[i];
+        rv[1].attributeId = UA_ATTRIBUTEID_DATATYPE;
+        UA_ReadRequest req;
+        UA_ReadRequest_init(&req);
+        req.nodesToRead = rv;
+        req.nodesToReadSize = 2;
+        req.timestampsToReturn = UA_TIMESTAMPSTORETURN_BOTH;
+        UA_ReadResponse resp = UA_Client_Service_read(c, req);
+        if (resp.responseHeader.serviceResult != UA_STATUSCODE_GOOD || resp.resultsSize != 2) {
+            fail("Read", resp.responseHeader.serviceResult);
+            UA_ReadResponse_clear(&resp);
+            return 1;
+        }
+        const UA_DataValue *v = &resp.results[0], *dt = &resp.results[1];
+        printf("{\"ev\":\"var\",\"node\":");
+        jnode(&vars.ids[i]);
+        printf(",\"status\":%u", v->hasStatus ? v->status : UA_STATUSCODE_GOOD);
+        if (v->hasValue && v->value.type != NULL) {
+            printf(",\"type\":");
+            jnode(&v->value.type->typeId);
+            printf(",\"array\":%s", UA_Variant_isScalar(&v->value) ? "false" : "true");
+        }
+        printf(",\"src\":%s,\"srv\":%s", v->hasSourceTimestamp ? "true" : "false",
+               v->hasServerTimestamp ? "true" : "false");
+        if (dt->hasValue && UA_Variant_hasScalarType(&dt->value, &UA_TYPES[UA_TYPES_NODEID])) {
+            printf(",\"datatype\":");
+            jnode((const UA_NodeId *)dt->value.data);
+        }
+        printf("}\n");
+        UA_ReadResponse_clear(&resp);
+    }
+    printf("{\"ev\":\"crawl\",\"nodes\":%zu,\"vars\":%zu}\n", seen.n, vars.n);
+    return 0;
+}
+
+/* --- writeread --- */
+
+static int writeread(UA_Client *c) {
+    const char *nodes[] = {"sim.Setpoint", "io.DO3"};
+    for (int k = 0; k < 2; k++) {
+        UA_NodeId id = UA_NODEID_STRING(2, (char *)nodes[k]);
+        int bad = 0, stale = 0;
+        for (int i = 0; i < 60; i++) {
+            UA_Variant v;
+            UA_Float f = (UA_Float)i + 0.25f;
+            UA_Boolean b = i % 2 == 0;
+            if (k == 0)
+                UA_Variant_setScalar(&v, &f, &UA_TYPES[UA_TYPES_FLOAT]);
+            else
+                UA_Variant_setScalar(&v, &b, &UA_TYPES[UA_TYPES_BOOLEAN]);
+            UA_StatusCode st = UA_Client_writeValueAttribute(c, id, &v);
+            if (st != UA_STATUSCODE_GOOD) {
+                if (bad++ == 0)
+                    fail("Write", st);
+                continue;
+            }
+            UA_Variant got;
+            UA_Variant_init(&got);
+            st = UA_Client_readValueAttribute(c, id, &got);
+            if (st != UA_STATUSCODE_GOOD || got.type != v.type ||
+                (k == 0 ? *(UA_Float *)got.data != f : *(UA_Boolean *)got.data != b))
+                stale++;
+            UA_Variant_clear(&got);
+        }
+        printf("{\"ev\":\"writeread\",\"node\":\"%s\",\"writes\":60,\"bad\":%d,\"stale\":%d}\n", nodes[k], bad, stale);
+    }
+    return 0;
+}
+
+/* --- subscribe --- */
+
+#define MAXSEEN 4096
+static UA_UInt32 seenValues[MAXSEEN];
+static size_t nSeen;
+
+static void onChange(UA_Client *c, UA_UInt32 subId, void *subCtx, UA_UInt32 monId,
+                     void *monCtx, UA_DataValue *v) {
+    if (!v->hasValue || !UA_Variant_hasScalarType(&v->value, &UA_TYPES[UA_TYPES_UINT32]))
+        return;
+    UA_UInt32 x = *(UA_UInt32 *)v->value.data;
+    for (size_t i = 0; i < nSeen; i++)
+        if (seenValues[i] == x)
+            return;
+    if (nSeen < MAXSEEN)
+        seenValues[nSeen++] = x;
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int subscribe(UA_Client *c) {
+    UA_CreateSubscriptionRequest sr = UA_CreateSubscriptionRequest_default();
+    sr.requestedPublishingInterval = 5;
+    UA_CreateSubscriptionResponse sresp = UA_Client_Subscriptions_create(c, sr, NULL, NULL, NULL);
+    if (sresp.responseHeader.serviceResult != UA_STATUSCODE_GOOD) {
+        fail("CreateSubscription", sresp.responseHeader.serviceResult);
+        return 1;
+    }
+    UA_MonitoredItemCreateRequest mr =
+        UA_MonitoredItemCreateRequest_default(UA_NODEID_STRING(2, "sim.Counter"));
+    mr.requestedParameters.samplingInterval = 5;
+    mr.requestedParameters.queueSize = 10;
+    UA_MonitoredItemCreateResult mres = UA_Client_MonitoredItems_createDataChange(
+        c, sresp.subscriptionId, UA_TIMESTAMPSTORETURN_BOTH, mr, NULL, onChange, NULL);
+    if (mres.statusCode != UA_STATUSCODE_GOOD) {
+        fail("CreateMonitoredItems", mres.statusCode);
+        return 1;
+    }
+    /* Count from the first value on, for 2 s; give up after 30 s without. */
+    double start = now(), first = 0;
+    while (now() - start < 30) {
+        UA_StatusCode st = UA_Client_run_iterate(c, 1);
+        if (st != UA_STATUSCODE_GOOD) {
+            fail("run_iterate", st);
+            return 1;
+        }
+        if (first == 0 && nSeen > 0) {
+            first = now();
+            nSeen = 0;
+        }
+        if (first != 0 && now() - first >= 2)
+            break;
+    }
+    printf("{\"ev\":\"subscribe\",\"values\":%zu,\"publishing\":%g,\"sampling\":%g}\n", nSeen,
+           sresp.revisedPublishingInterval, mres.revisedSamplingInterval);
+    return 0;
+}
+
+/* Warnings and errors of the client go to stderr; stdout has the JSON. */
+static void logStderr(void *ctx, UA_LogLevel level, UA_LogCategory cat, const char *msg,
+                      va_list args) {
+    if (level < UA_LOGLEVEL_WARNING)
+        return;
+    vfprintf(stderr, msg, args);
+    fputc('\n', stderr);
+}
+
+static UA_Logger logger = {logStderr, NULL, NULL};
+
+int main(int argc, char **argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s <endpoint> crawl|writeread|subscribe ...\n", argv[0]);
+        return 2;
+    }
+    UA_Client *c = UA_Client_new();
+    UA_ClientConfig *cc = UA_Client_getConfig(c);
+    cc->logging = &logger; /* before setDefault, which hands it on */
+    UA_ClientConfig_setDefault(cc);
+    cc->securityMode = UA_MESSAGESECURITYMODE_NONE;
+    UA_StatusCode st = UA_Client_connect(c, argv[1]);
+    if (st != UA_STATUSCODE_GOOD) {
+        fail("connect", st);
+        UA_Client_delete(c);
+        return 1;
+    }
+    int rc = 0;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "crawl") == 0)
+            rc |= crawl(c);
+        else if (strcmp(argv[i], "writeread") == 0)
+            rc |= writeread(c);
+        else if (strcmp(argv[i], "subscribe") == 0)
+            rc |= subscribe(c);
+        else {
+            fprintf(stderr, "unknown scenario %s\n", argv[i]);
+            rc = 2;
+        }
+        fflush(stdout);
+    }
+    UA_Client_disconnect(c);
+    UA_Client_delete(c);
+    return rc;
+}
