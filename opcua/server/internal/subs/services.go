@@ -225,6 +225,17 @@ func (m *Manager) TransferSubscriptions(s Session, req *ua.TransferSubscriptions
 				resp.Results[i].StatusCode = status.BadUserAccessDenied
 				continue
 			}
+			if old != ss {
+				// The receiving session's limits hold for what it takes over.
+				if len(ss.subs) >= m.lim.MaxSubscriptionsPerSession {
+					resp.Results[i].StatusCode = status.BadTooManySubscriptions
+					continue
+				}
+				if ss.itemCount()+len(sub.items) > m.lim.MaxMonitoredItemsPerSession {
+					resp.Results[i].StatusCode = status.BadTooManyMonitoredItems
+					continue
+				}
+			}
 			resp.Results[i].AvailableSequenceNumbers = sub.available()
 			if old != ss {
 				old.subs = slices.DeleteFunc(old.subs, func(x *subscription) bool { return x == sub })

@@ -352,6 +352,44 @@ func TestTransferSubscriptions(t *testing.T) {
 	wantFault(t, f.tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: 1}), status.BadSubscriptionIDInvalid)
 }
 
+// TestTransferWithinLimits: a session takes over no more subscriptions
+// or monitored items than it could create; what it cannot take stays
+// with its owner.
+func TestTransferWithinLimits(t *testing.T) {
+	f := newSubFixture(t, Config{Subscriptions: Limits{MaxSubscriptionsPerSession: 2, MaxMonitoredItemsPerSession: 3}})
+	ext := item("ext", ua.AttributeIDValue, 0, 10, nil)
+	a, b := f.createSub(5, 10, 30), f.createSub(5, 10, 30)
+	f.createItems(a, ext, ext)
+	f.createItems(b, ext)
+
+	tc2 := newTestConn(t, f.s, 2)
+	tc2.openSession()
+	own := subtest.CreateSub(t, tc2.call, 5, 10, 30)
+	subtest.CreateItems(t, tc2.call, own, ext, ext)
+	transfer := func(id uint32) ua.StatusCode {
+		t.Helper()
+		tr := wantOK[ua.TransferSubscriptionsResponse](t, tc2.call(&ua.TransferSubscriptionsRequest{SubscriptionIDs: []uint32{id}}))
+		return tr.Results[0].StatusCode
+	}
+	owner := func(id uint32) uint32 {
+		var ch uint32
+		f.s.subs.call(func() { ch = f.s.subs.subs[id].ss.sess.ChannelID() })
+		return ch
+	}
+	// 2 items + a's 2 > 3.
+	if st := transfer(a); st != status.BadTooManyMonitoredItems || owner(a) != 1 {
+		t.Errorf("transfer of 2 more items: %v, owner on channel %d; want Bad_TooManyMonitoredItems, 1", st, owner(a))
+	}
+	if st := transfer(b); st != status.Good || owner(b) != 2 {
+		t.Errorf("transfer of b: %v, owner on channel %d; want Good, 2", st, owner(b))
+	}
+	// A third subscription is one too many, even without items.
+	c := f.createSub(5, 10, 30)
+	if st := transfer(c); st != status.BadTooManySubscriptions || owner(c) != 1 {
+		t.Errorf("transfer of a third subscription: %v, owner on channel %d; want Bad_TooManySubscriptions, 1", st, owner(c))
+	}
+}
+
 func TestLifetimeExpires(t *testing.T) {
 	f := newSubFixture(t, Config{})
 	// 5 ms, keep-alive 1, lifetime 3: gone after 15 ms without Publish.
