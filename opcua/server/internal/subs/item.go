@@ -60,6 +60,7 @@ type monItem struct {
 	ownRead       bool // rv has an IndexRange or a DataEncoding: no shared Read
 	discardOldest bool
 	inReady       bool
+	inTriggered   bool // in sub.triggered: reported by a trigger, not yet sent
 	deferred      bool
 	backlogged    bool // waits in its session's backlog (budget.go)
 	deleted       bool

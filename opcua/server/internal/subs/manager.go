@@ -519,6 +519,9 @@ type subscription struct {
 
 	items   map[uint32]*monItem
 	ready   []*monItem // Reporting items with queued notifications
+	// triggered: Sampling items that a trigger reported whose queues did
+	// not fit in MaxNotificationsPerPublish; the next message sends them.
+	triggered []*monItem
 	linked  bool       // SetTriggering gave an item links: a deleted item is looked for in them
 	touched bool
 	deleted bool
@@ -563,6 +566,11 @@ func (sub *subscription) available() []uint32 {
 func (sub *subscription) hasNotifications() bool {
 	for _, it := range sub.ready {
 		if !it.deleted && it.mode == ua.MonitoringModeReporting && len(it.queue) > 0 {
+			return true
+		}
+	}
+	for _, it := range sub.triggered {
+		if !it.deleted && it.mode == ua.MonitoringModeSampling && len(it.queue) > 0 {
 			return true
 		}
 	}
@@ -615,7 +623,13 @@ func (m *Manager) publishTo(sub *subscription, now time.Time) {
 	max := int(sub.maxNotif)
 	ready := sub.ready[:0]
 	more := false
-	triggered := m.triggered[:0]
+	// The items triggered before that did not fit go first.
+	triggered := append(m.triggered[:0], sub.triggered...)
+	for _, it := range sub.triggered {
+		it.inTriggered = false
+	}
+	clear(sub.triggered)
+	sub.triggered = sub.triggered[:0]
 	m.touchReady(sub.ready)
 	for _, it := range sub.ready {
 		if it.deleted || it.mode != ua.MonitoringModeReporting {
@@ -655,14 +669,19 @@ func (m *Manager) publishTo(sub *subscription, now time.Time) {
 		if it.deleted || it.mode != ua.MonitoringModeSampling || len(it.queue) == 0 {
 			continue
 		}
-		// Within MaxNotificationsPerPublish too: the rest waits in the
-		// item's queue for the next trigger.
+		// Within MaxNotificationsPerPublish too: what does not fit goes
+		// with the next message (MoreNotifications).
 		n := len(it.queue)
 		if max > 0 && dcn.n+n > max {
 			n = max - dcn.n
 		}
+		if n < len(it.queue) && !it.inTriggered {
+			it.inTriggered = true
+			sub.triggered = append(sub.triggered, it)
+			more = true
+		}
 		if n <= 0 {
-			break
+			continue
 		}
 		dcn.add(it.queue[:n])
 		m.releaseQueued(it.queue[:n])

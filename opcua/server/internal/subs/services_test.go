@@ -503,7 +503,8 @@ func TestSamplingModeDoesNotReport(t *testing.T) {
 
 // TestTriggeredRespectsMaxNotifications: the queues of the items a
 // SetTriggering link reports count against MaxNotificationsPerPublish
-// too; what does not fit waits in the item's queue for the next trigger.
+// too; what does not fit goes with the next messages, MoreNotifications
+// set, without waiting for another trigger.
 func TestTriggeredRespectsMaxNotifications(t *testing.T) {
 	f := newSubFixture(t, Config{Subscriptions: Limits{MaxNotificationsPerPublish: 2}})
 	sub := f.createSub(20, 1, 3000)
@@ -524,18 +525,24 @@ func TestTriggeredRespectsMaxNotifications(t *testing.T) {
 	for _, v := range []float64{1, 2, 3} {
 		f.set(v)
 	}
-	// a's queue holds 3; b's 0, 1, 2, 3.
-	var got []float64
-	for range 3 {
-		vs, _ := values(f.tc.publishData())
-		if len(vs) > 2 {
-			t.Fatalf("%d notifications %v in a message, MaxNotificationsPerPublish 2", len(vs), vs)
+	// a's queue holds 3; b's 0, 1, 2, 3. One trigger: a's value and all
+	// of b's queue, two a message.
+	for i, want := range []struct {
+		values []float64
+		more   bool
+	}{
+		{[]float64{3, 0}, true},
+		{[]float64{1, 2}, true},
+		{[]float64{3}, false},
+	} {
+		r := f.tc.publishData()
+		if vs, _ := values(r); !slices.Equal(vs, want.values) || r.MoreNotifications != want.more {
+			t.Fatalf("message %d: values %v MoreNotifications %v, want %v %v", i+1, vs, r.MoreNotifications, want.values, want.more)
 		}
-		got = append(got, vs...)
-		f.set(got[len(got)-1] + 10) // a new value of a: the trigger fires again
 	}
-	// Each message: a's value, then the oldest of b's queue that fits.
-	if want := []float64{3, 0, 10, 1, 11, 2}; !slices.Equal(got, want) {
-		t.Fatalf("values %v, want %v", got, want)
+	// A new trigger reports b's new samples only.
+	f.set(13)
+	if vs, _ := values(f.tc.publishData()); !slices.Equal(vs, []float64{13, 13}) {
+		t.Fatalf("after a new trigger: %v, want [13 13]", vs)
 	}
 }
