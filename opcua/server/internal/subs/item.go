@@ -278,6 +278,11 @@ func (it *monItem) changed(dv *ua.DataValue) bool {
 		return true
 	}
 	if it.deadband != ua.DeadbandTypeNone {
+		if dv.Value.IsArray() && last.Value.IsArray() {
+			if changed, ok := arrayBeyond(dv.Value, last.Value, it.db); ok {
+				return changed
+			}
+		}
 		x, ok1 := number(dv.Value)
 		y, ok2 := number(last.Value)
 		// A NaN on either side is no number to measure a deadband with:
@@ -287,6 +292,58 @@ func (it *monItem) changed(dv *ua.DataValue) bool {
 		}
 	}
 	return !dv.Value.Equal(last.Value)
+}
+
+// arrayBeyond applies deadband db to arrays of numbers (OPC 10000-4
+// §7.22.2): the array changed when its type, length or dimensions did, or
+// when any element moved by more than db (an element that becomes or
+// stops being NaN is a change). ok is false for arrays not of numbers.
+func arrayBeyond(v, last ua.Variant, db float64) (changed, ok bool) {
+	if v.Type() != last.Type() || !slices.Equal(v.ArrayDimensions(), last.ArrayDimensions()) {
+		return true, true
+	}
+	switch a := v.Value().(type) {
+	case []int8:
+		return beyond(a, last.Value().([]int8), db), true
+	case []uint8:
+		return beyond(a, last.Value().([]uint8), db), true
+	case []int16:
+		return beyond(a, last.Value().([]int16), db), true
+	case []uint16:
+		return beyond(a, last.Value().([]uint16), db), true
+	case []int32:
+		return beyond(a, last.Value().([]int32), db), true
+	case []uint32:
+		return beyond(a, last.Value().([]uint32), db), true
+	case []int64:
+		return beyond(a, last.Value().([]int64), db), true
+	case []uint64:
+		return beyond(a, last.Value().([]uint64), db), true
+	case []float32:
+		return beyond(a, last.Value().([]float32), db), true
+	case []float64:
+		return beyond(a, last.Value().([]float64), db), true
+	}
+	return false, false
+}
+
+func beyond[T int8 | uint8 | int16 | uint16 | int32 | uint32 | int64 | uint64 | float32 | float64](a, b []T, db float64) bool {
+	if len(a) != len(b) {
+		return true
+	}
+	for i := range a {
+		x, y := float64(a[i]), float64(b[i])
+		if nx, ny := math.IsNaN(x), math.IsNaN(y); nx || ny {
+			if nx != ny {
+				return true
+			}
+			continue
+		}
+		if math.Abs(x-y) > db {
+			return true
+		}
+	}
+	return false
 }
 
 // number returns a scalar numeric Variant as a float64.

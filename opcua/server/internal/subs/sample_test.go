@@ -1,6 +1,7 @@
 package subs
 
 import (
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -515,5 +516,35 @@ func TestCreatedItemSkipsOlderPendingImages(t *testing.T) {
 	}
 	if !slices.Equal(got[7], []float64{1}) {
 		t.Errorf("older item's values %v, want [1], the change of the pending image", got[7])
+	}
+}
+
+// TestDeadbandOnArrays: an absolute deadband applies to each element of
+// an array (OPC 10000-4 §7.22.2): the array is reported when one element
+// moves by more than the deadband, or its length or type changes.
+func TestDeadbandOnArrays(t *testing.T) {
+	nan := math.NaN()
+	for _, tc := range []struct {
+		last, now any
+		want      bool
+	}{
+		{[]float64{1, 2, 3}, []float64{1.5, 2, 3.9}, false},
+		{[]float64{1, 2, 3}, []float64{1, 2, 4.5}, true},
+		{[]float64{1, 2, 3}, []float64{1, 2}, true},
+		{[]float64{nan, 2}, []float64{nan, 2.5}, false},
+		{[]float64{1, 2}, []float64{nan, 2}, true},
+		{[]int32{10, 20}, []int32{11, 19}, false},
+		{[]int32{10, 20}, []int32{10, 22}, true},
+		{[]int32{10, 20}, []float64{10, 20}, true},
+		{[]float32{0.5}, []float32{1.4}, false},
+		{[]string{"a"}, []string{"a"}, false},
+		{[]string{"a"}, []string{"b"}, true},
+	} {
+		it := &monItem{trigger: ua.DataChangeTriggerStatusValue, deadband: ua.DeadbandTypeAbsolute, db: 1,
+			last: &sample{dv: ua.DataValue{Value: ua.MustVariant(tc.last)}}}
+		dv := ua.DataValue{Value: ua.MustVariant(tc.now)}
+		if got := it.changed(&dv); got != tc.want {
+			t.Errorf("%v → %v, deadband 1: changed %v, want %v", tc.last, tc.now, got, tc.want)
+		}
 	}
 }
