@@ -6,6 +6,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 func nid(n uint32) ua.NodeID { return ua.NewNumericNodeID(0, n) }
@@ -244,5 +245,38 @@ func TestNS0MethodArguments(t *testing.T) {
 		}) {
 			t.Errorf("%s = %+v, want %+v", id.Name(c.node), got, c.want)
 		}
+	}
+}
+
+// TestNS0EnumValues: the EnumValues properties of namespace 0's DataTypes
+// hold their EnumValueTypes (nsgen left them null before).
+func TestNS0EnumValues(t *testing.T) {
+	s := New()
+	n := 0
+	for id, node := range s.nodes {
+		if node.BrowseName.Name != "EnumValues" || id.Namespace != 0 {
+			continue
+		}
+		n++
+		eos, ok := node.Value.Value.Value().([]ua.ExtensionObject)
+		if !ok || len(eos) == 0 {
+			t.Errorf("%v EnumValues: %v", id, node.Value.Value)
+			continue
+		}
+		for i := range eos {
+			if ev, ok := eos[i].Body.(*ua.EnumValueType); !ok || ev.DisplayName.Text == "" {
+				t.Errorf("%v EnumValues[%d]: %+v", id, i, eos[i].Body)
+			}
+		}
+		if st := s.CheckValue(id, node.Value.Value); st != status.Good {
+			t.Errorf("%v EnumValues: CheckValue %v", id, st)
+		}
+	}
+	if n < 10 {
+		t.Errorf("%d EnumValues properties in namespace 0", n)
+	}
+	eos, _ := s.Node(nid(id.NamingRuleType_EnumValues)).Value.Value.Value().([]ua.ExtensionObject)
+	if len(eos) != 3 || eos[0].Body.(*ua.EnumValueType).Value != 1 || eos[0].Body.(*ua.EnumValueType).DisplayName.Text != "Mandatory" {
+		t.Errorf("NamingRuleType's EnumValues: %+v", eos)
 	}
 }

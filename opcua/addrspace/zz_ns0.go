@@ -567,17 +567,17 @@ var ns0Nodes = [ns0NodeCount]ns0Node{
 	{11737, 64, 0, 0, 0, -1, 573, 573, 0, 0, 0, 0, 0, 0, 1705, 1},       // BitFieldMaskDataType
 	{11753, 8, 0, 0, 0, -1, 574, 574, 0, 0, 0, 0, 0, 0, 1706, 3},        // SystemOffNormalAlarmType
 	{11856, 8, 1, 0, 0, -1, 575, 575, 0, 0, 0, 0, 0, 0, 1709, 1},        // AuditProgramTransitionEventType
-	{11878, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 10, 0, 0, 1710, 2},     // EnumValues
+	{11878, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 10, 0, 15, 1710, 2},    // EnumValues
 	{11879, 64, 0, 0, 0, -1, 577, 577, 0, 0, 0, 0, 0, 0, 1712, 5},       // InstanceNode
 	{11880, 64, 0, 0, 0, -1, 578, 578, 0, 0, 0, 0, 0, 0, 1717, 5},       // TypeNode
-	{11881, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 11, 0, 0, 1722, 2},     // EnumValues
-	{11883, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 12, 0, 0, 1724, 2},     // EnumValues
-	{11884, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 2, 0, 0, 1726, 2},      // EnumValues
-	{11885, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 2, 0, 0, 1728, 2},      // EnumValues
+	{11881, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 11, 0, 16, 1722, 2},    // EnumValues
+	{11883, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 12, 0, 17, 1724, 2},    // EnumValues
+	{11884, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 2, 0, 18, 1726, 2},     // EnumValues
+	{11885, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 2, 0, 19, 1728, 2},     // EnumValues
 	{11939, 64, 0, 0, 0, -1, 579, 579, 0, 0, 0, 0, 0, 0, 1730, 2},       // OpenFileMode
-	{11940, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 2, 0, 0, 1732, 2},      // EnumValues
+	{11940, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 2, 0, 20, 1732, 2},     // EnumValues
 	{11941, 64, 0, 0, 0, -1, 580, 580, 0, 0, 0, 0, 0, 0, 1734, 2},       // ModelChangeStructureVerbMask
-	{11942, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 5, 0, 0, 1736, 2},      // EnumValues
+	{11942, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 5, 0, 21, 1736, 2},     // EnumValues
 	{11943, 64, 0, 0, 0, -1, 581, 581, 0, 0, 0, 0, 0, 0, 1738, 1},       // EndpointUrlListDataType
 	{11944, 64, 0, 0, 0, -1, 582, 582, 0, 0, 0, 0, 0, 0, 1739, 1},       // NetworkGroupDataType
 	{11945, 8, 0, 0, 0, -1, 583, 583, 0, 0, 0, 0, 0, 0, 1740, 1},        // NonTransparentNetworkRedundancyType
@@ -588,10 +588,10 @@ var ns0Nodes = [ns0NodeCount]ns0Node{
 	{12057, 16, 0, 0, 0, 3, 588, 588, 0, 0, 24, 14, 0, 0, 1750, 1},      // CubeItemType
 	{12068, 16, 0, 0, 0, 0, 589, 589, 0, 0, 24, 0, 0, 0, 1751, 1},       // NDimensionArrayItemType
 	{12077, 64, 0, 0, 0, -1, 590, 590, 0, 0, 0, 0, 0, 0, 1752, 2},       // AxisScaleEnumeration
-	{12078, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 6, 0, 15, 1754, 2},       // EnumStrings
+	{12078, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 6, 0, 22, 1754, 2},       // EnumStrings
 	{12079, 64, 0, 0, 0, -1, 591, 591, 0, 0, 0, 0, 0, 0, 1756, 1},       // AxisInformation
 	{12080, 64, 0, 0, 0, -1, 592, 592, 0, 0, 0, 0, 0, 0, 1757, 1},       // XVType
-	{12169, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 6, 0, 0, 1758, 2},      // EnumValues
+	{12169, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 6, 0, 23, 1758, 2},     // EnumValues
 	{12171, 64, 0, 0, 0, -1, 593, 593, 0, 0, 0, 0, 0, 0, 1760, 1},       // ComplexNumberType
 	{12172, 64, 0, 0, 0, -1, 594, 594, 0, 0, 0, 0, 0, 0, 1761, 1},       // DoubleComplexNumberType
 	{12189, 64, 0, 0, 0, -1, 595, 595, 0, 0, 0, 0, 0, 0, 1762, 1},       // ServerOnNetwork
@@ -601,7 +601,7 @@ var ns0Nodes = [ns0NodeCount]ns0Node{
 	{12194, 64, 0, 0, 0, -1, 599, 599, 0, 0, 0, 0, 0, 0, 1766, 1},       // RegisterServer2Response
 	{12522, 8, 0, 0, 0, -1, 600, 600, 0, 0, 0, 0, 0, 0, 1767, 1},        // TrustListType
 	{12552, 64, 0, 0, 0, -1, 601, 601, 0, 0, 0, 0, 0, 0, 1768, 2},       // TrustListMasks
-	{12553, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 7, 0, 0, 1770, 2},      // EnumValues
+	{12553, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 7, 0, 24, 1770, 2},     // EnumValues
 	{12554, 64, 0, 0, 0, -1, 602, 602, 0, 0, 0, 0, 0, 0, 1772, 1},       // TrustListDataType
 	{12555, 8, 0, 0, 0, -1, 603, 603, 0, 0, 0, 0, 0, 0, 1773, 2},        // CertificateGroupType
 	{12556, 8, 1, 0, 0, -1, 604, 604, 0, 0, 0, 0, 0, 0, 1775, 4},        // CertificateType
@@ -642,29 +642,29 @@ var ns0Nodes = [ns0NodeCount]ns0Node{
 	{14523, 64, 0, 0, 0, -1, 636, 636, 0, 0, 0, 0, 0, 0, 1832, 1},       // DataSetMetaDataType
 	{14524, 64, 0, 0, 0, -1, 637, 637, 0, 0, 0, 0, 0, 0, 1833, 1},       // FieldMetaData
 	{14525, 64, 1, 0, 0, -1, 638, 638, 0, 0, 0, 0, 0, 0, 1834, 4},       // DataTypeDescription
-	{14528, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 5, 0, 16, 1838, 2},       // EnumStrings
+	{14528, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 5, 0, 25, 1838, 2},       // EnumStrings
 	{14533, 64, 0, 0, 0, -1, 639, 639, 0, 0, 0, 0, 0, 0, 1840, 1},       // KeyValuePair
 	{14534, 8, 0, 0, 0, -1, 640, 640, 0, 0, 0, 0, 0, 0, 1841, 1},        // PublishedDataItemsType
 	{14572, 8, 0, 0, 0, -1, 641, 641, 0, 0, 0, 0, 0, 0, 1842, 1},        // PublishedEventsType
 	{14593, 64, 0, 0, 0, -1, 642, 642, 0, 0, 0, 0, 0, 0, 1843, 1},       // ConfigurationVersionDataType
 	{14643, 8, 0, 0, 0, -1, 643, 643, 0, 0, 0, 0, 0, 0, 1844, 1},        // PubSubStatusType
 	{14647, 64, 0, 0, 0, -1, 644, 644, 0, 0, 0, 0, 0, 0, 1845, 2},       // PubSubState
-	{14648, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 5, 0, 17, 1847, 2},       // EnumStrings
+	{14648, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 5, 0, 26, 1847, 2},       // EnumStrings
 	{14744, 64, 0, 0, 0, -1, 645, 645, 0, 0, 0, 0, 0, 0, 1849, 1},       // FieldTargetDataType
 	{14936, 32, 0, 0, 0, -1, 646, 646, 0, 647, 0, 0, 0, 0, 1850, 1},     // DataSetToWriter
 	{15005, 64, 0, 0, 0, -1, 648, 648, 0, 0, 0, 0, 0, 0, 1851, 1},       // SimpleTypeDescription
 	{15006, 64, 0, 0, 0, -1, 649, 649, 0, 0, 0, 0, 0, 0, 1852, 1},       // UABinaryFileDataType
 	{15007, 64, 0, 0, 0, -1, 650, 650, 0, 0, 0, 0, 0, 0, 1853, 1},       // BrokerConnectionTransportDataType
 	{15008, 64, 0, 0, 0, -1, 651, 651, 0, 0, 0, 0, 0, 0, 1854, 2},       // BrokerTransportQualityOfService
-	{15009, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 5, 0, 18, 1856, 2},       // EnumStrings
+	{15009, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 5, 0, 27, 1856, 2},       // EnumStrings
 	{15013, 8, 0, 0, 0, -1, 652, 652, 0, 0, 0, 0, 0, 0, 1858, 1},        // AuditConditionResetEventType
-	{15030, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 15, 0, 19, 1859, 2},      // OptionSetValues
+	{15030, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 15, 0, 28, 1859, 2},      // OptionSetValues
 	{15031, 64, 0, 0, 0, -1, 654, 654, 0, 0, 0, 0, 0, 0, 1861, 2},       // AccessLevelType
-	{15032, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 16, 0, 20, 1863, 2},      // OptionSetValues
+	{15032, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 16, 0, 29, 1863, 2},      // OptionSetValues
 	{15033, 64, 0, 0, 0, -1, 655, 655, 0, 0, 0, 0, 0, 0, 1865, 2},       // EventNotifierType
-	{15034, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 2, 0, 21, 1867, 2},       // OptionSetValues
-	{15035, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 2, 0, 22, 1869, 2},       // OptionSetValues
-	{15036, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 17, 0, 23, 1871, 2},      // OptionSetValues
+	{15034, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 2, 0, 30, 1867, 2},       // OptionSetValues
+	{15035, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 2, 0, 31, 1869, 2},       // OptionSetValues
+	{15036, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 17, 0, 32, 1871, 2},      // OptionSetValues
 	{15064, 8, 0, 0, 0, -1, 656, 656, 0, 0, 0, 0, 0, 0, 1873, 1},        // DatagramConnectionTransportType
 	{15108, 8, 0, 0, 0, -1, 657, 657, 0, 0, 0, 0, 0, 0, 1874, 3},        // SubscribedDataSetType
 	{15109, 8, 0, 0, 0, -1, 658, 658, 0, 0, 0, 0, 0, 0, 1877, 1},        // ChoiceStateType
@@ -685,7 +685,7 @@ var ns0Nodes = [ns0NodeCount]ns0Node{
 	{15319, 8, 1, 0, 0, -1, 676, 676, 0, 0, 0, 0, 0, 0, 1897, 3},        // DataSetReaderTransportType
 	{15383, 16, 0, 0, 0, -1, 677, 677, 0, 0, 24033, 0, 0, 0, 1900, 1},   // ProgramDiagnostic2Type
 	{15406, 64, 0, 0, 0, -1, 678, 678, 0, 0, 0, 0, 0, 0, 1901, 2},       // AccessLevelExType
-	{15407, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 18, 0, 24, 1903, 2},      // OptionSetValues
+	{15407, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 18, 0, 33, 1903, 2},      // OptionSetValues
 	{15452, 8, 0, 0, 0, -1, 679, 679, 0, 0, 0, 0, 0, 0, 1905, 1},        // SecurityGroupFolderType
 	{15471, 8, 0, 0, 0, -1, 680, 680, 0, 0, 0, 0, 0, 0, 1906, 1},        // SecurityGroupType
 	{15480, 64, 0, 0, 0, -1, 681, 681, 0, 0, 0, 0, 0, 0, 1907, 1},       // WriterGroupDataType
@@ -702,13 +702,13 @@ var ns0Nodes = [ns0NodeCount]ns0Node{
 	{15535, 8, 1, 0, 0, -1, 692, 692, 0, 0, 0, 0, 0, 0, 1923, 3},        // PubSubStatusEventType
 	{15548, 8, 1, 0, 0, -1, 693, 693, 0, 0, 0, 0, 0, 0, 1926, 1},        // PubSubTransportLimitsExceedEventType
 	{15563, 8, 1, 0, 0, -1, 694, 694, 0, 0, 0, 0, 0, 0, 1927, 1},        // PubSubCommunicationFailureEventType
-	{15577, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 9, 0, 25, 1928, 2},       // OptionSetValues
+	{15577, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 9, 0, 34, 1928, 2},       // OptionSetValues
 	{15578, 64, 0, 0, 0, -1, 695, 695, 0, 0, 0, 0, 0, 0, 1930, 1},       // PublishedDataSetDataType
 	{15580, 64, 1, 0, 0, -1, 696, 696, 0, 0, 0, 0, 0, 0, 1931, 4},       // PublishedDataSetSourceDataType
 	{15581, 64, 0, 0, 0, -1, 697, 697, 0, 0, 0, 0, 0, 0, 1935, 1},       // PublishedDataItemsDataType
 	{15582, 64, 0, 0, 0, -1, 698, 698, 0, 0, 0, 0, 0, 0, 1936, 1},       // PublishedEventsDataType
 	{15583, 64, 0, 0, 0, -1, 699, 699, 0, 0, 0, 0, 0, 0, 1937, 2},       // DataSetFieldContentMask
-	{15584, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 7, 0, 26, 1939, 2},       // OptionSetValues
+	{15584, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 7, 0, 35, 1939, 2},       // OptionSetValues
 	{15597, 64, 0, 0, 0, -1, 700, 700, 0, 0, 0, 0, 0, 0, 1941, 1},       // DataSetWriterDataType
 	{15598, 64, 1, 0, 0, -1, 701, 701, 0, 0, 0, 0, 0, 0, 1942, 2},       // DataSetWriterTransportDataType
 	{15605, 64, 1, 0, 0, -1, 702, 702, 0, 0, 0, 0, 0, 0, 1944, 3},       // DataSetWriterMessageDataType
@@ -727,22 +727,22 @@ var ns0Nodes = [ns0NodeCount]ns0Node{
 	{15630, 64, 1, 0, 0, -1, 715, 715, 0, 0, 0, 0, 0, 0, 1971, 5},       // SubscribedDataSetDataType
 	{15631, 64, 0, 0, 0, -1, 716, 716, 0, 0, 0, 0, 0, 0, 1976, 1},       // TargetVariablesDataType
 	{15632, 64, 0, 0, 0, -1, 717, 717, 0, 0, 0, 0, 0, 0, 1977, 2},       // IdentityCriteriaType
-	{15633, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 8, 0, 0, 1979, 2},      // EnumValues
+	{15633, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 8, 0, 36, 1979, 2},     // EnumValues
 	{15634, 64, 0, 0, 0, -1, 718, 718, 0, 0, 0, 0, 0, 0, 1981, 1},       // IdentityMappingRuleType
 	{15635, 64, 0, 0, 0, -1, 719, 719, 0, 0, 0, 0, 0, 0, 1982, 1},       // SubscribedDataSetMirrorDataType
-	{15641, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 6, 0, 27, 1983, 2},       // EnumStrings
+	{15641, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 6, 0, 37, 1983, 2},       // EnumStrings
 	{15642, 64, 0, 0, 0, -1, 720, 720, 0, 0, 0, 0, 0, 0, 1985, 2},       // UadpNetworkMessageContentMask
-	{15643, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 19, 0, 28, 1987, 2},      // OptionSetValues
+	{15643, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 19, 0, 38, 1987, 2},      // OptionSetValues
 	{15645, 64, 0, 0, 0, -1, 721, 721, 0, 0, 0, 0, 0, 0, 1989, 1},       // UadpWriterGroupMessageDataType
 	{15646, 64, 0, 0, 0, -1, 722, 722, 0, 0, 0, 0, 0, 0, 1990, 2},       // UadpDataSetMessageContentMask
-	{15647, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 7, 0, 29, 1992, 2},       // OptionSetValues
+	{15647, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 7, 0, 39, 1992, 2},       // OptionSetValues
 	{15652, 64, 0, 0, 0, -1, 723, 723, 0, 0, 0, 0, 0, 0, 1994, 1},       // UadpDataSetWriterMessageDataType
 	{15653, 64, 0, 0, 0, -1, 724, 724, 0, 0, 0, 0, 0, 0, 1995, 1},       // UadpDataSetReaderMessageDataType
 	{15654, 64, 0, 0, 0, -1, 725, 725, 0, 0, 0, 0, 0, 0, 1996, 2},       // JsonNetworkMessageContentMask
-	{15655, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 16, 0, 30, 1998, 2},      // OptionSetValues
+	{15655, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 16, 0, 40, 1998, 2},      // OptionSetValues
 	{15657, 64, 0, 0, 0, -1, 726, 726, 0, 0, 0, 0, 0, 0, 2000, 1},       // JsonWriterGroupMessageDataType
 	{15658, 64, 0, 0, 0, -1, 727, 727, 0, 0, 0, 0, 0, 0, 2001, 2},       // JsonDataSetMessageContentMask
-	{15659, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 19, 0, 31, 2003, 2},      // OptionSetValues
+	{15659, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 19, 0, 41, 2003, 2},      // OptionSetValues
 	{15664, 64, 0, 0, 0, -1, 728, 728, 0, 0, 0, 0, 0, 0, 2005, 1},       // JsonDataSetWriterMessageDataType
 	{15665, 64, 0, 0, 0, -1, 729, 729, 0, 0, 0, 0, 0, 0, 2006, 1},       // JsonDataSetReaderMessageDataType
 	{15667, 64, 0, 0, 0, -1, 730, 730, 0, 0, 0, 0, 0, 0, 2007, 1},       // BrokerWriterGroupTransportDataType
@@ -751,18 +751,18 @@ var ns0Nodes = [ns0NodeCount]ns0Node{
 	{15744, 8, 0, 0, 0, -1, 733, 733, 0, 0, 0, 0, 0, 0, 2010, 1},        // TemporaryFileTransferType
 	{15803, 8, 0, 0, 0, -1, 734, 734, 0, 0, 0, 0, 0, 0, 2011, 1},        // FileTransferStateMachineType
 	{15874, 64, 0, 0, 0, -1, 735, 735, 0, 0, 0, 0, 0, 0, 2012, 2},       // OverrideValueHandling
-	{15875, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 6, 0, 32, 2014, 2},       // EnumStrings
+	{15875, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 6, 0, 42, 2014, 2},       // EnumStrings
 	{15901, 64, 0, 0, 0, -1, 736, 736, 0, 0, 0, 0, 0, 0, 2016, 1},       // SessionlessInvokeRequestType
 	{15904, 64, 0, 0, 0, -1, 737, 737, 0, 0, 0, 0, 0, 0, 2017, 2},       // DataSetFieldFlags
 	{15906, 8, 0, 0, 0, -1, 738, 738, 0, 0, 0, 0, 0, 0, 2019, 2},        // PubSubKeyServiceType
 	{15957, 1, 0, 0, 0, -1, 739, 739, 0, 0, 0, 0, 0, 0, 2021, 10},       // OPCUANamespaceMetadata
-	{15958, 2, 0, 1, 0, -1, 740, 740, 0, 0, 12, 0, 0, 33, 2031, 2},      // NamespaceUri
-	{15959, 2, 0, 1, 0, -1, 741, 741, 0, 0, 12, 0, 0, 34, 2033, 2},      // NamespaceVersion
-	{15960, 2, 0, 1, 0, -1, 742, 742, 0, 0, 13, 0, 0, 35, 2035, 2},      // NamespacePublicationDate
-	{15961, 2, 0, 1, 0, -1, 743, 743, 0, 0, 1, 0, 0, 36, 2037, 2},       // IsNamespaceSubset
-	{15962, 2, 0, 1, 0, 1, 744, 744, 0, 0, 256, 1, 0, 37, 2039, 2},      // StaticNodeIdTypes
-	{15963, 2, 0, 1, 0, 1, 745, 745, 0, 0, 291, 1, 0, 38, 2041, 2},      // StaticNumericNodeIdRange
-	{15964, 2, 0, 1, 0, -1, 746, 746, 0, 0, 12, 0, 0, 39, 2043, 2},      // StaticStringNodeIdPattern
+	{15958, 2, 0, 1, 0, -1, 740, 740, 0, 0, 12, 0, 0, 43, 2031, 2},      // NamespaceUri
+	{15959, 2, 0, 1, 0, -1, 741, 741, 0, 0, 12, 0, 0, 44, 2033, 2},      // NamespaceVersion
+	{15960, 2, 0, 1, 0, -1, 742, 742, 0, 0, 13, 0, 0, 45, 2035, 2},      // NamespacePublicationDate
+	{15961, 2, 0, 1, 0, -1, 743, 743, 0, 0, 1, 0, 0, 46, 2037, 2},       // IsNamespaceSubset
+	{15962, 2, 0, 1, 0, 1, 744, 744, 0, 0, 256, 1, 0, 47, 2039, 2},      // StaticNodeIdTypes
+	{15963, 2, 0, 1, 0, 1, 745, 745, 0, 0, 291, 1, 0, 48, 2041, 2},      // StaticNumericNodeIdRange
+	{15964, 2, 0, 1, 0, -1, 746, 746, 0, 0, 12, 0, 0, 49, 2043, 2},      // StaticStringNodeIdPattern
 	{16307, 64, 0, 0, 0, -1, 747, 747, 0, 0, 0, 0, 0, 0, 2045, 1},       // AudioDataType
 	{16309, 16, 0, 0, 0, -1, 748, 748, 0, 0, 24, 0, 0, 0, 2046, 1},      // SelectionListType
 	{16313, 64, 0, 0, 0, -1, 749, 749, 0, 0, 0, 0, 0, 0, 2047, 1},       // AdditionalParametersType
@@ -846,10 +846,10 @@ var ns0Nodes = [ns0NodeCount]ns0Node{
 	{19297, 8, 0, 0, 0, -1, 838, 838, 0, 0, 0, 0, 0, 0, 2168, 1},        // TrustListOutOfDateAlarmType
 	{19677, 8, 1, 0, 0, -1, 839, 839, 0, 0, 0, 0, 0, 0, 2169, 7},        // PubSubDiagnosticsType
 	{19723, 64, 0, 0, 0, -1, 840, 840, 0, 0, 0, 0, 0, 0, 2176, 2},       // DiagnosticsLevel
-	{19724, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 5, 0, 40, 2178, 2},       // EnumStrings
+	{19724, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 5, 0, 50, 2178, 2},       // EnumStrings
 	{19725, 16, 0, 0, 0, -1, 841, 841, 0, 0, 7, 0, 0, 0, 2180, 1},       // PubSubDiagnosticsCounterType
 	{19730, 64, 0, 0, 0, -1, 842, 842, 0, 0, 0, 0, 0, 0, 2181, 2},       // PubSubDiagnosticsCounterClassification
-	{19731, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 3, 0, 41, 2183, 2},       // EnumStrings
+	{19731, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 3, 0, 51, 2183, 2},       // EnumStrings
 	{19732, 8, 0, 0, 0, -1, 843, 843, 0, 0, 0, 0, 0, 0, 2185, 1},        // PubSubDiagnosticsRootType
 	{19786, 8, 0, 0, 0, -1, 844, 844, 0, 0, 0, 0, 0, 0, 2186, 1},        // PubSubDiagnosticsConnectionType
 	{19834, 8, 0, 0, 0, -1, 845, 845, 0, 0, 0, 0, 0, 0, 2187, 1},        // PubSubDiagnosticsWriterGroupType
@@ -893,7 +893,7 @@ var ns0Nodes = [ns0NodeCount]ns0Node{
 	{23556, 8, 0, 0, 0, -1, 884, 884, 0, 0, 0, 0, 0, 0, 2238, 1},        // AuthorizationServicesConfigurationFolderType
 	{23562, 32, 0, 0, 0, -1, 885, 885, 0, 886, 0, 0, 0, 0, 2239, 1},     // IsDeprecated
 	{23564, 64, 0, 0, 0, -1, 887, 887, 0, 0, 0, 0, 0, 0, 2240, 2},       // TrustListValidationOptions
-	{23565, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 16, 0, 42, 2242, 2},      // OptionSetValues
+	{23565, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 16, 0, 52, 2242, 2},      // OptionSetValues
 	{23599, 64, 0, 0, 0, -1, 888, 888, 0, 0, 0, 0, 0, 0, 2244, 1},       // StandaloneSubscribedDataSetRefDataType
 	{23600, 64, 0, 0, 0, -1, 889, 889, 0, 0, 0, 0, 0, 0, 2245, 1},       // StandaloneSubscribedDataSetDataType
 	{23601, 64, 0, 0, 0, -1, 890, 890, 0, 0, 0, 0, 0, 0, 2246, 1},       // SecurityGroupDataType
@@ -946,20 +946,20 @@ var ns0Nodes = [ns0NodeCount]ns0Node{
 	{24222, 64, 0, 0, 0, -1, 938, 938, 0, 0, 0, 0, 0, 0, 2312, 2},       // TsnTalkerStatus
 	{24224, 64, 0, 0, 0, -1, 939, 939, 0, 0, 0, 0, 0, 0, 2314, 2},       // TsnListenerStatus
 	{24233, 8, 1, 0, 0, -1, 940, 940, 0, 0, 0, 0, 0, 0, 2316, 1},        // IIeeeAutoNegotiationStatusType
-	{24235, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 6, 0, 0, 2317, 2},      // EnumValues
-	{24236, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 6, 0, 0, 2319, 2},      // EnumValues
-	{24237, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 16, 0, 0, 2321, 2},     // EnumValues
-	{24238, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 5, 0, 0, 2323, 2},      // EnumValues
-	{24239, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 17, 0, 0, 2325, 2},     // EnumValues
-	{24240, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 5, 0, 0, 2327, 2},      // EnumValues
-	{24241, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 6, 0, 0, 2329, 2},      // EnumValues
-	{24242, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 2, 0, 0, 2331, 2},      // EnumValues
+	{24235, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 6, 0, 53, 2317, 2},     // EnumValues
+	{24236, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 6, 0, 54, 2319, 2},     // EnumValues
+	{24237, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 16, 0, 55, 2321, 2},    // EnumValues
+	{24238, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 5, 0, 56, 2323, 2},     // EnumValues
+	{24239, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 17, 0, 57, 2325, 2},    // EnumValues
+	{24240, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 5, 0, 58, 2327, 2},     // EnumValues
+	{24241, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 6, 0, 59, 2329, 2},     // EnumValues
+	{24242, 2, 0, 1, 0, 1, 576, 576, 0, 0, 7594, 2, 0, 60, 2331, 2},     // EnumValues
 	{24263, 64, 0, 0, 0, -1, 941, 941, 0, 0, 0, 0, 0, 0, 2333, 1},       // SemanticVersionString
 	{24264, 8, 0, 0, 0, -1, 942, 942, 0, 0, 0, 0, 0, 0, 2334, 1},        // UserManagementType
 	{24277, 64, 0, 0, 0, -1, 943, 943, 0, 0, 0, 0, 0, 0, 2335, 2},       // PasswordOptionsMask
-	{24278, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 10, 0, 43, 2337, 2},      // OptionSetValues
+	{24278, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 10, 0, 61, 2337, 2},      // OptionSetValues
 	{24279, 64, 0, 0, 0, -1, 944, 944, 0, 0, 0, 0, 0, 0, 2339, 2},       // UserConfigurationMask
-	{24280, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 2, 0, 44, 2341, 2},       // OptionSetValues
+	{24280, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 2, 0, 62, 2341, 2},       // OptionSetValues
 	{24281, 64, 0, 0, 0, -1, 945, 945, 0, 0, 0, 0, 0, 0, 2343, 1},       // UserManagementDataType
 	{25218, 8, 1, 0, 0, -1, 946, 946, 0, 0, 0, 0, 0, 0, 2344, 1},        // IVlanIdType
 	{25220, 64, 0, 0, 0, -1, 947, 947, 0, 0, 0, 0, 0, 0, 2345, 1},       // PriorityMappingEntryType
@@ -987,7 +987,7 @@ var ns0Nodes = [ns0NodeCount]ns0Node{
 	{25346, 8, 0, 0, 0, -1, 981, 981, 0, 0, 0, 0, 0, 0, 2374, 1},        // PubSubKeyPushTargetFolderType
 	{25482, 8, 0, 0, 0, -1, 982, 982, 0, 0, 0, 0, 0, 0, 2375, 1},        // PubSubConfigurationType
 	{25517, 64, 0, 0, 0, -1, 983, 983, 0, 0, 0, 0, 0, 0, 2376, 2},       // PubSubConfigurationRefMask
-	{25518, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 20, 0, 45, 2378, 2},      // OptionSetValues
+	{25518, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 20, 0, 63, 2378, 2},      // OptionSetValues
 	{25519, 64, 0, 0, 0, -1, 984, 984, 0, 0, 0, 0, 0, 0, 2380, 1},       // PubSubConfigurationRefDataType
 	{25520, 64, 0, 0, 0, -1, 985, 985, 0, 0, 0, 0, 0, 0, 2381, 1},       // PubSubConfigurationValueDataType
 	{25726, 64, 0, 0, 0, -1, 986, 986, 0, 0, 0, 0, 0, 0, 2382, 1},       // EncodedTicket
@@ -1005,22 +1005,22 @@ var ns0Nodes = [ns0NodeCount]ns0Node{
 	{32064, 8, 0, 0, 0, -1, 999, 999, 0, 0, 0, 0, 0, 0, 2404, 1},        // AlarmSuppressionGroupType
 	{32244, 16, 0, 0, 0, -1, 1000, 1000, 0, 0, 32251, 0, 0, 0, 2405, 1}, // AlarmStateVariableType
 	{32251, 64, 0, 0, 0, -1, 1001, 1001, 0, 0, 0, 0, 0, 0, 2406, 2},     // AlarmMask
-	{32252, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 6, 0, 46, 2408, 2},       // OptionSetValues
+	{32252, 2, 0, 1, 0, 1, 653, 653, 0, 0, 21, 6, 0, 64, 2408, 2},       // OptionSetValues
 	{32260, 8, 1, 0, 0, -1, 1002, 1002, 0, 0, 0, 0, 0, 0, 2410, 1},      // TrustListUpdateRequestedAuditEventType
 	{32285, 64, 0, 0, 0, -1, 1003, 1003, 0, 0, 0, 0, 0, 0, 2411, 1},     // TransactionErrorType
 	{32286, 8, 0, 0, 0, -1, 1004, 1004, 0, 0, 0, 0, 0, 0, 2412, 1},      // TransactionDiagnosticsType
 	{32306, 8, 1, 0, 0, -1, 1005, 1005, 0, 0, 0, 0, 0, 0, 2413, 1},      // CertificateUpdateRequestedAuditEventType
 	{32407, 32, 0, 0, 0, -1, 1006, 1006, 0, 1007, 0, 0, 0, 0, 2414, 1},  // HasKeyValueDescription
-	{32408, 2, 0, 1, 0, -1, 1008, 1008, 0, 0, 24263, 0, 0, 47, 2415, 2}, // ModelVersion
+	{32408, 2, 0, 1, 0, -1, 1008, 1008, 0, 0, 24263, 0, 0, 65, 2415, 2}, // ModelVersion
 	{32411, 8, 0, 0, 0, -1, 1009, 1009, 0, 0, 0, 0, 0, 0, 2417, 1},      // NonTransparentBackupRedundancyType
 	{32417, 64, 0, 0, 0, -1, 1010, 1010, 0, 0, 0, 0, 0, 0, 2418, 2},     // RedundantServerMode
-	{32418, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 2, 0, 48, 2420, 2},       // EnumStrings
+	{32418, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 2, 0, 66, 2420, 2},       // EnumStrings
 	{32421, 64, 0, 0, 0, -1, 1011, 1011, 0, 0, 0, 0, 0, 0, 2422, 1},     // BitFieldDefinition
 	{32431, 16, 1, 0, 0, -1, 1012, 1012, 0, 0, 28, 0, 0, 0, 2423, 1},    // BitFieldType
 	{32434, 64, 0, 0, 0, -1, 1013, 1013, 0, 0, 0, 0, 0, 0, 2424, 1},     // AnnotationDataType
 	{32435, 64, 0, 0, 0, -1, 1014, 1014, 0, 0, 0, 0, 0, 0, 2425, 1},     // LinearConversionDataType
 	{32436, 64, 0, 0, 0, -1, 1015, 1015, 0, 0, 0, 0, 0, 0, 2426, 2},     // ConversionLimitEnum
-	{32437, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 6, 0, 49, 2428, 2},       // EnumStrings
+	{32437, 2, 0, 1, 0, 1, 498, 498, 0, 0, 21, 6, 0, 67, 2428, 2},       // EnumStrings
 	{32438, 64, 0, 0, 0, -1, 1016, 1016, 0, 0, 0, 0, 0, 0, 2430, 1},     // QuantityDimension
 	{32439, 8, 0, 0, 0, -1, 1017, 1017, 0, 0, 0, 0, 0, 0, 2431, 1},      // SyntaxReferenceEntryType
 	{32442, 8, 1, 0, 0, -1, 1018, 1018, 0, 0, 0, 0, 0, 0, 2432, 3},      // UnitType
@@ -2537,74 +2537,110 @@ func ns0Value(i int) ua.Variant {
 	case 14:
 		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "AbsoluteValue"}, {Locale: "", Text: "PercentOfValue"}, {Locale: "", Text: "PercentOfRange"}, {Locale: "", Text: "PercentOfEURange"}, {Locale: "", Text: "Unknown"}})
 	case 15:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Linear"}, {Locale: "", Text: "Log"}, {Locale: "", Text: "Ln"}})
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 0, DisplayName: ua.LocalizedText{Locale: "", Text: "Unspecified"}, Description: ua.LocalizedText{Locale: "", Text: "No value is specified."}}}, {Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "Object"}, Description: ua.LocalizedText{Locale: "", Text: "The Node is an Object."}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "Variable"}, Description: ua.LocalizedText{Locale: "", Text: "The Node is a Variable."}}}, {Body: &ua.EnumValueType{Value: 4, DisplayName: ua.LocalizedText{Locale: "", Text: "Method"}, Description: ua.LocalizedText{Locale: "", Text: "The Node is a Method."}}}, {Body: &ua.EnumValueType{Value: 8, DisplayName: ua.LocalizedText{Locale: "", Text: "ObjectType"}, Description: ua.LocalizedText{Locale: "", Text: "The Node is an ObjectType."}}}, {Body: &ua.EnumValueType{Value: 16, DisplayName: ua.LocalizedText{Locale: "", Text: "VariableType"}, Description: ua.LocalizedText{Locale: "", Text: "The Node is a VariableType."}}}, {Body: &ua.EnumValueType{Value: 32, DisplayName: ua.LocalizedText{Locale: "", Text: "ReferenceType"}, Description: ua.LocalizedText{Locale: "", Text: "The Node is a ReferenceType."}}}, {Body: &ua.EnumValueType{Value: 64, DisplayName: ua.LocalizedText{Locale: "", Text: "DataType"}, Description: ua.LocalizedText{Locale: "", Text: "The Node is a DataType."}}}, {Body: &ua.EnumValueType{Value: 128, DisplayName: ua.LocalizedText{Locale: "", Text: "View"}, Description: ua.LocalizedText{Locale: "", Text: "The Node is a View."}}}})
 	case 16:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Structure"}, {Locale: "", Text: "StructureWithOptionalFields"}, {Locale: "", Text: "Union"}, {Locale: "", Text: "StructureWithSubtypedValues"}, {Locale: "", Text: "UnionWithSubtypedValues"}})
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 0, DisplayName: ua.LocalizedText{Locale: "", Text: "None"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "AccessLevel"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "ArrayDimensions"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 4, DisplayName: ua.LocalizedText{Locale: "", Text: "BrowseName"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 8, DisplayName: ua.LocalizedText{Locale: "", Text: "ContainsNoLoops"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 16, DisplayName: ua.LocalizedText{Locale: "", Text: "DataType"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 32, DisplayName: ua.LocalizedText{Locale: "", Text: "Description"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 64, DisplayName: ua.LocalizedText{Locale: "", Text: "DisplayName"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 128, DisplayName: ua.LocalizedText{Locale: "", Text: "EventNotifier"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 256, DisplayName: ua.LocalizedText{Locale: "", Text: "Executable"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 512, DisplayName: ua.LocalizedText{Locale: "", Text: "Historizing"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 1024, DisplayName: ua.LocalizedText{Locale: "", Text: "InverseName"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 2048, DisplayName: ua.LocalizedText{Locale: "", Text: "IsAbstract"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 4096, DisplayName: ua.LocalizedText{Locale: "", Text: "MinimumSamplingInterval"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 8192, DisplayName: ua.LocalizedText{Locale: "", Text: "NodeClass"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 16384, DisplayName: ua.LocalizedText{Locale: "", Text: "NodeId"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 32768, DisplayName: ua.LocalizedText{Locale: "", Text: "Symmetric"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 65536, DisplayName: ua.LocalizedText{Locale: "", Text: "UserAccessLevel"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 131072, DisplayName: ua.LocalizedText{Locale: "", Text: "UserExecutable"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 262144, DisplayName: ua.LocalizedText{Locale: "", Text: "UserWriteMask"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 524288, DisplayName: ua.LocalizedText{Locale: "", Text: "ValueRank"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 1048576, DisplayName: ua.LocalizedText{Locale: "", Text: "WriteMask"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 2097152, DisplayName: ua.LocalizedText{Locale: "", Text: "Value"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 4194304, DisplayName: ua.LocalizedText{Locale: "", Text: "DataTypeDefinition"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 8388608, DisplayName: ua.LocalizedText{Locale: "", Text: "RolePermissions"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 16777216, DisplayName: ua.LocalizedText{Locale: "", Text: "AccessRestrictions"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 33554431, DisplayName: ua.LocalizedText{Locale: "", Text: "All"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 26501220, DisplayName: ua.LocalizedText{Locale: "", Text: "BaseNode"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 26501348, DisplayName: ua.LocalizedText{Locale: "", Text: "Object"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 26503268, DisplayName: ua.LocalizedText{Locale: "", Text: "ObjectType"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 26571383, DisplayName: ua.LocalizedText{Locale: "", Text: "Variable"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 28600438, DisplayName: ua.LocalizedText{Locale: "", Text: "VariableType"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 26632548, DisplayName: ua.LocalizedText{Locale: "", Text: "Method"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 26537060, DisplayName: ua.LocalizedText{Locale: "", Text: "ReferenceType"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 26501356, DisplayName: ua.LocalizedText{Locale: "", Text: "View"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}})
 	case 17:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Disabled"}, {Locale: "", Text: "Paused"}, {Locale: "", Text: "Operational"}, {Locale: "", Text: "Error"}, {Locale: "", Text: "PreOperational"}})
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 0, DisplayName: ua.LocalizedText{Locale: "", Text: "None"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "ReferenceTypeId"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "IsForward"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 4, DisplayName: ua.LocalizedText{Locale: "", Text: "NodeClass"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 8, DisplayName: ua.LocalizedText{Locale: "", Text: "BrowseName"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 16, DisplayName: ua.LocalizedText{Locale: "", Text: "DisplayName"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 32, DisplayName: ua.LocalizedText{Locale: "", Text: "TypeDefinition"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 63, DisplayName: ua.LocalizedText{Locale: "", Text: "All"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 3, DisplayName: ua.LocalizedText{Locale: "", Text: "ReferenceTypeInfo"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 60, DisplayName: ua.LocalizedText{Locale: "", Text: "TargetInfo"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}})
 	case 18:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "NotSpecified"}, {Locale: "", Text: "BestEffort"}, {Locale: "", Text: "AtLeastOnce"}, {Locale: "", Text: "AtMostOnce"}, {Locale: "", Text: "ExactlyOnce"}})
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "Insert"}, Description: ua.LocalizedText{Locale: "", Text: "Data was inserted."}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "Replace"}, Description: ua.LocalizedText{Locale: "", Text: "Data was replaced."}}}, {Body: &ua.EnumValueType{Value: 3, DisplayName: ua.LocalizedText{Locale: "", Text: "Update"}, Description: ua.LocalizedText{Locale: "", Text: "Data was inserted or replaced."}}}, {Body: &ua.EnumValueType{Value: 4, DisplayName: ua.LocalizedText{Locale: "", Text: "Delete"}, Description: ua.LocalizedText{Locale: "", Text: "Data was deleted."}}}})
 	case 19:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Browse"}, {Locale: "", Text: "ReadRolePermissions"}, {Locale: "", Text: "WriteAttribute"}, {Locale: "", Text: "WriteRolePermissions"}, {Locale: "", Text: "WriteHistorizing"}, {Locale: "", Text: "Read"}, {Locale: "", Text: "Write"}, {Locale: "", Text: "ReadHistory"}, {Locale: "", Text: "InsertHistory"}, {Locale: "", Text: "ModifyHistory"}, {Locale: "", Text: "DeleteHistory"}, {Locale: "", Text: "ReceiveEvents"}, {Locale: "", Text: "Call"}, {Locale: "", Text: "AddReference"}, {Locale: "", Text: "RemoveReference"}, {Locale: "", Text: "DeleteNode"}, {Locale: "", Text: "AddNode"}})
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "Insert"}, Description: ua.LocalizedText{Locale: "", Text: "Data was inserted."}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "Replace"}, Description: ua.LocalizedText{Locale: "", Text: "Data was replaced."}}}, {Body: &ua.EnumValueType{Value: 3, DisplayName: ua.LocalizedText{Locale: "", Text: "Update"}, Description: ua.LocalizedText{Locale: "", Text: "Data was inserted or replaced."}}}, {Body: &ua.EnumValueType{Value: 4, DisplayName: ua.LocalizedText{Locale: "", Text: "Remove"}, Description: ua.LocalizedText{Locale: "", Text: "Data was deleted."}}}})
 	case 20:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "CurrentRead"}, {Locale: "", Text: "CurrentWrite"}, {Locale: "", Text: "HistoryRead"}, {Locale: "", Text: "HistoryWrite"}, {Locale: "", Text: "SemanticChange"}, {Locale: "", Text: "StatusWrite"}, {Locale: "", Text: "TimestampWrite"}})
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "Read"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "Write"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 4, DisplayName: ua.LocalizedText{Locale: "", Text: "EraseExisting"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 8, DisplayName: ua.LocalizedText{Locale: "", Text: "Append"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}})
 	case 21:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "SubscribeToEvents"}, {Locale: "", Text: "Reserved"}, {Locale: "", Text: "HistoryRead"}, {Locale: "", Text: "HistoryWrite"}})
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "NodeAdded"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "NodeDeleted"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 4, DisplayName: ua.LocalizedText{Locale: "", Text: "ReferenceAdded"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 8, DisplayName: ua.LocalizedText{Locale: "", Text: "ReferenceDeleted"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}, {Body: &ua.EnumValueType{Value: 16, DisplayName: ua.LocalizedText{Locale: "", Text: "DataTypeChanged"}, Description: ua.LocalizedText{Locale: "", Text: ""}}}})
 	case 22:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "SigningRequired"}, {Locale: "", Text: "EncryptionRequired"}, {Locale: "", Text: "SessionRequired"}, {Locale: "", Text: "ApplyRestrictionsToBrowse"}})
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Linear"}, {Locale: "", Text: "Log"}, {Locale: "", Text: "Ln"}})
 	case 23:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "AccessLevel"}, {Locale: "", Text: "ArrayDimensions"}, {Locale: "", Text: "BrowseName"}, {Locale: "", Text: "ContainsNoLoops"}, {Locale: "", Text: "DataType"}, {Locale: "", Text: "Description"}, {Locale: "", Text: "DisplayName"}, {Locale: "", Text: "EventNotifier"}, {Locale: "", Text: "Executable"}, {Locale: "", Text: "Historizing"}, {Locale: "", Text: "InverseName"}, {Locale: "", Text: "IsAbstract"}, {Locale: "", Text: "MinimumSamplingInterval"}, {Locale: "", Text: "NodeClass"}, {Locale: "", Text: "NodeId"}, {Locale: "", Text: "Symmetric"}, {Locale: "", Text: "UserAccessLevel"}, {Locale: "", Text: "UserExecutable"}, {Locale: "", Text: "UserWriteMask"}, {Locale: "", Text: "ValueRank"}, {Locale: "", Text: "WriteMask"}, {Locale: "", Text: "ValueForVariableType"}, {Locale: "", Text: "DataTypeDefinition"}, {Locale: "", Text: "RolePermissions"}, {Locale: "", Text: "AccessRestrictions"}, {Locale: "", Text: "AccessLevelEx"}})
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "Mandatory"}, Description: ua.LocalizedText{Locale: "", Text: "The BrowseName must appear in all instances of the type."}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "Optional"}, Description: ua.LocalizedText{Locale: "", Text: "The BrowseName may appear in an instance of the type."}}}, {Body: &ua.EnumValueType{Value: 3, DisplayName: ua.LocalizedText{Locale: "", Text: "Constraint"}, Description: ua.LocalizedText{Locale: "", Text: "The modelling rule defines a constraint and the BrowseName is not used in an instance of the type."}}}})
 	case 24:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "CurrentRead"}, {Locale: "", Text: "CurrentWrite"}, {Locale: "", Text: "HistoryRead"}, {Locale: "", Text: "HistoryWrite"}, {Locale: "", Text: "SemanticChange"}, {Locale: "", Text: "StatusWrite"}, {Locale: "", Text: "TimestampWrite"}, {Locale: "", Text: "Reserved"}, {Locale: "", Text: "NonatomicRead"}, {Locale: "", Text: "NonatomicWrite"}, {Locale: "", Text: "WriteFullArrayOnly"}, {Locale: "", Text: "NoSubDataTypes"}, {Locale: "", Text: "NonVolatile"}, {Locale: "", Text: "Constant"}})
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 0, DisplayName: ua.LocalizedText{Locale: "", Text: "None"}, Description: ua.LocalizedText{Locale: "", Text: "No fields are provided."}}}, {Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "TrustedCertificates"}, Description: ua.LocalizedText{Locale: "", Text: "The TrustedCertificates are provided."}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "TrustedCrls"}, Description: ua.LocalizedText{Locale: "", Text: "The TrustedCrls are provided."}}}, {Body: &ua.EnumValueType{Value: 4, DisplayName: ua.LocalizedText{Locale: "", Text: "IssuerCertificates"}, Description: ua.LocalizedText{Locale: "", Text: "The IssuerCertificates are provided."}}}, {Body: &ua.EnumValueType{Value: 8, DisplayName: ua.LocalizedText{Locale: "", Text: "IssuerCrls"}, Description: ua.LocalizedText{Locale: "", Text: "The IssuerCrls are provided."}}}, {Body: &ua.EnumValueType{Value: 15, DisplayName: ua.LocalizedText{Locale: "", Text: "All"}, Description: ua.LocalizedText{Locale: "", Text: "All fields are provided."}}}})
 	case 25:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "PromotedField"}})
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Structure"}, {Locale: "", Text: "StructureWithOptionalFields"}, {Locale: "", Text: "Union"}, {Locale: "", Text: "StructureWithSubtypedValues"}, {Locale: "", Text: "UnionWithSubtypedValues"}})
 	case 26:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "StatusCode"}, {Locale: "", Text: "SourceTimestamp"}, {Locale: "", Text: "ServerTimestamp"}, {Locale: "", Text: "SourcePicoSeconds"}, {Locale: "", Text: "ServerPicoSeconds"}, {Locale: "", Text: "RawData"}})
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Disabled"}, {Locale: "", Text: "Paused"}, {Locale: "", Text: "Operational"}, {Locale: "", Text: "Error"}, {Locale: "", Text: "PreOperational"}})
 	case 27:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Undefined"}, {Locale: "", Text: "AscendingWriterId"}, {Locale: "", Text: "AscendingWriterIdSingle"}})
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "NotSpecified"}, {Locale: "", Text: "BestEffort"}, {Locale: "", Text: "AtLeastOnce"}, {Locale: "", Text: "AtMostOnce"}, {Locale: "", Text: "ExactlyOnce"}})
 	case 28:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "PublisherId"}, {Locale: "", Text: "GroupHeader"}, {Locale: "", Text: "WriterGroupId"}, {Locale: "", Text: "GroupVersion"}, {Locale: "", Text: "NetworkMessageNumber"}, {Locale: "", Text: "SequenceNumber"}, {Locale: "", Text: "PayloadHeader"}, {Locale: "", Text: "Timestamp"}, {Locale: "", Text: "PicoSeconds"}, {Locale: "", Text: "DataSetClassId"}, {Locale: "", Text: "PromotedFields"}})
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Browse"}, {Locale: "", Text: "ReadRolePermissions"}, {Locale: "", Text: "WriteAttribute"}, {Locale: "", Text: "WriteRolePermissions"}, {Locale: "", Text: "WriteHistorizing"}, {Locale: "", Text: "Read"}, {Locale: "", Text: "Write"}, {Locale: "", Text: "ReadHistory"}, {Locale: "", Text: "InsertHistory"}, {Locale: "", Text: "ModifyHistory"}, {Locale: "", Text: "DeleteHistory"}, {Locale: "", Text: "ReceiveEvents"}, {Locale: "", Text: "Call"}, {Locale: "", Text: "AddReference"}, {Locale: "", Text: "RemoveReference"}, {Locale: "", Text: "DeleteNode"}, {Locale: "", Text: "AddNode"}})
 	case 29:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Timestamp"}, {Locale: "", Text: "PicoSeconds"}, {Locale: "", Text: "Status"}, {Locale: "", Text: "MajorVersion"}, {Locale: "", Text: "MinorVersion"}, {Locale: "", Text: "SequenceNumber"}})
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "CurrentRead"}, {Locale: "", Text: "CurrentWrite"}, {Locale: "", Text: "HistoryRead"}, {Locale: "", Text: "HistoryWrite"}, {Locale: "", Text: "SemanticChange"}, {Locale: "", Text: "StatusWrite"}, {Locale: "", Text: "TimestampWrite"}})
 	case 30:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "NetworkMessageHeader"}, {Locale: "", Text: "DataSetMessageHeader"}, {Locale: "", Text: "SingleDataSetMessage"}, {Locale: "", Text: "PublisherId"}, {Locale: "", Text: "DataSetClassId"}, {Locale: "", Text: "ReplyTo"}, {Locale: "", Text: "WriterGroupName"}})
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "SubscribeToEvents"}, {Locale: "", Text: "Reserved"}, {Locale: "", Text: "HistoryRead"}, {Locale: "", Text: "HistoryWrite"}})
 	case 31:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "DataSetWriterId"}, {Locale: "", Text: "MetaDataVersion"}, {Locale: "", Text: "SequenceNumber"}, {Locale: "", Text: "Timestamp"}, {Locale: "", Text: "Status"}, {Locale: "", Text: "MessageType"}, {Locale: "", Text: "DataSetWriterName"}, {Locale: "", Text: "ReversibleFieldEncoding"}, {Locale: "", Text: "PublisherId"}, {Locale: "", Text: "WriterGroupName"}, {Locale: "", Text: "MinorVersion"}})
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "SigningRequired"}, {Locale: "", Text: "EncryptionRequired"}, {Locale: "", Text: "SessionRequired"}, {Locale: "", Text: "ApplyRestrictionsToBrowse"}})
 	case 32:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Disabled"}, {Locale: "", Text: "LastUsableValue"}, {Locale: "", Text: "OverrideValue"}})
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "AccessLevel"}, {Locale: "", Text: "ArrayDimensions"}, {Locale: "", Text: "BrowseName"}, {Locale: "", Text: "ContainsNoLoops"}, {Locale: "", Text: "DataType"}, {Locale: "", Text: "Description"}, {Locale: "", Text: "DisplayName"}, {Locale: "", Text: "EventNotifier"}, {Locale: "", Text: "Executable"}, {Locale: "", Text: "Historizing"}, {Locale: "", Text: "InverseName"}, {Locale: "", Text: "IsAbstract"}, {Locale: "", Text: "MinimumSamplingInterval"}, {Locale: "", Text: "NodeClass"}, {Locale: "", Text: "NodeId"}, {Locale: "", Text: "Symmetric"}, {Locale: "", Text: "UserAccessLevel"}, {Locale: "", Text: "UserExecutable"}, {Locale: "", Text: "UserWriteMask"}, {Locale: "", Text: "ValueRank"}, {Locale: "", Text: "WriteMask"}, {Locale: "", Text: "ValueForVariableType"}, {Locale: "", Text: "DataTypeDefinition"}, {Locale: "", Text: "RolePermissions"}, {Locale: "", Text: "AccessRestrictions"}, {Locale: "", Text: "AccessLevelEx"}})
 	case 33:
-		return ua.MustVariant("http://opcfoundation.org/UA/")
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "CurrentRead"}, {Locale: "", Text: "CurrentWrite"}, {Locale: "", Text: "HistoryRead"}, {Locale: "", Text: "HistoryWrite"}, {Locale: "", Text: "SemanticChange"}, {Locale: "", Text: "StatusWrite"}, {Locale: "", Text: "TimestampWrite"}, {Locale: "", Text: "Reserved"}, {Locale: "", Text: "NonatomicRead"}, {Locale: "", Text: "NonatomicWrite"}, {Locale: "", Text: "WriteFullArrayOnly"}, {Locale: "", Text: "NoSubDataTypes"}, {Locale: "", Text: "NonVolatile"}, {Locale: "", Text: "Constant"}})
 	case 34:
-		return ua.MustVariant("1.05.03")
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "PromotedField"}})
 	case 35:
-		return ua.MustVariant(ua.TimeFromTicks(133470720000000000))
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "StatusCode"}, {Locale: "", Text: "SourceTimestamp"}, {Locale: "", Text: "ServerTimestamp"}, {Locale: "", Text: "SourcePicoSeconds"}, {Locale: "", Text: "ServerPicoSeconds"}, {Locale: "", Text: "RawData"}})
 	case 36:
-		return ua.MustVariant(false)
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "UserName"}, Description: ua.LocalizedText{Locale: "", Text: "The rule specifies a UserName from a UserNameIdentityToken."}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "Thumbprint"}, Description: ua.LocalizedText{Locale: "", Text: "The rule specifies the Thumbprint of a user or CA Certificate."}}}, {Body: &ua.EnumValueType{Value: 3, DisplayName: ua.LocalizedText{Locale: "", Text: "Role"}, Description: ua.LocalizedText{Locale: "", Text: "The rule is a Role specified in an Access Token."}}}, {Body: &ua.EnumValueType{Value: 4, DisplayName: ua.LocalizedText{Locale: "", Text: "GroupId"}, Description: ua.LocalizedText{Locale: "", Text: "The rule is a user group specified in the Access Token."}}}, {Body: &ua.EnumValueType{Value: 5, DisplayName: ua.LocalizedText{Locale: "", Text: "Anonymous"}, Description: ua.LocalizedText{Locale: "", Text: "The rule specifies Anonymous UserIdentityToken."}}}, {Body: &ua.EnumValueType{Value: 6, DisplayName: ua.LocalizedText{Locale: "", Text: "AuthenticatedUser"}, Description: ua.LocalizedText{Locale: "", Text: "The rule specifies any non Anonymous UserIdentityToken."}}}, {Body: &ua.EnumValueType{Value: 7, DisplayName: ua.LocalizedText{Locale: "", Text: "Application"}, Description: ua.LocalizedText{Locale: "", Text: "The rule specifies the combination of an application identity and an Anonymous UserIdentityToken."}}}, {Body: &ua.EnumValueType{Value: 8, DisplayName: ua.LocalizedText{Locale: "", Text: "X509Subject"}, Description: ua.LocalizedText{Locale: "", Text: "The rule specifies the X509 subject name of a user or CA Certificate."}}}})
 	case 37:
-		return ua.MustVariant([]int32{int32(0)})
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Undefined"}, {Locale: "", Text: "AscendingWriterId"}, {Locale: "", Text: "AscendingWriterIdSingle"}})
 	case 38:
-		return ua.MustVariant([]string{"1:2252", "2270", "2273", "2280", "2283", "2291:2293", "2297:2734", "2738:2991", "2995", "2998:3703", "3710:11191", "11194:11195", "11202:11241", "11243:11272", "11276:11280", "11284:11311", "11315:11491", "11495:11501", "11503:11701", "11706", "11708", "11716:12164", "12169:12748", "12752:12872", "12875:12884", "12888:12910", "12912:14414", "14416:15003", "15005:15605", "15607:16300", "16306:17633", "17635:19090", "19092:24094", "24102:24103", "24105:31915", "31917:2147483647"})
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "PublisherId"}, {Locale: "", Text: "GroupHeader"}, {Locale: "", Text: "WriterGroupId"}, {Locale: "", Text: "GroupVersion"}, {Locale: "", Text: "NetworkMessageNumber"}, {Locale: "", Text: "SequenceNumber"}, {Locale: "", Text: "PayloadHeader"}, {Locale: "", Text: "Timestamp"}, {Locale: "", Text: "PicoSeconds"}, {Locale: "", Text: "DataSetClassId"}, {Locale: "", Text: "PromotedFields"}})
 	case 39:
-		return ua.MustVariant("")
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Timestamp"}, {Locale: "", Text: "PicoSeconds"}, {Locale: "", Text: "Status"}, {Locale: "", Text: "MajorVersion"}, {Locale: "", Text: "MinorVersion"}, {Locale: "", Text: "SequenceNumber"}})
 	case 40:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Basic"}, {Locale: "", Text: "Advanced"}, {Locale: "", Text: "Info"}, {Locale: "", Text: "Log"}, {Locale: "", Text: "Debug"}})
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "NetworkMessageHeader"}, {Locale: "", Text: "DataSetMessageHeader"}, {Locale: "", Text: "SingleDataSetMessage"}, {Locale: "", Text: "PublisherId"}, {Locale: "", Text: "DataSetClassId"}, {Locale: "", Text: "ReplyTo"}, {Locale: "", Text: "WriterGroupName"}})
 	case 41:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Information"}, {Locale: "", Text: "Error"}})
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "DataSetWriterId"}, {Locale: "", Text: "MetaDataVersion"}, {Locale: "", Text: "SequenceNumber"}, {Locale: "", Text: "Timestamp"}, {Locale: "", Text: "Status"}, {Locale: "", Text: "MessageType"}, {Locale: "", Text: "DataSetWriterName"}, {Locale: "", Text: "ReversibleFieldEncoding"}, {Locale: "", Text: "PublisherId"}, {Locale: "", Text: "WriterGroupName"}, {Locale: "", Text: "MinorVersion"}})
 	case 42:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "SuppressCertificateExpired"}, {Locale: "", Text: "SuppressHostNameInvalid"}, {Locale: "", Text: "SuppressRevocationStatusUnknown"}, {Locale: "", Text: "SuppressIssuerCertificateExpired"}, {Locale: "", Text: "SuppressIssuerRevocationStatusUnknown"}, {Locale: "", Text: "CheckRevocationStatusOnline"}, {Locale: "", Text: "CheckRevocationStatusOffline"}})
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Disabled"}, {Locale: "", Text: "LastUsableValue"}, {Locale: "", Text: "OverrideValue"}})
 	case 43:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "SupportInitialPasswordChange"}, {Locale: "", Text: "SupportDisableUser"}, {Locale: "", Text: "SupportDisableDeleteForUser"}, {Locale: "", Text: "SupportNoChangeForUser"}, {Locale: "", Text: "SupportDescriptionForUser"}, {Locale: "", Text: "RequiresUpperCaseCharacters"}, {Locale: "", Text: "RequiresLowerCaseCharacters"}, {Locale: "", Text: "RequiresDigitCharacters"}, {Locale: "", Text: "RequiresSpecialCharacters"}})
+		return ua.MustVariant("http://opcfoundation.org/UA/")
 	case 44:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "NoDelete"}, {Locale: "", Text: "Disabled"}, {Locale: "", Text: "NoChangeByUser"}, {Locale: "", Text: "MustChangePassword"}})
+		return ua.MustVariant("1.05.03")
 	case 45:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "ElementAdd"}, {Locale: "", Text: "ElementMatch"}, {Locale: "", Text: "ElementModify"}, {Locale: "", Text: "ElementRemove"}, {Locale: "", Text: "ReferenceWriter"}, {Locale: "", Text: "ReferenceReader"}, {Locale: "", Text: "ReferenceWriterGroup"}, {Locale: "", Text: "ReferenceReaderGroup"}, {Locale: "", Text: "ReferenceConnection"}, {Locale: "", Text: "ReferencePubDataset"}, {Locale: "", Text: "ReferenceSubDataset"}, {Locale: "", Text: "ReferenceSecurityGroup"}, {Locale: "", Text: "ReferencePushTarget"}})
+		return ua.MustVariant(ua.TimeFromTicks(133470720000000000))
 	case 46:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Active"}, {Locale: "", Text: "Unacknowledged"}, {Locale: "", Text: "Unconfirmed"}})
+		return ua.MustVariant(false)
 	case 47:
-		return ua.MustVariant("1.5.3")
+		return ua.MustVariant([]int32{int32(0)})
 	case 48:
-		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "PrimaryWithBackup"}, {Locale: "", Text: "PrimaryOnly"}, {Locale: "", Text: "BackupReady"}, {Locale: "", Text: "BackupNotReady"}})
+		return ua.MustVariant([]string{"1:2252", "2270", "2273", "2280", "2283", "2291:2293", "2297:2734", "2738:2991", "2995", "2998:3703", "3710:11191", "11194:11195", "11202:11241", "11243:11272", "11276:11280", "11284:11311", "11315:11491", "11495:11501", "11503:11701", "11706", "11708", "11716:12164", "12169:12748", "12752:12872", "12875:12884", "12888:12910", "12912:14414", "14416:15003", "15005:15605", "15607:16300", "16306:17633", "17635:19090", "19092:24094", "24102:24103", "24105:31915", "31917:2147483647"})
 	case 49:
+		return ua.MustVariant("")
+	case 50:
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Basic"}, {Locale: "", Text: "Advanced"}, {Locale: "", Text: "Info"}, {Locale: "", Text: "Log"}, {Locale: "", Text: "Debug"}})
+	case 51:
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Information"}, {Locale: "", Text: "Error"}})
+	case 52:
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "SuppressCertificateExpired"}, {Locale: "", Text: "SuppressHostNameInvalid"}, {Locale: "", Text: "SuppressRevocationStatusUnknown"}, {Locale: "", Text: "SuppressIssuerCertificateExpired"}, {Locale: "", Text: "SuppressIssuerRevocationStatusUnknown"}, {Locale: "", Text: "CheckRevocationStatusOnline"}, {Locale: "", Text: "CheckRevocationStatusOffline"}})
+	case 53:
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 0, DisplayName: ua.LocalizedText{Locale: "", Text: "Full"}, Description: ua.LocalizedText{Locale: "", Text: "Full duplex."}}}, {Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "Half"}, Description: ua.LocalizedText{Locale: "", Text: "Half duplex."}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "Unknown"}, Description: ua.LocalizedText{Locale: "", Text: "Link is currently disconnected or initializing."}}}})
+	case 54:
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 0, DisplayName: ua.LocalizedText{Locale: "", Text: "Up"}, Description: ua.LocalizedText{Locale: "", Text: "Ready to pass packets."}}}, {Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "Down"}, Description: ua.LocalizedText{Locale: "", Text: "Not ready to pass packets and not in some test mode."}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "Testing"}, Description: ua.LocalizedText{Locale: "", Text: "In some test mode."}}}})
+	case 55:
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 0, DisplayName: ua.LocalizedText{Locale: "", Text: "Up"}, Description: ua.LocalizedText{Locale: "", Text: "Ready to pass packets."}}}, {Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "Down"}, Description: ua.LocalizedText{Locale: "", Text: "The interface does not pass any packets."}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "Testing"}, Description: ua.LocalizedText{Locale: "", Text: "In some test mode. No operational packets can be passed."}}}, {Body: &ua.EnumValueType{Value: 3, DisplayName: ua.LocalizedText{Locale: "", Text: "Unknown"}, Description: ua.LocalizedText{Locale: "", Text: "Status cannot be determined for some reason."}}}, {Body: &ua.EnumValueType{Value: 4, DisplayName: ua.LocalizedText{Locale: "", Text: "Dormant"}, Description: ua.LocalizedText{Locale: "", Text: "Waiting for some external event."}}}, {Body: &ua.EnumValueType{Value: 5, DisplayName: ua.LocalizedText{Locale: "", Text: "NotPresent"}, Description: ua.LocalizedText{Locale: "", Text: "Some component (typically hardware) is missing."}}}, {Body: &ua.EnumValueType{Value: 6, DisplayName: ua.LocalizedText{Locale: "", Text: "LowerLayerDown"}, Description: ua.LocalizedText{Locale: "", Text: "Down due to state of lower-layer interface(s)."}}}})
+	case 56:
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 0, DisplayName: ua.LocalizedText{Locale: "", Text: "InProgress"}, Description: ua.LocalizedText{Locale: "", Text: "The auto-negotiation protocol is running and negotiation is currently in-progress."}}}, {Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "Complete"}, Description: ua.LocalizedText{Locale: "", Text: "The auto-negotiation protocol has completed successfully."}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "Failed"}, Description: ua.LocalizedText{Locale: "", Text: "The auto-negotiation protocol has failed."}}}, {Body: &ua.EnumValueType{Value: 3, DisplayName: ua.LocalizedText{Locale: "", Text: "Unknown"}, Description: ua.LocalizedText{Locale: "", Text: "The auto-negotiation status is not currently known, this could be because it is still negotiating or the protocol cannot run (e.g., if no medium is present)."}}}, {Body: &ua.EnumValueType{Value: 4, DisplayName: ua.LocalizedText{Locale: "", Text: "NoNegotiation"}, Description: ua.LocalizedText{Locale: "", Text: "No auto-negotiation is executed. The auto-negotiation function is either not supported on this interface or has not been enabled."}}}})
+	case 57:
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 0, DisplayName: ua.LocalizedText{Locale: "", Text: "NoFailure"}, Description: ua.LocalizedText{Locale: "", Text: "No failure"}}}, {Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "InsufficientBandwidth"}, Description: ua.LocalizedText{Locale: "", Text: "Insufficient bandwidth"}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "InsufficientResources"}, Description: ua.LocalizedText{Locale: "", Text: "Insufficient bridge resources"}}}, {Body: &ua.EnumValueType{Value: 3, DisplayName: ua.LocalizedText{Locale: "", Text: "InsufficientTrafficClassBandwidth"}, Description: ua.LocalizedText{Locale: "", Text: "Insufficient bandwidth for Traffic Class"}}}, {Body: &ua.EnumValueType{Value: 4, DisplayName: ua.LocalizedText{Locale: "", Text: "StreamIdInUse"}, Description: ua.LocalizedText{Locale: "", Text: "StreamID in use by another Talker"}}}, {Body: &ua.EnumValueType{Value: 5, DisplayName: ua.LocalizedText{Locale: "", Text: "StreamDestinationAddressInUse"}, Description: ua.LocalizedText{Locale: "", Text: "Stream destination address already in use"}}}, {Body: &ua.EnumValueType{Value: 6, DisplayName: ua.LocalizedText{Locale: "", Text: "StreamPreemptedByHigherRank"}, Description: ua.LocalizedText{Locale: "", Text: "Stream pre-empted by higher rank"}}}, {Body: &ua.EnumValueType{Value: 7, DisplayName: ua.LocalizedText{Locale: "", Text: "LatencyHasChanged"}, Description: ua.LocalizedText{Locale: "", Text: "Reported latency has changed"}}}, {Body: &ua.EnumValueType{Value: 8, DisplayName: ua.LocalizedText{Locale: "", Text: "EgressPortNotAvbCapable"}, Description: ua.LocalizedText{Locale: "", Text: "Egress port is not AVBCapable"}}}, {Body: &ua.EnumValueType{Value: 9, DisplayName: ua.LocalizedText{Locale: "", Text: "UseDifferentDestinationAddress"}, Description: ua.LocalizedText{Locale: "", Text: "Use a different destination address"}}}, {Body: &ua.EnumValueType{Value: 10, DisplayName: ua.LocalizedText{Locale: "", Text: "OutOfMsrpResources"}, Description: ua.LocalizedText{Locale: "", Text: "Out of MSRP resources"}}}, {Body: &ua.EnumValueType{Value: 11, DisplayName: ua.LocalizedText{Locale: "", Text: "OutOfMmrpResources"}, Description: ua.LocalizedText{Locale: "", Text: "Out of MMRP resources"}}}, {Body: &ua.EnumValueType{Value: 12, DisplayName: ua.LocalizedText{Locale: "", Text: "CannotStoreDestinationAddress"}, Description: ua.LocalizedText{Locale: "", Text: "Cannot store destination address"}}}, {Body: &ua.EnumValueType{Value: 13, DisplayName: ua.LocalizedText{Locale: "", Text: "PriorityIsNotAnSrcClass"}, Description: ua.LocalizedText{Locale: "", Text: "Requested priority is not an SR Class priority"}}}, {Body: &ua.EnumValueType{Value: 14, DisplayName: ua.LocalizedText{Locale: "", Text: "MaxFrameSizeTooLarge"}, Description: ua.LocalizedText{Locale: "", Text: "MaxFrameSize is too large for media"}}}, {Body: &ua.EnumValueType{Value: 15, DisplayName: ua.LocalizedText{Locale: "", Text: "MaxFanInPortsLimitReached"}, Description: ua.LocalizedText{Locale: "", Text: "MaxFanInPorts limit has been reached"}}}, {Body: &ua.EnumValueType{Value: 16, DisplayName: ua.LocalizedText{Locale: "", Text: "FirstValueChangedForStreamId"}, Description: ua.LocalizedText{Locale: "", Text: "Changes in FirstValue for a registered StreamID"}}}, {Body: &ua.EnumValueType{Value: 17, DisplayName: ua.LocalizedText{Locale: "", Text: "VlanBlockedOnEgress"}, Description: ua.LocalizedText{Locale: "", Text: "VLAN is blocked on this egress port (Registration Forbidden)"}}}, {Body: &ua.EnumValueType{Value: 18, DisplayName: ua.LocalizedText{Locale: "", Text: "VlanTaggingDisabledOnEgress"}, Description: ua.LocalizedText{Locale: "", Text: "VLAN tagging is disabled on this egress port (untagged set)"}}}, {Body: &ua.EnumValueType{Value: 19, DisplayName: ua.LocalizedText{Locale: "", Text: "SrClassPriorityMismatch"}, Description: ua.LocalizedText{Locale: "", Text: "SR class priority mismatch"}}}, {Body: &ua.EnumValueType{Value: 20, DisplayName: ua.LocalizedText{Locale: "", Text: "FeatureNotPropagated"}, Description: ua.LocalizedText{Locale: "", Text: "Enhanced feature cannot be propagated to original Port"}}}, {Body: &ua.EnumValueType{Value: 21, DisplayName: ua.LocalizedText{Locale: "", Text: "MaxLatencyExceeded"}, Description: ua.LocalizedText{Locale: "", Text: "MaxLatency exceeded"}}}, {Body: &ua.EnumValueType{Value: 22, DisplayName: ua.LocalizedText{Locale: "", Text: "BridgeDoesNotProvideNetworkId"}, Description: ua.LocalizedText{Locale: "", Text: "Nearest Bridge cannot provide network identification for stream transformation"}}}, {Body: &ua.EnumValueType{Value: 23, DisplayName: ua.LocalizedText{Locale: "", Text: "StreamTransformNotSupported"}, Description: ua.LocalizedText{Locale: "", Text: "Stream transformation not supported"}}}, {Body: &ua.EnumValueType{Value: 24, DisplayName: ua.LocalizedText{Locale: "", Text: "StreamIdTypeNotSupported"}, Description: ua.LocalizedText{Locale: "", Text: "Stream identification type not supported for stream transformation"}}}, {Body: &ua.EnumValueType{Value: 25, DisplayName: ua.LocalizedText{Locale: "", Text: "FeatureNotSupported"}, Description: ua.LocalizedText{Locale: "", Text: "Enhanced feature cannot be supported without a CNC"}}}})
+	case 58:
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 0, DisplayName: ua.LocalizedText{Locale: "", Text: "Disabled"}, Description: ua.LocalizedText{Locale: "", Text: "The related TSN Stream is currently disabled."}}}, {Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "Configuring"}, Description: ua.LocalizedText{Locale: "", Text: "The related TSN Stream is in the process of receiving configuration parameters from the TSN Control Layer."}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "Ready"}, Description: ua.LocalizedText{Locale: "", Text: "The related TSN Stream has successfully received and applied the configuration from the TSN Control Layer. The related TSN Stream is not fully operational as long as local preconditions (e.g. synchronization state) are not valid."}}}, {Body: &ua.EnumValueType{Value: 3, DisplayName: ua.LocalizedText{Locale: "", Text: "Operational"}, Description: ua.LocalizedText{Locale: "", Text: "The related TSN Stream object is configured and all other required preconditions (e.g. synchronization state) for sending / receiving data are valid."}}}, {Body: &ua.EnumValueType{Value: 4, DisplayName: ua.LocalizedText{Locale: "", Text: "Error"}, Description: ua.LocalizedText{Locale: "", Text: "The related TSN Stream object is in an error state."}}}})
+	case 59:
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 0, DisplayName: ua.LocalizedText{Locale: "", Text: "None"}, Description: ua.LocalizedText{Locale: "", Text: "No Talker detected."}}}, {Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "Ready"}, Description: ua.LocalizedText{Locale: "", Text: "Talker ready (configured)."}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "Failed"}, Description: ua.LocalizedText{Locale: "", Text: "Talker failed."}}}})
+	case 60:
+		return ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 0, DisplayName: ua.LocalizedText{Locale: "", Text: "None"}, Description: ua.LocalizedText{Locale: "", Text: "No Listener detected."}}}, {Body: &ua.EnumValueType{Value: 1, DisplayName: ua.LocalizedText{Locale: "", Text: "Ready"}, Description: ua.LocalizedText{Locale: "", Text: "Listener ready (configured)."}}}, {Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "PartialFailed"}, Description: ua.LocalizedText{Locale: "", Text: "One or more Listeners ready, and one or more Listeners failed."}}}, {Body: &ua.EnumValueType{Value: 3, DisplayName: ua.LocalizedText{Locale: "", Text: "Failed"}, Description: ua.LocalizedText{Locale: "", Text: "Listener failed."}}}})
+	case 61:
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "SupportInitialPasswordChange"}, {Locale: "", Text: "SupportDisableUser"}, {Locale: "", Text: "SupportDisableDeleteForUser"}, {Locale: "", Text: "SupportNoChangeForUser"}, {Locale: "", Text: "SupportDescriptionForUser"}, {Locale: "", Text: "RequiresUpperCaseCharacters"}, {Locale: "", Text: "RequiresLowerCaseCharacters"}, {Locale: "", Text: "RequiresDigitCharacters"}, {Locale: "", Text: "RequiresSpecialCharacters"}})
+	case 62:
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "NoDelete"}, {Locale: "", Text: "Disabled"}, {Locale: "", Text: "NoChangeByUser"}, {Locale: "", Text: "MustChangePassword"}})
+	case 63:
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "ElementAdd"}, {Locale: "", Text: "ElementMatch"}, {Locale: "", Text: "ElementModify"}, {Locale: "", Text: "ElementRemove"}, {Locale: "", Text: "ReferenceWriter"}, {Locale: "", Text: "ReferenceReader"}, {Locale: "", Text: "ReferenceWriterGroup"}, {Locale: "", Text: "ReferenceReaderGroup"}, {Locale: "", Text: "ReferenceConnection"}, {Locale: "", Text: "ReferencePubDataset"}, {Locale: "", Text: "ReferenceSubDataset"}, {Locale: "", Text: "ReferenceSecurityGroup"}, {Locale: "", Text: "ReferencePushTarget"}})
+	case 64:
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "Active"}, {Locale: "", Text: "Unacknowledged"}, {Locale: "", Text: "Unconfirmed"}})
+	case 65:
+		return ua.MustVariant("1.5.3")
+	case 66:
+		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "PrimaryWithBackup"}, {Locale: "", Text: "PrimaryOnly"}, {Locale: "", Text: "BackupReady"}, {Locale: "", Text: "BackupNotReady"}})
+	case 67:
 		return ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "NoConversion"}, {Locale: "", Text: "Limited"}, {Locale: "", Text: "Unlimited"}})
 	}
 	return ua.Variant{}

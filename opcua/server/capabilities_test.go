@@ -79,3 +79,20 @@ func TestServerCapabilitiesAreTheLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestEnumValuesOnTheWire: a DataType's EnumValues reads Good as an array
+// of EnumValueType over the wire.
+func TestEnumValuesOnTheWire(t *testing.T) {
+	s := newTestServer(t, Config{})
+	tc := newTestConn(t, s, 1)
+	tc.openSession()
+	r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{{
+		NodeID: ua.NewNumericNodeID(0, id.NamingRuleType_EnumValues), AttributeID: uint32(ua.AttributeIDValue)}}}))
+	eos, _ := r.Results[0].Value.Value().([]ua.ExtensionObject)
+	if r.Results[0].Status != status.Good || len(eos) != 3 {
+		t.Fatalf("NamingRuleType.EnumValues: %v %v", r.Results[0].Status, r.Results[0].Value)
+	}
+	if ev, ok := eos[2].Body.(*ua.EnumValueType); !ok || ev.Value != 3 || ev.DisplayName.Text != "Constraint" {
+		t.Errorf("EnumValues[2] = %+v", eos[2].Body)
+	}
+}

@@ -50,8 +50,10 @@
 // (ns0Args: name, DataType, ValueRank, ArrayDimensions and Description of
 // each, the strings in the string table) that package addrspace turns into
 // ua.Argument values when it builds the space; an Argument nsgen cannot
-// represent there fails the run. Other values holding ExtensionObjects
-// (EnumValues) are left out and the variable's value is null.
+// represent there fails the run. The EnumValues of DataTypes, arrays of
+// ExtensionObjects with EnumValueType bodies, are kept as ua.EnumValueType
+// values; other values holding ExtensionObjects are left out and the
+// variable's value is null.
 //
 // Run it through go generate in opcua/addrspace:
 //

@@ -81,6 +81,8 @@ func TestValueExpr(t *testing.T) {
 		{`<ListOfLocalizedText><LocalizedText><Text>x</Text></LocalizedText></ListOfLocalizedText>`, `ua.MustVariant([]ua.LocalizedText{{Locale: "", Text: "x"}})`, ""},
 		{`<ExtensionObject><TypeId/></ExtensionObject>`, "", "ExtensionObject"},
 		{`<ListOfExtensionObject><ExtensionObject/></ListOfExtensionObject>`, "", "ExtensionObject"},
+		{`<ListOfExtensionObject><ExtensionObject><TypeId><Identifier>i=7616</Identifier></TypeId><Body><EnumValueType><Value>2</Value><DisplayName><Text>Optional</Text></DisplayName><Description><Text>May appear.</Text></Description></EnumValueType></Body></ExtensionObject></ListOfExtensionObject>`,
+			`ua.MustVariant([]ua.ExtensionObject{{Body: &ua.EnumValueType{Value: 2, DisplayName: ua.LocalizedText{Locale: "", Text: "Optional"}, Description: ua.LocalizedText{Locale: "", Text: "May appear."}}}})`, ""},
 	} {
 		got, skip, err := valueExpr([]byte(tc.in))
 		if err != nil || got != tc.want || skip != tc.skip {

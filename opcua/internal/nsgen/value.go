@@ -46,6 +46,11 @@ func valueExpr(inner []byte) (expr, skip string, err error) {
 		}
 	}
 	name := root.Name.Local
+	if name == "ListOfExtensionObject" {
+		if e, ok, err := enumValuesExpr(inner); err != nil || ok {
+			return e, "", err
+		}
+	}
 	elem, isList := strings.CutPrefix(name, "ListOf")
 	if !isList {
 		elem = name
@@ -153,4 +158,56 @@ func scalarExpr(dec *xml.Decoder, se *xml.StartElement, elem string) (expr, skip
 		return "", "", err
 	}
 	return "", elem, nil
+}
+
+// idEnumValueTypeEncodingXML is the TypeId of an EnumValueType body in
+// the NodeSet's XML.
+const idEnumValueTypeEncodingXML = 7616
+
+// xmlEnumValues is the Value of an EnumValues property in the NodeSet: a
+// ListOfExtensionObject whose bodies are EnumValueTypes.
+type xmlEnumValues struct {
+	Objects []struct {
+		TypeID string `xml:"TypeId>Identifier"`
+		Body   struct {
+			EnumValues []struct {
+				Value       int64 `xml:"Value"`
+				DisplayName struct {
+					Locale string `xml:"Locale"`
+					Text   string `xml:"Text"`
+				} `xml:"DisplayName"`
+				Description struct {
+					Locale string `xml:"Locale"`
+					Text   string `xml:"Text"`
+				} `xml:"Description"`
+			} `xml:"EnumValueType"`
+			Other []struct {
+				XMLName xml.Name
+			} `xml:",any"`
+		} `xml:"Body"`
+	} `xml:"ExtensionObject"`
+}
+
+// enumValuesExpr returns a Go expression of type ua.Variant for a
+// ListOfExtensionObject of EnumValueTypes (the EnumValues of a DataType),
+// or ok false when the list holds anything else.
+func enumValuesExpr(inner []byte) (expr string, ok bool, err error) {
+	var v xmlEnumValues
+	if err := xml.NewDecoder(bytes.NewReader(inner)).Decode(&v); err != nil {
+		return "", false, fmt.Errorf("ListOfExtensionObject: %w", err)
+	}
+	if len(v.Objects) == 0 {
+		return "", false, nil
+	}
+	var elems []string
+	for _, o := range v.Objects {
+		tid, err := numericID(o.TypeID, nil)
+		if err != nil || tid != idEnumValueTypeEncodingXML || len(o.Body.EnumValues) != 1 || len(o.Body.Other) != 0 {
+			return "", false, nil
+		}
+		e := o.Body.EnumValues[0]
+		elems = append(elems, fmt.Sprintf("{Body: &ua.EnumValueType{Value: %d, DisplayName: ua.LocalizedText{Locale: %q, Text: %q}, Description: ua.LocalizedText{Locale: %q, Text: %q}}}",
+			e.Value, e.DisplayName.Locale, strings.TrimSpace(e.DisplayName.Text), e.Description.Locale, strings.TrimSpace(e.Description.Text)))
+	}
+	return "ua.MustVariant([]ua.ExtensionObject{" + strings.Join(elems, ", ") + "})", true, nil
 }
