@@ -185,6 +185,43 @@ func TestActivateSessionIdentityTokens(t *testing.T) {
 	wantOK[ua.ActivateSessionResponse](t, tc.call(&ua.ActivateSessionRequest{}))
 }
 
+// namedUsers accepts user-name tokens of any name, and the anonymous
+// token.
+type namedUsers struct{}
+
+func (namedUsers) Authenticate(token ua.Body) (Identity, error) {
+	if t, ok := token.(*ua.UserNameIdentityToken); ok {
+		return Identity{UserName: t.UserName}, nil
+	}
+	return AnonymousOnly{}.Authenticate(token)
+}
+
+// TestActivateOnAnotherChannelNeedsTheSameUser: a session moves to
+// another channel only for the user it was activated for (OPC 10000-4
+// §5.7.3); another user gets Bad_UserAccessDenied and nothing changes.
+func TestActivateOnAnotherChannelNeedsTheSameUser(t *testing.T) {
+	s := newTestServer(t, Config{Authenticator: namedUsers{}})
+	user := func(name string) *ua.ActivateSessionRequest {
+		b := &ua.UserNameIdentityToken{PolicyID: "username", UserName: name}
+		return &ua.ActivateSessionRequest{UserIdentityToken: ua.ExtensionObject{TypeID: b.BinaryEncodingID(), Encoding: ua.ExtensionObjectBinary, Body: b}}
+	}
+	tc := newTestConn(t, s, 1)
+	cs := wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
+	tc.token = cs.AuthenticationToken
+	wantOK[ua.ActivateSessionResponse](t, tc.call(user("alice")))
+	read := &ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_State), AttributeID: uint32(ua.AttributeIDValue)}}}
+
+	other := newTestConn(t, s, 2)
+	other.token = cs.AuthenticationToken
+	wantFault(t, other.call(user("mallory")), status.BadUserAccessDenied)
+	wantFault(t, other.call(&ua.ActivateSessionRequest{}), status.BadUserAccessDenied) // anonymous
+	wantOK[ua.ReadResponse](t, tc.call(read))                                          // still alice's, on channel 1
+	wantFault(t, other.call(read), status.BadSecureChannelIDInvalid)                   // not on channel 2
+
+	wantOK[ua.ActivateSessionResponse](t, other.call(user("alice")))
+	wantOK[ua.ReadResponse](t, other.call(read))
+}
+
 func TestRevisedSessionTimeout(t *testing.T) {
 	s := newTestServer(t, Config{MinSessionTimeout: 10 * time.Second, MaxSessionTimeout: time.Hour})
 	for _, tt := range []struct {

@@ -98,10 +98,11 @@ func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp 
 	s.mu.Lock()
 	if s.activated.Load() && s.channelID.Load() != chID && s.identity != id {
 		s.mu.Unlock()
-		// A new channel may take over the session only for the same user.
+		// A new channel may take over the session only for the same user
+		// (§5.7.3); the session stays where it is.
 		c.srv.diag.securityRejectedSess.Add(1)
 		c.srv.diag.rejectedSessions.Add(1)
-		return status.BadIdentityChangeNotSupported
+		return status.BadUserAccessDenied
 	}
 	s.identity = id
 	s.mu.Unlock()
