@@ -60,10 +60,11 @@ FANOUT_WARMUP   ?= 5s
 FANOUT_FLAGS    ?=
 
 # Robustness (test-robust): how long each attack of internal/robust runs;
-# CI runs the short form.
+# CI runs the short form. WAKE_FOR: how long bench-wake measures.
 ROBUST_WINDOW ?= 10s
+WAKE_FOR      ?= 10m
 
-.PHONY: all help build arm64 armv7 run deps test test-arm test-race test-robust check-generate bench bench-e2e bench-scan bench-sub bench-fanout fuzz lint check-binaries clean
+.PHONY: all help build arm64 armv7 run deps test test-arm test-race test-robust check-generate bench-wake bench bench-e2e bench-scan bench-sub bench-fanout fuzz lint check-binaries clean
 
 all: build
 
@@ -76,6 +77,7 @@ help:
 	@echo "make test-arm        deps, then all tests for arm64 and armv7 under qemu"
 	@echo "make test-race       deps, then the tests of the packages with goroutines under the race detector ($(RACE_PKGS))"
 	@echo "make test-robust     a real edged under each attack of internal/robust for ROBUST_WINDOW=$(ROBUST_WINDOW): RSS, scan, latency, admission"
+	@echo "make bench-wake      how late this machine wakes an idle 5 ms sleeper, for WAKE_FOR=$(WAKE_FOR): the floor under the scan's overruns"
 	@echo "make check-generate  go generate ./... must leave the tree as committed"
 	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not), bench-scan (SCAN=0: not), bench-sub (SUB=0: not) and bench-fanout (FANOUT=0: not)"
 	@echo "make bench-e2e       end-to-end OPC UA load on loopback, server on core 0, load on core 1"
@@ -157,6 +159,9 @@ endif
 ifneq ($(FANOUT),0)
 	@$(MAKE) --no-print-directory bench-fanout
 endif
+
+bench-wake:
+	$(GO) run ./internal/robust/wakeup -for $(WAKE_FOR)
 
 # The server role runs pinned to core 0, the load to core 1 (taskset, from
 # util-linux), over loopback; each scenario is bounded and the whole run is
