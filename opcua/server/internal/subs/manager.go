@@ -517,14 +517,14 @@ type subscription struct {
 	priority                      uint8
 	enabled                       bool
 
-	items   map[uint32]*monItem
-	ready   []*monItem // Reporting items with queued notifications
+	items map[uint32]*monItem
+	ready []*monItem // Reporting items with queued notifications
 	// triggered: Sampling items that a trigger reported whose queues did
 	// not fit in MaxNotificationsPerPublish; the next message sends them.
 	triggered []*monItem
-	linked  bool       // SetTriggering gave an item links: a deleted item is looked for in them
-	touched bool
-	deleted bool
+	linked    bool // SetTriggering gave an item links: a deleted item is looked for in them
+	touched   bool
+	deleted   bool
 
 	next         time.Time
 	idleAt       time.Time // the last cycle, if it had no data to send; see catchUp
