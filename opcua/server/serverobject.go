@@ -116,7 +116,7 @@ func limit(v, def int) uint32 {
 	if v <= 0 {
 		v = def
 	}
-	return uint32(min(v, math.MaxUint32))
+	return uint32(min(int64(v), math.MaxUint32))
 }
 
 // serverStatus returns Server/ServerStatus now.
