@@ -355,7 +355,7 @@ func TestPymodbusWriteThrough(t *testing.T) {
 
 	// A subscription to U16 sees its current value, then the written one.
 	notes := make(chan *opcua.PublishNotificationData, 256)
-	sub, err := c.Subscribe(cctx, &opcua.SubscriptionParameters{Interval: 10 * time.Millisecond}, notes)
+	sub, err := peer.GopcuaSubscribe(cctx, c, &opcua.SubscriptionParameters{Interval: 10 * time.Millisecond}, notes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edged/edged/internal/peer"
+
 	"github.com/gopcua/opcua"
 	gua "github.com/gopcua/opcua/ua"
 )
@@ -32,7 +34,7 @@ func TestSubscribeCounter(t *testing.T) {
 	defer c.Close(cctx)
 
 	notes := make(chan *opcua.PublishNotificationData, 1024)
-	sub, err := c.Subscribe(cctx, &opcua.SubscriptionParameters{Interval: 5 * time.Millisecond}, notes)
+	sub, err := peer.GopcuaSubscribe(cctx, c, &opcua.SubscriptionParameters{Interval: 5 * time.Millisecond}, notes)
 	if err != nil {
 		t.Fatal(err)
 	}

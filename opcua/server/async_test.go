@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edged/edged/internal/peer"
+
 	"github.com/gopcua/opcua"
 	gua "github.com/gopcua/opcua/ua"
 
@@ -272,7 +274,7 @@ func TestStalledClientDoesNotStallOthers(t *testing.T) {
 	c := connect(t, ctx, url)
 	defer c.Close(ctx)
 	notes := make(chan *opcua.PublishNotificationData, 256)
-	s2, err := c.Subscribe(ctx, &opcua.SubscriptionParameters{Interval: 5 * time.Millisecond}, notes)
+	s2, err := peer.GopcuaSubscribe(ctx, c, &opcua.SubscriptionParameters{Interval: 5 * time.Millisecond}, notes)
 	if err != nil {
 		t.Fatal(err)
 	}

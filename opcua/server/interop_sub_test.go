@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edged/edged/internal/peer"
+
 	"github.com/gopcua/opcua"
 	gua "github.com/gopcua/opcua/ua"
 
@@ -41,7 +43,7 @@ func TestInteropDeadband(t *testing.T) {
 	defer c.Close(ctx)
 
 	notes := make(chan *opcua.PublishNotificationData, 256)
-	sub, err := c.Subscribe(ctx, &opcua.SubscriptionParameters{Interval: 5 * time.Millisecond}, notes)
+	sub, err := peer.GopcuaSubscribe(ctx, c, &opcua.SubscriptionParameters{Interval: 5 * time.Millisecond}, notes)
 	if err != nil {
 		t.Fatal(err)
 	}

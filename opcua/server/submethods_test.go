@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edged/edged/internal/peer"
+
 	"github.com/gopcua/opcua"
 	gid "github.com/gopcua/opcua/id"
 	gua "github.com/gopcua/opcua/ua"
@@ -90,7 +92,7 @@ func TestInteropSubscriptionMethods(t *testing.T) {
 	defer c.Close(ctx)
 
 	notes := make(chan *opcua.PublishNotificationData, 256)
-	sub, err := c.Subscribe(ctx, &opcua.SubscriptionParameters{Interval: 20 * time.Millisecond}, notes)
+	sub, err := peer.GopcuaSubscribe(ctx, c, &opcua.SubscriptionParameters{Interval: 20 * time.Millisecond}, notes)
 	if err != nil {
 		t.Fatal(err)
 	}
