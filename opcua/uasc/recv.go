@@ -433,11 +433,24 @@ func (c *Channel) appendBody(body []byte) error {
 		}
 		c.held.Add(n - int64(cap(c.msg)))
 		m := make([]byte, len(c.msg), int(n))
-		copy(m, c.msg)
+		copyYielding(m, c.msg)
 		c.msg = m
 	}
 	c.msg = append(c.msg, body...)
 	return nil
+}
+
+// copyYielding copies src to dst (as copy does) in pieces of yieldBytes,
+// yielding between them: growing a request of megabytes copies, and
+// faults in, that many bytes, which a goroutine would otherwise do for
+// milliseconds without a scheduling point while the scan waits for a P.
+func copyYielding(dst, src []byte) {
+	for len(src) > yieldBytes {
+		n := copy(dst, src[:yieldBytes])
+		dst, src = dst[n:], src[n:]
+		runtime.Gosched()
+	}
+	copy(dst, src)
 }
 
 func (c *Channel) tooLarge() error {
