@@ -207,15 +207,7 @@ func TestPymodbusWriteThrough(t *testing.T) {
 
 	cctx, ccancel := context.WithTimeout(ctx, 2*time.Minute) // only stops a hung test
 	defer ccancel()
-	c, err := opcua.NewClient(m[1], opcua.SecurityPolicy("None"), opcua.SecurityMode(gua.MessageSecurityModeNone),
-		opcua.AuthAnonymous(), opcua.AutoReconnect(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Connect(cctx); err != nil {
-		t.Fatalf("connect to %s: %v", m[1], err)
-	}
-	defer c.Close(cctx)
+	c := dialGopcua(t, cctx, m[1])
 
 	node := func(tag string) *gua.NodeID { return gua.MustParseNodeID("ns=2;s=py." + tag) }
 	write := func(tag string, v any) gua.StatusCode {

@@ -65,14 +65,7 @@ func TestRun(t *testing.T) {
 	// through the Modbus driver.
 	cctx, ccancel := context.WithTimeout(ctx, time.Minute)
 	defer ccancel()
-	c, err := opcua.NewClient(m[1], opcua.SecurityPolicy("None"), opcua.SecurityMode(gua.MessageSecurityModeNone),
-		opcua.AuthAnonymous(), opcua.AutoReconnect(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Connect(cctx); err != nil {
-		t.Fatalf("connect to %s: %v", m[1], err)
-	}
+	c := dialGopcua(t, cctx, m[1])
 	read := func(id string) *gua.DataValue {
 		t.Helper()
 		r, err := c.Read(cctx, &gua.ReadRequest{NodesToRead: []*gua.ReadValueID{{NodeID: gua.MustParseNodeID(id), AttributeID: gua.AttributeIDValue}},
@@ -217,15 +210,7 @@ func TestRunConfigFile(t *testing.T) {
 
 	cctx, ccancel := context.WithTimeout(ctx, time.Minute)
 	defer ccancel()
-	c, err := opcua.NewClient(m[1], opcua.SecurityPolicy("None"), opcua.SecurityMode(gua.MessageSecurityModeNone),
-		opcua.AuthAnonymous(), opcua.AutoReconnect(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Connect(cctx); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(cctx)
+	c := dialGopcua(t, cctx, m[1])
 	read := func(id string) *gua.DataValue {
 		t.Helper()
 		r, err := c.Read(cctx, &gua.ReadRequest{NodesToRead: []*gua.ReadValueID{{NodeID: gua.MustParseNodeID(id), AttributeID: gua.AttributeIDValue}}})
@@ -269,4 +254,20 @@ func TestRunConfigFile(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// dialGopcua connects a gopcua client to url (security None, anonymous)
+// and closes it when the test ends.
+func dialGopcua(t *testing.T, ctx context.Context, url string) *opcua.Client {
+	t.Helper()
+	c, err := opcua.NewClient(url, opcua.SecurityPolicy("None"), opcua.SecurityMode(gua.MessageSecurityModeNone),
+		opcua.AuthAnonymous(), opcua.AutoReconnect(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Connect(ctx); err != nil {
+		t.Fatalf("connect to %s: %v", url, err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
 }

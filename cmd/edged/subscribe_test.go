@@ -23,15 +23,7 @@ func TestSubscribeCounter(t *testing.T) {
 
 	cctx, ccancel := context.WithTimeout(ctx, time.Minute)
 	defer ccancel()
-	c, err := opcua.NewClient(m[1], opcua.SecurityPolicy("None"), opcua.SecurityMode(gua.MessageSecurityModeNone),
-		opcua.AuthAnonymous(), opcua.AutoReconnect(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Connect(cctx); err != nil {
-		t.Fatalf("connect to %s: %v", m[1], err)
-	}
-	defer c.Close(cctx)
+	c := dialGopcua(t, cctx, m[1])
 
 	notes := make(chan *opcua.PublishNotificationData, 1024)
 	sub, err := peer.GopcuaSubscribe(cctx, c, &opcua.SubscriptionParameters{Interval: 5 * time.Millisecond}, notes)

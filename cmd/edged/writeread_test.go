@@ -21,19 +21,7 @@ func TestWriteThenRead(t *testing.T) {
 	waitFor(t, out, regexp.MustCompile(`sim \(modbus-tcp\): ns=2;s=sim\.`))
 	cctx, ccancel := context.WithTimeout(ctx, time.Minute)
 	defer ccancel()
-	connect := func() *opcua.Client {
-		c, err := opcua.NewClient(m[1], opcua.SecurityPolicy("None"), opcua.SecurityMode(gua.MessageSecurityModeNone),
-			opcua.AuthAnonymous(), opcua.AutoReconnect(false))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Connect(cctx); err != nil {
-			t.Fatalf("connect to %s: %v", m[1], err)
-		}
-		t.Cleanup(func() { c.Close(context.Background()) })
-		return c
-	}
-	writer, other := connect(), connect()
+	writer, other := dialGopcua(t, cctx, m[1]), dialGopcua(t, cctx, m[1])
 	for _, tc := range []struct {
 		node  string
 		value func(i int) any
