@@ -551,7 +551,7 @@ func (e *Engine) stop() {
 		}
 		break
 	}
-	e.answerWrites(status.Good) // performed; no image will follow
+	e.answerWrites() // performed; no image will follow
 	for _, d := range e.devs {
 		for _, w := range d.pending {
 			if w.done != nil {
@@ -899,17 +899,17 @@ func (e *Engine) publish(n uint64, nowNs int64) {
 		e.allocated.Add(1)
 	}
 	e.lastPublish.Store(time.Now().UnixNano())
-	e.answerWrites(status.Good)
+	e.answerWrites()
 	for _, s := range *e.subs.Load() {
 		s.fn(im)
 	}
 }
 
-// answerWrites calls the done funcs of the writes the devices performed
-// since the last publish with st.
-func (e *Engine) answerWrites(st Status) {
+// answerWrites answers Good to the writes the devices performed since
+// the last publish.
+func (e *Engine) answerWrites() {
 	for i, done := range e.acked {
-		done(st)
+		done(status.Good)
 		e.acked[i] = nil
 	}
 	e.acked = e.acked[:0]

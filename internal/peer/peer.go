@@ -7,16 +7,17 @@ package peer
 import (
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
-// InCI reports whether the tests run in CI (the CI variable is set).
-func InCI() bool { return os.Getenv("CI") != "" }
+// inCI reports whether the tests run in CI (the CI variable is set).
+func inCI() bool { return os.Getenv("CI") != "" }
 
 // Missing ends t for a missing peer: Fatal in CI, Skip elsewhere.
 func Missing(t testing.TB, format string, args ...any) {
 	t.Helper()
-	if InCI() {
+	if inCI() {
 		t.Fatalf("CI needs this peer: "+format, args...)
 	}
 	t.Skipf(format, args...)
@@ -38,7 +39,7 @@ func Command(t testing.TB, name, debianPackage string) string {
 // Debian's packages), or ends t with Missing.
 func Python(t testing.TB, debianPackages string, modules ...string) string {
 	t.Helper()
-	imp := "import " + joinComma(modules)
+	imp := "import " + strings.Join(modules, ", ")
 	var last []byte
 	for _, py := range []string{"/usr/bin/python3", "python3"} {
 		out, err := exec.Command(py, "-c", imp).CombinedOutput()
@@ -49,15 +50,4 @@ func Python(t testing.TB, debianPackages string, modules ...string) string {
 	}
 	Missing(t, "no python3 that can %q (Debian %s; scripts/deps.sh installs them): %s", imp, debianPackages, last)
 	return ""
-}
-
-func joinComma(s []string) string {
-	out := ""
-	for i, m := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += m
-	}
-	return out
 }

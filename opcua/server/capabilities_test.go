@@ -18,24 +18,17 @@ func TestServerValuesFitTheirDataType(t *testing.T) {
 	s := newTestServer(t, Config{})
 	tc := newTestConn(t, s, 1)
 	tc.openSession()
-	good := 0
-	for _, v := range objectsVariables(t, tc) {
-		r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{TimestampsToReturn: ua.TimestampsToReturnNeither,
-			NodesToRead: []ua.ReadValueID{{NodeID: v, AttributeID: uint32(ua.AttributeIDValue)}}}))
-		dv := r.Results[0]
-		if dv.Status != status.Good {
-			continue
-		}
-		good++
-		n := s.as.Node(v)
+	_, good := goodObjectValues(t, tc)
+	for _, v := range good {
+		n := s.as.Node(v.id)
 		switch {
-		case dv.Value.IsNull():
-			t.Errorf("%v %s: Good and null", v, id.Name(v.Numeric))
-		case s.as.CheckValue(v, dv.Value) != status.Good:
-			t.Errorf("%v %s: Good with a %v value, not of DataType %v ValueRank %d", v, n.BrowseName.Name, dv.Value.Type(), n.DataType, n.ValueRank)
+		case v.dv.Value.IsNull():
+			t.Errorf("%v %s: Good and null", v.id, id.Name(v.id.Numeric))
+		case s.as.CheckValue(v.id, v.dv.Value) != status.Good:
+			t.Errorf("%v %s: Good with a %v value, not of DataType %v ValueRank %d", v.id, n.BrowseName.Name, v.dv.Value.Type(), n.DataType, n.ValueRank)
 		}
 	}
-	t.Logf("%d Good values", good)
+	t.Logf("%d Good values", len(good))
 }
 
 // TestServerCapabilitiesAreTheLimits: the capabilities a client plans its

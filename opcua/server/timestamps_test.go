@@ -16,21 +16,36 @@ func TestServerValuesHaveSourceTimestamps(t *testing.T) {
 	s := newTestServer(t, Config{})
 	tc := newTestConn(t, s, 1)
 	tc.openSession()
+	vars, good := goodObjectValues(t, tc)
+	for _, v := range good {
+		if v.dv.SourceTimestamp.IsZero() || v.dv.ServerTimestamp.IsZero() {
+			t.Errorf("%v: Good with SourceTimestamp %v, ServerTimestamp %v", v.id, v.dv.SourceTimestamp, v.dv.ServerTimestamp)
+		}
+	}
+	t.Logf("%d variables under Objects, %d with a Good value", vars, len(good))
+}
+
+// objectValue is a Variable under Objects and its Value as read.
+type objectValue struct {
+	id ua.NodeID
+	dv ua.DataValue
+}
+
+// goodObjectValues reads the Value, with both timestamps, of every
+// Variable under Objects over tc, one at a time, and returns how many
+// there are and those that read Good.
+func goodObjectValues(t *testing.T, tc *testConn) (int, []objectValue) {
+	t.Helper()
 	vars := objectsVariables(t, tc)
-	good := 0
+	var good []objectValue
 	for _, v := range vars {
 		r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{TimestampsToReturn: ua.TimestampsToReturnBoth,
 			NodesToRead: []ua.ReadValueID{{NodeID: v, AttributeID: uint32(ua.AttributeIDValue)}}}))
-		dv := r.Results[0]
-		if dv.Status != status.Good {
-			continue
-		}
-		good++
-		if dv.SourceTimestamp.IsZero() || dv.ServerTimestamp.IsZero() {
-			t.Errorf("%v: Good with SourceTimestamp %v, ServerTimestamp %v", v, dv.SourceTimestamp, dv.ServerTimestamp)
+		if dv := r.Results[0]; dv.Status == status.Good {
+			good = append(good, objectValue{v, dv})
 		}
 	}
-	t.Logf("%d variables under Objects, %d with a Good value", len(vars), good)
+	return len(vars), good
 }
 
 // objectsVariables browses everything under Objects over tc and returns
