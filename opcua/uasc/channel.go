@@ -5,7 +5,8 @@
 // request ids; CloseSecureChannel. Security is a SecurityPolicy: the chunk
 // layer calls it for headers, padding, signatures and encryption, so a new
 // policy touches no framing code (see SecurityPolicy for where each step
-// plugs in). SecurityPolicy None ships now.
+// plugs in). SecurityPolicy None and the RSA policies of package secpol
+// (NewSecurityPolicy) ship.
 //
 // How it works, and why, is in docs/secure-channel.md.
 package uasc
@@ -213,6 +214,7 @@ type Channel struct {
 	id            uint32
 	policy        SecurityPolicy
 	mode          ua.MessageSecurityMode
+	peerCert      []byte // the client's certificate (DER); nil under None
 	recvBufSize   int
 	sendBufSize   int
 	sendMaxMsg    uint32 // the client's MaxMessageSize; 0: no limit
@@ -370,6 +372,10 @@ func (c *Channel) SecurityPolicyURI() string { return c.policy.URI() }
 
 // SecurityMode returns the channel's message security mode.
 func (c *Channel) SecurityMode() ua.MessageSecurityMode { return c.mode }
+
+// PeerCertificate returns the client's application instance certificate
+// (DER) the channel was opened with; nil under SecurityPolicy None.
+func (c *Channel) PeerCertificate() []byte { return c.peerCert }
 
 // Closed reports whether the channel is closed or dead (Close, a failed
 // read, a failed write): nothing written to it reaches the client any

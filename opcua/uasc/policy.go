@@ -23,9 +23,9 @@ import "github.com/edged/edged/opcua/ua"
 //	MSG sent: the same steps as the OPN response with the token's
 //	  ChunkCrypto                                           sealChunk
 //
-// SecurityPolicy None implements every step as a no-op. Basic256Sha256,
-// Aes128_Sha256_RsaOaep and Aes256_Sha256_RsaPss will be further
-// implementations of this interface; the framing does not change.
+// SecurityPolicy None implements every step as a no-op; NewSecurityPolicy
+// makes Basic256Sha256, Aes128_Sha256_RsaOaep and Aes256_Sha256_RsaPss
+// (secure.go) from the algorithms of package secpol.
 type SecurityPolicy interface {
 	// URI is the policy's URI, e.g.
 	// "http://opcfoundation.org/UA/SecurityPolicy#None".
@@ -58,6 +58,9 @@ type AsymmetricResult struct {
 	// ReceiverThumbprint is the thumbprint of the client's certificate,
 	// sent in the OPN response (nil for None).
 	ReceiverThumbprint []byte
+	// PeerCertificate is the client's certificate (DER, without the
+	// chain; nil for None). A renewal must bring the same one.
+	PeerCertificate []byte
 }
 
 // ChunkCrypto signs, verifies, encrypts and decrypts the chunks of one

@@ -1,6 +1,7 @@
 package uasc
 
 import (
+	"bytes"
 	"encoding/binary"
 	"runtime"
 	"strconv"
@@ -520,6 +521,9 @@ func (c *Channel) handleOPN(chunk []byte, first bool) error {
 	if err != nil {
 		return fault(statusOr(err, status.BadSecurityChecksFailed), "asymmetric security header rejected")
 	}
+	if !first && !bytes.Equal(asym.PeerCertificate, c.peerCert) {
+		return fault(status.BadSecurityChecksFailed, "renewal with another certificate")
+	}
 	plain, err := openChunk(chunk, secHdr, asym.Crypto)
 	if err != nil {
 		return fault(err.(ua.StatusCode), "OPN chunk failed the security checks")
@@ -560,6 +564,7 @@ func (c *Channel) handleOPN(chunk []byte, first bool) error {
 	}
 	if first {
 		c.policy, c.mode = policy, req.SecurityMode
+		c.peerCert = asym.PeerCertificate
 		c.id = c.cfg.NextChannelID()
 	}
 	c.nextTok++

@@ -1,0 +1,347 @@
+package uasc
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/binary"
+	"testing"
+
+	"github.com/edged/edged/opcua/pki"
+	"github.com/edged/edged/opcua/secpol"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
+)
+
+// A secured hand-driven client: the test client's chunks, signed and
+// encrypted with the client's side of the keys, so that tests can replay,
+// reorder and damage them. (The framing it uses is ours; that it agrees
+// with an independent stack is TestGopcuaClientSecure's business.)
+
+type secClient struct {
+	*testClient
+	p       *secpol.Policy
+	mode    ua.MessageSecurityMode
+	cert    []byte
+	srvCert []byte
+	asym    *asymCrypto // own: the client's key, peer: the server's
+	sym     *secpol.Symmetric
+	scratch []byte
+}
+
+// secServer returns a Config offering p with a 2048-bit server key, and
+// the server's certificate. check, when set, is the certificate check.
+func secServer(t testing.TB, p *secpol.Policy, check CertificateCheck) (*Config, []byte) {
+	der, key := testCert(t, 2048)
+	own, err := NewCredentials(der, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Config{Policies: []SecurityPolicy{NewSecurityPolicy(p, func() *Credentials { return own }, check)}}, der
+}
+
+// newSecClient makes a client with a key of bits for the server's
+// certificate srvCert.
+func newSecClient(tc *testClient, p *secpol.Policy, mode ua.MessageSecurityMode, bits int, srvCert []byte) *secClient {
+	cert, key := testCert(tc.t, bits)
+	sc, err := x509.ParseCertificate(srvCert)
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	return &secClient{testClient: tc, p: p, mode: mode, cert: cert, srvCert: srvCert,
+		asym: &asymCrypto{p: p, own: key, peer: sc.PublicKey.(*rsa.PublicKey)}}
+}
+
+// opn builds a signed and encrypted OpenSecureChannel request.
+func (c *secClient) opn(rt ua.SecurityTokenRequestType, clientNonce []byte) []byte {
+	c.t.Helper()
+	c.seq++
+	b := appendHeader(nil, "OPN", 'F')
+	b = ua.AppendUint32(b, c.chanID)
+	b = ua.AppendString(b, c.p.URI())
+	b = ua.AppendByteString(b, c.cert)
+	b = ua.AppendByteString(b, secpol.Thumbprint(c.srvCert))
+	secHdr := len(b)
+	b = ua.AppendUint32(b, c.seq)
+	b = ua.AppendUint32(b, 1)
+	b = ua.AppendMessage(b, &ua.OpenSecureChannelRequest{
+		RequestType:       rt,
+		SecurityMode:      c.mode,
+		ClientNonce:       clientNonce,
+		RequestedLifetime: 60000,
+	})
+	b, err := sealChunk(b, 0, secHdr, c.asym, &c.scratch)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return b
+}
+
+// open runs Hello and a secured OpenSecureChannel and derives the keys.
+func (c *secClient) open() {
+	c.t.Helper()
+	c.helloAck(defaultHello())
+	cn := make([]byte, secpol.NonceLength)
+	rand.Read(cn)
+	c.write(c.opn(ua.SecurityTokenRequestTypeIssue, cn))
+	b := c.mustChunk("OPN")
+	d := ua.NewDecoder(b[chanHdrLen:])
+	if uri := d.ReadString(); uri != c.p.URI() {
+		c.t.Fatalf("policy %q", uri)
+	}
+	if cert := d.ReadByteString(nil); !bytes.Equal(cert, c.srvCert) {
+		c.t.Fatal("the response's sender certificate is not the server's")
+	}
+	if th := d.ReadByteString(nil); !bytes.Equal(th, secpol.Thumbprint(c.cert)) {
+		c.t.Fatal("the response's receiver thumbprint is not our certificate's")
+	}
+	plain, err := openChunk(b, chanHdrLen+d.Offset(), c.asym)
+	if err != nil {
+		c.t.Fatalf("the OpenSecureChannel response fails our checks: %v", err)
+	}
+	var resp ua.OpenSecureChannelResponse
+	if err := ua.DecodeMessageInto(ua.NewDecoder(plain[seqHdrLen:]), &resp); err != nil {
+		c.t.Fatal(err)
+	}
+	c.chanID, c.tokID = resp.SecurityToken.ChannelID, resp.SecurityToken.TokenID
+	sn := resp.ServerNonce
+	if len(sn) != secpol.NonceLength {
+		c.t.Fatalf("server nonce of %d bytes", len(sn))
+	}
+	c.sym, err = c.p.NewSymmetric(c.p.DeriveKeys(sn, cn), c.p.DeriveKeys(cn, sn), c.mode == ua.MessageSecurityModeSignAndEncrypt)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// msg builds a sealed MSG chunk with sequence number seq.
+func (c *secClient) msg(seq, reqID uint32, body []byte) []byte {
+	c.t.Helper()
+	b := appendHeader(nil, "MSG", 'F')
+	b = ua.AppendUint32(b, c.chanID)
+	b = ua.AppendUint32(b, c.tokID)
+	b = ua.AppendUint32(b, seq)
+	b = ua.AppendUint32(b, reqID)
+	b = append(b, body...)
+	b, err := sealChunk(b, 0, symHdrLen, c.sym, &c.scratch)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return b
+}
+
+// echoed sends body and checks that the echo server answers it.
+func (c *secClient) echoed(body []byte) {
+	c.t.Helper()
+	c.seq++
+	c.write(c.msg(c.seq, c.seq, body))
+	b := c.mustChunk("MSG")
+	plain, err := openChunk(b, symHdrLen, c.sym)
+	if err != nil {
+		c.t.Fatalf("the response fails our checks: %v", err)
+	}
+	if !bytes.Equal(plain[seqHdrLen:], body) {
+		c.t.Fatal("the echo differs")
+	}
+}
+
+var modes = []ua.MessageSecurityMode{ua.MessageSecurityModeSign, ua.MessageSecurityModeSignAndEncrypt}
+
+// secOpen opens a secured channel to an echo server.
+func secOpen(t *testing.T, p *secpol.Policy, mode ua.MessageSecurityMode) (*secClient, <-chan error) {
+	cfg, srvCert := secServer(t, p, nil)
+	cc, res := serveTCP(t, cfg)
+	c := newSecClient(newTestClient(t, cc), p, mode, 2048, srvCert)
+	c.open()
+	r := <-res
+	if r.err != nil {
+		t.Fatalf("Open: %v", r.err)
+	}
+	t.Cleanup(func() { r.ch.Close(status.Good, "") })
+	return c, echo(r.ch)
+}
+
+// TestSecuredChunkDamaged: a bit flipped anywhere in a secured chunk
+// after the headers (ciphertext, padding, signature), or a padding that
+// is wrong under a valid signature, gets the one Bad_SecurityChecksFailed
+// and closes the channel.
+func TestSecuredChunkDamaged(t *testing.T) {
+	for _, p := range secpol.All {
+		for _, mode := range modes {
+			damages := []string{"body", "last byte", "signature start"}
+			if mode == ua.MessageSecurityModeSignAndEncrypt {
+				damages = append(damages, "bad padding") // Sign has none
+			}
+			for _, where := range damages {
+				t.Run(p.Name()+"/"+mode.String()+"/"+where, func(t *testing.T) {
+					c, served := secOpen(t, p, mode)
+					c.echoed([]byte("a request before the damage"))
+					c.seq++
+					var b []byte
+					if where == "bad padding" {
+						b = c.badPadding(c.seq, []byte("0123456789"))
+					} else {
+						b = c.msg(c.seq, c.seq, bytes.Repeat([]byte{0xAB}, 100))
+						i := map[string]int{"body": symHdrLen + 20, "last byte": len(b) - 1, "signature start": len(b) - secpol.SymmetricSigLength}[where]
+						b[i] ^= 0x01
+					}
+					c.write(b)
+					c.expectError(status.BadSecurityChecksFailed)
+					wantStatus(t, <-served, status.BadSecurityChecksFailed)
+				})
+			}
+		}
+	}
+}
+
+// badPadding seals a chunk whose padding bytes disagree with its padding
+// size, signed and encrypted correctly.
+func (c *secClient) badPadding(seq uint32, body []byte) []byte {
+	b := appendHeader(nil, "MSG", 'F')
+	b = ua.AppendUint32(b, c.chanID)
+	b = ua.AppendUint32(b, c.tokID)
+	b = ua.AppendUint32(b, seq)
+	b = ua.AppendUint32(b, seq)
+	b = append(b, body...)
+	pb, _ := c.sym.EncryptBlockSizes()
+	n := len(b) - symHdrLen + secpol.SymmetricSigLength + 1
+	pad := (pb - n%pb) % pb
+	for i := 0; i < pad; i++ {
+		b = append(b, byte(pad+1)) // wrong: each byte must be pad
+	}
+	b = append(b, byte(pad))
+	binary.LittleEndian.PutUint32(b[4:], uint32(len(b)+secpol.SymmetricSigLength))
+	b, _ = c.sym.Sign(b, b)
+	plain := append([]byte(nil), b[symHdrLen:]...)
+	out, _ := c.sym.Encrypt(b[:symHdrLen], plain)
+	return out
+}
+
+// TestSecuredReplay: a chunk sent again, or one sent ahead of its
+// predecessor, passes the signature and fails the sequence number: the
+// channel closes.
+func TestSecuredReplay(t *testing.T) {
+	for _, p := range secpol.All {
+		for _, mode := range modes {
+			t.Run(p.Name()+"/"+mode.String()+"/replay", func(t *testing.T) {
+				c, served := secOpen(t, p, mode)
+				c.seq++
+				b := c.msg(c.seq, 7, []byte("once"))
+				c.write(b)
+				c.mustChunk("MSG")
+				c.write(b)
+				c.expectError(status.BadSequenceNumberInvalid)
+				wantStatus(t, <-served, status.BadSequenceNumberInvalid)
+			})
+			t.Run(p.Name()+"/"+mode.String()+"/reorder", func(t *testing.T) {
+				c, served := secOpen(t, p, mode)
+				c.echoed([]byte("first"))
+				later := c.msg(c.seq+2, 9, []byte("third"))
+				c.write(later)
+				c.expectError(status.BadSequenceNumberInvalid)
+				wantStatus(t, <-served, status.BadSequenceNumberInvalid)
+			})
+		}
+	}
+}
+
+// TestSecuredHandshakeRejected: what a server refuses in the asymmetric
+// header and the OpenSecureChannel request, with its status code.
+func TestSecuredHandshakeRejected(t *testing.T) {
+	p := secpol.Basic256Sha256
+	mode := ua.MessageSecurityModeSignAndEncrypt
+	nonce := bytes.Repeat([]byte{1}, secpol.NonceLength)
+	cases := []struct {
+		name  string
+		check CertificateCheck
+		build func(c *secClient) []byte
+		want  ua.StatusCode
+	}{
+		{"untrusted", func(*x509.Certificate, []*x509.Certificate) error { return status.BadCertificateUntrusted },
+			func(c *secClient) []byte { return c.opn(ua.SecurityTokenRequestTypeIssue, nonce) }, status.BadCertificateUntrusted},
+		{"wrong thumbprint", nil, func(c *secClient) []byte {
+			other, _ := testCert(t, 3072)
+			c.srvCert = other
+			return c.opn(ua.SecurityTokenRequestTypeIssue, nonce)
+		}, status.BadCertificateInvalid},
+		{"no certificate", nil, func(c *secClient) []byte {
+			c.cert = nil
+			return c.opn(ua.SecurityTokenRequestTypeIssue, nonce)
+		}, status.BadCertificateInvalid},
+		{"garbage certificate", nil, func(c *secClient) []byte {
+			c.cert = []byte("not DER")
+			return c.opn(ua.SecurityTokenRequestTypeIssue, nonce)
+		}, status.BadCertificateInvalid},
+		{"1024-bit key", nil, func(c *secClient) []byte {
+			der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: "urn:small", Bits: 1024})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.cert, c.asym.own = der, key
+			return c.opn(ua.SecurityTokenRequestTypeIssue, nonce)
+		}, status.BadCertificatePolicyCheckFailed},
+		{"damaged", nil, func(c *secClient) []byte {
+			b := c.opn(ua.SecurityTokenRequestTypeIssue, nonce)
+			b[len(b)-3] ^= 0x80
+			return b
+		}, status.BadSecurityChecksFailed},
+		{"short nonce", nil, func(c *secClient) []byte {
+			return c.opn(ua.SecurityTokenRequestTypeIssue, nonce[:16])
+		}, status.BadNonceInvalid},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, srvCert := secServer(t, p, tc.check)
+			cc, res := serveTCP(t, cfg)
+			c := newSecClient(newTestClient(t, cc), p, mode, 2048, srvCert)
+			c.helloAck(defaultHello())
+			c.write(tc.build(c))
+			c.expectError(tc.want)
+			wantStatus(t, openErr(t, res), tc.want)
+		})
+	}
+}
+
+// TestSecuredRenewal: a renewal with fresh nonces works, and the old
+// token stays valid until the client uses the new one.
+func TestSecuredRenewal(t *testing.T) {
+	for _, p := range secpol.All {
+		t.Run(p.Name(), func(t *testing.T) {
+			c, _ := secOpen(t, p, ua.MessageSecurityModeSignAndEncrypt)
+			c.echoed([]byte("before"))
+			oldSym, oldTok := c.sym, c.tokID
+			cn := make([]byte, secpol.NonceLength)
+			rand.Read(cn)
+			c.write(c.opn(ua.SecurityTokenRequestTypeRenew, cn))
+			b := c.mustChunk("OPN")
+			d := ua.NewDecoder(b[chanHdrLen:])
+			d.ReadString()
+			d.ReadByteString(nil)
+			d.ReadByteString(nil)
+			plain, err := openChunk(b, chanHdrLen+d.Offset(), c.asym)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var resp ua.OpenSecureChannelResponse
+			if err := ua.DecodeMessageInto(ua.NewDecoder(plain[seqHdrLen:]), &resp); err != nil {
+				t.Fatal(err)
+			}
+			sn := resp.ServerNonce
+			newSym, _ := p.NewSymmetric(p.DeriveKeys(sn, cn), p.DeriveKeys(cn, sn), true)
+			// Still the old token: answered under it.
+			c.echoed([]byte("old token"))
+			// The new one: answered under it from now on.
+			c.sym, c.tokID = newSym, resp.SecurityToken.TokenID
+			if c.tokID == oldTok {
+				t.Fatal("the renewal kept the token id")
+			}
+			c.echoed([]byte("new token"))
+			// The old one is gone now.
+			c.sym, c.tokID = oldSym, oldTok
+			c.seq++
+			c.write(c.msg(c.seq, 1, []byte("old again")))
+			c.expectError(status.BadSecureChannelTokenUnknown)
+		})
+	}
+}
