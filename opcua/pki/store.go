@@ -1,0 +1,311 @@
+package pki
+
+import (
+	"bytes"
+	"crypto/rsa"
+	"crypto/sha1"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/edged/edged/internal/atomicfile"
+)
+
+// The folders of a Store, under its root.
+const (
+	OwnCerts     = "own/certs"
+	OwnPrivate   = "own/private"
+	TrustedCerts = "trusted/certs"
+	TrustedCRL   = "trusted/crl"
+	IssuerCerts  = "issuers/certs"
+	IssuerCRL    = "issuers/crl"
+	RejectedDir  = "rejected/certs"
+
+	ownCertFile = "edged.der"
+	ownKeyFile  = "edged.pem"
+
+	// MaxRejected bounds the rejected folder: beyond it the oldest
+	// files go.
+	MaxRejected = 128
+	// maxFileSize bounds a certificate or CRL file read from the folders.
+	maxFileSize = 1 << 20
+)
+
+// Store is the PKI folder of one application. Its trust lists are read
+// from disk when they changed since the last look, so that a certificate
+// put into trusted/certs (by `edged pki trust` or by hand) counts at the
+// next handshake. Safe for concurrent use.
+type Store struct {
+	root string
+
+	mu       sync.Mutex
+	lists    *lists
+	onReject func(c *x509.Certificate, file string, why error)
+	stamp    string // of the folders the lists were read from
+}
+
+// lists are the trust lists as read from disk.
+type lists struct {
+	trusted, issuers []*x509.Certificate
+	crls             []*x509.RevocationList
+	errs             []string // files that could not be read
+}
+
+// Open opens the store at root, making its folders (0700) if missing.
+func Open(root string) (*Store, error) {
+	for _, d := range []string{OwnCerts, OwnPrivate, TrustedCerts, TrustedCRL, IssuerCerts, IssuerCRL, RejectedDir} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
+			return nil, err
+		}
+	}
+	return &Store{root: root}, nil
+}
+
+// Root is the store's folder.
+func (s *Store) Root() string { return s.root }
+
+// Path returns the path of a folder of the store.
+func (s *Store) Path(dir string) string { return filepath.Join(s.root, dir) }
+
+// LoadOwn reads the application's certificate and key. fs.ErrNotExist
+// means there are none yet.
+func (s *Store) LoadOwn() ([]byte, *rsa.PrivateKey, error) {
+	der, err := os.ReadFile(filepath.Join(s.root, OwnCerts, ownCertFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	kp, err := os.ReadFile(filepath.Join(s.root, OwnPrivate, ownKeyFile))
+	if err != nil {
+		return nil, nil, err
+	}
+	blk, _ := pem.Decode(kp)
+	if blk == nil {
+		return nil, nil, fmt.Errorf("pki: %s: no PEM block", filepath.Join(OwnPrivate, ownKeyFile))
+	}
+	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pki: %s: %w", filepath.Join(OwnPrivate, ownKeyFile), err)
+	}
+	key, ok := k.(*rsa.PrivateKey)
+	if !ok {
+		return nil, nil, fmt.Errorf("pki: %s: not an RSA key", filepath.Join(OwnPrivate, ownKeyFile))
+	}
+	return der, key, nil
+}
+
+// SaveOwn writes the application's certificate and key, the key 0600;
+// each file is replaced atomically, the key first.
+func (s *Store) SaveOwn(der []byte, key *rsa.PrivateKey) error {
+	kb, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(s.root, OwnPrivate, ownKeyFile), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(s.root, OwnCerts, ownCertFile), der, 0o644)
+}
+
+// EnsureOwn loads the application's certificate and key, or makes them
+// from t when there are none (created reports that).
+func (s *Store) EnsureOwn(t Template) (der []byte, key *rsa.PrivateKey, created bool, err error) {
+	der, key, err = s.LoadOwn()
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return der, key, false, err
+	}
+	der, key, err = NewCertificate(t)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if err := s.SaveOwn(der, key); err != nil {
+		return nil, nil, false, err
+	}
+	return der, key, true, nil
+}
+
+// CheckOwn compares the application's certificate with what it serves:
+// the ApplicationUri, the host names and addresses of its endpoint URLs,
+// the validity period. It returns one sentence per problem.
+func CheckOwn(der []byte, uri string, hosts []string, now time.Time) []string {
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		return []string{"the certificate cannot be parsed: " + err.Error()}
+	}
+	var probs []string
+	if !slices.ContainsFunc(c.URIs, func(u *url.URL) bool { return u.String() == uri }) {
+		probs = append(probs, fmt.Sprintf("its subjectAltName URI is %s, not the ApplicationUri %s", uriList(c), uri))
+	}
+	for _, h := range hosts {
+		if c.VerifyHostname(h) != nil {
+			probs = append(probs, fmt.Sprintf("it does not name the host %q", h))
+		}
+	}
+	switch {
+	case now.Before(c.NotBefore):
+		probs = append(probs, "it is not valid before "+c.NotBefore.UTC().Format(time.RFC3339))
+	case now.After(c.NotAfter):
+		probs = append(probs, "it expired on "+c.NotAfter.UTC().Format(time.RFC3339))
+	case c.NotAfter.Sub(now) < 30*24*time.Hour:
+		probs = append(probs, "it expires on "+c.NotAfter.UTC().Format(time.RFC3339))
+	}
+	return probs
+}
+
+func uriList(c *x509.Certificate) string {
+	if len(c.URIs) == 0 {
+		return "missing"
+	}
+	var s []string
+	for _, u := range c.URIs {
+		s = append(s, u.String())
+	}
+	return strings.Join(s, ", ")
+}
+
+// ApplicationURI is the first URI of a certificate's subjectAltName.
+func ApplicationURI(c *x509.Certificate) string {
+	if len(c.URIs) == 0 {
+		return ""
+	}
+	return c.URIs[0].String()
+}
+
+// ThumbprintHex is a certificate's SHA-1 thumbprint in upper-case hex, as
+// OPC UA tools show it.
+func ThumbprintHex(der []byte) string {
+	return strings.ToUpper(hex.EncodeToString(thumbprint(der)))
+}
+
+func thumbprint(der []byte) []byte {
+	s := sha1.Sum(der)
+	return s[:]
+}
+
+// current returns the trust lists, read again when a folder changed.
+func (s *Store) current() *lists {
+	stamp := s.stampOf()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lists != nil && stamp == s.stamp {
+		return s.lists
+	}
+	l := &lists{}
+	l.trusted = s.readCerts(TrustedCerts, &l.errs)
+	l.issuers = s.readCerts(IssuerCerts, &l.errs)
+	l.crls = append(s.readCRLs(TrustedCRL, &l.errs), s.readCRLs(IssuerCRL, &l.errs)...)
+	s.lists, s.stamp = l, stamp
+	return l
+}
+
+// stampOf sums up the names, sizes and times of the trust folders' files.
+func (s *Store) stampOf() string {
+	var b strings.Builder
+	for _, d := range []string{TrustedCerts, IssuerCerts, TrustedCRL, IssuerCRL} {
+		ents, _ := os.ReadDir(filepath.Join(s.root, d))
+		b.WriteString(d)
+		for _, e := range ents {
+			fi, err := e.Info()
+			if err != nil {
+				continue
+			}
+			fmt.Fprintf(&b, "|%s:%d:%d", e.Name(), fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	return b.String()
+}
+
+// files returns the regular files of a folder, sorted by name.
+func (s *Store) files(dir string) []string {
+	ents, err := os.ReadDir(filepath.Join(s.root, dir))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+			out = append(out, filepath.Join(s.root, dir, e.Name()))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// readFile reads a certificate or CRL file, DER or PEM; PEM files may
+// hold several blocks.
+func readFile(path string) ([][]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxFileSize {
+		return nil, fmt.Errorf("larger than %d bytes", maxFileSize)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(bytes.TrimSpace(b), []byte("-----BEGIN")) {
+		return [][]byte{b}, nil
+	}
+	var out [][]byte
+	for {
+		var blk *pem.Block
+		blk, b = pem.Decode(b)
+		if blk == nil {
+			break
+		}
+		out = append(out, blk.Bytes)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no PEM block")
+	}
+	return out, nil
+}
+
+func (s *Store) readCerts(dir string, errs *[]string) []*x509.Certificate {
+	var out []*x509.Certificate
+	for _, p := range s.files(dir) {
+		blocks, err := readFile(p)
+		for _, b := range blocks {
+			var cs []*x509.Certificate
+			if cs, err = x509.ParseCertificates(b); err == nil {
+				out = append(out, cs...)
+			}
+		}
+		if err != nil {
+			*errs = append(*errs, p+": "+err.Error())
+		}
+	}
+	return out
+}
+
+func (s *Store) readCRLs(dir string, errs *[]string) []*x509.RevocationList {
+	var out []*x509.RevocationList
+	for _, p := range s.files(dir) {
+		blocks, err := readFile(p)
+		for _, b := range blocks {
+			var l *x509.RevocationList
+			if l, err = x509.ParseRevocationList(b); err == nil {
+				out = append(out, l)
+			}
+		}
+		if err != nil {
+			*errs = append(*errs, p+": "+err.Error())
+		}
+	}
+	return out
+}
+
+// Problems lists the files of the trust folders that could not be read.
+func (s *Store) Problems() []string { return slices.Clone(s.current().errs) }
