@@ -41,6 +41,11 @@ type config struct {
 	checkConfig bool
 	// reportEvery is how often the scan statistics are printed (0: never).
 	reportEvery time.Duration
+	// dataDir holds the PKI folders (--data-dir); allowInsecure offers
+	// SecurityPolicy None for sessions (--allow-insecure).
+	dataDir       string
+	allowInsecure bool
+	hostname      string
 }
 
 // usageError is a bad command line: main reports it and exits with code 2.
@@ -64,7 +69,7 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 		host = "localhost"
 	}
 
-	var cfg config
+	cfg := config{hostname: host}
 	fs := flag.NewFlagSet("edged", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.BoolVar(&cfg.showVersion, "version", false, "print \"edged <version>\" and exit")
@@ -101,8 +106,12 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 		"validate the configuration (--config, --import-csv, --board), print the result and exit")
 	fs.DurationVar(&cfg.reportEvery, "report-every", 10*time.Second,
 		"print the scan statistics (cycles, cycle time, start jitter, overruns) this often; 0: never")
+	fs.StringVar(&cfg.dataDir, "data-dir", DefaultDataDir,
+		"the `folder` of edged's certificates: own/, trusted/, issuers/, rejected/ (made at the first start)")
+	fs.BoolVar(&cfg.allowInsecure, "allow-insecure", false,
+		"offer SecurityPolicy None for sessions too (without: None serves discovery only); for tests and demos, never on a plant network")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: edged [flags]\n\n"+
+		fmt.Fprintf(stderr, "Usage: edged [flags]\n       edged pki [--data-dir DIR] list|trust|reject|show-own ...\n\n"+
 			"edged polls PLCs and serves their values over OPC UA.\n"+
 			"Flags may be written with one or two dashes (-listen or --listen).\n\nFlags:\n")
 		fs.PrintDefaults()

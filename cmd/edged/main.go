@@ -36,6 +36,9 @@ func main() {
 // (SIGINT/SIGTERM), --help, --version or a valid --check-config; 2 for a bad
 // command line or configuration; 1 when edged cannot run.
 func realMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "pki" {
+		return pkiMain(args[1:], stdout, stderr)
+	}
 	cfg, err := parseFlags(args, os.Hostname, stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):

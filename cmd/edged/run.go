@@ -11,6 +11,7 @@ import (
 
 	"github.com/edged/edged/binding"
 	"github.com/edged/edged/internal/stack"
+	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/uasc"
 	"github.com/edged/edged/plc"
@@ -33,7 +34,16 @@ func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) e
 		return fmt.Errorf("cannot listen on --listen %s: %w", cfg.listen, err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	sc := stack.Config{Plant: conf, Listener: ln, Server: serverConfig(cfg, endpointURL(cfg.advertiseHost, port), out)}
+	scfg := serverConfig(cfg, endpointURL(cfg.advertiseHost, port), out)
+	sec, err := setupSecurity(cfg, cfg.hostname, out, func(st *pki.Store) {
+		st.LogRejections(scfg.Logger, "edged pki trust --data-dir "+cfg.dataDir)
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	scfg.Security = sec
+	sc := stack.Config{Plant: conf, Listener: ln, Server: scfg}
 	if stack.NeedsSimulator(conf) {
 		sc.Simulator = &sim.Options{}
 	}

@@ -11,6 +11,9 @@ import (
 
 	"github.com/gopcua/opcua"
 	gua "github.com/gopcua/opcua/ua"
+
+	"github.com/edged/edged/internal/testkeys"
+	"github.com/edged/edged/opcua/pki"
 )
 
 // waitFor polls out until re matches and returns the match. The deadline
@@ -33,10 +36,14 @@ func waitFor(t *testing.T, out *lockedBuffer, re *regexp.Regexp) []string {
 // context ends at the latest when the test does.
 func startRun(t *testing.T, args ...string) (context.Context, context.CancelFunc, *lockedBuffer, <-chan error) {
 	t.Helper()
+	// The interop tests talk SecurityPolicy None unless they say
+	// otherwise; every run has a data folder of its own.
+	args = append([]string{"--allow-insecure", "--data-dir", t.TempDir()}, args...)
 	cfg, err := parseFlags(args, fixedHostname("gw01"), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
+	seedDataDir(t, cfg)
 	conf, err := loadConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +54,26 @@ func startRun(t *testing.T, args ...string) (context.Context, context.CancelFunc
 	errc := make(chan error, 1)
 	go func() { errc <- run(ctx, cfg, conf, out) }()
 	return ctx, cancel, out, errc
+}
+
+// seedDataDir puts an application certificate with a fixed test key into
+// cfg's data folder, as edged would make it at its first start, so that a
+// test run under emulation does not spend seconds making a key.
+func seedDataDir(t *testing.T, cfg config) {
+	t.Helper()
+	st, err := pki.Open(cfg.dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := ownTemplate(cfg, cfg.hostname)
+	tpl.Key = testkeys.RSA(2048)
+	der, key, err := pki.NewCertificate(tpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveOwn(der, key); err != nil {
+		t.Fatal(err)
+	}
 }
 
 var endpointLine = regexp.MustCompile(`OPC UA endpoint URL (opc\.tcp://(\S+):(\d+)) \(listening on (\S+)\)`)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edged/edged/internal/testkeys"
 	"github.com/edged/edged/opcua/ua/status"
 )
 
@@ -23,6 +24,9 @@ type issued struct {
 
 func mk(t *testing.T, tpl Template) issued {
 	t.Helper()
+	if tpl.Key == nil && tpl.Bits == 0 {
+		tpl.Key = testkeys.RSA(2048)
+	}
 	der, key, err := NewCertificate(tpl)
 	if err != nil {
 		t.Fatal(err)
@@ -151,8 +155,8 @@ func TestVerifyCA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca := mk(t, Template{CommonName: "site CA", CA: true})
-	other := mk(t, Template{CommonName: "other CA", CA: true})
+	ca := mk(t, Template{CommonName: "site CA", CA: true, Key: testkeys.RSA(3072)})
+	other := mk(t, Template{CommonName: "other CA", CA: true, Key: testkeys.RSA(4096)})
 	cli := mk(t, Template{ApplicationURI: "urn:client", Issuer: ca.cert, IssuerKey: ca.key})
 	stranger := mk(t, Template{ApplicationURI: "urn:stranger", Issuer: other.cert, IssuerKey: other.key})
 	revoked := mk(t, Template{ApplicationURI: "urn:revoked", Issuer: ca.cert, IssuerKey: ca.key})
@@ -182,7 +186,7 @@ func TestRejectedBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := mk(t, Template{}).key // one key, many certificates: fast
+	key := testkeys.RSA(2048) // one key, many certificates: fast
 	for i := range MaxRejected + 10 {
 		c := mk(t, Template{ApplicationURI: fmt.Sprintf("urn:c%d", i), Key: key})
 		wantCode(t, s.Verify(c.cert, nil), status.BadCertificateUntrusted)

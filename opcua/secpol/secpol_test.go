@@ -6,33 +6,16 @@ import (
 	"crypto/rsa"
 	"encoding/hex"
 	"fmt"
-	"sync"
 	"testing"
 
 	"github.com/gopcua/opcua/uapolicy"
 
+	"github.com/edged/edged/internal/testkeys"
 	"github.com/edged/edged/opcua/secpol"
 )
 
-var (
-	keyMu sync.Mutex
-	keys  = map[int]*rsa.PrivateKey{}
-)
-
-// key returns an RSA key of bits, made once per test binary.
-func key(t testing.TB, bits int) *rsa.PrivateKey {
-	keyMu.Lock()
-	defer keyMu.Unlock()
-	if k := keys[bits]; k != nil {
-		return k
-	}
-	k, err := rsa.GenerateKey(rand.Reader, bits)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys[bits] = k
-	return k
-}
+// key returns the fixed test key of bits.
+func key(_ testing.TB, bits int) *rsa.PrivateKey { return testkeys.RSA(bits) }
 
 func nonce(t testing.TB) []byte {
 	b := make([]byte, secpol.NonceLength)

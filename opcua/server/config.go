@@ -159,6 +159,10 @@ type Config struct {
 	// ServiceLevel is Server/ServiceLevel while running (default 255).
 	ServiceLevel byte
 
+	// Security, when set, offers the secure endpoints (see Security);
+	// without it the server offers SecurityPolicy None only.
+	Security *Security
+
 	// Logger receives connection and session events (default: discard).
 	Logger *slog.Logger
 
@@ -251,6 +255,13 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Channel.InitialMessageLimit == 0 {
 		c.Channel.InitialMessageLimit = DefaultPreSessionMessageSize
+	}
+	if c.Security != nil {
+		sc := *c.Security
+		if sc.Credentials == nil {
+			return c, errors.New("server: Config.Security.Credentials is required")
+		}
+		c.Security = &sc
 	}
 	if c.Authenticator == nil {
 		c.Authenticator = AnonymousOnly{}

@@ -22,6 +22,8 @@ type channel interface {
 	PostResponse(requestID uint32, msg []byte) error
 	Close(status ua.StatusCode, reason string) error
 	SetMessageLimit(n uint32)
+	SecurityPolicyURI() string
+	PeerCertificate() []byte
 }
 
 var _ channel = (*uasc.Channel)(nil)

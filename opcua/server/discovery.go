@@ -24,7 +24,7 @@ func (c *conn) findServers(_ *session, req *ua.FindServersRequest, resp *ua.Find
 // IP address) gets our configured URL, the "suitable default" of §5.4.4.2.
 func (c *conn) getEndpoints(_ *session, req *ua.GetEndpointsRequest, resp *ua.GetEndpointsResponse) error {
 	resp.Endpoints = resp.Endpoints[:0]
-	for _, e := range c.srv.endpoints {
+	for _, e := range c.srv.endpointList() {
 		if len(req.ProfileURIs) == 0 || matchesProfile(req.ProfileURIs, e.TransportProfileURI) {
 			resp.Endpoints = append(resp.Endpoints, e)
 		}

@@ -39,7 +39,9 @@ func (f *fakeChannel) Buffered() bool {
 	return len(f.in) > 0
 }
 
-func (f *fakeChannel) SetMessageLimit(uint32) {}
+func (f *fakeChannel) SetMessageLimit(uint32)    {}
+func (f *fakeChannel) SecurityPolicyURI() string { return uasc.SecurityPolicyURINone }
+func (f *fakeChannel) PeerCertificate() []byte   { return nil }
 
 func (f *fakeChannel) Close(status ua.StatusCode, _ string) error {
 	f.Mu.Lock()

@@ -94,6 +94,7 @@ func New(cfg Config) (*Server, error) {
 		TransportProfileURI: TransportProfileUATCP,
 		SecurityLevel:       0,
 	}}
+	s.setupSecurity()
 	if cfg.Channel.NextChannelID == nil {
 		cfg.Channel.NextChannelID = func() uint32 {
 			for {

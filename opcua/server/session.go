@@ -30,9 +30,11 @@ type session struct {
 	closed    atomic.Bool
 	lastUsed  atomic.Int64 // Clock().UnixNano() of the last request
 
-	mu       sync.Mutex
-	identity Identity
-	cps      contPoints // Browse continuation points
+	mu         sync.Mutex
+	identity   Identity
+	nonce      []byte     // the last server nonce, which the next ActivateSession signs
+	clientCert []byte     // the client certificate (DER) of a secure CreateSession
+	cps        contPoints // Browse continuation points
 }
 
 // ChannelID, Closed and User make a session a subs.Session.

@@ -39,11 +39,24 @@ func (c *conn) createSession(_ *session, req *ua.CreateSessionRequest, resp *ua.
 		c.srv.diag.rejectedSessions.Add(1)
 		return status.BadShutdown
 	}
+	sig, cert, err := c.checkCreateSecurity(req)
+	if err != nil {
+		c.srv.diag.securityRejectedSess.Add(1)
+		c.srv.diag.rejectedSessions.Add(1)
+		return err
+	}
 	timeout := c.srv.reviseTimeout(req.RequestedSessionTimeout)
 	s, err := c.srv.sessions.create(req.SessionName, newClientKey(req), timeout, c.ch.ID(), c.now)
 	if err != nil {
 		return err
 	}
+	nonce := newNonce()
+	s.mu.Lock()
+	s.nonce = nonce
+	if cert != nil {
+		s.clientCert = c.ch.PeerCertificate()
+	}
+	s.mu.Unlock()
 	maxReq := c.srv.cfg.Channel.MaxMessageSize
 	if maxReq == 0 {
 		maxReq = defaultMaxMessageSize
@@ -53,8 +66,10 @@ func (c *conn) createSession(_ *session, req *ua.CreateSessionRequest, resp *ua.
 		SessionID:             s.id,
 		AuthenticationToken:   s.token,
 		RevisedSessionTimeout: float64(timeout / time.Millisecond),
-		ServerNonce:           newNonce(),
-		ServerEndpoints:       c.srv.endpoints,
+		ServerNonce:           nonce,
+		ServerCertificate:     cert,
+		ServerSignature:       sig,
+		ServerEndpoints:       c.srv.endpointList(),
 		MaxRequestMessageSize: maxReq,
 	}
 	c.srv.cfg.Logger.Info("session created", "session", s.id.String(), "name", s.name, "timeout", timeout, "channel", c.ch.ID())
@@ -74,6 +89,11 @@ func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp 
 		c.srv.diag.securityRejectedSess.Add(1)
 		c.srv.diag.rejectedSessions.Add(1)
 		return status.BadSecureChannelIDInvalid
+	}
+	if err := c.checkActivateSecurity(s, req); err != nil {
+		c.srv.diag.securityRejectedSess.Add(1)
+		c.srv.diag.rejectedSessions.Add(1)
+		return err
 	}
 	var token ua.Body
 	switch tok := &req.UserIdentityToken; {
@@ -105,6 +125,8 @@ func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp 
 		return status.BadUserAccessDenied
 	}
 	s.identity = id
+	nonce := newNonce()
+	s.nonce = nonce
 	s.mu.Unlock()
 	moved := s.channelID.Swap(chID) != chID
 	s.detached.Store(false)
@@ -115,7 +137,7 @@ func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp 
 		c.srv.subs.SessionMoved(s)
 	}
 
-	*resp = ua.ActivateSessionResponse{ResponseHeader: resp.ResponseHeader, ServerNonce: newNonce()}
+	*resp = ua.ActivateSessionResponse{ResponseHeader: resp.ResponseHeader, ServerNonce: nonce}
 	if n := len(req.ClientSoftwareCertificates); n > 0 {
 		resp.Results = make([]ua.StatusCode, n) // Good: nothing is checked
 	}

@@ -16,6 +16,7 @@ import (
 	guacp "github.com/gopcua/opcua/uacp"
 	guasc "github.com/gopcua/opcua/uasc"
 
+	"github.com/edged/edged/internal/testkeys"
 	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/secpol"
 	"github.com/edged/edged/opcua/ua"
@@ -122,7 +123,7 @@ func testCert(t testing.TB, bits int) ([]byte, *rsa.PrivateKey) {
 	if c, ok := certs[bits]; ok {
 		return c.der, c.key
 	}
-	der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: "urn:edged:test", CommonName: "test", Bits: bits})
+	der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: "urn:edged:test", CommonName: "test", Key: testkeys.RSA(bits)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/edged/edged/internal/atomicfile"
+	"github.com/edged/edged/opcua/pki"
+)
+
+// pkiMain runs `edged pki ...`: the technician's view of the data
+// folder's certificates. What it changes counts at the next handshake of
+// a running edged.
+func pkiMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("edged pki", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("data-dir", DefaultDataDir, "edged's data `folder`")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: edged pki [--data-dir DIR] COMMAND\n\n"+
+			"  list                       the trusted, issuer and rejected certificates\n"+
+			"  trust THUMBPRINT|FILE      trust a rejected certificate, or a certificate file\n"+
+			"  reject THUMBPRINT          stop trusting a certificate (it moves to rejected/)\n"+
+			"  show-own                   edged's own certificate: thumbprint, names, validity\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	// The flag may come before or after the command.
+	var rest []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(rest) == 0 {
+		fs.Usage()
+		return 2
+	}
+	store, err := pki.Open(*dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "edged pki: --data-dir %s: %v\n", *dir, err)
+		return 1
+	}
+	err = runPKI(store, rest, stdout)
+	var ue *usageError
+	switch {
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "edged pki: %v\n", err)
+		return 2
+	case err != nil:
+		fmt.Fprintf(stderr, "edged pki: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func runPKI(s *pki.Store, args []string, out io.Writer) error {
+	need := func(n int) error {
+		if len(args) != n+1 {
+			return &usageError{msg: fmt.Sprintf("%s takes %d argument(s); see edged pki --help", args[0], n)}
+		}
+		return nil
+	}
+	switch args[0] {
+	case "list":
+		if err := need(0); err != nil {
+			return err
+		}
+		for _, d := range []string{pki.TrustedCerts, pki.IssuerCerts, pki.RejectedDir} {
+			fmt.Fprintf(out, "%s:\n", d)
+			for _, f := range certFiles(s, d) {
+				fmt.Fprintf(out, "  %s  (%s)\n", pki.Describe(f.cert), filepath.Base(f.path))
+			}
+		}
+		return nil
+	case "trust":
+		if err := need(1); err != nil {
+			return err
+		}
+		return trust(s, args[1], out)
+	case "reject":
+		if err := need(1); err != nil {
+			return err
+		}
+		f, ok := findCert(s, pki.TrustedCerts, args[1])
+		if !ok {
+			return fmt.Errorf("no trusted certificate with thumbprint %s (see edged pki list)", args[1])
+		}
+		if err := atomicfile.WriteFile(filepath.Join(s.Path(pki.RejectedDir), pki.RejectedName(f.cert.Raw)), f.cert.Raw, 0o644); err != nil {
+			return err
+		}
+		if err := os.Remove(f.path); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "no longer trusted: %s\n", pki.Describe(f.cert))
+		return nil
+	case "show-own":
+		if err := need(0); err != nil {
+			return err
+		}
+		der, _, err := s.LoadOwn()
+		if err != nil {
+			return fmt.Errorf("no application certificate yet (edged makes it at its first start): %w", err)
+		}
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			return err
+		}
+		var ips []string
+		for _, ip := range c.IPAddresses {
+			ips = append(ips, ip.String())
+		}
+		fmt.Fprintf(out, "thumbprint  %s\nsubject     %s\nuri         %s\ndns         %s\nip          %s\nvalid       %s .. %s\nfile        %s\n",
+			pki.ThumbprintHex(der), c.Subject, pki.ApplicationURI(c), strings.Join(c.DNSNames, ", "), strings.Join(ips, ", "),
+			c.NotBefore.UTC().Format("2006-01-02 15:04"), c.NotAfter.UTC().Format("2006-01-02 15:04"),
+			filepath.Join(s.Path(pki.OwnCerts), "edged.der"))
+		return nil
+	}
+	return &usageError{msg: fmt.Sprintf("unknown command %q; see edged pki --help", args[0])}
+}
+
+// trust moves a rejected certificate (by thumbprint) or copies a
+// certificate file into trusted/certs.
+func trust(s *pki.Store, what string, out io.Writer) error {
+	var c *x509.Certificate
+	var from string
+	if f, ok := findCert(s, pki.RejectedDir, what); ok {
+		c, from = f.cert, f.path
+	} else if b, err := os.ReadFile(what); err == nil {
+		if c, err = x509.ParseCertificate(b); err != nil {
+			return fmt.Errorf("%s is not a DER certificate: %w", what, err)
+		}
+	} else {
+		return fmt.Errorf("%s is neither the thumbprint of a rejected certificate (see edged pki list) nor a certificate file", what)
+	}
+	dst := filepath.Join(s.Path(pki.TrustedCerts), pki.RejectedName(c.Raw))
+	if err := atomicfile.WriteFile(dst, c.Raw, 0o644); err != nil {
+		return err
+	}
+	if from != "" {
+		os.Remove(from)
+	}
+	fmt.Fprintf(out, "trusted: %s\n", pki.Describe(c))
+	return nil
+}
+
+type certFile struct {
+	path string
+	cert *x509.Certificate
+}
+
+func certFiles(s *pki.Store, dir string) []certFile {
+	ents, _ := os.ReadDir(s.Path(dir))
+	var out []certFile
+	for _, e := range ents {
+		p := filepath.Join(s.Path(dir), e.Name())
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if c, err := x509.ParseCertificate(b); err == nil {
+			out = append(out, certFile{p, c})
+		}
+	}
+	return out
+}
+
+func findCert(s *pki.Store, dir, thumb string) (certFile, bool) {
+	for _, f := range certFiles(s, dir) {
+		if strings.EqualFold(pki.ThumbprintHex(f.cert.Raw), strings.TrimSpace(thumb)) {
+			return f, true
+		}
+	}
+	return certFile{}, false
+}

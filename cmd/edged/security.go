@@ -1,0 +1,150 @@
+package main
+
+import (
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/edged/edged/opcua/pki"
+	"github.com/edged/edged/opcua/secpol"
+	"github.com/edged/edged/opcua/server"
+	"github.com/edged/edged/opcua/uasc"
+)
+
+// DefaultDataDir is where edged keeps its certificates on the gateway.
+const DefaultDataDir = "/var/lib/edged"
+
+// ownCredentials hands the server its certificate and key, read again
+// from the data folder when the certificate file changed (after `edged
+// pki renew`), so that a renewal needs no restart.
+type ownCredentials struct {
+	store *pki.Store
+	mu    sync.Mutex
+	cur   *uasc.Credentials
+	stamp time.Time
+	size  int64
+}
+
+func (o *ownCredentials) get() *uasc.Credentials {
+	fi, err := os.Stat(filepath.Join(o.store.Path(pki.OwnCerts), "edged.der"))
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if err == nil && (!fi.ModTime().Equal(o.stamp) || fi.Size() != o.size) {
+		if der, key, err := o.store.LoadOwn(); err == nil {
+			if c, err := uasc.NewCredentials(der, key); err == nil {
+				o.cur, o.stamp, o.size = c, fi.ModTime(), fi.Size()
+			}
+		}
+	}
+	return o.cur
+}
+
+// ownTemplate is what edged's application instance certificate holds:
+// its ApplicationUri, the host names and addresses clients reach it by.
+func ownTemplate(cfg config, hostname string) pki.Template {
+	t := pki.Template{
+		ApplicationURI: server.DefaultApplicationURI,
+		CommonName:     "edged@" + hostname,
+		Organization:   "edged",
+	}
+	addHost := func(h string) {
+		if h == "" {
+			return
+		}
+		if ip := net.ParseIP(h); ip != nil {
+			for _, x := range t.IPs {
+				if x.Equal(ip) {
+					return
+				}
+			}
+			t.IPs = append(t.IPs, ip)
+			return
+		}
+		for _, x := range t.DNSNames {
+			if x == h {
+				return
+			}
+		}
+		t.DNSNames = append(t.DNSNames, h)
+	}
+	addHost(hostname)
+	addHost(cfg.advertiseHost)
+	if h, _, err := net.SplitHostPort(cfg.listen); err == nil && !isWildcard(h) {
+		addHost(h)
+	} else if addrs, err := net.InterfaceAddrs(); err == nil {
+		// Listening on every interface: every address it has now.
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok {
+				addHost(n.IP.String())
+			}
+		}
+	}
+	return t
+}
+
+// setupSecurity opens the data folder, makes edged's certificate at the
+// first start, says what is wrong with it at every start, and returns the
+// server's security configuration.
+func setupSecurity(cfg config, hostname string, out io.Writer, log func(*pki.Store)) (*server.Security, error) {
+	store, err := pki.Open(cfg.dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("--data-dir %s: %w", cfg.dataDir, err)
+	}
+	tpl := ownTemplate(cfg, hostname)
+	der, _, created, err := store.EnsureOwn(tpl)
+	if err != nil {
+		return nil, fmt.Errorf("--data-dir %s: application certificate: %w", cfg.dataDir, err)
+	}
+	certFile := filepath.Join(store.Path(pki.OwnCerts), "edged.der")
+	if created {
+		fmt.Fprintf(out, "edged: created the application certificate %s (thumbprint %s)\n", certFile, pki.ThumbprintHex(der))
+	}
+	hosts := append(append([]string(nil), tpl.DNSNames...), ipStrings(tpl.IPs)...)
+	if cfg.advertiseHost != "" {
+		hosts = []string{cfg.advertiseHost}
+	}
+	if probs := pki.CheckOwn(der, tpl.ApplicationURI, hosts, time.Now()); len(probs) > 0 {
+		fmt.Fprintf(out, "edged: WARNING: the application certificate %s does not fit: %s; `edged pki renew --data-dir %s` makes a new one\n",
+			certFile, strings.Join(probs, "; "), cfg.dataDir)
+	}
+	for _, p := range store.Problems() {
+		fmt.Fprintf(out, "edged: WARNING: PKI file not read: %s\n", p)
+	}
+	own := &ownCredentials{store: store}
+	if own.get() == nil {
+		return nil, fmt.Errorf("--data-dir %s: the application certificate and key do not belong together", cfg.dataDir)
+	}
+	if log != nil {
+		log(store)
+	}
+	var names []string
+	for _, p := range secpol.All {
+		names = append(names, p.Name())
+	}
+	fmt.Fprintf(out, "edged: secure endpoints %s, each Sign and SignAndEncrypt; certificate %s; trusted client certificates in %s\n",
+		strings.Join(names, ", "), pki.ThumbprintHex(der), store.Path(pki.TrustedCerts))
+	if cfg.allowInsecure {
+		fmt.Fprintln(out, "edged: WARNING: --allow-insecure: SecurityPolicy None is offered for sessions too; anyone on the network can read and write without a certificate")
+	}
+	return &server.Security{
+		Credentials: own.get,
+		CheckCertificate: func(leaf *x509.Certificate, chain []*x509.Certificate) error {
+			return store.Verify(leaf, chain)
+		},
+		AllowInsecure: cfg.allowInsecure,
+	}, nil
+}
+
+func ipStrings(ips []net.IP) []string {
+	var s []string
+	for _, ip := range ips {
+		s = append(s, ip.String())
+	}
+	return s
+}
