@@ -99,7 +99,7 @@ armv7:
 	GOOS=linux GOARCH=arm GOARM=7 $(XBUILD) -o $(BIN)/edged-linux-armv7 ./cmd/edged
 
 run: build
-	./$(BIN)/edged --data-dir data --allow-insecure $(ARGS)
+	./$(BIN)/edged --data-dir data --allow-insecure --anonymous-role Operator $(ARGS)
 
 deps:
 	@./scripts/deps.sh

@@ -46,6 +46,9 @@ type config struct {
 	dataDir       string
 	allowInsecure bool
 	hostname      string
+	// anonymous are the roles of anonymous sessions (--anonymous-role;
+	// 0: refused).
+	anonymous server.Roles
 }
 
 // usageError is a bad command line: main reports it and exits with code 2.
@@ -110,8 +113,10 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 		"the `folder` of edged's certificates: own/, trusted/, issuers/, rejected/ (made at the first start)")
 	fs.BoolVar(&cfg.allowInsecure, "allow-insecure", false,
 		"offer SecurityPolicy None for sessions too (without: None serves discovery only); for tests and demos, never on a plant network")
+	anonRole := fs.String("anonymous-role", "Observer",
+		"the `role` of anonymous sessions: Observer (browse, read, subscribe), Operator (also write and call), ..., or none (refused)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: edged [flags]\n       edged pki [--data-dir DIR] list|trust|reject|show-own ...\n\n"+
+		fmt.Fprintf(stderr, "Usage: edged [flags]\n       edged pki [--data-dir DIR] list|trust|reject|show-own ...\n       edged user [--data-dir DIR] add|list|passwd|remove ...\n\n"+
 			"edged polls PLCs and serves their values over OPC UA.\n"+
 			"Flags may be written with one or two dashes (-listen or --listen).\n\nFlags:\n")
 		fs.PrintDefaults()
@@ -131,6 +136,11 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 		return cfg, nil
 	}
 
+	if r, ok := parseAnonymousRole(*anonRole); ok {
+		cfg.anonymous = r
+	} else {
+		return cfg, &usageError{msg: fmt.Sprintf("invalid value %q for --anonymous-role: want none or one of Observer, Operator, Engineer, Supervisor, ConfigureAdmin, SecurityAdmin", *anonRole)}
+	}
 	if (cfg.importCSV == "") != (cfg.csvDevice == "") {
 		return cfg, &usageError{msg: "--import-csv and --csv-device go together: the CSV file and the device its tags are added to"}
 	}

@@ -25,6 +25,10 @@ var version = "dev"
 // server's RequestMemory) stays well below a small gateway's memory.
 const defaultMemoryLimit = 96 << 20
 
+// stdin is where `edged user` reads a password that does not come from a
+// terminal; tests replace it.
+var stdin io.Reader = os.Stdin
+
 func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
@@ -36,8 +40,13 @@ func main() {
 // (SIGINT/SIGTERM), --help, --version or a valid --check-config; 2 for a bad
 // command line or configuration; 1 when edged cannot run.
 func realMain(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == "pki" {
-		return pkiMain(args[1:], stdout, stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "pki":
+			return pkiMain(args[1:], stdout, stderr)
+		case "user":
+			return userMain(args[1:], stdin, stdout, stderr)
+		}
 	}
 	cfg, err := parseFlags(args, os.Hostname, stderr)
 	switch {

@@ -14,6 +14,7 @@ import (
 	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/uasc"
+	"github.com/edged/edged/opcua/users"
 	"github.com/edged/edged/plc"
 	pconfig "github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/sim"
@@ -43,6 +44,7 @@ func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) e
 		return err
 	}
 	scfg.Security = sec
+	scfg.Authenticator = gatewayAuth{users: users.Open(cfg.dataDir), anonymous: cfg.anonymous}
 	sc := stack.Config{Plant: conf, Listener: ln, Server: scfg}
 	if stack.NeedsSimulator(conf) {
 		sc.Simulator = &sim.Options{}

@@ -38,7 +38,7 @@ func startRun(t *testing.T, args ...string) (context.Context, context.CancelFunc
 	t.Helper()
 	// The interop tests talk SecurityPolicy None unless they say
 	// otherwise; every run has a data folder of its own.
-	args = append([]string{"--allow-insecure", "--data-dir", t.TempDir()}, args...)
+	args = append([]string{"--allow-insecure", "--anonymous-role", "Operator", "--data-dir", t.TempDir()}, args...)
 	cfg, err := parseFlags(args, fixedHostname("gw01"), io.Discard)
 	if err != nil {
 		t.Fatal(err)

@@ -21,12 +21,16 @@ import (
 )
 
 // startSecure starts edged as it runs by default, secure, with the data
-// folder dir.
-func startSecure(t *testing.T, dir string, args ...string) (string, *lockedBuffer) {
+// folder dir; seed puts a certificate with a test key there first, else
+// edged makes its own.
+func startSecure(t *testing.T, dir string, seed bool, args ...string) (string, *lockedBuffer) {
 	t.Helper()
 	cfg, err := parseFlags(append([]string{"--data-dir", dir, "--listen", "127.0.0.1:0"}, args...), fixedHostname("gw01"), io.Discard)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if seed {
+		seedDataDir(t, cfg)
 	}
 	conf, err := loadConfig(cfg)
 	if err != nil {
@@ -53,11 +57,18 @@ func clientCert(t *testing.T, uri string, bits int) ([]byte, *rsa.PrivateKey) {
 	return der, key
 }
 
-// dialSecure connects gopcua over policy and mode with cert and key.
-func dialSecure(ctx context.Context, url string, ep *gua.EndpointDescription, uri string, cert []byte, key *rsa.PrivateKey) (*opcua.Client, error) {
-	c, err := opcua.NewClient(url, opcua.SecurityFromEndpoint(ep, gua.UserTokenTypeAnonymous),
-		opcua.Certificate(cert), opcua.PrivateKey(key), opcua.ApplicationURI(uri),
-		opcua.AuthAnonymous(), opcua.AutoReconnect(false))
+// dialSecure connects gopcua over policy and mode with cert and key,
+// anonymously or, with auth, as a user.
+func dialSecure(ctx context.Context, url string, ep *gua.EndpointDescription, uri string, cert []byte, key *rsa.PrivateKey, auth ...opcua.Option) (*opcua.Client, error) {
+	tt := gua.UserTokenTypeAnonymous
+	if len(auth) > 0 {
+		tt = gua.UserTokenTypeUserName
+	} else {
+		auth = []opcua.Option{opcua.AuthAnonymous()}
+	}
+	opts := append(auth, opcua.SecurityFromEndpoint(ep, tt),
+		opcua.Certificate(cert), opcua.PrivateKey(key), opcua.ApplicationURI(uri), opcua.AutoReconnect(false))
+	c, err := opcua.NewClient(url, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +83,7 @@ func dialSecure(ctx context.Context, url string, ep *gua.EndpointDescription, ur
 // trusted, then it connects on every endpoint without a restart.
 func TestSecureByDefault(t *testing.T) {
 	dir := t.TempDir()
-	url, out := startSecure(t, dir)
+	url, out := startSecure(t, dir, false)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
@@ -163,5 +174,127 @@ func TestSecureByDefault(t *testing.T) {
 	// A certificate whose URI is not the client's ApplicationUri.
 	if _, err := dialSecure(ctx, url, ep, "urn:someone:else", cert, key); !errors.Is(err, gua.StatusBadCertificateURIInvalid) {
 		t.Fatalf("a wrong ApplicationUri: %v, want Bad_CertificateUriInvalid", err)
+	}
+}
+
+// TestUsersAndRoles: users added with `edged user` log in with their
+// passwords (decrypted from the legacy token format, on Sign and on
+// SignAndEncrypt) and get their roles' rights; anonymous sessions
+// observe; a wrong password is Bad_UserAccessDenied and logged without
+// the password.
+func TestUsersAndRoles(t *testing.T) {
+	dir := t.TempDir()
+	user := func(stdinText string, args ...string) {
+		t.Helper()
+		stdin = strings.NewReader(stdinText)
+		defer func() { stdin = os.Stdin }()
+		if code, o, e := edged(t, append([]string{"user", "--data-dir", dir}, args...)...); code != 0 {
+			t.Fatalf("edged user %v: exit %d: %s%s", args, code, o, e)
+		}
+	}
+	user("op-password\n", "add", "op", "--role", "Operator")
+	user("watch-password\n", "add", "watcher", "--role", "Observer")
+	if code, o, _ := edged(t, "user", "--data-dir", dir, "list"); code != 0 || !strings.Contains(o, "op\tOperator") || !strings.Contains(o, "watcher\tObserver") {
+		t.Fatalf("edged user list: exit %d:\n%s", code, o)
+	}
+	url, out := startSecure(t, dir, true)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	const uri = "urn:edged:test:gopcua"
+	cert, key := clientCert(t, uri, 2048)
+	certFile := filepath.Join(t.TempDir(), "client.der")
+	os.WriteFile(certFile, cert, 0o644)
+	if code, o, e := edged(t, "pki", "--data-dir", dir, "trust", certFile); code != 0 {
+		t.Fatalf("edged pki trust FILE: exit %d: %s%s", code, o, e)
+	}
+	eps, err := opcua.GetEndpoints(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setpoint := gua.NewStringNodeID(2, "sim.Setpoint")
+	write := func(c *opcua.Client) gua.StatusCode {
+		t.Helper()
+		resp, err := c.Write(ctx, &gua.WriteRequest{NodesToWrite: []*gua.WriteValue{{
+			NodeID: setpoint, AttributeID: gua.AttributeIDValue,
+			Value: &gua.DataValue{EncodingMask: gua.DataValueValue, Value: gua.MustVariant(float32(42.5))},
+		}}})
+		if err != nil {
+			t.Fatalf("Write: %v", err)
+		}
+		return resp.Results[0]
+	}
+	call := func(c *opcua.Client) gua.StatusCode {
+		t.Helper()
+		res, err := c.Call(ctx, &gua.CallMethodRequest{ObjectID: gua.MustParseNodeID("ns=2;s=sim"),
+			MethodID: gua.MustParseNodeID("ns=2;s=sim.WriteCommand"), InputArguments: []*gua.Variant{gua.MustVariant(uint16(5))}})
+		if err != nil {
+			t.Fatalf("Call: %v", err)
+		}
+		return res.StatusCode
+	}
+	userAccess := func(c *opcua.Client) byte {
+		t.Helper()
+		v, err := c.Node(setpoint).Attribute(ctx, gua.AttributeIDUserAccessLevel)
+		if err != nil {
+			t.Fatalf("UserAccessLevel: %v", err)
+		}
+		return v.Value().(byte)
+	}
+	for _, mode := range []gua.MessageSecurityMode{gua.MessageSecurityModeSign, gua.MessageSecurityModeSignAndEncrypt} {
+		for _, pol := range []string{secpol.URIBasic256Sha256, secpol.URIAes256Sha256RsaPss} {
+			ep, err := opcua.SelectEndpoint(eps, pol, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := pol[strings.Index(pol, "#")+1:] + "/" + mode.String()
+			op, err := dialSecure(ctx, url, ep, uri, cert, key, opcua.AuthUsername("op", "op-password"))
+			if err != nil {
+				t.Fatalf("%s: op: %v", name, err)
+			}
+			if st := write(op); st != gua.StatusOK {
+				t.Errorf("%s: op's Write: %v", name, st)
+			}
+			if st := call(op); st != gua.StatusOK {
+				t.Errorf("%s: op's Call: %v", name, st)
+			}
+			if al := userAccess(op); al&3 != 3 {
+				t.Errorf("%s: op's UserAccessLevel %#x, want read and write", name, al)
+			}
+			op.Close(ctx)
+
+			w, err := dialSecure(ctx, url, ep, uri, cert, key, opcua.AuthUsername("watcher", "watch-password"))
+			if err != nil {
+				t.Fatalf("%s: watcher: %v", name, err)
+			}
+			if st := write(w); st != gua.StatusBadUserAccessDenied {
+				t.Errorf("%s: watcher's Write: %v, want Bad_UserAccessDenied", name, st)
+			}
+			if st := call(w); st != gua.StatusBadUserAccessDenied {
+				t.Errorf("%s: watcher's Call: %v, want Bad_UserAccessDenied", name, st)
+			}
+			if al := userAccess(w); al&3 != 1 {
+				t.Errorf("%s: watcher's UserAccessLevel %#x, want read only", name, al)
+			}
+			w.Close(ctx)
+		}
+	}
+
+	ep, _ := opcua.SelectEndpoint(eps, secpol.URIBasic256Sha256, gua.MessageSecurityModeSignAndEncrypt)
+	anon, err := dialSecure(ctx, url, ep, uri, cert, key)
+	if err != nil {
+		t.Fatalf("anonymous: %v", err)
+	}
+	if st := write(anon); st != gua.StatusBadUserAccessDenied {
+		t.Errorf("anonymous Write: %v, want Bad_UserAccessDenied", st)
+	}
+	anon.Close(ctx)
+
+	if _, err := dialSecure(ctx, url, ep, uri, cert, key, opcua.AuthUsername("op", "not-the-password")); !errors.Is(err, gua.StatusBadUserAccessDenied) {
+		t.Fatalf("a wrong password: %v, want Bad_UserAccessDenied", err)
+	}
+	line := waitFor(t, out, regexp.MustCompile(`ActivateSession rejected.*user=op.*`))[0]
+	if strings.Contains(out.String(), "not-the-password") || !strings.Contains(line, "BadUserAccessDenied") {
+		t.Fatalf("the rejection's log line: %s", line)
 	}
 }

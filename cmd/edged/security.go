@@ -15,6 +15,7 @@ import (
 	"github.com/edged/edged/opcua/secpol"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/uasc"
+	"github.com/edged/edged/opcua/users"
 )
 
 // DefaultDataDir is where edged keeps its certificates on the gateway.
@@ -129,6 +130,15 @@ func setupSecurity(cfg config, hostname string, out io.Writer, log func(*pki.Sto
 	}
 	fmt.Fprintf(out, "edged: secure endpoints %s, each Sign and SignAndEncrypt; certificate %s; trusted client certificates in %s\n",
 		strings.Join(names, ", "), pki.ThumbprintHex(der), store.Path(pki.TrustedCerts))
+	anon := "refused"
+	if cfg.anonymous != 0 {
+		var rs []string
+		for _, r := range cfg.anonymous.List() {
+			rs = append(rs, r.String())
+		}
+		anon = "role " + strings.Join(rs, ",")
+	}
+	fmt.Fprintf(out, "edged: users in %s (edged user add); anonymous sessions: %s\n", filepath.Join(cfg.dataDir, users.FileName), anon)
 	if cfg.allowInsecure {
 		fmt.Fprintln(out, "edged: WARNING: --allow-insecure: SecurityPolicy None is offered for sessions too; anyone on the network can read and write without a certificate")
 	}
@@ -138,6 +148,8 @@ func setupSecurity(cfg config, hostname string, out io.Writer, log func(*pki.Sto
 			return store.Verify(leaf, chain)
 		},
 		AllowInsecure: cfg.allowInsecure,
+		UserNames:     true,
+		NoAnonymous:   cfg.anonymous == 0,
 	}, nil
 }
 

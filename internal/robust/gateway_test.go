@@ -75,7 +75,7 @@ func startGateway(t *testing.T, args ...string) *gateway {
 	t.Helper()
 	g := &gateway{}
 	g.cmd = exec.Command(edgedBin, append([]string{"--listen", "127.0.0.1:0", "--report-every", "0",
-		"--allow-insecure", "--data-dir", t.TempDir()}, args...)...)
+		"--allow-insecure", "--anonymous-role", "Operator", "--data-dir", t.TempDir()}, args...)...)
 	g.cmd.Env = os.Environ() // edged sets its own memory limit unless GOMEMLIMIT is set
 	pr, err := g.cmd.StdoutPipe()
 	if err != nil {

@@ -170,8 +170,8 @@ type method struct {
 // the Space's read lock, that the object exists (Bad_NodeIdUnknown) and is
 // an Object (Bad_NodeClassInvalid), that the method exists
 // (Bad_MethodInvalid) and is a component of that object
-// (Bad_MethodInvalid), that it is Executable and UserExecutable
-// (Bad_NotExecutable) and has a handler (Bad_NotImplemented), and the
+// (Bad_MethodInvalid), that it is Executable (Bad_NotExecutable) and
+// UserExecutable (Bad_UserAccessDenied) and has a handler (Bad_NotImplemented), and the
 // input arguments: too few is Bad_ArgumentsMissing, too many
 // Bad_TooManyArguments, and one that does not suit its Argument's DataType
 // and ValueRank Bad_TypeMismatch in InputArgumentResults, the call then
@@ -219,8 +219,11 @@ func (s *Space) checkCall(req *ua.CallMethodRequest, user User, res *ua.CallMeth
 	if !component {
 		return status.BadMethodInvalid, nil
 	}
-	if !m.Executable || user != nil && !user.Executable(m) {
+	if !m.Executable {
 		return status.BadNotExecutable, nil
+	}
+	if user != nil && !user.Executable(m) {
+		return status.BadUserAccessDenied, nil
 	}
 	if m.method == nil {
 		return status.BadNotImplemented, nil

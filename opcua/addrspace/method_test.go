@@ -78,7 +78,7 @@ func TestCall(t *testing.T) {
 		{"unknown method", "Plant", "Nope", nil, nil, status.BadMethodInvalid, nil},
 		{"not a method", "Plant", "Int", nil, nil, status.BadMethodInvalid, nil},
 		{"not a component", "Remote", "Plant.Add", nil, []any{int32(1), []float64{1}}, status.BadMethodInvalid, nil},
-		{"user may not", "Plant", "Plant.Add", ReadOnlyUser{}, []any{int32(1), []float64{1}}, status.BadNotExecutable, nil},
+		{"user may not", "Plant", "Plant.Add", ReadOnlyUser{}, []any{int32(1), []float64{1}}, status.BadUserAccessDenied, nil},
 	} {
 		res := call(c.obj, c.m, c.user, c.in...)
 		if res.StatusCode != c.want || len(res.InputArgumentResults) != len(c.args) || len(res.OutputArguments) != 0 {

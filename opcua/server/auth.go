@@ -16,6 +16,8 @@ type Identity struct {
 	// UserName is the user of a user-name token, or the subject of an
 	// X.509 token, once such tokens are accepted.
 	UserName string
+	// Roles are the user's roles: what the session may do (see Roles).
+	Roles Roles
 }
 
 // Authenticator decides who the user identity token of an ActivateSession
@@ -33,9 +35,11 @@ type Authenticator interface {
 	Authenticate(token ua.Body) (Identity, error)
 }
 
-// AnonymousOnly accepts the anonymous user and rejects every other token:
-// user-name and X.509 tokens with Bad_IdentityTokenRejected (their policies
-// are not offered yet), anything else with Bad_IdentityTokenInvalid.
+// AnonymousOnly accepts the anonymous user with OperatorRights and rejects
+// every other token: user-name and X.509 tokens with
+// Bad_IdentityTokenRejected, anything else with Bad_IdentityTokenInvalid.
+// It is the default of Config.Authenticator, for tests and tools; edged
+// gives anonymous sessions Observer rights unless told otherwise.
 type AnonymousOnly struct{}
 
 // Authenticate implements Authenticator.
@@ -47,7 +51,7 @@ func (AnonymousOnly) Authenticate(token ua.Body) (Identity, error) {
 		if t.PolicyID != AnonymousPolicyID && t.PolicyID != "" {
 			return Identity{}, status.BadIdentityTokenInvalid
 		}
-		return Identity{Anonymous: true}, nil
+		return Identity{Anonymous: true, Roles: OperatorRights}, nil
 	case *ua.UserNameIdentityToken, *ua.X509IdentityToken:
 		return Identity{}, status.BadIdentityTokenRejected
 	}

@@ -141,6 +141,7 @@ func newBenchConn(tb testing.TB, req *ua.ReadRequest) *benchConn {
 		tb.Fatal(err)
 	}
 	s.activated.Store(true)
+	s.roles.Store(uint32(OperatorRights))
 	req.RequestHeader.AuthenticationToken = s.token
 	var msg []byte
 	msg = ua.AppendUint32(msg, tok.ChannelID)

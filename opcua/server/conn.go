@@ -23,6 +23,7 @@ type channel interface {
 	Close(status ua.StatusCode, reason string) error
 	SetMessageLimit(n uint32)
 	SecurityPolicyURI() string
+	SecurityMode() ua.MessageSecurityMode
 	PeerCertificate() []byte
 }
 
@@ -32,8 +33,9 @@ var _ channel = (*uasc.Channel)(nil)
 // from one request to the next (requests, responses, decoder, encode
 // buffer, per-request scratch). Only the connection's goroutine touches it.
 type conn struct {
-	srv *Server
-	ch  channel
+	srv    *Server
+	ch     channel
+	remote string // the client's IP address, for the login backoff
 
 	d      ua.Decoder
 	typeID ua.NodeID

@@ -42,6 +42,9 @@ func (f *fakeChannel) Buffered() bool {
 func (f *fakeChannel) SetMessageLimit(uint32)    {}
 func (f *fakeChannel) SecurityPolicyURI() string { return uasc.SecurityPolicyURINone }
 func (f *fakeChannel) PeerCertificate() []byte   { return nil }
+func (f *fakeChannel) SecurityMode() ua.MessageSecurityMode {
+	return ua.MessageSecurityModeNone
+}
 
 func (f *fakeChannel) Close(status ua.StatusCode, _ string) error {
 	f.Mu.Lock()

@@ -28,6 +28,11 @@ type Security struct {
 	// GetEndpoints), as OPC 10000-4 §5.4 requires, and CreateSession over
 	// it is Bad_SecurityPolicyRejected.
 	AllowInsecure bool
+	// UserNames offers user-name tokens, whose password the server
+	// decrypts and the Authenticator checks.
+	UserNames bool
+	// NoAnonymous withholds the anonymous token policy.
+	NoAnonymous bool
 }
 
 // securityLevel ranks an endpoint for clients that pick the best one
@@ -74,7 +79,10 @@ func (s *Server) endpointList() []ua.EndpointDescription {
 	}
 	var out []ua.EndpointDescription
 	if sec.AllowInsecure {
-		out = append(out, s.endpoints...)
+		for _, e := range s.endpoints {
+			e.UserIdentityTokens = s.tokenPolicies(SecurityPolicyNone)
+			out = append(out, e)
+		}
 	}
 	for _, mode := range []ua.MessageSecurityMode{ua.MessageSecurityModeSign, ua.MessageSecurityModeSignAndEncrypt} {
 		for _, p := range sec.Policies {
@@ -84,18 +92,13 @@ func (s *Server) endpointList() []ua.EndpointDescription {
 				ServerCertificate:   cert,
 				SecurityMode:        mode,
 				SecurityPolicyURI:   p.URI(),
-				UserIdentityTokens:  s.tokenPolicies(),
+				UserIdentityTokens:  s.tokenPolicies(p.URI()),
 				TransportProfileURI: TransportProfileUATCP,
 				SecurityLevel:       securityLevel(p, mode),
 			})
 		}
 	}
 	return out
-}
-
-// tokenPolicies are the user token policies of the secure endpoints.
-func (s *Server) tokenPolicies() []ua.UserTokenPolicy {
-	return []ua.UserTokenPolicy{{PolicyID: AnonymousPolicyID, TokenType: ua.UserTokenTypeAnonymous}}
 }
 
 // channelSecurity returns the channel's policy, our credentials and the

@@ -39,6 +39,7 @@ type Server struct {
 	startTime time.Time
 	nextCh    atomic.Uint32
 	subs      *subs.Manager // the subscription engine
+	backoff   backoff       // of failed logins, per client address
 
 	// Shutdown state, read by the Server object's variables.
 	state          atomic.Int32 // ua.ServerState
@@ -274,6 +275,10 @@ func (s *Server) serveConn(nc net.Conn) {
 		return
 	}
 	c := newConn(s, ch)
+	c.remote = nc.RemoteAddr().String()
+	if h, _, err := net.SplitHostPort(c.remote); err == nil {
+		c.remote = h
+	}
 	if err := c.serve(); err != nil {
 		s.cfg.Logger.Debug("connection ended", "remote", nc.RemoteAddr(), "channel", ch.ID(), "err", err)
 	}

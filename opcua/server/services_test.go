@@ -191,7 +191,7 @@ type namedUsers struct{}
 
 func (namedUsers) Authenticate(token ua.Body) (Identity, error) {
 	if t, ok := token.(*ua.UserNameIdentityToken); ok {
-		return Identity{UserName: t.UserName}, nil
+		return Identity{UserName: t.UserName, Roles: RolesOf(RoleObserver)}, nil
 	}
 	return AnonymousOnly{}.Authenticate(token)
 }

@@ -28,7 +28,8 @@ type session struct {
 	activated atomic.Bool
 	detached  atomic.Bool // that channel closed, and no other took the session over
 	closed    atomic.Bool
-	lastUsed  atomic.Int64 // Clock().UnixNano() of the last request
+	lastUsed  atomic.Int64  // Clock().UnixNano() of the last request
+	roles     atomic.Uint32 // identity.Roles, read on every request
 
 	mu         sync.Mutex
 	identity   Identity

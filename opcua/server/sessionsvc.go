@@ -106,7 +106,7 @@ func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp 
 		c.srv.diag.rejectedSessions.Add(1)
 		return status.BadIdentityTokenInvalid
 	}
-	id, err := c.srv.cfg.Authenticator.Authenticate(token)
+	id, err := c.authenticate(s, token)
 	if err != nil {
 		c.srv.diag.securityRejectedSess.Add(1)
 		c.srv.diag.rejectedSessions.Add(1)
@@ -125,6 +125,7 @@ func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp 
 		return status.BadUserAccessDenied
 	}
 	s.identity = id
+	s.roles.Store(uint32(id.Roles))
 	nonce := newNonce()
 	s.nonce = nonce
 	s.mu.Unlock()
@@ -168,4 +169,49 @@ func (c *conn) closeSession(s *session, req *ua.CloseSessionRequest, resp *ua.Cl
 func (c *conn) cancel(_ *session, _ *ua.CancelRequest, resp *ua.CancelResponse) error {
 	resp.CancelCount = 0
 	return nil
+}
+
+// authenticate turns the token into an Identity: a user-name token's
+// password is decrypted first (when the server has keys), and the
+// Authenticator decides. Repeated failures from one client address are
+// answered later and later (backoff), which slows a password guesser
+// down and nobody else; each failure is logged with the user name, never
+// the password.
+func (c *conn) authenticate(s *session, token ua.Body) (Identity, error) {
+	if c.remote != "" { // a network client (in-process tests have none)
+		if d := c.srv.backoff.Delay(c.remote, c.srv.clock()); d > 0 {
+			time.Sleep(d)
+		}
+	}
+	user := ""
+	if t, ok := token.(*ua.UserNameIdentityToken); ok {
+		user = t.UserName
+		if c.srv.cfg.Security != nil {
+			s.mu.Lock()
+			nonce := s.nonce
+			s.mu.Unlock()
+			dec, err := c.decryptUserName(t, nonce)
+			if err != nil {
+				c.authFailed(user, err)
+				return Identity{}, err
+			}
+			token = dec
+		}
+	}
+	id, err := c.srv.cfg.Authenticator.Authenticate(token)
+	if err != nil {
+		c.authFailed(user, err)
+		return Identity{}, err
+	}
+	c.srv.backoff.Succeeded(c.remote)
+	return id, nil
+}
+
+func (c *conn) authFailed(user string, err error) {
+	n := 0
+	if c.remote != "" {
+		n = c.srv.backoff.Failed(c.remote, c.srv.clock())
+	}
+	c.srv.cfg.Logger.Warn("ActivateSession rejected", "user", user, "remote", c.remote, "channel", c.ch.ID(),
+		"status", statusOf(err).Error(), "failures", n)
 }

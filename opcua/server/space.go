@@ -39,10 +39,9 @@ func (s *Server) initAddressSpace() error {
 	return s.initServerObject()
 }
 
-// user returns the address space's view of the session's user: nil, all
-// the rights the nodes grant, for every identity accepted so far
-// (anonymous only). Per-user rights come with user-name and X.509 tokens.
-func (s *session) user() addrspace.User { return nil }
+// user returns the address space's view of the session's user: the
+// rights of its roles (roleUser). It does not allocate.
+func (s *session) user() addrspace.User { return roleUser(s.roles.Load()) }
 
 // read reads the operations of req into out with one read context.
 func (sp *space) read(scr *scratch, s *session, req *ua.ReadRequest, out []ua.DataValue) {

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"errors"
+
+	"github.com/edged/edged/opcua/server"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
+	"github.com/edged/edged/opcua/users"
+)
+
+// gatewayAuth is edged's Authenticator: user names from the data folder's
+// accounts, anonymous sessions with the roles of --anonymous-role (none:
+// rejected).
+type gatewayAuth struct {
+	users     *users.Store
+	anonymous server.Roles // 0: anonymous sessions are refused
+}
+
+func (a gatewayAuth) Authenticate(token ua.Body) (server.Identity, error) {
+	switch t := token.(type) {
+	case *ua.AnonymousIdentityToken:
+		if t.PolicyID != server.AnonymousPolicyID && t.PolicyID != "" {
+			return server.Identity{}, status.BadIdentityTokenInvalid
+		}
+		if a.anonymous == 0 {
+			return server.Identity{}, status.BadIdentityTokenRejected
+		}
+		return server.Identity{Anonymous: true, Roles: a.anonymous | server.RolesOf(server.RoleAnonymous)}, nil
+	case *ua.UserNameIdentityToken:
+		names, err := a.users.Authenticate(t.UserName, t.Password)
+		switch {
+		case errors.Is(err, users.ErrDenied):
+			return server.Identity{}, status.BadUserAccessDenied
+		case err != nil:
+			return server.Identity{}, status.BadInternalError
+		}
+		roles := server.RolesOf(server.RoleAuthenticatedUser)
+		for _, n := range names {
+			if r, ok := server.ParseRole(n); ok {
+				roles |= server.RolesOf(r)
+			}
+		}
+		return server.Identity{UserName: t.UserName, Roles: roles}, nil
+	case *ua.X509IdentityToken, *ua.IssuedIdentityToken:
+		return server.Identity{}, status.BadIdentityTokenRejected
+	}
+	return server.Identity{}, status.BadIdentityTokenInvalid
+}
+
+// parseAnonymousRole reads --anonymous-role: a role name, or none.
+func parseAnonymousRole(s string) (server.Roles, bool) {
+	if s == "none" {
+		return 0, true
+	}
+	r, ok := server.ParseRole(s)
+	if !ok || r == server.RoleAnonymous || r == server.RoleAuthenticatedUser {
+		return 0, false
+	}
+	return server.RolesOf(r), true
+}

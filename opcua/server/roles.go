@@ -1,0 +1,114 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/ua"
+)
+
+// Role is one of the well-known roles of OPC 10000-18 §4.
+type Role uint8
+
+// The well-known roles.
+const (
+	RoleAnonymous Role = iota
+	RoleAuthenticatedUser
+	RoleObserver
+	RoleOperator
+	RoleEngineer
+	RoleSupervisor
+	RoleConfigureAdmin
+	RoleSecurityAdmin
+	numRoles
+)
+
+var roleNames = [numRoles]string{"Anonymous", "AuthenticatedUser", "Observer", "Operator", "Engineer", "Supervisor", "ConfigureAdmin", "SecurityAdmin"}
+
+// String returns the role's BrowseName.
+func (r Role) String() string {
+	if r < numRoles {
+		return roleNames[r]
+	}
+	return "Role(?)"
+}
+
+// ParseRole returns the role named name (case-insensitive).
+func ParseRole(name string) (Role, bool) {
+	for i, n := range roleNames {
+		if strings.EqualFold(n, name) {
+			return Role(i), true
+		}
+	}
+	return 0, false
+}
+
+// Roles is a set of roles (one byte: as an interface value it needs no
+// allocation).
+type Roles uint8
+
+// RolesOf returns the set of rs.
+func RolesOf(rs ...Role) Roles {
+	var s Roles
+	for _, r := range rs {
+		s |= 1 << r
+	}
+	return s
+}
+
+// Has reports whether r holds x.
+func (r Roles) Has(x Role) bool { return r&(1<<x) != 0 }
+
+// List returns the roles of r.
+func (r Roles) List() []Role {
+	var out []Role
+	for i := Role(0); i < numRoles; i++ {
+		if r.Has(i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// What each role may do (OPC 10000-18 §4.2, as a gateway grants it):
+// every role browses, reads and subscribes; Operator, Engineer and
+// Supervisor also write the writable variables and call the methods.
+// ConfigureAdmin and SecurityAdmin manage the configuration and the
+// security; on the process image they observe.
+const operating = Roles(1<<RoleOperator | 1<<RoleEngineer | 1<<RoleSupervisor)
+
+// MayObserve reports whether r may browse, read and subscribe.
+func (r Roles) MayObserve() bool { return r != 0 }
+
+// MayOperate reports whether r may write variables and call methods.
+func (r Roles) MayOperate() bool { return r&operating != 0 }
+
+// OperatorRights is the role set AnonymousOnly grants: observe and
+// operate.
+var OperatorRights = RolesOf(RoleAnonymous, RoleOperator)
+
+// roleUser is the address space's view of a session's roles: the one
+// place that turns roles into the rights Read, Write, Call and the
+// User* attributes see.
+type roleUser Roles
+
+func (u roleUser) AccessLevel(n *addrspace.Node) uint8 {
+	r := Roles(u)
+	var al uint8
+	if r.MayObserve() {
+		al |= uint8(ua.AccessLevelTypeCurrentRead | ua.AccessLevelTypeHistoryRead)
+	}
+	if r.MayOperate() {
+		al |= uint8(ua.AccessLevelTypeCurrentWrite)
+	}
+	return al
+}
+
+func (u roleUser) WriteMask(*addrspace.Node) uint32 {
+	if Roles(u).MayOperate() {
+		return ^uint32(0) // what the node's WriteMask allows
+	}
+	return 0
+}
+
+func (u roleUser) Executable(*addrspace.Node) bool { return Roles(u).MayOperate() }

@@ -1,0 +1,78 @@
+package server
+
+import (
+	"crypto/subtle"
+	"encoding/binary"
+
+	"github.com/edged/edged/opcua/secpol"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
+)
+
+// UserNamePolicyID is the PolicyId of the user-name token policy.
+const UserNamePolicyID = "username"
+
+// tokenPolicies are the user token policies of an endpoint with
+// securityPolicy: anonymous when Config.Security allows it, and user
+// names when an Authenticator takes them. Over SecurityPolicy None the
+// password is encrypted with Basic256Sha256 (the token policy names it);
+// over a secure channel with the channel's policy.
+func (s *Server) tokenPolicies(securityPolicy string) []ua.UserTokenPolicy {
+	var out []ua.UserTokenPolicy
+	if s.cfg.Security == nil || !s.cfg.Security.NoAnonymous {
+		out = append(out, ua.UserTokenPolicy{PolicyID: AnonymousPolicyID, TokenType: ua.UserTokenTypeAnonymous})
+	}
+	if s.cfg.Security != nil && s.cfg.Security.UserNames {
+		p := ua.UserTokenPolicy{PolicyID: UserNamePolicyID, TokenType: ua.UserTokenTypeUserName}
+		if securityPolicy == SecurityPolicyNone {
+			p.SecurityPolicyURI = secpol.URIBasic256Sha256
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// decryptUserName returns tok with its password decrypted (OPC 10000-4
+// §7.36.3, the legacy format: length, secret, server nonce, encrypted
+// with our certificate by the token's security policy), for a session
+// whose last nonce is nonce. A password that is not encrypted is accepted
+// only over a SignAndEncrypt channel. Every failure is
+// Bad_IdentityTokenInvalid.
+func (c *conn) decryptUserName(tok *ua.UserNameIdentityToken, nonce []byte) (*ua.UserNameIdentityToken, error) {
+	if tok.PolicyID != UserNamePolicyID {
+		return nil, status.BadIdentityTokenInvalid
+	}
+	// The token's policy: Basic256Sha256 over None, else the channel's.
+	p := secpol.ByURI(c.ch.SecurityPolicyURI())
+	if p == nil {
+		p = secpol.Basic256Sha256
+	}
+	out := &ua.UserNameIdentityToken{PolicyID: tok.PolicyID, UserName: tok.UserName}
+	if tok.EncryptionAlgorithm == "" {
+		if c.ch.SecurityMode() != ua.MessageSecurityModeSignAndEncrypt {
+			return nil, status.BadIdentityTokenInvalid
+		}
+		out.Password = tok.Password
+		return out, nil
+	}
+	own := c.srv.cfg.Security.Credentials()
+	if own == nil || tok.EncryptionAlgorithm != p.EncryptionAlgorithm() {
+		return nil, status.BadIdentityTokenInvalid
+	}
+	buf := append([]byte(nil), tok.Password...)
+	plain, err := p.Decrypt(own.Key, buf)
+	if err != nil || len(plain) < 4 {
+		return nil, status.BadIdentityTokenInvalid
+	}
+	n := binary.LittleEndian.Uint32(plain)
+	rest := plain[4:]
+	if uint64(n) != uint64(len(rest)) || len(rest) < len(nonce) || len(nonce) == 0 {
+		return nil, status.BadIdentityTokenInvalid
+	}
+	secret, tail := rest[:len(rest)-len(nonce)], rest[len(rest)-len(nonce):]
+	if subtle.ConstantTimeCompare(tail, nonce) != 1 {
+		return nil, status.BadIdentityTokenInvalid
+	}
+	out.Password = secret
+	return out, nil
+}

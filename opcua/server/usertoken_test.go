@@ -1,0 +1,119 @@
+package server
+
+import (
+	"bytes"
+	"crypto/rsa"
+	"crypto/x509"
+	"testing"
+
+	"github.com/edged/edged/internal/testkeys"
+	"github.com/edged/edged/opcua/pki"
+	"github.com/edged/edged/opcua/secpol"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
+	"github.com/edged/edged/opcua/uasc"
+)
+
+// passwords is an Authenticator that remembers the passwords it saw.
+type passwords struct{ seen *[]string }
+
+func (p passwords) Authenticate(token ua.Body) (Identity, error) {
+	if t, ok := token.(*ua.UserNameIdentityToken); ok {
+		*p.seen = append(*p.seen, string(t.Password))
+		return Identity{UserName: t.UserName, Roles: RolesOf(RoleObserver)}, nil
+	}
+	return AnonymousOnly{}.Authenticate(token)
+}
+
+// TestUserNameTokenDecryption: over None (with --allow-insecure) the
+// password comes encrypted with our certificate by Basic256Sha256, in the
+// legacy layout (length, secret, server nonce); the Authenticator sees the
+// secret. A wrong nonce, length, algorithm or ciphertext, or a password
+// in clear over an unencrypted channel, is Bad_IdentityTokenInvalid.
+func TestUserNameTokenDecryption(t *testing.T) {
+	der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: DefaultApplicationURI, Key: testkeys.RSA(2048)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := uasc.NewCredentials(der, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	s := newTestServer(t, Config{
+		Authenticator: passwords{&seen},
+		Security:      &Security{Credentials: func() *uasc.Credentials { return own }, AllowInsecure: true, UserNames: true},
+	})
+	cert, _ := x509.ParseCertificate(der)
+	pub := cert.PublicKey.(*rsa.PublicKey)
+	p := secpol.Basic256Sha256
+
+	// The None endpoint's user-name policy names Basic256Sha256.
+	eps := s.endpointList()
+	var none *ua.EndpointDescription
+	for i := range eps {
+		if eps[i].SecurityPolicyURI == SecurityPolicyNone {
+			none = &eps[i]
+		}
+	}
+	if none == nil || len(none.UserIdentityTokens) != 2 || none.UserIdentityTokens[1].SecurityPolicyURI != secpol.URIBasic256Sha256 {
+		t.Fatalf("None endpoint %+v", none)
+	}
+
+	encrypt := func(secret, nonce []byte, n int) []byte {
+		plain := ua.AppendUint32(nil, uint32(n))
+		plain = append(append(plain, secret...), nonce...)
+		ct, err := p.Encrypt(nil, pub, plain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ct
+	}
+	activate := func(tc *testConn, tok *ua.UserNameIdentityToken) ua.Body {
+		return tc.call(&ua.ActivateSessionRequest{UserIdentityToken: ua.ExtensionObject{TypeID: tok.BinaryEncodingID(), Encoding: ua.ExtensionObjectBinary, Body: tok}})
+	}
+	session := func() (*testConn, []byte) {
+		tc := newTestConn(t, s, 1)
+		cs := wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
+		tc.token = cs.AuthenticationToken
+		return tc, cs.ServerNonce
+	}
+	secret := []byte("pass word ü")
+
+	tc, nonce := session()
+	wantOK[ua.ActivateSessionResponse](t, activate(tc, &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, UserName: "alice",
+		Password: encrypt(secret, nonce, len(secret)+len(nonce)), EncryptionAlgorithm: p.EncryptionAlgorithm()}))
+	if len(seen) != 1 || seen[0] != string(secret) {
+		t.Fatalf("the Authenticator saw %q", seen)
+	}
+
+	other := bytes.Repeat([]byte{7}, 32)
+	for name, tok := range map[string]func(nonce []byte) *ua.UserNameIdentityToken{
+		"another nonce": func(nonce []byte) *ua.UserNameIdentityToken {
+			return &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, Password: encrypt(secret, other, len(secret)+32), EncryptionAlgorithm: p.EncryptionAlgorithm()}
+		},
+		"wrong length": func(nonce []byte) *ua.UserNameIdentityToken {
+			return &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, Password: encrypt(secret, nonce, 3), EncryptionAlgorithm: p.EncryptionAlgorithm()}
+		},
+		"wrong algorithm": func(nonce []byte) *ua.UserNameIdentityToken {
+			return &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, Password: encrypt(secret, nonce, len(secret)+len(nonce)), EncryptionAlgorithm: secpol.AlgRsaOaepSha256}
+		},
+		"garbage": func(nonce []byte) *ua.UserNameIdentityToken {
+			return &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, Password: bytes.Repeat([]byte{1}, 256), EncryptionAlgorithm: p.EncryptionAlgorithm()}
+		},
+		"in clear over None": func(nonce []byte) *ua.UserNameIdentityToken {
+			return &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, Password: secret}
+		},
+		"unknown policy id": func(nonce []byte) *ua.UserNameIdentityToken {
+			return &ua.UserNameIdentityToken{PolicyID: "other", Password: encrypt(secret, nonce, len(secret)+len(nonce)), EncryptionAlgorithm: p.EncryptionAlgorithm()}
+		},
+	} {
+		tc, nonce := session()
+		if got := faultOf(activate(tc, tok(nonce))); got != status.BadIdentityTokenInvalid {
+			t.Errorf("%s: %v, want Bad_IdentityTokenInvalid", name, got)
+		}
+	}
+	if len(seen) != 1 {
+		t.Fatalf("a bad token reached the Authenticator: %q", seen)
+	}
+}
