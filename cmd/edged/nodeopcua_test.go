@@ -73,10 +73,17 @@ func (s nodeStatus) is(c gua.StatusCode) bool { return s.Code == uint32(c) }
 // subtest reports its own "error" line.
 func runNodeClient(t *testing.T, ctx context.Context, node, endpoint string, scenarios ...string) *nodeRun {
 	t.Helper()
+	return runNodeClientEnv(t, ctx, nil, node, endpoint, scenarios...)
+}
+
+// runNodeClientEnv is runNodeClient with env added to the environment.
+func runNodeClientEnv(t *testing.T, ctx context.Context, env []string, node, endpoint string, scenarios ...string) *nodeRun {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute) // hang guard
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "client.js", endpoint, strings.Join(scenarios, ","))
 	cmd.Dir = nodeOPCUADir
+	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second

@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rsa"
+	"crypto/x509"
+	"encoding/json"
+	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,6 +22,7 @@ import (
 	"github.com/gopcua/opcua"
 	gua "github.com/gopcua/opcua/ua"
 
+	"github.com/edged/edged/internal/testkeys"
 	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/secpol"
 )
@@ -296,5 +303,144 @@ func TestUsersAndRoles(t *testing.T) {
 	line := waitFor(t, out, regexp.MustCompile(`ActivateSession rejected.*user=op.*`))[0]
 	if strings.Contains(out.String(), "not-the-password") || !strings.Contains(line, "BadUserAccessDenied") {
 		t.Fatalf("the rejection's log line: %s", line)
+	}
+}
+
+// TestNodeOPCUASecure: the node-opcua client on all six secure endpoints,
+// anonymously and with a user name, with client keys of 2048, 3072 and
+// 4096 bits. The user (Operator) writes; the anonymous session (edged's
+// default role, Observer) is refused the write.
+func TestNodeOPCUASecure(t *testing.T) {
+	node := nodeOPCUAClient(t)
+	dir := t.TempDir()
+	stdin = strings.NewReader("node-password\n")
+	code, _, e := edged(t, "user", "--data-dir", dir, "add", "nodeuser", "--role", "Operator")
+	stdin = os.Stdin
+	if code != 0 {
+		t.Fatalf("edged user add: %s", e)
+	}
+	url, _ := startSecure(t, dir, true)
+	for _, bits := range []int{2048, 3072, 4096} {
+		t.Run(fmt.Sprintf("key%d", bits), func(t *testing.T) {
+			const uri = "urn:edged:test:node-opcua"
+			der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: uri, CommonName: "node-opcua", DNSNames: []string{"localhost"}, Key: testkeys.RSA(bits)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := t.TempDir()
+			certFile, keyFile := filepath.Join(files, "cert.pem"), filepath.Join(files, "key.pem")
+			kb, _ := x509.MarshalPKCS8PrivateKey(key)
+			os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+			os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600)
+			os.WriteFile(filepath.Join(dir, pki.TrustedCerts, fmt.Sprintf("node%d.der", bits)), der, 0o644)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			r := runNodeClientEnv(t, ctx, []string{"EDGED_CERT=" + certFile, "EDGED_KEY=" + keyFile, "EDGED_PKI=" + filepath.Join(files, "pki"),
+				"EDGED_APP_URI=" + uri, "EDGED_USER=nodeuser", "EDGED_PASS=node-password"}, node, url, "secure")
+			r.scenario(t, "secure")
+			n := 0
+			for _, l := range r.lines {
+				if l.Scenario != "secure" || l.Ev != "result" {
+					continue
+				}
+				var res struct {
+					Policy, Mode, Token string
+					Read, Write         *nodeStatus
+					Error               string
+				}
+				if err := json.Unmarshal(l.raw, &res); err != nil {
+					t.Fatal(err)
+				}
+				n++
+				name := res.Policy + "/" + res.Mode + "/" + res.Token
+				switch {
+				case res.Error != "":
+					t.Errorf("%s: %s", name, res.Error)
+				case res.Read == nil || !res.Read.is(gua.StatusOK):
+					t.Errorf("%s: Read %v", name, res.Read)
+				case res.Token == "username" && !res.Write.is(gua.StatusOK):
+					t.Errorf("%s: the Operator's Write: %v", name, res.Write)
+				case res.Token == "anonymous" && !res.Write.is(gua.StatusBadUserAccessDenied):
+					t.Errorf("%s: the anonymous Write: %v, want Bad_UserAccessDenied", name, res.Write)
+				default:
+					t.Logf("%s: Read %s, Write %s", name, res.Read.Status, res.Write.Status)
+				}
+			}
+			if n != 12 {
+				t.Fatalf("%d results, want 12 (3 policies × 2 modes × 2 tokens)\nstderr:\n%s", n, tail(r.stderr, 4000))
+			}
+		})
+	}
+}
+
+// TestOpen62541Secure: the open62541 v1.5.7 client on all six secure
+// endpoints, anonymously and with a user name, with client keys of 2048,
+// 3072 and 4096 bits; it trusts edged's certificate alone, so edged's
+// certificate passes open62541's own checks (URI, host address, usage).
+func TestOpen62541Secure(t *testing.T) {
+	client := open62541Client(t)
+	dir := t.TempDir()
+	stdin = strings.NewReader("o62-password\n")
+	code, _, e := edged(t, "user", "--data-dir", dir, "add", "o62user", "--role", "Operator")
+	stdin = os.Stdin
+	if code != 0 {
+		t.Fatalf("edged user add: %s", e)
+	}
+	url, _ := startSecure(t, dir, true)
+	for _, bits := range []int{2048, 3072, 4096} {
+		t.Run(fmt.Sprintf("key%d", bits), func(t *testing.T) {
+			const uri = "urn:edged:test:open62541"
+			der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: uri, CommonName: "open62541", Key: testkeys.RSA(bits)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := t.TempDir()
+			kb, _ := x509.MarshalPKCS8PrivateKey(key)
+			os.WriteFile(filepath.Join(files, "cert.der"), der, 0o644)
+			os.WriteFile(filepath.Join(files, "key.der"), kb, 0o600)
+			os.WriteFile(filepath.Join(dir, pki.TrustedCerts, fmt.Sprintf("o62-%d.der", bits)), der, 0o644)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, client, url, "secure")
+			cmd.Env = append(os.Environ(), "EDGED_CERT="+filepath.Join(files, "cert.der"), "EDGED_KEY="+filepath.Join(files, "key.der"),
+				"EDGED_SERVER_CERT="+filepath.Join(dir, pki.OwnCerts, "edged.der"), "EDGED_APP_URI="+uri,
+				"EDGED_USER=o62user", "EDGED_PASS=o62-password")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			stdout, err := cmd.Output()
+			if err != nil {
+				t.Errorf("open62541 client: %v\n%s", err, tail(stderr.String(), 4000))
+			}
+			n := 0
+			sc := bufio.NewScanner(bytes.NewReader(stdout))
+			for sc.Scan() {
+				var r struct {
+					Ev, Policy, Mode, Token string
+					Connect, Read, Write    uint32
+				}
+				if json.Unmarshal(sc.Bytes(), &r) != nil || r.Ev != "result" {
+					continue
+				}
+				n++
+				name := r.Policy + "/" + r.Mode + "/" + r.Token
+				switch {
+				case r.Connect != 0:
+					t.Errorf("%s: connect %v", name, gua.StatusCode(r.Connect))
+				case r.Read != 0:
+					t.Errorf("%s: Read %v", name, gua.StatusCode(r.Read))
+				case r.Token == "username" && r.Write != 0:
+					t.Errorf("%s: the Operator's Write: %v", name, gua.StatusCode(r.Write))
+				case r.Token == "anonymous" && gua.StatusCode(r.Write) != gua.StatusBadUserAccessDenied:
+					t.Errorf("%s: the anonymous Write: %v, want Bad_UserAccessDenied", name, gua.StatusCode(r.Write))
+				default:
+					t.Logf("%s: Read Good, Write %v", name, gua.StatusCode(r.Write))
+				}
+			}
+			if n != 12 {
+				t.Fatalf("%d results, want 12\nstderr:\n%s", n, tail(stderr.String(), 4000))
+			}
+		})
 	}
 }

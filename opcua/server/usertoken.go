@@ -33,7 +33,8 @@ func (s *Server) tokenPolicies(securityPolicy string) []ua.UserTokenPolicy {
 }
 
 // decryptUserName returns tok with its password decrypted (OPC 10000-4
-// §7.36.3, the legacy format: length, secret, server nonce, encrypted
+// §7.36.2.2, the legacy format: length, secret, server nonce, zero
+// padding allowed, encrypted
 // with our certificate by the token's security policy), for a session
 // whose last nonce is nonce. A password that is not encrypted is accepted
 // only over a SignAndEncrypt channel. Every failure is
@@ -66,9 +67,19 @@ func (c *conn) decryptUserName(tok *ua.UserNameIdentityToken, nonce []byte) (*ua
 	}
 	n := binary.LittleEndian.Uint32(plain)
 	rest := plain[4:]
-	if uint64(n) != uint64(len(rest)) || len(rest) < len(nonce) || len(nonce) == 0 {
+	if uint64(n) > uint64(len(rest)) || int(n) < len(nonce) || len(nonce) == 0 {
 		return nil, status.BadIdentityTokenInvalid
 	}
+	// A client may pad the plaintext to whole blocks; the padding must be
+	// zeros (§7.36.2.2).
+	var pad byte
+	for _, b := range rest[n:] {
+		pad |= b
+	}
+	if pad != 0 {
+		return nil, status.BadIdentityTokenInvalid
+	}
+	rest = rest[:n]
 	secret, tail := rest[:len(rest)-len(nonce)], rest[len(rest)-len(nonce):]
 	if subtle.ConstantTimeCompare(tail, nonce) != 1 {
 		return nil, status.BadIdentityTokenInvalid

@@ -87,6 +87,24 @@ func TestUserNameTokenDecryption(t *testing.T) {
 		t.Fatalf("the Authenticator saw %q", seen)
 	}
 
+	// Zero padding after the nonce, as open62541 adds it, is allowed;
+	// anything else there is not.
+	tc, nonce = session()
+	padded := append(append(append(ua.AppendUint32(nil, uint32(len(secret)+len(nonce))), secret...), nonce...), 0, 0, 0)
+	ct, _ := p.Encrypt(nil, pub, padded)
+	wantOK[ua.ActivateSessionResponse](t, activate(tc, &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, UserName: "alice",
+		Password: ct, EncryptionAlgorithm: p.EncryptionAlgorithm()}))
+	if len(seen) != 2 || seen[1] != string(secret) {
+		t.Fatalf("the Authenticator saw %q", seen)
+	}
+	seen = seen[:1]
+	tc, nonce = session()
+	padded = append(append(append(ua.AppendUint32(nil, uint32(len(secret)+len(nonce))), secret...), nonce...), 0, 1)
+	ct, _ = p.Encrypt(nil, pub, padded)
+	if got := faultOf(activate(tc, &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, Password: ct, EncryptionAlgorithm: p.EncryptionAlgorithm()})); got != status.BadIdentityTokenInvalid {
+		t.Errorf("non-zero padding: %v", got)
+	}
+
 	other := bytes.Repeat([]byte{7}, 32)
 	for name, tok := range map[string]func(nonce []byte) *ua.UserNameIdentityToken{
 		"another nonce": func(nonce []byte) *ua.UserNameIdentityToken {

@@ -5,7 +5,8 @@
 // Usage: node client.js ENDPOINT_URL SCENARIO[,SCENARIO...]
 //
 // Scenarios (see the functions below): connect, subscribe, transfer,
-// write, getmonitoreditems, deadband, republish. They run one after another in one
+// write, getmonitoreditems, deadband, republish, secure (which reads its
+// certificate, key and user from the environment). They run one after another in one
 // process (loading node-opcua takes most of a second).
 //
 // It prints one JSON object per line on stdout ({"scenario": NAME,
@@ -555,7 +556,66 @@ async function scenarioRepublish() {
   await disconnect(c);
 }
 
+// scenarioSecure connects over every secure endpoint (three policies,
+// Sign and SignAndEncrypt) with the client certificate and key of
+// EDGED_CERT and EDGED_KEY (PEM files; the certificate names
+// EDGED_APP_URI), anonymously and as the user EDGED_USER/EDGED_PASS; each
+// session reads sim.Counter and writes sim.Setpoint. EDGED_PKI is the
+// client's own certificate folder (edged's certificate is accepted as it
+// comes: the server side is what is tested).
+async function scenarioSecure() {
+  const { OPCUACertificateManager } = require("node-opcua-certificate-manager");
+  const certificateManager = new OPCUACertificateManager({
+    rootFolder: process.env.EDGED_PKI,
+    automaticallyAcceptUnknownCertificate: true,
+  });
+  await certificateManager.initialize();
+  const tokens = {
+    anonymous: undefined,
+    username: { type: 1, userName: process.env.EDGED_USER, password: process.env.EDGED_PASS },
+  };
+  for (const policy of ["Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"]) {
+    for (const mode of ["Sign", "SignAndEncrypt"]) {
+      for (const [token, identity] of Object.entries(tokens)) {
+        const client = OPCUAClient.create({
+          applicationName: "edged-interop-node-opcua",
+          applicationUri: process.env.EDGED_APP_URI,
+          endpointMustExist: false,
+          securityMode: MessageSecurityMode[mode],
+          securityPolicy: SecurityPolicy[policy],
+          certificateFile: process.env.EDGED_CERT,
+          privateKeyFile: process.env.EDGED_KEY,
+          clientCertificateManager: certificateManager,
+          connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
+          requestedSessionTimeout: 60000,
+          keepSessionAlive: false,
+        });
+        const res = { policy, mode, token };
+        try {
+          await client.connect(endpointUrl);
+          const session = await client.createSession(identity);
+          const r = await session.read({ nodeId: "ns=2;s=sim.Counter", attributeId: AttributeIds.Value });
+          res.read = st(r.statusCode);
+          const w = await session.write({
+            nodeId: "ns=2;s=sim.Setpoint",
+            attributeId: AttributeIds.Value,
+            value: { value: { dataType: DataType.Float, value: 12.5 } },
+          });
+          res.write = st(w);
+          await session.close(true);
+        } catch (err) {
+          res.error = String((err && err.message) || err);
+        } finally {
+          await client.disconnect();
+        }
+        emit("result", res);
+      }
+    }
+  }
+}
+
 const scenarios = {
+  secure: scenarioSecure,
   connect: scenarioConnect,
   subscribe: scenarioSubscribe,
   transfer: scenarioTransfer,

@@ -10,6 +10,12 @@
  * writeread  writes sim.Setpoint (Float) and io.DO3 (Boolean) 60 times each,
  *            reading every value back right after the Good response
  * subscribe  monitors sim.Counter at 5 ms for 2 s, counting the values
+ * secure     (alone) connects over the six secure endpoints, anonymously
+ *            and with EDGED_USER/EDGED_PASS, with the certificate and key
+ *            of EDGED_CERT and EDGED_KEY (DER files, the certificate naming
+ *            EDGED_APP_URI), trusting the server certificate of
+ *            EDGED_SERVER_CERT only; each session reads sim.Counter and
+ *            writes sim.Setpoint: one "result" line each
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -259,6 +265,81 @@ static int subscribe(UA_Client *c) {
     return 0;
 }
 
+/* --- secure --- */
+
+static UA_ByteString readFile(const char *path) {
+    UA_ByteString b = UA_BYTESTRING_NULL;
+    FILE *f = path ? fopen(path, "rb") : NULL;
+    if (!f)
+        return b;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    if (n > 0 && UA_ByteString_allocBuffer(&b, (size_t)n) == UA_STATUSCODE_GOOD &&
+        fread(b.data, 1, (size_t)n, f) != (size_t)n)
+        UA_ByteString_clear(&b);
+    fclose(f);
+    return b;
+}
+
+static UA_Logger logger;
+
+static int secure(const char *url) {
+    UA_ByteString cert = readFile(getenv("EDGED_CERT"));
+    UA_ByteString key = readFile(getenv("EDGED_KEY"));
+    UA_ByteString server = readFile(getenv("EDGED_SERVER_CERT"));
+    const char *uri = getenv("EDGED_APP_URI");
+    const char *user = getenv("EDGED_USER"), *pass = getenv("EDGED_PASS");
+    if (cert.length == 0 || key.length == 0 || server.length == 0 || !uri || !user || !pass) {
+        fprintf(stderr, "secure: EDGED_CERT, EDGED_KEY, EDGED_SERVER_CERT, EDGED_APP_URI, EDGED_USER, EDGED_PASS\n");
+        return 2;
+    }
+    const char *policies[] = {"Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"};
+    const char *modes[] = {"Sign", "SignAndEncrypt"};
+    int rc = 0;
+    for (int p = 0; p < 3; p++) {
+        for (int m = 0; m < 2; m++) {
+            for (int tok = 0; tok < 2; tok++) {
+                UA_Client *c = UA_Client_new();
+                UA_ClientConfig *cc = UA_Client_getConfig(c);
+                cc->logging = &logger;
+                UA_StatusCode st = UA_ClientConfig_setDefaultEncryption(cc, cert, key, &server, 1, NULL, 0);
+                char policyUri[128];
+                snprintf(policyUri, sizeof policyUri, "http://opcfoundation.org/UA/SecurityPolicy#%s", policies[p]);
+                cc->securityMode = m == 0 ? UA_MESSAGESECURITYMODE_SIGN : UA_MESSAGESECURITYMODE_SIGNANDENCRYPT;
+                UA_String_clear(&cc->securityPolicyUri);
+                cc->securityPolicyUri = UA_STRING_ALLOC(policyUri);
+                UA_String_clear(&cc->clientDescription.applicationUri);
+                cc->clientDescription.applicationUri = UA_STRING_ALLOC(uri);
+                UA_StatusCode rd = 0, wr = 0;
+                if (st == UA_STATUSCODE_GOOD)
+                    st = tok == 0 ? UA_Client_connect(c, url) : UA_Client_connectUsername(c, url, user, pass);
+                if (st == UA_STATUSCODE_GOOD) {
+                    UA_Variant v;
+                    UA_Variant_init(&v);
+                    rd = UA_Client_readValueAttribute(c, UA_NODEID_STRING(2, "sim.Counter"), &v);
+                    UA_Variant_clear(&v);
+                    UA_Float f = 7.5f;
+                    UA_Variant_setScalar(&v, &f, &UA_TYPES[UA_TYPES_FLOAT]);
+                    wr = UA_Client_writeValueAttribute(c, UA_NODEID_STRING(2, "sim.Setpoint"), &v);
+                } else {
+                    rc = 1;
+                }
+                printf("{\"ev\":\"result\",\"policy\":\"%s\",\"mode\":\"%s\",\"token\":\"%s\","
+                       "\"connect\":%u,\"read\":%u,\"write\":%u}\n",
+                       policies[p], modes[m], tok == 0 ? "anonymous" : "username", st, rd, wr);
+                fflush(stdout);
+                UA_Client_disconnect(c);
+                UA_Client_delete(c);
+            }
+        }
+    }
+    UA_ByteString_clear(&cert);
+    UA_ByteString_clear(&key);
+    UA_ByteString_clear(&server);
+    return rc;
+}
+
 /* Warnings and errors of the client go to stderr; stdout has the JSON. */
 static void logStderr(void *ctx, UA_LogLevel level, UA_LogCategory cat, const char *msg,
                       va_list args) {
@@ -270,11 +351,14 @@ static void logStderr(void *ctx, UA_LogLevel level, UA_LogCategory cat, const ch
 
 static UA_Logger logger = {logStderr, NULL, NULL};
 
+
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s <endpoint> crawl|writeread|subscribe ...\n", argv[0]);
+        fprintf(stderr, "usage: %s <endpoint> crawl|writeread|subscribe ... | secure\n", argv[0]);
         return 2;
     }
+    if (strcmp(argv[2], "secure") == 0)
+        return secure(argv[1]);
     UA_Client *c = UA_Client_new();
     UA_ClientConfig *cc = UA_Client_getConfig(c);
     cc->logging = &logger; /* before setDefault, which hands it on */
