@@ -170,10 +170,11 @@ func TestOpen62541(t *testing.T) {
 			}
 		case "subscribe":
 			t.Logf("subscribe: %d values of sim.Counter in 2 s, publishing %g ms, sampling %g ms", l.Values, l.Publishing, l.Sampling)
-			want := 350 // of 400
-			if os.Getenv("EDGED_TEST_EMULATED") != "" {
-				want = 250 // as TestSubscribeCounter
-			}
+			// Of 400 ticks: more than sampling at 10 ms could give (200),
+			// with room for a loaded machine (320 seen while another
+			// test run shared the cores). The rate is bench-sub's
+			// business.
+			want := 250
 			if l.Values < want || l.Publishing != 5 || l.Sampling != 5 {
 				t.Errorf("subscription: %d values in 2 s (want %d), publishing %g, sampling %g (want 5, 5)", l.Values, want, l.Publishing, l.Sampling)
 			}

@@ -4,18 +4,23 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/binary"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,16 +69,18 @@ func clientCert(t *testing.T, uri string, bits int) ([]byte, *rsa.PrivateKey) {
 	return der, key
 }
 
-// dialSecure connects gopcua over policy and mode with cert and key,
-// anonymously or, with auth, as a user.
-func dialSecure(ctx context.Context, url string, ep *gua.EndpointDescription, uri string, cert []byte, key *rsa.PrivateKey, auth ...opcua.Option) (*opcua.Client, error) {
-	tt := gua.UserTokenTypeAnonymous
-	if len(auth) > 0 {
-		tt = gua.UserTokenTypeUserName
-	} else {
-		auth = []opcua.Option{opcua.AuthAnonymous()}
-	}
-	opts := append(auth, opcua.SecurityFromEndpoint(ep, tt),
+// dialSecure connects gopcua anonymously over the endpoint ep with cert
+// and key; dialUser as a user.
+func dialSecure(ctx context.Context, url string, ep *gua.EndpointDescription, uri string, cert []byte, key *rsa.PrivateKey, opts ...opcua.Option) (*opcua.Client, error) {
+	return dialAs(ctx, url, ep, uri, cert, key, gua.UserTokenTypeAnonymous, append(opts, opcua.AuthAnonymous())...)
+}
+
+func dialUser(ctx context.Context, url string, ep *gua.EndpointDescription, uri string, cert []byte, key *rsa.PrivateKey, user, pass string) (*opcua.Client, error) {
+	return dialAs(ctx, url, ep, uri, cert, key, gua.UserTokenTypeUserName, opcua.AuthUsername(user, pass))
+}
+
+func dialAs(ctx context.Context, url string, ep *gua.EndpointDescription, uri string, cert []byte, key *rsa.PrivateKey, tt gua.UserTokenType, opts ...opcua.Option) (*opcua.Client, error) {
+	opts = append(opts, opcua.SecurityFromEndpoint(ep, tt),
 		opcua.Certificate(cert), opcua.PrivateKey(key), opcua.ApplicationURI(uri), opcua.AutoReconnect(false))
 	c, err := opcua.NewClient(url, opts...)
 	if err != nil {
@@ -255,7 +262,7 @@ func TestUsersAndRoles(t *testing.T) {
 				t.Fatal(err)
 			}
 			name := pol[strings.Index(pol, "#")+1:] + "/" + mode.String()
-			op, err := dialSecure(ctx, url, ep, uri, cert, key, opcua.AuthUsername("op", "op-password"))
+			op, err := dialUser(ctx, url, ep, uri, cert, key, "op", "op-password")
 			if err != nil {
 				t.Fatalf("%s: op: %v", name, err)
 			}
@@ -270,7 +277,7 @@ func TestUsersAndRoles(t *testing.T) {
 			}
 			op.Close(ctx)
 
-			w, err := dialSecure(ctx, url, ep, uri, cert, key, opcua.AuthUsername("watcher", "watch-password"))
+			w, err := dialUser(ctx, url, ep, uri, cert, key, "watcher", "watch-password")
 			if err != nil {
 				t.Fatalf("%s: watcher: %v", name, err)
 			}
@@ -297,7 +304,7 @@ func TestUsersAndRoles(t *testing.T) {
 	}
 	anon.Close(ctx)
 
-	if _, err := dialSecure(ctx, url, ep, uri, cert, key, opcua.AuthUsername("op", "not-the-password")); !errors.Is(err, gua.StatusBadUserAccessDenied) {
+	if _, err := dialUser(ctx, url, ep, uri, cert, key, "op", "not-the-password"); !errors.Is(err, gua.StatusBadUserAccessDenied) {
 		t.Fatalf("a wrong password: %v, want Bad_UserAccessDenied", err)
 	}
 	line := waitFor(t, out, regexp.MustCompile(`ActivateSession rejected.*user=op.*`))[0]
@@ -443,4 +450,179 @@ func TestOpen62541Secure(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRenewalUnderLoad: a client whose security tokens live 2 s reads
+// continuously for 20 s over Basic256Sha256 SignAndEncrypt: the channel
+// is renewed several times and no Read fails.
+func TestRenewalUnderLoad(t *testing.T) {
+	dir := t.TempDir()
+	url, _ := startSecure(t, dir, true)
+	const uri = "urn:edged:test:gopcua"
+	cert, key := clientCert(t, uri, 2048)
+	os.WriteFile(filepath.Join(dir, pki.TrustedCerts, "client.der"), cert, 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	eps, err := opcua.GetEndpoints(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, _ := opcua.SelectEndpoint(eps, secpol.URIBasic256Sha256, gua.MessageSecurityModeSignAndEncrypt)
+	// The client talks through a proxy that counts its OpenSecureChannel
+	// requests.
+	proxy, opens := opnCounter(t, strings.TrimPrefix(url, "opc.tcp://"))
+	c, err := dialSecure(ctx, "opc.tcp://"+proxy, ep, uri, cert, key, opcua.Lifetime(2*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	node := c.Node(gua.NewStringNodeID(2, "sim.Counter"))
+	reads, failed := 0, 0
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); {
+		if _, err := node.Value(ctx); err != nil {
+			failed++
+			t.Errorf("Read %d: %v", reads, err)
+		}
+		reads++
+	}
+	n := opens.Load()
+	t.Logf("%d Reads, %d failed, %d OpenSecureChannel requests", reads, failed, n)
+	if n < 5 {
+		t.Errorf("%d OpenSecureChannel requests in 20 s with a 2 s token lifetime, want several renewals", n)
+	}
+}
+
+// opnCounter forwards a loopback port to target and counts the
+// OpenSecureChannel messages the client sends through it.
+func opnCounter(t *testing.T, target string) (string, *atomic.Int32) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var n atomic.Int32
+	go func() {
+		for {
+			cc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			sc, err := net.Dial("tcp", target)
+			if err != nil {
+				cc.Close()
+				continue
+			}
+			go func() { io.Copy(cc, sc); cc.Close() }()
+			go func() {
+				defer sc.Close()
+				var hdr [8]byte
+				for {
+					if _, err := io.ReadFull(cc, hdr[:]); err != nil {
+						return
+					}
+					if string(hdr[:3]) == "OPN" {
+						n.Add(1)
+					}
+					size := binary.LittleEndian.Uint32(hdr[4:])
+					if size < 8 || size > 1<<24 {
+						return
+					}
+					if _, err := sc.Write(hdr[:]); err != nil {
+						return
+					}
+					if _, err := io.CopyN(sc, cc, int64(size-8)); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), &n
+}
+
+// TestCertificateRejections: the open62541 client presents certificates
+// edged must refuse and reports the status code edged answers its
+// OpenSecureChannel with, the one OPC 10000-4 §6.1.3 names: expired, from
+// a CA nobody trusts, issued by a trusted CA without its CRL, revoked by
+// that CRL; the CA's valid certificate connects, and an untrusted one does
+// once `edged pki trust` trusted it, without a restart.
+func TestCertificateRejections(t *testing.T) {
+	client := open62541Client(t)
+	dir := t.TempDir()
+	url, _ := startSecure(t, dir, true)
+	const uri = "urn:edged:test:open62541"
+	mk := func(tpl pki.Template) ([]byte, *rsa.PrivateKey, *x509.Certificate) {
+		t.Helper()
+		if tpl.Key == nil {
+			tpl.Key = testkeys.RSA(2048)
+		}
+		der, key, err := pki.NewCertificate(tpl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := x509.ParseCertificate(der)
+		return der, key, c
+	}
+	caDER, caKey, ca := mk(pki.Template{CommonName: "plant CA", CA: true, Key: testkeys.RSA(3072)})
+	_, strangerKey, stranger := mk(pki.Template{CommonName: "stranger CA", CA: true, Key: testkeys.RSA(4096)})
+	good, goodKey, _ := mk(pki.Template{ApplicationURI: uri, Issuer: ca, IssuerKey: caKey})
+	revoked, revokedKey, revokedCert := mk(pki.Template{ApplicationURI: uri, Issuer: ca, IssuerKey: caKey})
+	foreign, foreignKey, _ := mk(pki.Template{ApplicationURI: uri, Issuer: stranger, IssuerKey: strangerKey})
+	expired, expiredKey, _ := mk(pki.Template{ApplicationURI: uri, NotBefore: time.Now().Add(-48 * time.Hour), Validity: 24 * time.Hour})
+	unknown, unknownKey, _ := mk(pki.Template{ApplicationURI: uri, CommonName: "not yet trusted"})
+	os.WriteFile(filepath.Join(dir, pki.TrustedCerts, "ca.der"), caDER, 0o644)
+	os.WriteFile(filepath.Join(dir, pki.TrustedCerts, "expired.der"), expired, 0o644)
+
+	try := func(name string, der []byte, key *rsa.PrivateKey, want gua.StatusCode) {
+		t.Helper()
+		files := t.TempDir()
+		kb, _ := x509.MarshalPKCS8PrivateKey(key)
+		os.WriteFile(filepath.Join(files, "cert.der"), der, 0o644)
+		os.WriteFile(filepath.Join(files, "key.der"), kb, 0o600)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, client, url, "probe")
+		cmd.Env = append(os.Environ(), "EDGED_CERT="+filepath.Join(files, "cert.der"), "EDGED_KEY="+filepath.Join(files, "key.der"),
+			"EDGED_SERVER_CERT="+filepath.Join(dir, pki.OwnCerts, "edged.der"), "EDGED_APP_URI="+uri, "EDGED_USER=-", "EDGED_PASS=-")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Logf("%s: open62541 client: %v", name, err)
+		}
+		var r struct {
+			Ev     string
+			Status uint32
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if json.Unmarshal([]byte(line), &r) == nil && r.Ev == "connect" {
+				break
+			}
+		}
+		if r.Ev != "connect" {
+			t.Fatalf("%s: no connect line: %s\n%s", name, out, tail(stderr.String(), 2000))
+		}
+		if got := gua.StatusCode(r.Status); got != want {
+			t.Errorf("%s: %v, want %v", name, got, want)
+		}
+	}
+	try("expired", expired, expiredKey, gua.StatusBadCertificateTimeInvalid)
+	try("untrusted CA", foreign, foreignKey, gua.StatusBadCertificateChainIncomplete)
+	try("trusted CA without CRL", good, goodKey, gua.StatusBadCertificateRevocationUnknown)
+	crl, err := x509.CreateRevocationList(rand.Reader, &x509.RevocationList{
+		Number: big.NewInt(1), ThisUpdate: time.Now().Add(-time.Hour), NextUpdate: time.Now().Add(24 * time.Hour),
+		RevokedCertificateEntries: []x509.RevocationListEntry{{SerialNumber: revokedCert.SerialNumber, RevocationTime: time.Now()}},
+	}, ca, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, pki.TrustedCRL, "ca.crl"), crl, 0o644)
+	try("revoked", revoked, revokedKey, gua.StatusBadCertificateRevoked)
+	try("the CA's valid certificate", good, goodKey, gua.StatusOK)
+	try("untrusted", unknown, unknownKey, gua.StatusBadCertificateUntrusted)
+	if code, o, e := edged(t, "pki", "--data-dir", dir, "trust", pki.ThumbprintHex(unknown)); code != 0 {
+		t.Fatalf("edged pki trust: %s%s", o, e)
+	}
+	try("trusted since", unknown, unknownKey, gua.StatusOK)
 }

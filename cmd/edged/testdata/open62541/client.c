@@ -16,6 +16,9 @@
  *            EDGED_APP_URI), trusting the server certificate of
  *            EDGED_SERVER_CERT only; each session reads sim.Counter and
  *            writes sim.Setpoint: one "result" line each
+ * probe      (alone) connects once, Basic256Sha256 SignAndEncrypt and
+ *            anonymous, with the same files, and prints the status code
+ *            of the connect: one "connect" line
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -284,7 +287,7 @@ static UA_ByteString readFile(const char *path) {
 
 static UA_Logger logger;
 
-static int secure(const char *url) {
+static int secure(const char *url, int probe) {
     UA_ByteString cert = readFile(getenv("EDGED_CERT"));
     UA_ByteString key = readFile(getenv("EDGED_KEY"));
     UA_ByteString server = readFile(getenv("EDGED_SERVER_CERT"));
@@ -297,16 +300,17 @@ static int secure(const char *url) {
     const char *policies[] = {"Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"};
     const char *modes[] = {"Sign", "SignAndEncrypt"};
     int rc = 0;
-    for (int p = 0; p < 3; p++) {
-        for (int m = 0; m < 2; m++) {
-            for (int tok = 0; tok < 2; tok++) {
+    int np = probe ? 1 : 3, nm = probe ? 1 : 2, nt = probe ? 1 : 2;
+    for (int p = 0; p < np; p++) {
+        for (int m = 0; m < nm; m++) {
+            for (int tok = 0; tok < nt; tok++) {
                 UA_Client *c = UA_Client_new();
                 UA_ClientConfig *cc = UA_Client_getConfig(c);
                 cc->logging = &logger;
                 UA_StatusCode st = UA_ClientConfig_setDefaultEncryption(cc, cert, key, &server, 1, NULL, 0);
                 char policyUri[128];
                 snprintf(policyUri, sizeof policyUri, "http://opcfoundation.org/UA/SecurityPolicy#%s", policies[p]);
-                cc->securityMode = m == 0 ? UA_MESSAGESECURITYMODE_SIGN : UA_MESSAGESECURITYMODE_SIGNANDENCRYPT;
+                cc->securityMode = m == 0 && !probe ? UA_MESSAGESECURITYMODE_SIGN : UA_MESSAGESECURITYMODE_SIGNANDENCRYPT;
                 UA_String_clear(&cc->securityPolicyUri);
                 cc->securityPolicyUri = UA_STRING_ALLOC(policyUri);
                 UA_String_clear(&cc->clientDescription.applicationUri);
@@ -314,6 +318,13 @@ static int secure(const char *url) {
                 UA_StatusCode rd = 0, wr = 0;
                 if (st == UA_STATUSCODE_GOOD)
                     st = tok == 0 ? UA_Client_connect(c, url) : UA_Client_connectUsername(c, url, user, pass);
+                if (probe) {
+                    printf("{\"ev\":\"connect\",\"status\":%u}\n", st);
+                    fflush(stdout);
+                    UA_Client_disconnect(c);
+                    UA_Client_delete(c);
+                    break;
+                }
                 if (st == UA_STATUSCODE_GOOD) {
                     UA_Variant v;
                     UA_Variant_init(&v);
@@ -345,8 +356,11 @@ static void logStderr(void *ctx, UA_LogLevel level, UA_LogCategory cat, const ch
                       va_list args) {
     if (level < UA_LOGLEVEL_WARNING)
         return;
-    vfprintf(stderr, msg, args);
-    fputc('\n', stderr);
+    /* open62541's own format: %S is a UA_String, not a wide string. */
+    char buf[1024];
+    UA_String out = {sizeof buf, (UA_Byte *)buf};
+    UA_String_vformat(&out, msg, args);
+    fprintf(stderr, "%.*s\n", (int)out.length, buf);
 }
 
 static UA_Logger logger = {logStderr, NULL, NULL};
@@ -357,8 +371,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s <endpoint> crawl|writeread|subscribe ... | secure\n", argv[0]);
         return 2;
     }
-    if (strcmp(argv[2], "secure") == 0)
-        return secure(argv[1]);
+    if (strcmp(argv[2], "secure") == 0 || strcmp(argv[2], "probe") == 0)
+        return secure(argv[1], strcmp(argv[2], "probe") == 0);
     UA_Client *c = UA_Client_new();
     UA_ClientConfig *cc = UA_Client_getConfig(c);
     cc->logging = &logger; /* before setDefault, which hands it on */
