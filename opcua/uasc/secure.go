@@ -61,6 +61,7 @@ type rsaPolicy struct {
 	p     *secpol.Policy
 	own   func() *Credentials
 	check CertificateCheck
+	nonce func() []byte // tests: fixed server nonces (nil: crypto/rand)
 }
 
 func (r *rsaPolicy) URI() string { return r.p.URI() }
@@ -109,6 +110,9 @@ func (r *rsaPolicy) Asymmetric(senderCertificate, receiverThumbprint []byte) (As
 }
 
 func (r *rsaPolicy) NewNonce() ([]byte, error) {
+	if r.nonce != nil {
+		return r.nonce(), nil
+	}
 	b := make([]byte, secpol.NonceLength)
 	_, err := rand.Read(b)
 	return b, err
