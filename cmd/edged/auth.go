@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 
+	"github.com/edged/edged/opcua/secpol"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
@@ -42,7 +43,24 @@ func (a gatewayAuth) Authenticate(token ua.Body) (server.Identity, error) {
 			}
 		}
 		return server.Identity{UserName: t.UserName, Roles: roles}, nil
-	case *ua.X509IdentityToken, *ua.IssuedIdentityToken:
+	case *ua.X509IdentityToken:
+		// The server checked the certificate against the user trust list
+		// and the token's signature; the holder is the user named by its
+		// common name, with that account's roles, or an authenticated
+		// user without an account.
+		leaf, _, err := secpol.LeafCertificate(t.CertificateData)
+		if err != nil {
+			return server.Identity{}, status.BadIdentityTokenInvalid
+		}
+		name := leaf.Subject.CommonName
+		roles := server.RolesOf(server.RoleAuthenticatedUser)
+		for _, n := range a.users.Roles(name) {
+			if r, ok := server.ParseRole(n); ok {
+				roles |= server.RolesOf(r)
+			}
+		}
+		return server.Identity{UserName: "x509:" + name, Roles: roles}, nil
+	case *ua.IssuedIdentityToken:
 		return server.Identity{}, status.BadIdentityTokenRejected
 	}
 	return server.Identity{}, status.BadIdentityTokenInvalid

@@ -21,12 +21,14 @@ func pkiMain(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("edged pki", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dir := fs.String("data-dir", DefaultDataDir, "edged's data `folder`")
+	userList := fs.Bool("users", false, "act on the trust list of X.509 user certificates ("+UserPKIDir+"/) instead of the application certificates'")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: edged pki [--data-dir DIR] COMMAND\n\n"+
 			"  list                       the trusted, issuer and rejected certificates\n"+
 			"  trust THUMBPRINT|FILE      trust a rejected certificate, or a certificate file\n"+
 			"  reject THUMBPRINT          stop trusting a certificate (it moves to rejected/)\n"+
-			"  show-own                   edged's own certificate: thumbprint, names, validity\n\nFlags:\n")
+			"  show-own                   edged's own certificate: thumbprint, names, validity\n"+
+			"  renew                      a new key and certificate for edged, with the names of the old one\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	// The flag may come before or after the command.
@@ -48,7 +50,12 @@ func pkiMain(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	store, err := pki.Open(*dir)
+	open := pki.Open
+	root := *dir
+	if *userList {
+		open, root = pki.OpenTrustList, filepath.Join(*dir, UserPKIDir)
+	}
+	store, err := open(root)
 	if err != nil {
 		fmt.Fprintf(stderr, "edged pki: --data-dir %s: %v\n", *dir, err)
 		return 1
@@ -127,6 +134,11 @@ func runPKI(s *pki.Store, args []string, out io.Writer) error {
 			c.NotBefore.UTC().Format("2006-01-02 15:04"), c.NotAfter.UTC().Format("2006-01-02 15:04"),
 			filepath.Join(s.Path(pki.OwnCerts), "edged.der"))
 		return nil
+	case "renew":
+		if err := need(0); err != nil {
+			return err
+		}
+		return renew(s, out)
 	}
 	return &usageError{msg: fmt.Sprintf("unknown command %q; see edged pki --help", args[0])}
 }
@@ -184,4 +196,38 @@ func findCert(s *pki.Store, dir, thumb string) (certFile, bool) {
 		}
 	}
 	return certFile{}, false
+}
+
+// renew replaces edged's key and certificate by new ones with the old
+// certificate's names (ApplicationUri, host names, addresses) and a new
+// validity. A running edged uses them from its next handshake; clients
+// that trusted the old certificate must trust the new one.
+func renew(s *pki.Store, out io.Writer) error {
+	der, _, err := s.LoadOwn()
+	if err != nil {
+		return fmt.Errorf("no application certificate to renew (edged makes it at its first start): %w", err)
+	}
+	old, err := x509.ParseCertificate(der)
+	if err != nil {
+		return err
+	}
+	tpl := pki.Template{
+		ApplicationURI: pki.ApplicationURI(old),
+		CommonName:     old.Subject.CommonName,
+		DNSNames:       old.DNSNames,
+		IPs:            old.IPAddresses,
+	}
+	if len(old.Subject.Organization) > 0 {
+		tpl.Organization = old.Subject.Organization[0]
+	}
+	nder, key, err := pki.NewCertificate(tpl)
+	if err != nil {
+		return err
+	}
+	if err := s.SaveOwn(nder, key); err != nil {
+		return err
+	}
+	c, _ := x509.ParseCertificate(nder)
+	fmt.Fprintf(out, "renewed: %s (was %s); clients that trusted the old certificate must trust this one\n", pki.Describe(c), pki.ThumbprintHex(der))
+	return nil
 }

@@ -36,8 +36,8 @@ func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) e
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	scfg := serverConfig(cfg, endpointURL(cfg.advertiseHost, port), out)
-	sec, err := setupSecurity(cfg, cfg.hostname, out, func(st *pki.Store) {
-		st.LogRejections(scfg.Logger, "edged pki trust --data-dir "+cfg.dataDir)
+	sec, err := setupSecurity(cfg, cfg.hostname, out, func(st *pki.Store, trust string) {
+		st.LogRejections(scfg.Logger, trust)
 	})
 	if err != nil {
 		ln.Close()

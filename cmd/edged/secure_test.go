@@ -141,7 +141,7 @@ func TestSecureByDefault(t *testing.T) {
 	}
 	thumb := pki.ThumbprintHex(cert)
 	line := waitFor(t, out, regexp.MustCompile(`client certificate rejected.*`+thumb+`.*`))[0]
-	for _, want := range []string{"BadCertificateUntrusted", uri, "edged pki trust --data-dir " + dir + " " + thumb} {
+	for _, want := range []string{"BadCertificateUntrusted", uri, "edged pki --data-dir " + dir + " trust " + thumb} {
 		if !strings.Contains(line, want) {
 			t.Errorf("the rejection's log line does not say %q:\n%s", want, line)
 		}
@@ -189,6 +189,27 @@ func TestSecureByDefault(t *testing.T) {
 	if _, err := dialSecure(ctx, url, ep, "urn:someone:else", cert, key); !errors.Is(err, gua.StatusBadCertificateURIInvalid) {
 		t.Fatalf("a wrong ApplicationUri: %v, want Bad_CertificateUriInvalid", err)
 	}
+
+	// edged pki renew: the running edged serves the new certificate from
+	// the next handshake on.
+	time.Sleep(10 * time.Millisecond) // a new mtime on coarse file systems
+	if code, o, e := edged(t, "pki", "--data-dir", dir, "renew"); code != 0 || !strings.Contains(o, "renewed: ") {
+		t.Fatalf("edged pki renew: exit %d: %s%s", code, o, e)
+	}
+	renewed, _ := os.ReadFile(filepath.Join(dir, pki.OwnCerts, "edged.der"))
+	if bytes.Equal(renewed, own) {
+		t.Fatal("edged pki renew kept the certificate")
+	}
+	eps, err = opcua.GetEndpoints(ctx, url)
+	if err != nil || !bytes.Equal(eps[0].ServerCertificate, renewed) {
+		t.Fatalf("after the renewal GetEndpoints serves the old certificate (%v)", err)
+	}
+	ep, _ = opcua.SelectEndpoint(eps, secpol.URIBasic256Sha256, gua.MessageSecurityModeSignAndEncrypt)
+	c, err := dialSecure(ctx, url, ep, uri, cert, key)
+	if err != nil {
+		t.Fatalf("connecting after the renewal: %v", err)
+	}
+	c.Close(ctx)
 }
 
 // TestUsersAndRoles: users added with `edged user` log in with their
@@ -314,9 +335,10 @@ func TestUsersAndRoles(t *testing.T) {
 }
 
 // TestNodeOPCUASecure: the node-opcua client on all six secure endpoints,
-// anonymously and with a user name, with client keys of 2048, 3072 and
-// 4096 bits. The user (Operator) writes; the anonymous session (edged's
-// default role, Observer) is refused the write.
+// anonymously, with a user name and with an X.509 user certificate, with
+// client keys of 2048, 3072 and 4096 bits. The user (Operator, by name or
+// by certificate) writes; the anonymous session (edged's default role,
+// Observer) is refused the write.
 func TestNodeOPCUASecure(t *testing.T) {
 	node := nodeOPCUAClient(t)
 	dir := t.TempDir()
@@ -327,6 +349,21 @@ func TestNodeOPCUASecure(t *testing.T) {
 		t.Fatalf("edged user add: %s", e)
 	}
 	url, _ := startSecure(t, dir, true)
+	// An X.509 user certificate in the user trust list, for the user
+	// account "nodeuser" (its common name): an Operator.
+	userDER, userKey, err := pki.NewCertificate(pki.Template{CommonName: "nodeuser", Key: testkeys.RSA(3072)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	userFiles := t.TempDir()
+	userCert, userKeyFile := filepath.Join(userFiles, "user.pem"), filepath.Join(userFiles, "user-key.pem")
+	ukb, _ := x509.MarshalPKCS8PrivateKey(userKey)
+	os.WriteFile(userCert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: userDER}), 0o644)
+	os.WriteFile(userKeyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: ukb}), 0o600)
+	os.WriteFile(filepath.Join(userFiles, "user.der"), userDER, 0o644)
+	if code, o, e := edged(t, "pki", "--users", "--data-dir", dir, "trust", filepath.Join(userFiles, "user.der")); code != 0 {
+		t.Fatalf("edged pki --users trust: %s%s", o, e)
+	}
 	for _, bits := range []int{2048, 3072, 4096} {
 		t.Run(fmt.Sprintf("key%d", bits), func(t *testing.T) {
 			const uri = "urn:edged:test:node-opcua"
@@ -344,7 +381,8 @@ func TestNodeOPCUASecure(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			r := runNodeClientEnv(t, ctx, []string{"EDGED_CERT=" + certFile, "EDGED_KEY=" + keyFile, "EDGED_PKI=" + filepath.Join(files, "pki"),
-				"EDGED_APP_URI=" + uri, "EDGED_USER=nodeuser", "EDGED_PASS=node-password"}, node, url, "secure")
+				"EDGED_APP_URI=" + uri, "EDGED_USER=nodeuser", "EDGED_PASS=node-password",
+				"EDGED_USER_CERT=" + userCert, "EDGED_USER_KEY=" + userKeyFile}, node, url, "secure")
 			r.scenario(t, "secure")
 			n := 0
 			for _, l := range r.lines {
@@ -366,7 +404,7 @@ func TestNodeOPCUASecure(t *testing.T) {
 					t.Errorf("%s: %s", name, res.Error)
 				case res.Read == nil || !res.Read.is(gua.StatusOK):
 					t.Errorf("%s: Read %v", name, res.Read)
-				case res.Token == "username" && !res.Write.is(gua.StatusOK):
+				case res.Token != "anonymous" && !res.Write.is(gua.StatusOK):
 					t.Errorf("%s: the Operator's Write: %v", name, res.Write)
 				case res.Token == "anonymous" && !res.Write.is(gua.StatusBadUserAccessDenied):
 					t.Errorf("%s: the anonymous Write: %v, want Bad_UserAccessDenied", name, res.Write)
@@ -374,8 +412,8 @@ func TestNodeOPCUASecure(t *testing.T) {
 					t.Logf("%s: Read %s, Write %s", name, res.Read.Status, res.Write.Status)
 				}
 			}
-			if n != 12 {
-				t.Fatalf("%d results, want 12 (3 policies × 2 modes × 2 tokens)\nstderr:\n%s", n, tail(r.stderr, 4000))
+			if n != 18 {
+				t.Fatalf("%d results, want 18 (3 policies × 2 modes × 3 tokens)\nstderr:\n%s", n, tail(r.stderr, 4000))
 			}
 		})
 	}

@@ -18,8 +18,12 @@ import (
 	"github.com/edged/edged/opcua/users"
 )
 
-// DefaultDataDir is where edged keeps its certificates on the gateway.
-const DefaultDataDir = "/var/lib/edged"
+// DefaultDataDir is where edged keeps its certificates on the gateway;
+// UserPKIDir, inside it, the trust list of X.509 user certificates.
+const (
+	DefaultDataDir = "/var/lib/edged"
+	UserPKIDir     = "user-pki"
+)
 
 // ownCredentials hands the server its certificate and key, read again
 // from the data folder when the certificate file changed (after `edged
@@ -92,7 +96,7 @@ func ownTemplate(cfg config, hostname string) pki.Template {
 // setupSecurity opens the data folder, makes edged's certificate at the
 // first start, says what is wrong with it at every start, and returns the
 // server's security configuration.
-func setupSecurity(cfg config, hostname string, out io.Writer, log func(*pki.Store)) (*server.Security, error) {
+func setupSecurity(cfg config, hostname string, out io.Writer, log func(st *pki.Store, trustCommand string)) (*server.Security, error) {
 	store, err := pki.Open(cfg.dataDir)
 	if err != nil {
 		return nil, fmt.Errorf("--data-dir %s: %w", cfg.dataDir, err)
@@ -122,7 +126,7 @@ func setupSecurity(cfg config, hostname string, out io.Writer, log func(*pki.Sto
 		return nil, fmt.Errorf("--data-dir %s: the application certificate and key do not belong together", cfg.dataDir)
 	}
 	if log != nil {
-		log(store)
+		log(store, "edged pki --data-dir "+cfg.dataDir+" trust")
 	}
 	var names []string
 	for _, p := range secpol.All {
@@ -142,7 +146,17 @@ func setupSecurity(cfg config, hostname string, out io.Writer, log func(*pki.Sto
 	if cfg.allowInsecure {
 		fmt.Fprintln(out, "edged: WARNING: --allow-insecure: SecurityPolicy None is offered for sessions too; anyone on the network can read and write without a certificate")
 	}
+	userCerts, err := pki.OpenTrustList(filepath.Join(cfg.dataDir, UserPKIDir))
+	if err != nil {
+		return nil, fmt.Errorf("--data-dir %s: %w", cfg.dataDir, err)
+	}
+	if log != nil {
+		log(userCerts, "edged pki --users --data-dir "+cfg.dataDir+" trust")
+	}
 	return &server.Security{
+		CheckUserCertificate: func(leaf *x509.Certificate, chain []*x509.Certificate) error {
+			return userCerts.Verify(leaf, chain)
+		},
 		Credentials: own.get,
 		CheckCertificate: func(leaf *x509.Certificate, chain []*x509.Certificate) error {
 			return store.Verify(leaf, chain)

@@ -72,6 +72,18 @@ func Open(root string) (*Store, error) {
 	return &Store{root: root}, nil
 }
 
+// OpenTrustList opens a store that is only a trust list (trusted/,
+// issuers/, rejected/; no own certificate): the user certificates of X.509
+// user tokens.
+func OpenTrustList(root string) (*Store, error) {
+	for _, d := range []string{TrustedCerts, TrustedCRL, IssuerCerts, IssuerCRL, RejectedDir} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o700); err != nil {
+			return nil, err
+		}
+	}
+	return &Store{root: root}, nil
+}
+
 // Root is the store's folder.
 func (s *Store) Root() string { return s.root }
 

@@ -33,6 +33,10 @@ type Security struct {
 	UserNames bool
 	// NoAnonymous withholds the anonymous token policy.
 	NoAnonymous bool
+	// CheckUserCertificate, when set, offers X.509 user tokens and
+	// validates their certificates (a user trust list of their own); the
+	// Authenticator then decides who the certificate's holder is.
+	CheckUserCertificate uasc.CertificateCheck
 }
 
 // securityLevel ranks an endpoint for clients that pick the best one

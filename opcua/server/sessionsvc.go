@@ -106,7 +106,7 @@ func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp 
 		c.srv.diag.rejectedSessions.Add(1)
 		return status.BadIdentityTokenInvalid
 	}
-	id, err := c.authenticate(s, token)
+	id, err := c.authenticate(s, token, req.UserTokenSignature)
 	if err != nil {
 		c.srv.diag.securityRejectedSess.Add(1)
 		c.srv.diag.rejectedSessions.Add(1)
@@ -177,25 +177,34 @@ func (c *conn) cancel(_ *session, _ *ua.CancelRequest, resp *ua.CancelResponse) 
 // answered later and later (backoff), which slows a password guesser
 // down and nobody else; each failure is logged with the user name, never
 // the password.
-func (c *conn) authenticate(s *session, token ua.Body) (Identity, error) {
+func (c *conn) authenticate(s *session, token ua.Body, sig ua.SignatureData) (Identity, error) {
 	if c.remote != "" { // a network client (in-process tests have none)
 		if d := c.srv.backoff.Delay(c.remote, c.srv.clock()); d > 0 {
 			time.Sleep(d)
 		}
 	}
 	user := ""
-	if t, ok := token.(*ua.UserNameIdentityToken); ok {
+	s.mu.Lock()
+	nonce := s.nonce
+	s.mu.Unlock()
+	switch t := token.(type) {
+	case *ua.UserNameIdentityToken:
 		user = t.UserName
 		if c.srv.cfg.Security != nil {
-			s.mu.Lock()
-			nonce := s.nonce
-			s.mu.Unlock()
 			dec, err := c.decryptUserName(t, nonce)
 			if err != nil {
 				c.authFailed(user, err)
 				return Identity{}, err
 			}
 			token = dec
+		}
+	case *ua.X509IdentityToken:
+		user = "(certificate)"
+		if c.srv.cfg.Security != nil {
+			if err := c.checkX509Token(t, sig, nonce); err != nil {
+				c.authFailed(user, err)
+				return Identity{}, err
+			}
 		}
 	}
 	id, err := c.srv.cfg.Authenticator.Authenticate(token)

@@ -9,8 +9,12 @@ import (
 	"github.com/edged/edged/opcua/ua/status"
 )
 
-// UserNamePolicyID is the PolicyId of the user-name token policy.
-const UserNamePolicyID = "username"
+// UserNamePolicyID and CertificatePolicyID are the PolicyIds of the
+// user-name and the X.509 user token policies.
+const (
+	UserNamePolicyID    = "username"
+	CertificatePolicyID = "certificate"
+)
 
 // tokenPolicies are the user token policies of an endpoint with
 // securityPolicy: anonymous when Config.Security allows it, and user
@@ -29,7 +33,48 @@ func (s *Server) tokenPolicies(securityPolicy string) []ua.UserTokenPolicy {
 		}
 		out = append(out, p)
 	}
+	if s.cfg.Security != nil && s.cfg.Security.CheckUserCertificate != nil {
+		p := ua.UserTokenPolicy{PolicyID: CertificatePolicyID, TokenType: ua.UserTokenTypeCertificate}
+		if securityPolicy == SecurityPolicyNone {
+			p.SecurityPolicyURI = secpol.URIBasic256Sha256
+		}
+		out = append(out, p)
+	}
 	return out
+}
+
+// checkX509Token checks an X.509 user token (OPC 10000-4 §7.36.5): the
+// certificate is valid for the user trust list (CheckUserCertificate;
+// Bad_IdentityTokenRejected), and sig is its key's signature over our
+// certificate and the session's last nonce, by the token's security
+// policy (Bad_UserSignatureInvalid).
+func (c *conn) checkX509Token(tok *ua.X509IdentityToken, sig ua.SignatureData, nonce []byte) error {
+	if tok.PolicyID != CertificatePolicyID || c.srv.cfg.Security.CheckUserCertificate == nil {
+		return status.BadIdentityTokenInvalid
+	}
+	p := secpol.ByURI(c.ch.SecurityPolicyURI())
+	if p == nil {
+		p = secpol.Basic256Sha256
+	}
+	leaf, chain, err := secpol.LeafCertificate(tok.CertificateData)
+	if err != nil {
+		return status.BadIdentityTokenInvalid
+	}
+	pub, ok := p.CheckKey(leaf.PublicKey)
+	if !ok {
+		return status.BadIdentityTokenRejected
+	}
+	own := c.srv.cfg.Security.Credentials()
+	if own == nil || sig.Algorithm != p.SignatureAlgorithm() {
+		return status.BadUserSignatureInvalid
+	}
+	if p.Verify(pub, append(append([]byte(nil), own.Certificate...), nonce...), sig.Signature) != nil {
+		return status.BadUserSignatureInvalid
+	}
+	if err := c.srv.cfg.Security.CheckUserCertificate(leaf, chain); err != nil {
+		return status.BadIdentityTokenRejected
+	}
+	return nil
 }
 
 // decryptUserName returns tok with its password decrypted (OPC 10000-4

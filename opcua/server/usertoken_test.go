@@ -135,3 +135,67 @@ func TestUserNameTokenDecryption(t *testing.T) {
 		t.Fatalf("a bad token reached the Authenticator: %q", seen)
 	}
 }
+
+// TestX509UserToken: an X.509 user token is accepted when its certificate
+// passes CheckUserCertificate and its signature over our certificate and
+// the session's nonce verifies; a signature over anything else is
+// Bad_UserSignatureInvalid, an untrusted certificate
+// Bad_IdentityTokenRejected.
+func TestX509UserToken(t *testing.T) {
+	der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: DefaultApplicationURI, Key: testkeys.RSA(2048)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, _ := uasc.NewCredentials(der, key)
+	userDER, userKey, err := pki.NewCertificate(pki.Template{CommonName: "alice", Key: testkeys.RSA(3072)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	trusted := true
+	s := newTestServer(t, Config{
+		Authenticator: namedX509{},
+		Security: &Security{Credentials: func() *uasc.Credentials { return own }, AllowInsecure: true,
+			CheckUserCertificate: func(*x509.Certificate, []*x509.Certificate) error {
+				if !trusted {
+					return status.BadCertificateUntrusted
+				}
+				return nil
+			}},
+	})
+	p := secpol.Basic256Sha256
+	activate := func(signed []byte) ua.Body {
+		tc := newTestConn(t, s, 1)
+		cs := wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
+		tc.token = cs.AuthenticationToken
+		if signed == nil {
+			signed = append(append([]byte(nil), der...), cs.ServerNonce...)
+		}
+		sig, err := p.Sign(userKey, signed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok := &ua.X509IdentityToken{PolicyID: CertificatePolicyID, CertificateData: userDER}
+		return tc.call(&ua.ActivateSessionRequest{
+			UserIdentityToken:  ua.ExtensionObject{TypeID: tok.BinaryEncodingID(), Encoding: ua.ExtensionObjectBinary, Body: tok},
+			UserTokenSignature: ua.SignatureData{Algorithm: p.SignatureAlgorithm(), Signature: sig},
+		})
+	}
+	wantOK[ua.ActivateSessionResponse](t, activate(nil))
+	if got := faultOf(activate([]byte("something else"))); got != status.BadUserSignatureInvalid {
+		t.Errorf("a signature over something else: %v, want Bad_UserSignatureInvalid", got)
+	}
+	trusted = false
+	if got := faultOf(activate(nil)); got != status.BadIdentityTokenRejected {
+		t.Errorf("an untrusted certificate: %v, want Bad_IdentityTokenRejected", got)
+	}
+}
+
+// namedX509 accepts X.509 tokens (after the server's checks) as Observers.
+type namedX509 struct{}
+
+func (namedX509) Authenticate(token ua.Body) (Identity, error) {
+	if _, ok := token.(*ua.X509IdentityToken); ok {
+		return Identity{UserName: "x509", Roles: RolesOf(RoleObserver)}, nil
+	}
+	return AnonymousOnly{}.Authenticate(token)
+}

@@ -6,6 +6,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/binary"
+	"io"
 	"testing"
 
 	"github.com/edged/edged/opcua/pki"
@@ -343,5 +344,71 @@ func TestSecuredRenewal(t *testing.T) {
 			c.write(c.msg(c.seq, 1, []byte("old again")))
 			c.expectError(status.BadSecureChannelTokenUnknown)
 		})
+	}
+}
+
+// TestZeroAllocsSecure: under each policy, in Sign and SignAndEncrypt, a
+// single-chunk request and its response cost the channel no allocation:
+// the token's HMACs and block modes are reused, and so are the buffers.
+// The client's chunks are sealed before the count; the client checks
+// each response's signature (and decrypts it) inside it.
+func TestZeroAllocsSecure(t *testing.T) {
+	for _, p := range secpol.All {
+		for _, mode := range modes {
+			t.Run(p.Name()+"/"+mode.String(), func(t *testing.T) {
+				cfg, srvCert := secServer(t, p, nil)
+				cc, res := serveTCP(t, cfg)
+				c := newSecClient(newTestClient(t, cc), p, mode, 2048, srvCert)
+				c.open()
+				r := <-res
+				if r.err != nil {
+					t.Fatal(r.err)
+				}
+				ch := r.ch
+				t.Cleanup(func() { ch.Close(status.Good, "") })
+				const runs = 200
+				body := smallRequest()
+				chunks := make([][]byte, runs+20)
+				for i := range chunks {
+					c.seq++
+					chunks[i] = c.msg(c.seq, c.seq, body)
+				}
+				resp := make([]byte, 0, 1024)
+				hdr := make([]byte, hdrLen)
+				next := 0
+				step := func() {
+					if _, err := cc.Write(chunks[next]); err != nil {
+						t.Fatal(err)
+					}
+					next++
+					req, err := ch.ReadRequest()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := ch.WriteResponse(req.RequestID, req.Message); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := io.ReadFull(cc, hdr); err != nil {
+						t.Fatal(err)
+					}
+					n := int(binary.LittleEndian.Uint32(hdr[4:]))
+					resp = append(resp[:0], hdr...)
+					resp = resp[:n]
+					if _, err := io.ReadFull(cc, resp[hdrLen:]); err != nil {
+						t.Fatal(err)
+					}
+					plain, err := openChunk(resp, symHdrLen, c.sym)
+					if err != nil || !bytes.Equal(plain[seqHdrLen:], body) {
+						t.Fatalf("response: %v", err)
+					}
+				}
+				for range 10 {
+					step()
+				}
+				if n := testing.AllocsPerRun(runs, step); n > 0 {
+					t.Fatalf("%.1f allocations per secured round trip", n)
+				}
+			})
+		}
 	}
 }

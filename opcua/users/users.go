@@ -164,6 +164,22 @@ func (s *Store) Authenticate(name string, password []byte) ([]string, error) {
 	return slices.Clone(roles), nil
 }
 
+// Roles returns the roles of the user name, or nil when there is none
+// (for a holder of a trusted user certificate, named by its subject's
+// common name).
+func (s *Store) Roles(name string) []string {
+	users, err := s.load()
+	if err != nil {
+		return nil
+	}
+	for _, u := range users {
+		if u.Name == name {
+			return slices.Clone(u.Roles)
+		}
+	}
+	return nil
+}
+
 // Add adds a user, Passwd changes a password, Remove removes a user;
 // each writes the file atomically.
 func (s *Store) Add(name string, roles []string, password []byte) error {

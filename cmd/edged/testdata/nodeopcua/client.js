@@ -559,7 +559,8 @@ async function scenarioRepublish() {
 // scenarioSecure connects over every secure endpoint (three policies,
 // Sign and SignAndEncrypt) with the client certificate and key of
 // EDGED_CERT and EDGED_KEY (PEM files; the certificate names
-// EDGED_APP_URI), anonymously and as the user EDGED_USER/EDGED_PASS; each
+// EDGED_APP_URI), anonymously, as the user EDGED_USER/EDGED_PASS and,
+// with EDGED_USER_CERT and EDGED_USER_KEY, with an X.509 user token; each
 // session reads sim.Counter and writes sim.Setpoint. EDGED_PKI is the
 // client's own certificate folder (edged's certificate is accepted as it
 // comes: the server side is what is tested).
@@ -574,6 +575,16 @@ async function scenarioSecure() {
     anonymous: undefined,
     username: { type: 1, userName: process.env.EDGED_USER, password: process.env.EDGED_PASS },
   };
+  if (process.env.EDGED_USER_CERT) {
+    // An X.509 user token: EDGED_USER_CERT (PEM) and EDGED_USER_KEY.
+    const fs = require("fs");
+    const { readCertificate } = require("node-opcua-crypto");
+    tokens.x509 = {
+      type: 2,
+      certificateData: readCertificate(process.env.EDGED_USER_CERT),
+      privateKey: fs.readFileSync(process.env.EDGED_USER_KEY, "utf8"),
+    };
+  }
   for (const policy of ["Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"]) {
     for (const mode of ["Sign", "SignAndEncrypt"]) {
       for (const [token, identity] of Object.entries(tokens)) {
