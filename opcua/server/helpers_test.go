@@ -18,6 +18,11 @@ type fakeChannel struct {
 
 	in     [][]byte // under Mu
 	closed ua.StatusCode
+	// The channel's security, for tests of secure sessions: zero is
+	// SecurityPolicy None.
+	policy string
+	mode   ua.MessageSecurityMode
+	peer   []byte
 }
 
 func newFakeChannel(id uint32) *fakeChannel { return &fakeChannel{Channel: subtest.Channel{Num: id}} }
@@ -39,11 +44,19 @@ func (f *fakeChannel) Buffered() bool {
 	return len(f.in) > 0
 }
 
-func (f *fakeChannel) SetMessageLimit(uint32)    {}
-func (f *fakeChannel) SecurityPolicyURI() string { return uasc.SecurityPolicyURINone }
-func (f *fakeChannel) PeerCertificate() []byte   { return nil }
+func (f *fakeChannel) SetMessageLimit(uint32) {}
+func (f *fakeChannel) SecurityPolicyURI() string {
+	if f.policy == "" {
+		return uasc.SecurityPolicyURINone
+	}
+	return f.policy
+}
+func (f *fakeChannel) PeerCertificate() []byte { return f.peer }
 func (f *fakeChannel) SecurityMode() ua.MessageSecurityMode {
-	return ua.MessageSecurityModeNone
+	if f.policy == "" {
+		return ua.MessageSecurityModeNone
+	}
+	return f.mode
 }
 
 func (f *fakeChannel) Close(status ua.StatusCode, _ string) error {

@@ -121,7 +121,9 @@ func (c *conn) channelSecurity() (*secpol.Policy, *uasc.Credentials, *x509.Certi
 
 // checkCreateSecurity checks the security of a CreateSession over a
 // secure channel (OPC 10000-4 §5.7.2): the client certificate is the
-// channel's, its URI is the ApplicationUri, the nonce is long enough. It
+// channel's (Bad_SecurityChecksFailed), its URI is the ApplicationUri
+// (Bad_CertificateUriInvalid), the nonce has 32 to 128 bytes
+// (Bad_NonceInvalid). It
 // returns the server signature over client certificate and nonce.
 func (c *conn) checkCreateSecurity(req *ua.CreateSessionRequest) (ua.SignatureData, []byte, error) {
 	sec := c.srv.cfg.Security
@@ -137,12 +139,13 @@ func (c *conn) checkCreateSecurity(req *ua.CreateSessionRequest) (ua.SignatureDa
 	}
 	leaf, _, err := secpol.LeafCertificate(req.ClientCertificate)
 	if err != nil || !bytes.Equal(leaf.Raw, peer.Raw) {
-		return ua.SignatureData{}, nil, status.BadCertificateInvalid
+		// Not the certificate the channel was opened with (§5.7.2).
+		return ua.SignatureData{}, nil, status.BadSecurityChecksFailed
 	}
 	if !certNamesURI(leaf, req.ClientDescription.ApplicationURI) {
 		return ua.SignatureData{}, nil, status.BadCertificateURIInvalid
 	}
-	if len(req.ClientNonce) < secpol.NonceLength {
+	if len(req.ClientNonce) < secpol.NonceLength || len(req.ClientNonce) > 128 {
 		return ua.SignatureData{}, nil, status.BadNonceInvalid
 	}
 	sig, err := p.Sign(own.Key, append(append([]byte(nil), req.ClientCertificate...), req.ClientNonce...))

@@ -199,3 +199,78 @@ func (namedX509) Authenticate(token ua.Body) (Identity, error) {
 	}
 	return AnonymousOnly{}.Authenticate(token)
 }
+
+// TestSecureSessionChecks: over a secure channel CreateSession wants the
+// channel's certificate with the ApplicationUri it names and a nonce of
+// 32 to 128 bytes, and signs certificate and nonce; ActivateSession wants
+// the client's signature over our certificate and the last nonce, and a
+// session moves only to a channel opened with the same certificate.
+func TestSecureSessionChecks(t *testing.T) {
+	der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: DefaultApplicationURI, Key: testkeys.RSA(2048)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, _ := uasc.NewCredentials(der, key)
+	s := newTestServer(t, Config{Security: &Security{Credentials: func() *uasc.Credentials { return own }}})
+	p := secpol.Aes256Sha256RsaPss
+	const uri = "urn:client"
+	certA, keyA, _ := pki.NewCertificate(pki.Template{ApplicationURI: uri, Key: testkeys.RSA(3072)})
+	certB, _, _ := pki.NewCertificate(pki.Template{ApplicationURI: uri, Key: testkeys.RSA(4096)})
+	conn := func(id uint32, peer []byte) *testConn {
+		tc := newTestConn(t, s, id)
+		fc := tc.c.ch.(*fakeChannel)
+		fc.policy, fc.mode, fc.peer = p.URI(), ua.MessageSecurityModeSignAndEncrypt, peer
+		return tc
+	}
+	nonce := bytes.Repeat([]byte{3}, 32)
+	create := func(tc *testConn, cert []byte, appURI string, n []byte) ua.Body {
+		return tc.call(&ua.CreateSessionRequest{ClientDescription: ua.ApplicationDescription{ApplicationURI: appURI}, ClientCertificate: cert, ClientNonce: n})
+	}
+	tc := conn(1, certA)
+	for name, c := range map[string]struct {
+		cert  []byte
+		uri   string
+		nonce []byte
+		want  ua.StatusCode
+	}{
+		"another certificate": {certB, uri, nonce, status.BadSecurityChecksFailed},
+		"another URI":         {certA, "urn:other", nonce, status.BadCertificateURIInvalid},
+		"short nonce":         {certA, uri, nonce[:31], status.BadNonceInvalid},
+		"long nonce":          {certA, uri, bytes.Repeat([]byte{3}, 129), status.BadNonceInvalid},
+	} {
+		if got := faultOf(create(tc, c.cert, c.uri, c.nonce)); got != c.want {
+			t.Errorf("CreateSession with %s: %v, want %v", name, got, c.want)
+		}
+	}
+	cs := wantOK[ua.CreateSessionResponse](t, create(tc, certA, uri, nonce))
+	caCert, _ := x509.ParseCertificate(der)
+	if !bytes.Equal(cs.ServerCertificate, der) || cs.ServerSignature.Algorithm != p.SignatureAlgorithm() ||
+		p.Verify(caCert.PublicKey.(*rsa.PublicKey), append(append([]byte(nil), certA...), nonce...), cs.ServerSignature.Signature) != nil {
+		t.Fatal("the server signature does not verify over the client certificate and nonce")
+	}
+	tc.token = cs.AuthenticationToken
+	activate := func(tc *testConn, serverNonce []byte, signer *rsa.PrivateKey) ua.Body {
+		sig, _ := p.Sign(signer, append(append([]byte(nil), der...), serverNonce...))
+		return tc.call(&ua.ActivateSessionRequest{ClientSignature: ua.SignatureData{Algorithm: p.SignatureAlgorithm(), Signature: sig}})
+	}
+	if got := faultOf(activate(tc, []byte("an old nonce"), keyA)); got != status.BadApplicationSignatureInvalid {
+		t.Errorf("a signature over another nonce: %v", got)
+	}
+	as := wantOK[ua.ActivateSessionResponse](t, activate(tc, cs.ServerNonce, keyA))
+	// Another channel with another certificate cannot take the session.
+	other := conn(2, certB)
+	other.token = cs.AuthenticationToken
+	if got := faultOf(activate(other, as.ServerNonce, keyA)); got != status.BadSecurityChecksFailed {
+		t.Errorf("a channel with another certificate: %v, want Bad_SecurityChecksFailed", got)
+	}
+	// Nor a channel without security.
+	plain := newTestConn(t, s, 3)
+	plain.token = cs.AuthenticationToken
+	if got := faultOf(activate(plain, as.ServerNonce, keyA)); got != status.BadSecurityChecksFailed {
+		t.Errorf("a None channel: %v, want Bad_SecurityChecksFailed", got)
+	}
+	// A channel with the same certificate can.
+	same := conn(4, certA)
+	same.token = cs.AuthenticationToken
+	wantOK[ua.ActivateSessionResponse](t, activate(same, as.ServerNonce, keyA))
+}
