@@ -19,9 +19,11 @@ FUZZTIME ?= 10s
 # echo baseline, the floor under 1x1), the warm-up and measured window of
 # each, extra flags of the server role (e.g. E2E_SERVER_FLAGS=-cpuprofile=/tmp/srv.pprof,
 # or -spin=50us: uasc Config.ReadSpin) and of the load role (E2E_LOAD_FLAGS,
-# e.g. -spin=1ms: the 1x1 client polls its socket), and E2E=0 to leave it out
-# of `make bench`.
+# e.g. -spin=1ms: the 1x1 client polls its socket), E2E_SECURITY the
+# security of each run (None, or POLICY/MODE) and E2E=0 to leave it out of
+# `make bench`.
 E2E           ?= 1
+E2E_SECURITY  ?= None Basic256Sha256/Sign Basic256Sha256/SignAndEncrypt
 E2E_SCENARIOS ?= 10x100x1,10x100x100,1x1x1,1x1x100,echo
 E2E_WARMUP    ?= 1s
 E2E_DURATION  ?= 5s
@@ -169,9 +171,13 @@ bench-wake:
 bench-e2e:
 	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-e2e: needs 2 cores (server on 0, load on 1)" >&2; exit 1; fi
 	$(GO) build -buildvcs=false -o $(BIN)/uabench ./cmd/uabench
-	timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench load $(E2E_LOAD_FLAGS) \
-		-server 'taskset -c 0 ./$(BIN)/uabench server $(E2E_SERVER_FLAGS)' \
-		-scenarios '$(E2E_SCENARIOS)' -warmup $(E2E_WARMUP) -duration $(E2E_DURATION)
+	@for sec in $(E2E_SECURITY); do \
+		policy=$${sec%%/*}; mode=$${sec#*/}; [ "$$mode" = "$$sec" ] && mode=SignAndEncrypt; \
+		echo "== bench-e2e: $$sec"; \
+		timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench load $(E2E_LOAD_FLAGS) -policy $$policy -mode $$mode \
+			-server 'taskset -c 0 ./$(BIN)/uabench server $(E2E_SERVER_FLAGS)' \
+			-scenarios '$(E2E_SCENARIOS)' -warmup $(E2E_WARMUP) -duration $(E2E_DURATION) || exit 1; \
+	done
 
 # The edged side (simulator, drivers, scan engine, OPC UA server) runs pinned
 # to core 0, the clients (gopcua, a child process) to core 1.

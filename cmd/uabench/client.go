@@ -106,9 +106,7 @@ func (r *reader) enqueue(s int) {
 	r.slotGen[s]++
 	id := r.slotGen[s]<<slotBits | uint32(s)
 	r.slotID[s] = id
-	start := len(r.wbuf)
-	r.wbuf = append(r.wbuf, r.template...)
-	c.StampChunk(r.wbuf[start:], id)
+	r.wbuf = c.AppendStamped(r.wbuf, r.template, id)
 	r.batch = append(r.batch, s)
 }
 

@@ -17,6 +17,8 @@ import (
 
 	"github.com/edged/edged/internal/benchkit"
 	"github.com/edged/edged/internal/uaclient"
+	"github.com/edged/edged/opcua/pki"
+	"github.com/edged/edged/opcua/secpol"
 	"github.com/edged/edged/opcua/ua"
 )
 
@@ -105,6 +107,41 @@ type loadFlags struct {
 	// spin: in the 1×1 scenarios, before each blocking read, non-blocking
 	// reads for up to this long (0: none); see spinConn.
 	spin time.Duration
+	// policy and mode, when policy is set, secure every connection
+	// (-policy, -mode) with security, made by load.
+	policy   *secpol.Policy
+	mode     ua.MessageSecurityMode
+	security *uaclient.Security
+}
+
+func policyByName(name string) *secpol.Policy {
+	for _, p := range secpol.All {
+		if p.Name() == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func securityName(f loadFlags) string {
+	if f.policy == nil {
+		return "SecurityPolicy None"
+	}
+	return f.policy.Name() + " " + f.mode.String()
+}
+
+// clientSecurity makes the load's certificate and fetches the server's.
+func clientSecurity(addr string, p *secpol.Policy, mode ua.MessageSecurityMode) (*uaclient.Security, error) {
+	const uri = "urn:edged:uabench:load"
+	der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: uri, CommonName: "uabench load"})
+	if err != nil {
+		return nil, err
+	}
+	sc, err := uaclient.ServerCertificate(addr, p.URI(), mode, 10*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return &uaclient.Security{Policy: p, Mode: mode, Certificate: der, Key: key, ApplicationURI: uri, ServerCertificate: sc}, nil
 }
 
 // runScenario opens sc.conns sessions to addr, loads them for the warm-up
@@ -126,7 +163,7 @@ func runScenario(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv sta
 		}
 	}()
 	for range sc.conns {
-		c, err := uaclient.DialSession(addr, "uabench", 10*time.Second)
+		c, err := uaclient.DialSecure(addr, "uabench", f.security, 10*time.Second)
 		if err != nil {
 			return res, err
 		}

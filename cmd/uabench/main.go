@@ -86,6 +86,8 @@ func run(args []string, in io.Reader, out, errOut io.Writer) error {
 		fs.DurationVar(&f.duration, "duration", 5*time.Second, "measured window per scenario")
 		fs.DurationVar(&f.spin, "spin", 0, "in the 1×1 scenarios, poll the socket with non-blocking reads for up to `d` before each blocking read (0: never; burns this process's core)")
 		ts := fs.String("timestamps", "both", "TimestampsToReturn: source, server, both or neither")
+		policy := fs.String("policy", "None", "security `policy` of every connection: None, Basic256Sha256, Aes128_Sha256_RsaOaep or Aes256_Sha256_RsaPss")
+		mode := fs.String("mode", "SignAndEncrypt", "security `mode` with a -policy other than None: Sign or SignAndEncrypt")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
@@ -102,6 +104,19 @@ func run(args []string, in io.Reader, out, errOut io.Writer) error {
 		list, err := parseScenarios(*scs)
 		if err != nil {
 			return fmt.Errorf("uabench: -scenarios: %w", err)
+		}
+		if *policy != "None" {
+			if f.policy = policyByName(*policy); f.policy == nil {
+				return fmt.Errorf("uabench: -policy %q: want None, Basic256Sha256, Aes128_Sha256_RsaOaep or Aes256_Sha256_RsaPss", *policy)
+			}
+			switch *mode {
+			case "Sign":
+				f.mode = ua.MessageSecurityModeSign
+			case "SignAndEncrypt":
+				f.mode = ua.MessageSecurityModeSignAndEncrypt
+			default:
+				return fmt.Errorf("uabench: -mode %q: want Sign or SignAndEncrypt", *mode)
+			}
 		}
 		argv := strings.Fields(*srvCmd)
 		if len(argv) == 0 {
@@ -126,8 +141,13 @@ func load(argv []string, list []scenario, f loadFlags, out io.Writer) (err error
 	if err := checkLoopback(p.addr); err != nil {
 		return err
 	}
+	if f.policy != nil {
+		if f.security, err = clientSecurity(p.addr, f.policy, f.mode); err != nil {
+			return err
+		}
+	}
 	ids := benchIDs(p.ns, maxNodes(list))
-	fmt.Fprintf(out, "uabench: server %q at %s\n", strings.Join(argv, " "), p.addr)
+	fmt.Fprintf(out, "uabench: server %q at %s, %s\n", strings.Join(argv, " "), p.addr, securityName(f))
 	var rs []result
 	for _, sc := range list {
 		fmt.Fprintf(out, "uabench: %v ...\n", sc)

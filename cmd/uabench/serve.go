@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/edged/edged/internal/benchkit"
 	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
@@ -68,9 +70,25 @@ func (s *benchSource) Snapshot() addrspace.Snapshot { return s.cur.Load() }
 // newBenchServer creates the server for ln with the bench variables and
 // returns it with the source of their values.
 func newBenchServer(ln net.Listener, spin time.Duration) (*server.Server, *benchSource, error) {
+	// The secure endpoints too, for the load's -policy: a certificate made
+	// now, and every client certificate accepted (loopback only).
+	der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: server.DefaultApplicationURI, CommonName: "uabench",
+		IPs: []net.IP{net.IPv4(127, 0, 0, 1)}})
+	if err != nil {
+		return nil, nil, err
+	}
+	own, err := uasc.NewCredentials(der, key)
+	if err != nil {
+		return nil, nil, err
+	}
 	srv, err := server.New(server.Config{
 		EndpointURL: "opc.tcp://" + ln.Addr().String(),
 		Channel:     &uasc.Config{ReadSpin: spin},
+		Security: &server.Security{
+			Credentials:      func() *uasc.Credentials { return own },
+			CheckCertificate: func(*x509.Certificate, []*x509.Certificate) error { return nil },
+			AllowInsecure:    true,
+		},
 	})
 	if err != nil {
 		return nil, nil, err

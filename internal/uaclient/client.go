@@ -1,19 +1,21 @@
 // Package uaclient is a minimal raw OPC UA client written with our codec,
 // for the benchmarks and tests of edged's server (cmd/uabench,
-// cmd/subbench): UA-TCP, a SecurityPolicy None secure channel and an
-// anonymous session. It costs far less CPU per request than the server
+// cmd/subbench): UA-TCP, a secure channel (SecurityPolicy None, or one of
+// the RSA policies with SetSecurity) and an anonymous session. It costs far less CPU per request than the server
 // does, so that it can load it, and it exposes the wire: requests can be
 // sent without waiting (Send, or AppendRequest and StampChunk for
 // pre-encoded batches) and responses read one chunk or one message at a
 // time with their request id (ReadChunk, NextChunk, ReadMessage).
 //
-// It is not a general client: no security, no token renewal, requests
-// must fit in one chunk; responses of several chunks are reassembled by
+// It is not a general client: the three RSA policies without certificate
+// checks of the server (SetSecurity), no token renewal, requests must fit
+// in one chunk; responses of several chunks are reassembled by
 // ReadMessage. A Client is not safe for concurrent use: one goroutine
 // sends and reads.
 package uaclient
 
 import (
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -22,7 +24,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/edged/edged/opcua/secpol"
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/uasc"
 )
 
 // Chunk layout of a MSG chunk (OPC 10000-6 §6.7.2), all little-endian:
@@ -62,6 +66,15 @@ type Client struct {
 	wbuf []byte
 	mbuf []byte // a response of several chunks, reassembled
 	dec  ua.Decoder
+
+	// Under SetSecurity: the asymmetric crypto of the handshake, the
+	// token's, the nonce the server gave the session and the sealing's
+	// scratch buffer.
+	sec         *Security
+	asym        uasc.ChunkCrypto
+	sym         *secpol.Symmetric
+	serverNonce []byte
+	scratch     []byte
 }
 
 // Dial connects to addr and runs the handshake as named steps (Hello,
@@ -73,17 +86,47 @@ func Dial(addr string, timeout time.Duration) (*Client, error) {
 
 // DialSession is Dial with a session name.
 func DialSession(addr, name string, timeout time.Duration) (*Client, error) {
+	return DialSecure(addr, name, nil, timeout)
+}
+
+// DialSecure is DialSession over a channel secured by s (nil: None).
+func DialSecure(addr, name string, s *Security, timeout time.Duration) (*Client, error) {
 	nc, err := net.DialTimeout("tcp", addr, timeout)
 	if err != nil {
 		return nil, err
 	}
 	c := New(nc, "opc.tcp://"+addr)
+	if s != nil {
+		if err := c.SetSecurity(s); err != nil {
+			nc.Close()
+			return nil, err
+		}
+	}
 	nc.SetDeadline(time.Now().Add(timeout))
 	if err := c.Handshake(name); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("uaclient: handshake with %s: %w", addr, err)
 	}
 	nc.SetDeadline(time.Time{})
+	return c, nil
+}
+
+// dialChannel connects and opens a None channel, without a session.
+func dialChannel(addr string, timeout time.Duration) (*Client, error) {
+	nc, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	c := New(nc, "opc.tcp://"+addr)
+	nc.SetDeadline(time.Now().Add(timeout))
+	if err := c.Hello(); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if err := c.OpenSecureChannel(); err != nil {
+		nc.Close()
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -151,9 +194,12 @@ func (c *Client) Hello() error {
 	return nil
 }
 
-// OpenSecureChannel issues a SecurityPolicy None channel with a token of
-// an hour, longer than any run.
+// OpenSecureChannel issues a channel (SecurityPolicy None, or what
+// SetSecurity set) with a token of an hour, longer than any run.
 func (c *Client) OpenSecureChannel() error {
+	if c.sec != nil {
+		return c.openSecure()
+	}
 	b := append(c.wbuf[:0], "OPNF\x00\x00\x00\x00"...)
 	b = ua.AppendUint32(b, 0) // SecureChannelId: none yet
 	b = ua.AppendString(b, policyNone)
@@ -203,7 +249,7 @@ func (c *Client) OpenSecureChannel() error {
 // the server's anonymous user token policy.
 func (c *Client) CreateSession(name string) (string, error) {
 	var resp ua.CreateSessionResponse
-	err := c.Call(&ua.CreateSessionRequest{
+	req := &ua.CreateSessionRequest{
 		RequestHeader: c.Header(),
 		ClientDescription: ua.ApplicationDescription{
 			ApplicationURI:  "urn:edged:" + name,
@@ -213,11 +259,18 @@ func (c *Client) CreateSession(name string) (string, error) {
 		EndpointURL:             c.url,
 		SessionName:             name,
 		RequestedSessionTimeout: 60000,
-	}, &resp)
-	if err != nil {
+	}
+	if c.sec != nil {
+		req.ClientDescription.ApplicationURI = c.sec.ApplicationURI
+		req.ClientCertificate = c.sec.Certificate
+		req.ClientNonce = make([]byte, secpol.NonceLength)
+		rand.Read(req.ClientNonce)
+	}
+	if err := c.Call(req, &resp); err != nil {
 		return "", err
 	}
 	c.token = resp.AuthenticationToken
+	c.serverNonce = resp.ServerNonce
 	for _, ep := range resp.ServerEndpoints {
 		for _, p := range ep.UserIdentityTokens {
 			if p.TokenType == ua.UserTokenTypeAnonymous {
@@ -232,12 +285,21 @@ func (c *Client) CreateSession(name string) (string, error) {
 // of the given policy.
 func (c *Client) ActivateSession(policyID string) error {
 	var resp ua.ActivateSessionResponse
-	return c.Call(&ua.ActivateSessionRequest{
+	req := &ua.ActivateSessionRequest{
 		RequestHeader: c.Header(),
 		UserIdentityToken: ua.ExtensionObject{
 			Body: &ua.AnonymousIdentityToken{PolicyID: policyID},
 		},
-	}, &resp)
+	}
+	if c.sec != nil {
+		// Proof of our key: the server's certificate and its nonce.
+		sig, err := c.sec.Policy.Sign(c.sec.Key, append(append([]byte(nil), c.sec.ServerCertificate...), c.serverNonce...))
+		if err != nil {
+			return err
+		}
+		req.ClientSignature = ua.SignatureData{Algorithm: c.sec.Policy.SignatureAlgorithm(), Signature: sig}
+	}
+	return c.Call(req, &resp)
 }
 
 // Close closes the session (deleting its subscriptions) and the secure
@@ -294,6 +356,9 @@ func (c *Client) appendChunk(b []byte, typ string, reqID uint32, req ua.Body) []
 	b = ua.AppendUint32(b, reqID)
 	b = ua.AppendMessage(b, req)
 	putSize(b[start:])
+	if c.sym != nil {
+		b, _ = uasc.SealChunk(b, start, symHdrLen, c.sym, &c.scratch)
+	}
 	return b
 }
 
@@ -305,12 +370,14 @@ func (c *Client) AppendRequest(b []byte, reqID uint32, req ua.Body) []byte {
 }
 
 // Template returns req encoded as one MSG chunk whose sequence number and
-// request id StampChunk fills in on each send of a copy; it takes no
-// sequence number itself.
+// request id StampChunk (or AppendStamped) fills in on each send of a
+// copy; it takes no sequence number itself. Under SetSecurity it is the
+// chunk's plaintext, which AppendStamped seals.
 func (c *Client) Template(req ua.Body) ([]byte, error) {
-	seq := c.seq
+	seq, sym := c.seq, c.sym
+	c.sym = nil
 	tpl := c.appendChunk(nil, "MSGF", 0, req)
-	c.seq = seq
+	c.seq, c.sym = seq, sym
 	if len(tpl) > c.maxChunk {
 		return nil, fmt.Errorf("uaclient: request of %d bytes exceeds the server's chunk size %d", len(tpl), c.maxChunk)
 	}
@@ -471,6 +538,15 @@ func (c *Client) NextChunk() ([]byte, bool, error) {
 	c.r += size
 	if string(chunk[:3]) == "ERR" {
 		return nil, false, tcpError(chunk)
+	}
+	if c.sym != nil && string(chunk[:3]) == "MSG" {
+		// Decrypted and checked in place; the chunk is cut to its
+		// plaintext, so the body is where it is under None.
+		plain, err := uasc.OpenChunk(chunk, symHdrLen, c.sym)
+		if err != nil {
+			return nil, false, fmt.Errorf("uaclient: a response chunk fails the security checks: %w", err)
+		}
+		chunk = chunk[:symHdrLen+len(plain)]
 	}
 	return chunk, true, nil
 }

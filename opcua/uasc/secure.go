@@ -166,3 +166,22 @@ func (a *asymCrypto) Decrypt(b []byte) ([]byte, error) { return a.p.Decrypt(a.ow
 
 var _ ChunkCrypto = (*asymCrypto)(nil)
 var _ ChunkCrypto = (*secpol.Symmetric)(nil)
+
+// SealChunk and OpenChunk are the chunk layer's sealing and opening
+// (see sealChunk and openChunk) for a client's side of a channel, e.g.
+// internal/uaclient: the framing is the same in both directions.
+func SealChunk(b []byte, start, secHdr int, cr ChunkCrypto, scratch *[]byte) ([]byte, error) {
+	return sealChunk(b, start, secHdr, cr, scratch)
+}
+
+// OpenChunk: see SealChunk.
+func OpenChunk(chunk []byte, secHdr int, cr ChunkCrypto) ([]byte, error) {
+	return openChunk(chunk, secHdr, cr)
+}
+
+// ClientAsymmetric returns the ChunkCrypto of a client's
+// OpenSecureChannel chunks under p: signed with key, encrypted for the
+// server's public key, and the other way round for the server's.
+func ClientAsymmetric(p *secpol.Policy, key *rsa.PrivateKey, server *rsa.PublicKey) ChunkCrypto {
+	return &asymCrypto{p: p, own: key, peer: server}
+}
