@@ -77,3 +77,26 @@ func parseAnonymousRole(s string) (server.Roles, bool) {
 	}
 	return server.RolesOf(r), true
 }
+
+// roleIdentities lists who has role r, for RoleSet's Identities: the
+// anonymous user for the Anonymous role and for the role of
+// --anonymous-role, every authenticated user for AuthenticatedUser, and
+// each account with the role by its user name.
+func (a gatewayAuth) roleIdentities(r server.Role) []ua.IdentityMappingRuleType {
+	var rules []ua.IdentityMappingRuleType
+	if r == server.RoleAnonymous || a.anonymous != 0 && a.anonymous.Has(r) {
+		rules = append(rules, ua.IdentityMappingRuleType{CriteriaType: ua.IdentityCriteriaTypeAnonymous})
+	}
+	if r == server.RoleAuthenticatedUser {
+		rules = append(rules, ua.IdentityMappingRuleType{CriteriaType: ua.IdentityCriteriaTypeAuthenticatedUser})
+	}
+	us, _ := a.users.List()
+	for _, u := range us {
+		for _, n := range u.Roles {
+			if x, ok := server.ParseRole(n); ok && x == r {
+				rules = append(rules, ua.IdentityMappingRuleType{CriteriaType: ua.IdentityCriteriaTypeUserName, Criteria: u.Name})
+			}
+		}
+	}
+	return rules
+}

@@ -44,7 +44,8 @@ func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) e
 		return err
 	}
 	scfg.Security = sec
-	scfg.Authenticator = gatewayAuth{users: users.Open(cfg.dataDir), anonymous: cfg.anonymous}
+	auth := gatewayAuth{users: users.Open(cfg.dataDir), anonymous: cfg.anonymous}
+	scfg.Authenticator, scfg.RoleIdentities = auth, auth.roleIdentities
 	sc := stack.Config{Plant: conf, Listener: ln, Server: scfg}
 	if stack.NeedsSimulator(conf) {
 		sc.Simulator = &sim.Options{}

@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -322,6 +323,35 @@ func TestUsersAndRoles(t *testing.T) {
 	}
 	if st := write(anon); st != gua.StatusBadUserAccessDenied {
 		t.Errorf("anonymous Write: %v, want Bad_UserAccessDenied", st)
+	}
+	// RoleSet says who has each role: the accounts by name, the anonymous
+	// user under Anonymous and under its --anonymous-role (Observer).
+	identities := func(node uint32) []string {
+		t.Helper()
+		v, err := anon.Node(gua.NewNumericNodeID(0, node)).Value(ctx)
+		if err != nil || v == nil {
+			t.Fatalf("Identities i=%d: %v", node, err)
+		}
+		var out []string
+		eos, _ := v.Value().([]*gua.ExtensionObject)
+		for _, eo := range eos {
+			r, ok := eo.Value.(*gua.IdentityMappingRuleType)
+			if !ok {
+				t.Fatalf("Identities i=%d: %T", node, eo.Value)
+			}
+			out = append(out, fmt.Sprintf("%d:%s", r.CriteriaType, r.Criteria))
+		}
+		return out
+	}
+	for node, want := range map[uint32][]string{
+		16192: {"5:"},              // Anonymous: the anonymous user
+		16225: {"1:op"},            // Operator
+		16214: {"5:", "1:watcher"}, // Observer
+		16258: nil,                 // SecurityAdmin: nobody
+	} {
+		if got := identities(node); !slices.Equal(got, want) {
+			t.Errorf("Identities i=%d: %q, want %q", node, got, want)
+		}
 	}
 	anon.Close(ctx)
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/server/internal/subs"
+	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/uasc"
 )
 
@@ -158,6 +159,11 @@ type Config struct {
 
 	// ServiceLevel is Server/ServiceLevel while running (default 255).
 	ServiceLevel byte
+
+	// RoleIdentities, when set, says who has each well-known role, for the
+	// Identities of Server/ServerCapabilities/RoleSet (read at each
+	// Read); the Authenticator, not these rules, grants the roles.
+	RoleIdentities func(Role) []ua.IdentityMappingRuleType
 
 	// Security, when set, offers the secure endpoints (see Security);
 	// without it the server offers SecurityPolicy None only.

@@ -44,7 +44,18 @@ const (
 	livePublishingIntervalCount
 	liveSecurityRejectedRequestsCount
 	liveRejectedRequestsCount
+	// The Identities of the well-known roles under RoleSet, in the order
+	// of Role.
+	liveIdentities
 )
+
+// identitiesNodes are the roles' Identities variables, by Role.
+var identitiesNodes = [numRoles]uint32{
+	id.WellKnownRole_Anonymous_Identities, id.WellKnownRole_AuthenticatedUser_Identities,
+	id.WellKnownRole_Observer_Identities, id.WellKnownRole_Operator_Identities,
+	id.WellKnownRole_Engineer_Identities, id.WellKnownRole_Supervisor_Identities,
+	id.WellKnownRole_ConfigureAdmin_Identities, id.WellKnownRole_SecurityAdmin_Identities,
+}
 
 // liveNodes maps the live variables to their namespace-0 nodes.
 var liveNodes = []struct {
@@ -95,6 +106,15 @@ func (s *Server) liveValue(h uint32, dv *ua.DataValue) {
 		sum := s.diag.summary(s.subs)
 		dv.Value = ua.MustVariant(ua.ExtensionObject{Body: &sum})
 	default:
+		if h >= uint32(liveIdentities) && h < uint32(liveIdentities)+uint32(numRoles) {
+			rules := s.roleIdentities(Role(h - uint32(liveIdentities)))
+			eo := make([]ua.ExtensionObject, len(rules))
+			for i := range rules {
+				eo[i].Body = &rules[i]
+			}
+			dv.Value = ua.MustVariant(eo)
+			return
+		}
 		if h >= uint32(liveServerViewCount) && h <= uint32(liveRejectedRequestsCount) {
 			sum := s.diag.summary(s.subs)
 			counters := [...]uint32{
@@ -108,6 +128,22 @@ func (s *Server) liveValue(h uint32, dv *ua.DataValue) {
 		}
 		dv.Status = status.BadInternalError
 	}
+}
+
+// roleIdentities returns the identity mapping rules of role r:
+// Config.RoleIdentities's, or by default Anonymous for the Anonymous role,
+// AuthenticatedUser for AuthenticatedUser and none for the others.
+func (s *Server) roleIdentities(r Role) []ua.IdentityMappingRuleType {
+	if f := s.cfg.RoleIdentities; f != nil {
+		return f(r)
+	}
+	switch r {
+	case RoleAnonymous:
+		return []ua.IdentityMappingRuleType{{CriteriaType: ua.IdentityCriteriaTypeAnonymous}}
+	case RoleAuthenticatedUser:
+		return []ua.IdentityMappingRuleType{{CriteriaType: ua.IdentityCriteriaTypeAuthenticatedUser}}
+	}
+	return nil
 }
 
 // limit is a configured size limit as a UInt32 capability: v, or def
@@ -255,7 +291,14 @@ func (s *Server) initServerObject() error {
 		}
 	}
 	src := sp.AddSource(addrspace.SourceFunc(s.liveValue))
-	for _, l := range liveNodes {
+	live := liveNodes
+	for r, n := range identitiesNodes {
+		live = append(live, struct {
+			node uint32
+			h    liveVar
+		}{n, liveIdentities + liveVar(r)})
+	}
+	for _, l := range live {
 		nid := ua.NewNumericNodeID(0, l.node)
 		if sp.Node(nid) == nil {
 			continue

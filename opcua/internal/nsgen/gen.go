@@ -87,7 +87,6 @@ var omitted = map[uint32]string{
 	14443: "PublishSubscribe",
 	24226: "Resources",
 	23470: "Aliases",
-	15606: "Server_ServerCapabilities_RoleSet",
 	24099: "Server_ServerCapabilities_MaxSelectClauseParameters",
 	24100: "Server_ServerCapabilities_MaxWhereClauseParameters",
 	24101: "Server_ServerCapabilities_ConformanceUnits",
@@ -104,6 +103,35 @@ var omitted = map[uint32]string{
 	16134: "OPCUANamespaceMetadata_DefaultRolePermissions",
 	16135: "OPCUANamespaceMetadata_DefaultUserRolePermissions",
 	16136: "OPCUANamespaceMetadata_DefaultAccessRestrictions",
+}
+
+// The RoleSet (Server/ServerCapabilities/RoleSet) is kept with the eight
+// well-known roles edged grants and, of each, its Identities only: the
+// methods that would change roles and identities, and the application
+// and endpoint restrictions, are not implemented.
+const idRoleSet = 15606
+
+var keptRoles = map[uint32]bool{
+	15644: true, // Anonymous
+	15656: true, // AuthenticatedUser
+	15668: true, // Observer
+	15680: true, // Operator
+	16036: true, // Engineer
+	15692: true, // Supervisor
+	15716: true, // ConfigureAdmin
+	15704: true, // SecurityAdmin
+}
+
+// roleSetOmits reports whether child, under parent, is a part of the
+// RoleSet that is left out.
+func roleSetOmits(parent uint32, child *node) bool {
+	switch {
+	case parent == idRoleSet:
+		return !keptRoles[child.id]
+	case keptRoles[parent]:
+		return child.browseName != "Identities"
+	}
+	return false
 }
 
 // subset returns the ids of the nodes kept (see the package comment).
@@ -143,7 +171,8 @@ func subset(ns *nodeSet) (map[uint32]bool, []string) {
 		}
 		for _, e := range refs[id] {
 			if e.inverse || !hier[e.typ] || keep[e.target] || ns.byID[e.target] == nil ||
-				e.target == idXMLSchemaFolder || e.target == idOPCBinaryFolder || omitted[e.target] != "" {
+				e.target == idXMLSchemaFolder || e.target == idOPCBinaryFolder || omitted[e.target] != "" ||
+				roleSetOmits(id, ns.byID[e.target]) {
 				continue
 			}
 			keep[e.target] = true
