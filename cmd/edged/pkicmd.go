@@ -31,24 +31,9 @@ func pkiMain(args []string, stdout, stderr io.Writer) int {
 			"  renew                      a new key and certificate for edged, with the names of the old one\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	// The flag may come before or after the command.
-	var rest []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		rest = append(rest, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if len(rest) == 0 {
-		fs.Usage()
-		return 2
+	rest, code := parseCommand(fs, args)
+	if rest == nil {
+		return code
 	}
 	open := pki.Open
 	root := *dir
@@ -230,4 +215,29 @@ func renew(s *pki.Store, out io.Writer) error {
 	c, _ := x509.ParseCertificate(nder)
 	fmt.Fprintf(out, "renewed: %s (was %s); clients that trusted the old certificate must trust this one\n", pki.Describe(c), pki.ThumbprintHex(der))
 	return nil
+}
+
+// parseCommand parses the flags of a subcommand, which may come before,
+// between or after its words, and returns the words; nil with the exit
+// code after --help (0), a bad flag or no words (2).
+func parseCommand(fs *flag.FlagSet, args []string) ([]string, int) {
+	var rest []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, 0
+			}
+			return nil, 2
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(rest) == 0 {
+		fs.Usage()
+		return nil, 2
+	}
+	return rest, 0
 }

@@ -284,35 +284,29 @@ func TestUsersAndRoles(t *testing.T) {
 				t.Fatal(err)
 			}
 			name := pol[strings.Index(pol, "#")+1:] + "/" + mode.String()
-			op, err := dialUser(ctx, url, ep, uri, cert, key, "op", "op-password")
-			if err != nil {
-				t.Fatalf("%s: op: %v", name, err)
+			for _, u := range []struct {
+				name, pass  string
+				write, call gua.StatusCode
+				access      byte // CurrentRead, CurrentWrite of UserAccessLevel
+			}{
+				{"op", "op-password", gua.StatusOK, gua.StatusOK, 3},
+				{"watcher", "watch-password", gua.StatusBadUserAccessDenied, gua.StatusBadUserAccessDenied, 1},
+			} {
+				c, err := dialUser(ctx, url, ep, uri, cert, key, u.name, u.pass)
+				if err != nil {
+					t.Fatalf("%s: %s: %v", name, u.name, err)
+				}
+				if st := write(c); st != u.write {
+					t.Errorf("%s: %s's Write: %v, want %v", name, u.name, st, u.write)
+				}
+				if st := call(c); st != u.call {
+					t.Errorf("%s: %s's Call: %v, want %v", name, u.name, st, u.call)
+				}
+				if al := userAccess(c); al&3 != u.access {
+					t.Errorf("%s: %s's UserAccessLevel %#x, want %#x", name, u.name, al, u.access)
+				}
+				c.Close(ctx)
 			}
-			if st := write(op); st != gua.StatusOK {
-				t.Errorf("%s: op's Write: %v", name, st)
-			}
-			if st := call(op); st != gua.StatusOK {
-				t.Errorf("%s: op's Call: %v", name, st)
-			}
-			if al := userAccess(op); al&3 != 3 {
-				t.Errorf("%s: op's UserAccessLevel %#x, want read and write", name, al)
-			}
-			op.Close(ctx)
-
-			w, err := dialUser(ctx, url, ep, uri, cert, key, "watcher", "watch-password")
-			if err != nil {
-				t.Fatalf("%s: watcher: %v", name, err)
-			}
-			if st := write(w); st != gua.StatusBadUserAccessDenied {
-				t.Errorf("%s: watcher's Write: %v, want Bad_UserAccessDenied", name, st)
-			}
-			if st := call(w); st != gua.StatusBadUserAccessDenied {
-				t.Errorf("%s: watcher's Call: %v, want Bad_UserAccessDenied", name, st)
-			}
-			if al := userAccess(w); al&3 != 1 {
-				t.Errorf("%s: watcher's UserAccessLevel %#x, want read only", name, al)
-			}
-			w.Close(ctx)
 		}
 	}
 

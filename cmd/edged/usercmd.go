@@ -34,27 +34,13 @@ func userMain(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			"  remove NAME                remove a user\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	var rest []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		rest = append(rest, fs.Arg(0))
-		args = fs.Args()[1:]
+	rest, code := parseCommand(fs, args)
+	if rest == nil {
+		return code
 	}
 	fail := func(code int, format string, a ...any) int {
 		fmt.Fprintf(stderr, "edged user: "+format+"\n", a...)
 		return code
-	}
-	if len(rest) == 0 {
-		fs.Usage()
-		return 2
 	}
 	need := func(n int) bool { return len(rest) == n+1 }
 	st := users.Open(*dir)

@@ -64,19 +64,7 @@ func secureRig(f testing.TB) (*Config, []byte, [][]byte, map[string]bool) {
 		f.Fatal(err)
 	}
 	c.sym = sym
-	seal := func(typ string, ct byte, seq, reqID uint32, body []byte) []byte {
-		b := appendHeader(nil, typ, ct)
-		b = ua.AppendUint32(b, c.chanID)
-		b = ua.AppendUint32(b, c.tokID)
-		b = ua.AppendUint32(b, seq)
-		b = ua.AppendUint32(b, reqID)
-		b = append(b, body...)
-		b, err := sealChunk(b, 0, symHdrLen, c.sym, &c.scratch)
-		if err != nil {
-			f.Fatal(err)
-		}
-		return b
-	}
+	seal := c.chunk
 	var seeds [][]byte
 	add := func(b []byte) { seeds = append(seeds, b) }
 	// The OPN of the handshake had sequence number 1.

@@ -118,8 +118,13 @@ func (c *secClient) open() {
 
 // msg builds a sealed MSG chunk with sequence number seq.
 func (c *secClient) msg(seq, reqID uint32, body []byte) []byte {
+	return c.chunk("MSG", 'F', seq, reqID, body)
+}
+
+// chunk builds a sealed chunk of type typ and chunk type ct.
+func (c *secClient) chunk(typ string, ct byte, seq, reqID uint32, body []byte) []byte {
 	c.t.Helper()
-	b := appendHeader(nil, "MSG", 'F')
+	b := appendHeader(nil, typ, ct)
 	b = ua.AppendUint32(b, c.chanID)
 	b = ua.AppendUint32(b, c.tokID)
 	b = ua.AppendUint32(b, seq)
