@@ -688,3 +688,195 @@ func TestCertificateRejections(t *testing.T) {
 	}
 	try("trusted since", unknown, unknownKey, gua.StatusOK)
 }
+
+// TestRemoteTrustManagement: a SecurityAdmin over SignAndEncrypt manages
+// edged's trust over OPC UA (OPC 10000-12 push model), with gopcua: the
+// rejected list, AddCertificate, the TrustList file read and replaced,
+// RemoveCertificate, a signing request and UpdateCertificate. An
+// Operator, or the SecurityAdmin over Sign, is refused.
+func TestRemoteTrustManagement(t *testing.T) {
+	dir := t.TempDir()
+	for _, u := range []struct{ name, role string }{{"admin", "SecurityAdmin"}, {"op", "Operator"}} {
+		stdin = strings.NewReader(u.name + "-password\n")
+		code, _, e := edged(t, "user", "--data-dir", dir, "add", u.name, "--role", u.role)
+		stdin = os.Stdin
+		if code != 0 {
+			t.Fatalf("edged user add %s: %s", u.name, e)
+		}
+	}
+	url, _ := startSecure(t, dir, true)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const uri = "urn:edged:test:gopcua"
+	adminCert, adminKey := clientCert(t, uri, 2048)
+	os.WriteFile(filepath.Join(dir, pki.TrustedCerts, "admin.der"), adminCert, 0o644)
+	newcomer, newKey := clientCert(t, uri, 2048)
+	eps, err := opcua.GetEndpoints(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sae, _ := opcua.SelectEndpoint(eps, secpol.URIBasic256Sha256, gua.MessageSecurityModeSignAndEncrypt)
+	sign, _ := opcua.SelectEndpoint(eps, secpol.URIBasic256Sha256, gua.MessageSecurityModeSign)
+
+	if _, err := dialSecure(ctx, url, sae, uri, newcomer, newKey); err == nil {
+		t.Fatal("an untrusted client connected")
+	}
+	admin, err := dialUser(ctx, url, sae, uri, adminCert, adminKey, "admin", "admin-password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	const (
+		serverConfiguration = 12637
+		trustList           = 12642
+	)
+	call := func(c *opcua.Client, object, method uint32, args ...any) ([]*gua.Variant, gua.StatusCode) {
+		t.Helper()
+		var in []*gua.Variant
+		for _, a := range args {
+			in = append(in, gua.MustVariant(a))
+		}
+		res, err := c.Call(ctx, &gua.CallMethodRequest{ObjectID: gua.NewNumericNodeID(0, object), MethodID: gua.NewNumericNodeID(0, method), InputArguments: in})
+		if err != nil {
+			t.Fatalf("Call i=%d: %v", method, err)
+		}
+		return res.OutputArguments, res.StatusCode
+	}
+
+	// The rejected list has the newcomer; AddCertificate trusts it.
+	out, st := call(admin, serverConfiguration, 12777)
+	if st != gua.StatusOK || len(out) != 1 {
+		t.Fatalf("GetRejectedList: %v", st)
+	}
+	rejected, _ := out[0].Value().([][]byte)
+	if !slices.ContainsFunc(rejected, func(b []byte) bool { return bytes.Equal(b, newcomer) }) {
+		t.Fatalf("GetRejectedList: %d certificates, not the newcomer's", len(rejected))
+	}
+	if _, st := call(admin, trustList, 12668, newcomer, true); st != gua.StatusOK {
+		t.Fatalf("AddCertificate: %v", st)
+	}
+	c, err := dialSecure(ctx, url, sae, uri, newcomer, newKey)
+	if err != nil {
+		t.Fatalf("the newcomer after AddCertificate: %v", err)
+	}
+	c.Close(ctx)
+
+	// The TrustList file, read with masks and decoded by gopcua.
+	out, st = call(admin, trustList, 12663, uint32(1)) // OpenWithMasks(TrustedCertificates)
+	if st != gua.StatusOK {
+		t.Fatalf("OpenWithMasks: %v", st)
+	}
+	h := out[0].Value().(uint32)
+	var file []byte
+	for {
+		out, st = call(admin, trustList, 12652, h, int32(100)) // Read, in small pieces
+		if st != gua.StatusOK {
+			t.Fatalf("Read: %v", st)
+		}
+		b, _ := out[0].Value().([]byte)
+		if len(b) == 0 {
+			break
+		}
+		file = append(file, b...)
+	}
+	if _, st := call(admin, trustList, 12650, h); st != gua.StatusOK {
+		t.Fatalf("Close: %v", st)
+	}
+	var tl gua.TrustListDataType
+	if _, err := gua.Decode(file, &tl); err != nil {
+		t.Fatalf("gopcua decodes the TrustList as: %v", err)
+	}
+	if tl.SpecifiedLists != 1 || len(tl.TrustedCertificates) != 2 {
+		t.Fatalf("TrustList: lists %d, %d trusted certificates, want 1 and 2 (admin, newcomer)", tl.SpecifiedLists, len(tl.TrustedCertificates))
+	}
+
+	// Replaced through the file: the admin alone.
+	out, st = call(admin, trustList, 12647, uint8(6)) // Open(Write|EraseExisting)
+	if st != gua.StatusOK {
+		t.Fatalf("Open for writing: %v", st)
+	}
+	h = out[0].Value().(uint32)
+	only := &gua.TrustListDataType{SpecifiedLists: 1, TrustedCertificates: [][]byte{adminCert}}
+	enc, err := gua.Encode(only)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, st := call(admin, trustList, 12655, h, enc); st != gua.StatusOK {
+		t.Fatalf("Write: %v", st)
+	}
+	if out, st := call(admin, trustList, 12666, h); st != gua.StatusOK || out[0].Value() != false {
+		t.Fatalf("CloseAndUpdate: %v %v", st, out)
+	}
+	if _, err := dialSecure(ctx, url, sae, uri, newcomer, newKey); err == nil {
+		t.Fatal("the newcomer connected after the TrustList was replaced without it")
+	}
+	if _, st := call(admin, trustList, 12670, pki.ThumbprintHex(newcomer), true); st != gua.StatusBadInvalidArgument {
+		t.Fatalf("RemoveCertificate of a certificate not trusted: %v, want Bad_InvalidArgument", st)
+	}
+
+	// A signing request, signed by a CA, installed with UpdateCertificate.
+	null := gua.NewTwoByteNodeID(0)
+	out, st = call(admin, serverConfiguration, 12737, null, null, "", false, []byte(nil))
+	if st != gua.StatusOK {
+		t.Fatalf("CreateSigningRequest: %v", st)
+	}
+	csr, err := x509.ParseCertificateRequest(out[0].Value().([]byte))
+	if err != nil || csr.CheckSignature() != nil || len(csr.URIs) != 1 || csr.URIs[0].String() != "urn:edged:server" {
+		t.Fatalf("the signing request: %v", err)
+	}
+	caDER, caKey, err := pki.NewCertificate(pki.Template{CommonName: "plant CA", CA: true, Key: testkeys.RSA(3072)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	signed, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+		SerialNumber: big.NewInt(99), Subject: csr.Subject, URIs: csr.URIs, DNSNames: csr.DNSNames, IPAddresses: csr.IPAddresses,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment | x509.KeyUsageDataEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}, ca, csr.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// gopcua v0.8.0 encodes a ByteString array Variant without its
+	// elements: the CA goes to the issuers with AddCertificate instead of
+	// UpdateCertificate's IssuerCertificates.
+	if _, st := call(admin, trustList, 12668, caDER, false); st != gua.StatusOK {
+		t.Fatalf("AddCertificate of an issuer: %v", st)
+	}
+	if out, st := call(admin, serverConfiguration, 13737, null, null, signed, [][]byte{}, "", []byte(nil)); st != gua.StatusOK || out[0].Value() != false {
+		t.Fatalf("UpdateCertificate: %v", st)
+	}
+	if _, st := call(admin, serverConfiguration, 12740); st != gua.StatusOK {
+		t.Fatalf("ApplyChanges: %v", st)
+	}
+	if eps, err = opcua.GetEndpoints(ctx, url); err != nil || !bytes.Equal(eps[0].ServerCertificate, signed) {
+		t.Fatalf("after UpdateCertificate the endpoints do not serve the new certificate (%v)", err)
+	}
+	// A client that still encrypts for the old certificate is refused
+	// (gopcua reports the closed connection); with the new one it
+	// connects.
+	if _, err := dialSecure(ctx, url, sae, uri, adminCert, adminKey); err == nil {
+		t.Fatal("a client encrypting for the replaced certificate connected")
+	}
+	sae, _ = opcua.SelectEndpoint(eps, secpol.URIBasic256Sha256, gua.MessageSecurityModeSignAndEncrypt)
+
+	// Nobody else.
+	op, err := dialUser(ctx, url, sae, uri, adminCert, adminKey, "op", "op-password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, st := call(op, serverConfiguration, 12777); st != gua.StatusBadUserAccessDenied {
+		t.Errorf("an Operator's GetRejectedList: %v, want Bad_UserAccessDenied", st)
+	}
+	op.Close(ctx)
+	sign, _ = opcua.SelectEndpoint(eps, secpol.URIBasic256Sha256, gua.MessageSecurityModeSign)
+	overSign, err := dialUser(ctx, url, sign, uri, adminCert, adminKey, "admin", "admin-password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, st := call(overSign, trustList, 12668, newcomer, true); st != gua.StatusBadUserAccessDenied {
+		t.Errorf("AddCertificate over Sign: %v, want Bad_UserAccessDenied", st)
+	}
+	overSign.Close(ctx)
+}

@@ -162,6 +162,7 @@ func setupSecurity(cfg config, hostname string, out io.Writer, log func(st *pki.
 			return store.Verify(leaf, chain)
 		},
 		AllowInsecure: cfg.allowInsecure,
+		TrustStore:    store,
 		UserNames:     true,
 		NoAnonymous:   cfg.anonymous == 0,
 	}, nil

@@ -3,8 +3,8 @@
 //
 // It has two roles:
 //
-//	uabench server [-listen 127.0.0.1:0] [-cpuprofile FILE] [-cycle 0] [-max-run 10m] [-spin 0]
-//	uabench load [-server 'CMD ...'] [-scenarios 10x100x1,...,echo] [-warmup 1s] [-duration 5s] [-spin 0]
+//	uabench server [-listen 127.0.0.1:0] [-cpuprofile FILE] [-cycle 0] [-max-run 10m] [-spin 0] [-secure]
+//	uabench load [-server 'CMD ...'] [-scenarios 10x100x1,...,echo] [-warmup 1s] [-duration 5s] [-spin 0] [-policy None -mode SignAndEncrypt]
 //
 // The server role serves opcua/server on a loopback port with 120
 // variables (Double, UInt32, Boolean) under Objects/Gateway, ns=1;s=Gateway.D000
@@ -71,6 +71,7 @@ func run(args []string, in io.Reader, out, errOut io.Writer) error {
 		fs.DurationVar(&f.cycle, "cycle", 0, "publish a new process image every `interval` (0: one image, no writer)")
 		fs.DurationVar(&f.maxRun, "max-run", 10*time.Minute, "exit after this `long` whatever happens")
 		fs.DurationVar(&f.spin, "spin", 0, "before blocking in a read, poll the connection for up to `d` (uasc Config.ReadSpin and the echo; 0: never)")
+		fs.BoolVar(&f.secure, "secure", false, "offer the secure endpoints too, with a certificate made at start (the load adds it with -policy)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
@@ -121,6 +122,9 @@ func run(args []string, in io.Reader, out, errOut io.Writer) error {
 		argv := strings.Fields(*srvCmd)
 		if len(argv) == 0 {
 			return fmt.Errorf("uabench: -server is empty")
+		}
+		if f.policy != nil {
+			argv = append(argv, "-secure")
 		}
 		return load(argv, list, f, out)
 	}

@@ -69,27 +69,30 @@ func (s *benchSource) Snapshot() addrspace.Snapshot { return s.cur.Load() }
 
 // newBenchServer creates the server for ln with the bench variables and
 // returns it with the source of their values.
-func newBenchServer(ln net.Listener, spin time.Duration) (*server.Server, *benchSource, error) {
-	// The secure endpoints too, for the load's -policy: a certificate made
-	// now, and every client certificate accepted (loopback only).
-	der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: server.DefaultApplicationURI, CommonName: "uabench",
-		IPs: []net.IP{net.IPv4(127, 0, 0, 1)}})
-	if err != nil {
-		return nil, nil, err
-	}
-	own, err := uasc.NewCredentials(der, key)
-	if err != nil {
-		return nil, nil, err
-	}
-	srv, err := server.New(server.Config{
+func newBenchServer(ln net.Listener, spin time.Duration, secure bool) (*server.Server, *benchSource, error) {
+	cfg := server.Config{
 		EndpointURL: "opc.tcp://" + ln.Addr().String(),
 		Channel:     &uasc.Config{ReadSpin: spin},
-		Security: &server.Security{
+	}
+	if secure {
+		// The secure endpoints too, for the load's -policy: a certificate
+		// made now, and every client certificate accepted (loopback only).
+		der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: server.DefaultApplicationURI, CommonName: "uabench",
+			IPs: []net.IP{net.IPv4(127, 0, 0, 1)}})
+		if err != nil {
+			return nil, nil, err
+		}
+		own, err := uasc.NewCredentials(der, key)
+		if err != nil {
+			return nil, nil, err
+		}
+		cfg.Security = &server.Security{
 			Credentials:      func() *uasc.Credentials { return own },
 			CheckCertificate: func(*x509.Certificate, []*x509.Certificate) error { return nil },
 			AllowInsecure:    true,
-		},
-	})
+		}
+	}
+	srv, err := server.New(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -114,6 +117,7 @@ type serveFlags struct {
 	cycle      time.Duration
 	maxRun     time.Duration
 	spin       time.Duration
+	secure     bool
 }
 
 // serve runs the server role until "quit", the end of in, or maxRun.
@@ -129,7 +133,7 @@ func serve(f serveFlags, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, src, err := newBenchServer(ln, f.spin)
+	srv, src, err := newBenchServer(ln, f.spin, f.secure)
 	if err != nil {
 		ln.Close()
 		return err

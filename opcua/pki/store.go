@@ -52,7 +52,8 @@ type Store struct {
 	mu       sync.Mutex
 	lists    *lists
 	onReject func(c *x509.Certificate, file string, why error)
-	stamp    string // of the folders the lists were read from
+	pending  *rsa.PrivateKey // the key of the last regenerating SigningRequest
+	stamp    string          // of the folders the lists were read from
 }
 
 // lists are the trust lists as read from disk.

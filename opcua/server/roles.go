@@ -111,4 +111,27 @@ func (u roleUser) WriteMask(*addrspace.Node) uint32 {
 	return 0
 }
 
-func (u roleUser) Executable(*addrspace.Node) bool { return Roles(u).MayOperate() }
+// Executable: the security management methods of ServerConfiguration
+// for SecurityAdmin; the other methods of namespace 0 (GetMonitoredItems,
+// ResendData: about the caller's own subscriptions) for every role; the
+// gateway's methods (device commands) for the operating roles.
+func (u roleUser) Executable(n *addrspace.Node) bool {
+	r := Roles(u)
+	switch {
+	case securityMethods[n.ID]:
+		return r.Has(RoleSecurityAdmin)
+	case n.ID.Namespace == 0:
+		return r.MayObserve()
+	}
+	return r.MayOperate()
+}
+
+// securityMethods are the methods that manage the server's security.
+var securityMethods = map[ua.NodeID]bool{}
+
+func init() {
+	// The method values are only listed, never called, on the nil server.
+	for _, m := range (*Server)(nil).trustListMethods() {
+		securityMethods[ua.NewNumericNodeID(0, m.node)] = true
+	}
+}

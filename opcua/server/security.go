@@ -37,6 +37,10 @@ type Security struct {
 	// validates their certificates (a user trust list of their own); the
 	// Authenticator then decides who the certificate's holder is.
 	CheckUserCertificate uasc.CertificateCheck
+	// TrustStore, when set, is managed over OPC UA through
+	// Server/ServerConfiguration (OPC 10000-12 push model), by sessions
+	// with the SecurityAdmin role over SignAndEncrypt only.
+	TrustStore TrustStore
 }
 
 // securityLevel ranks an endpoint for clients that pick the best one

@@ -40,6 +40,7 @@ type Server struct {
 	nextCh    atomic.Uint32
 	subs      *subs.Manager // the subscription engine
 	backoff   backoff       // of failed logins, per client address
+	trust     trustFiles    // the open handles of ServerConfiguration's TrustList
 
 	// Shutdown state, read by the Server object's variables.
 	state          atomic.Int32 // ua.ServerState

@@ -44,6 +44,10 @@ const (
 	livePublishingIntervalCount
 	liveSecurityRejectedRequestsCount
 	liveRejectedRequestsCount
+	// ServerConfiguration's TrustList.
+	liveTrustListSize
+	liveTrustListOpenCount
+	liveTrustListUpdated
 	// The Identities of the well-known roles under RoleSet, in the order
 	// of Role.
 	liveIdentities
@@ -81,6 +85,9 @@ var liveNodes = []struct {
 	{id.Server_ServerDiagnostics_ServerDiagnosticsSummary_PublishingIntervalCount, livePublishingIntervalCount},
 	{id.Server_ServerDiagnostics_ServerDiagnosticsSummary_SecurityRejectedRequestsCount, liveSecurityRejectedRequestsCount},
 	{id.Server_ServerDiagnostics_ServerDiagnosticsSummary_RejectedRequestsCount, liveRejectedRequestsCount},
+	{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Size, liveTrustListSize},
+	{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_OpenCount, liveTrustListOpenCount},
+	{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_LastUpdateTime, liveTrustListUpdated},
 }
 
 // liveValue is the server's SourceFunc: it fills dv with the current value
@@ -102,6 +109,27 @@ func (s *Server) liveValue(h uint32, dv *ua.DataValue) {
 		dv.Value = ua.MustVariant(s.shutdownText())
 	case liveServiceLevel:
 		dv.Value.SetUint8(s.serviceLevel())
+	case liveTrustListSize:
+		var n uint64
+		if sec := s.cfg.Security; sec != nil && sec.TrustStore != nil {
+			if b, err := encodedTrustList(sec.TrustStore, 15); err == nil {
+				n = uint64(len(b))
+			}
+		}
+		dv.Value.SetUint64(n)
+	case liveTrustListOpenCount:
+		s.trust.mu.Lock()
+		n := len(s.trust.open)
+		s.trust.mu.Unlock()
+		dv.Value.SetUint16(uint16(n))
+	case liveTrustListUpdated:
+		s.trust.mu.Lock()
+		t := s.trust.updated
+		s.trust.mu.Unlock()
+		if t.IsZero() {
+			t = s.startTime
+		}
+		dv.Value.SetDateTime(t)
 	case liveDiagnosticsSummary:
 		sum := s.diag.summary(s.subs)
 		dv.Value = ua.MustVariant(ua.ExtensionObject{Body: &sum})
@@ -282,6 +310,20 @@ func (s *Server) initServerObject() error {
 		{id.HistoryServerCapabilities_DeleteEventCapability, false},
 		{id.HistoryServerCapabilities_InsertAnnotationCapability, false},
 		{id.HistoryServerCapabilities_ServerTimestampSupported, false},
+		// ServerConfiguration (trustlist.go).
+		{id.ServerConfiguration_ApplicationUri, s.cfg.ApplicationURI},
+		{id.ServerConfiguration_ProductUri, s.cfg.ProductURI},
+		{id.ServerConfiguration_ApplicationType, int32(ua.ApplicationTypeServer)},
+		{id.ServerConfiguration_ServerCapabilities, []string{"NA"}},
+		{id.ServerConfiguration_SupportedPrivateKeyFormats, []string{"PEM"}},
+		{id.ServerConfiguration_MaxTrustListSize, uint32(MaxTrustListSize)},
+		{id.ServerConfiguration_MulticastDnsEnabled, false},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_CertificateTypes,
+			[]ua.NodeID{ua.NewNumericNodeID(0, id.RsaSha256ApplicationCertificateType)}},
+		// The methods check the caller's right; these say what the
+		// TrustList is.
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Writable, true},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_UserWritable, true},
 	} {
 		if sp.Node(ua.NewNumericNodeID(0, v.node)) == nil {
 			continue // not in the generated namespace 0 (optional node)

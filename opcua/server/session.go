@@ -30,6 +30,7 @@ type session struct {
 	closed    atomic.Bool
 	lastUsed  atomic.Int64  // Clock().UnixNano() of the last request
 	roles     atomic.Uint32 // identity.Roles, read on every request
+	mode      atomic.Int32  // the security mode of the channel it was last activated over
 
 	mu         sync.Mutex
 	identity   Identity

@@ -126,6 +126,7 @@ func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp 
 	}
 	s.identity = id
 	s.roles.Store(uint32(id.Roles))
+	s.mode.Store(int32(c.ch.SecurityMode()))
 	nonce := newNonce()
 	s.nonce = nonce
 	s.mu.Unlock()

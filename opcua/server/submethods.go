@@ -42,6 +42,11 @@ func (s *Server) initSubMethods() error {
 			return fmt.Errorf("server: %s: %w", id.Name(m.node), err)
 		}
 	}
+	for _, m := range s.trustListMethods() {
+		if err := sp.SetMethodHandler(ua.NewNumericNodeID(0, m.node), m.h); err != nil {
+			return fmt.Errorf("server: %s: %w", id.Name(m.node), err)
+		}
+	}
 	return nil
 }
 

@@ -83,7 +83,6 @@ var omitted = map[uint32]string{
 	17634: "Server_LocalTime",
 	32637: "DefaultHAConfiguration",
 	32754: "DefaultHEConfiguration",
-	12637: "ServerConfiguration",
 	14443: "PublishSubscribe",
 	24226: "Resources",
 	23470: "Aliases",
@@ -120,6 +119,36 @@ var keptRoles = map[uint32]bool{
 	15692: true, // Supervisor
 	15716: true, // ConfigureAdmin
 	15704: true, // SecurityAdmin
+}
+
+// The ServerConfiguration object (OPC 10000-12 push model) is kept with
+// what edged implements: its identity and limits, UpdateCertificate,
+// ApplyChanges, CreateSigningRequest, GetRejectedList, and the
+// DefaultApplicationGroup with its TrustList (FileType and TrustListType
+// methods) and CertificateTypes; with the arguments of those methods.
+const idServerConfiguration = 12637
+
+var keptConfiguration = map[uint32]bool{
+	12637: true, 25706: true, 25725: true, 25707: true, // ApplicationUri, ProductUri, ApplicationType
+	12710: true, 12639: true, 12640: true, 12641: true, // ServerCapabilities, SupportedPrivateKeyFormats, MaxTrustListSize, MulticastDnsEnabled
+	13737: true, 12740: true, 12737: true, 12777: true, // UpdateCertificate, ApplyChanges, CreateSigningRequest, GetRejectedList
+	14053: true, 14156: true, 14161: true, // CertificateGroups, DefaultApplicationGroup, CertificateTypes
+	12642: true, 12643: true, 14157: true, 14158: true, 12646: true, 12662: true, // TrustList, Size, Writable, UserWritable, OpenCount, LastUpdateTime
+	12647: true, 12650: true, 12652: true, 12655: true, 12657: true, 12660: true, // Open, Close, Read, Write, GetPosition, SetPosition
+	12663: true, 12666: true, 12668: true, 12670: true, // OpenWithMasks, CloseAndUpdate, AddCertificate, RemoveCertificate
+}
+
+// configurationOmits reports whether child, under parent, is a part of
+// ServerConfiguration that is left out.
+func configurationOmits(parent uint32, child *node) bool {
+	if !keptConfiguration[parent] {
+		return false
+	}
+	if keptConfiguration[child.id] {
+		return false
+	}
+	// The arguments of a kept method.
+	return !(child.browseName == "InputArguments" || child.browseName == "OutputArguments")
 }
 
 // roleSetOmits reports whether child, under parent, is a part of the
@@ -172,7 +201,7 @@ func subset(ns *nodeSet) (map[uint32]bool, []string) {
 		for _, e := range refs[id] {
 			if e.inverse || !hier[e.typ] || keep[e.target] || ns.byID[e.target] == nil ||
 				e.target == idXMLSchemaFolder || e.target == idOPCBinaryFolder || omitted[e.target] != "" ||
-				roleSetOmits(id, ns.byID[e.target]) {
+				roleSetOmits(id, ns.byID[e.target]) || configurationOmits(id, ns.byID[e.target]) {
 				continue
 			}
 			keep[e.target] = true

@@ -1,0 +1,259 @@
+package pki
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/edged/edged/internal/atomicfile"
+)
+
+// The trust lists as OPC 10000-12's TrustListDataType names them, by the
+// bits of its SpecifiedLists.
+const (
+	ListTrustedCertificates = 1
+	ListTrustedCRLs         = 2
+	ListIssuerCertificates  = 4
+	ListIssuerCRLs          = 8
+	ListAll                 = 15
+)
+
+var listDirs = [4]struct {
+	bit  uint32
+	dir  string
+	cert bool
+}{
+	{ListTrustedCertificates, TrustedCerts, true},
+	{ListTrustedCRLs, TrustedCRL, false},
+	{ListIssuerCertificates, IssuerCerts, true},
+	{ListIssuerCRLs, IssuerCRL, false},
+}
+
+// ErrNotFound is Remove's error for a thumbprint no list holds.
+var ErrNotFound = errors.New("pki: no such certificate")
+
+// Lists returns the four lists (DER), in the order of the List bits.
+func (s *Store) Lists() ([4][][]byte, error) {
+	var out [4][][]byte
+	for i, l := range listDirs {
+		for _, p := range s.files(l.dir) {
+			blocks, err := readFile(p)
+			if err != nil {
+				return out, fmt.Errorf("%s: %w", p, err)
+			}
+			out[i] = append(out[i], blocks...)
+		}
+	}
+	return out, nil
+}
+
+// Replace replaces the lists whose bits masks has with lists (indexed as
+// Lists returns them): every entry must parse (a certificate or a CRL), or
+// nothing changes.
+func (s *Store) Replace(masks uint32, lists [4][][]byte) error {
+	for i, l := range listDirs {
+		if masks&l.bit == 0 {
+			continue
+		}
+		for _, b := range lists[i] {
+			if err := checkEntry(b, l.cert); err != nil {
+				return err
+			}
+		}
+	}
+	for i, l := range listDirs {
+		if masks&l.bit == 0 {
+			continue
+		}
+		for _, p := range s.files(l.dir) {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		}
+		for _, b := range lists[i] {
+			if err := s.writeEntry(l.dir, b, l.cert); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkEntry(b []byte, cert bool) error {
+	if cert {
+		if _, err := x509.ParseCertificate(b); err != nil {
+			return fmt.Errorf("pki: not a certificate: %w", err)
+		}
+		return nil
+	}
+	if _, err := x509.ParseRevocationList(b); err != nil {
+		return fmt.Errorf("pki: not a CRL: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) writeEntry(dir string, b []byte, cert bool) error {
+	name := ThumbprintHex(b)
+	if cert {
+		name += ".der"
+	} else {
+		name += ".crl"
+	}
+	return atomicfile.WriteFile(filepath.Join(s.root, dir, name), b, 0o644)
+}
+
+// Add puts a certificate into trusted/certs (trusted) or issuers/certs.
+func (s *Store) Add(der []byte, trusted bool) error {
+	if err := checkEntry(der, true); err != nil {
+		return err
+	}
+	dir := IssuerCerts
+	if trusted {
+		dir = TrustedCerts
+	}
+	return s.writeEntry(dir, der, true)
+}
+
+// Remove removes the certificate with the thumbprint (hex, any case)
+// from trusted/certs (trusted) or issuers/certs; ErrNotFound when the
+// list has none.
+func (s *Store) Remove(thumbprint string, trusted bool) error {
+	dir := IssuerCerts
+	if trusted {
+		dir = TrustedCerts
+	}
+	want := strings.ToUpper(strings.TrimSpace(thumbprint))
+	found := false
+	for _, p := range s.files(dir) {
+		blocks, err := readFile(p)
+		if err != nil {
+			continue
+		}
+		for _, b := range blocks {
+			if ThumbprintHex(b) == want {
+				found = true
+				if err := os.Remove(p); err != nil {
+					return err
+				}
+				break
+			}
+		}
+	}
+	if !found {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// Rejected returns the certificates of rejected/certs.
+func (s *Store) Rejected() ([][]byte, error) {
+	var out [][]byte
+	for _, p := range s.files(RejectedDir) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+// SigningRequest returns a certificate signing request (PKCS#10, DER)
+// for the application's certificate, with its subject and
+// subjectAltName; with regenerate it is for a new key, which
+// UpdateCertificate then takes with the signed certificate.
+func (s *Store) SigningRequest(regenerate bool) ([]byte, error) {
+	der, key, err := s.LoadOwn()
+	if err != nil {
+		return nil, err
+	}
+	own, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	if regenerate {
+		if key, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		s.pending = key
+		s.mu.Unlock()
+	}
+	return x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
+		Subject:     own.Subject,
+		DNSNames:    own.DNSNames,
+		IPAddresses: own.IPAddresses,
+		URIs:        own.URIs,
+	}, key)
+}
+
+// UpdateCertificate makes der the application's certificate: with
+// keyPEM (a PKCS#8 or PKCS#1 PEM key) when given, else the key of the
+// last SigningRequest that regenerated one, else the current key. The
+// certificate must belong to that key and carry uri in its
+// subjectAltName; issuers go to issuers/certs.
+func (s *Store) UpdateCertificate(der []byte, issuers [][]byte, keyPEM []byte, uri string) error {
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		return fmt.Errorf("pki: not a certificate: %w", err)
+	}
+	if ApplicationURI(c) != uri {
+		return fmt.Errorf("pki: the certificate names %q, not the ApplicationUri %q", ApplicationURI(c), uri)
+	}
+	for _, b := range issuers {
+		if err := checkEntry(b, true); err != nil {
+			return err
+		}
+	}
+	var key *rsa.PrivateKey
+	switch {
+	case len(keyPEM) > 0:
+		if key, err = parseKeyPEM(keyPEM); err != nil {
+			return err
+		}
+	default:
+		s.mu.Lock()
+		key = s.pending
+		s.mu.Unlock()
+		if key == nil || !key.PublicKey.Equal(c.PublicKey) {
+			if _, key, err = s.LoadOwn(); err != nil {
+				return err
+			}
+		}
+	}
+	if !key.PublicKey.Equal(c.PublicKey) {
+		return errors.New("pki: the certificate does not belong to the key")
+	}
+	for _, b := range issuers {
+		if err := s.writeEntry(IssuerCerts, b, true); err != nil {
+			return err
+		}
+	}
+	if err := s.SaveOwn(der, key); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.pending = nil
+	s.mu.Unlock()
+	return nil
+}
+
+func parseKeyPEM(b []byte) (*rsa.PrivateKey, error) {
+	blk, _ := pem.Decode(b)
+	if blk == nil {
+		return nil, errors.New("pki: the private key is not PEM")
+	}
+	if k, err := x509.ParsePKCS8PrivateKey(blk.Bytes); err == nil {
+		if rk, ok := k.(*rsa.PrivateKey); ok {
+			return rk, nil
+		}
+		return nil, errors.New("pki: not an RSA key")
+	}
+	return x509.ParsePKCS1PrivateKey(blk.Bytes)
+}

@@ -1,0 +1,445 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
+)
+
+// TrustStore is what Server/ServerConfiguration manages remotely (OPC
+// 10000-12 push model): the application's trust lists, its rejected
+// certificates and its own certificate. pki.Store implements it. Lists
+// are DER, indexed by the bits of TrustListDataType's SpecifiedLists
+// (trusted certificates, trusted CRLs, issuer certificates, issuer CRLs).
+type TrustStore interface {
+	Lists() ([4][][]byte, error)
+	Replace(masks uint32, lists [4][][]byte) error
+	Add(der []byte, trusted bool) error
+	Remove(thumbprint string, trusted bool) error
+	Rejected() ([][]byte, error)
+	SigningRequest(regenerate bool) ([]byte, error)
+	UpdateCertificate(der []byte, issuers [][]byte, keyPEM []byte, applicationURI string) error
+}
+
+// MaxTrustListSize is ServerConfiguration/MaxTrustListSize: the largest
+// encoded TrustListDataType a client may write.
+const MaxTrustListSize = 1 << 20
+
+// maxOpenFiles bounds the TrustList handles open at once.
+const maxOpenFiles = 4
+
+// FileType open modes (OPC 10000-5 §C.2.1).
+const (
+	fileRead          = 1
+	fileWrite         = 2
+	fileEraseExisting = 4
+)
+
+// trustFile is one open handle of the TrustList.
+type trustFile struct {
+	sess  *session
+	write bool
+	data  []byte
+	pos   int
+}
+
+// trustFiles are the open handles of the TrustList.
+type trustFiles struct {
+	mu      sync.Mutex
+	next    uint32
+	open    map[uint32]*trustFile
+	updated time.Time // LastUpdateTime
+}
+
+// trustListMethods maps the methods to their handlers.
+func (s *Server) trustListMethods() []struct {
+	node uint32
+	h    func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant)
+} {
+	return []struct {
+		node uint32
+		h    func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant)
+	}{
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Open, s.tlOpen},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_OpenWithMasks, s.tlOpenWithMasks},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Close, s.tlClose},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Read, s.tlRead},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Write, s.tlWrite},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_GetPosition, s.tlGetPosition},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_SetPosition, s.tlSetPosition},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_CloseAndUpdate, s.tlCloseAndUpdate},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_AddCertificate, s.tlAddCertificate},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_RemoveCertificate, s.tlRemoveCertificate},
+		{id.ServerConfiguration_GetRejectedList, s.getRejectedList},
+		{id.ServerConfiguration_CreateSigningRequest, s.createSigningRequest},
+		{id.ServerConfiguration_UpdateCertificate, s.updateCertificate},
+		{id.ServerConfiguration_ApplyChanges, s.applyChanges},
+	}
+}
+
+// securityAdmin returns the store and the calling session when the
+// session may manage security: the SecurityAdmin role over a
+// SignAndEncrypt channel. Anything else is Bad_UserAccessDenied, and
+// Bad_NotSupported without a TrustStore.
+func (s *Server) securityAdmin(ctx context.Context) (TrustStore, *session, ua.StatusCode) {
+	sess := sessionFrom(ctx)
+	if sess == nil || !Roles(sess.roles.Load()).Has(RoleSecurityAdmin) ||
+		ua.MessageSecurityMode(sess.mode.Load()) != ua.MessageSecurityModeSignAndEncrypt {
+		return nil, nil, status.BadUserAccessDenied
+	}
+	if s.cfg.Security == nil || s.cfg.Security.TrustStore == nil {
+		return nil, nil, status.BadNotSupported
+	}
+	return s.cfg.Security.TrustStore, sess, status.Good
+}
+
+// encodedTrustList returns the lists of masks as an encoded
+// TrustListDataType, the TrustList file's content.
+func encodedTrustList(ts TrustStore, masks uint32) ([]byte, error) {
+	lists, err := ts.Lists()
+	if err != nil {
+		return nil, err
+	}
+	tl := ua.TrustListDataType{SpecifiedLists: masks}
+	for i, p := range []*[][]byte{&tl.TrustedCertificates, &tl.TrustedCrls, &tl.IssuerCertificates, &tl.IssuerCrls} {
+		if masks&(1<<i) != 0 {
+			*p = lists[i]
+		}
+	}
+	return tl.Encode(nil), nil
+}
+
+// openFile opens a handle: one writer and no reader beside it, or
+// readers (OPC 10000-5 §C.2.1). Handles of closed sessions are reclaimed.
+func (s *Server) openFile(f *trustFile) (uint32, ua.StatusCode) {
+	t := &s.trust
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.open == nil {
+		t.open = map[uint32]*trustFile{}
+	}
+	for h, o := range t.open {
+		switch {
+		case o.sess.closed.Load():
+			delete(t.open, h)
+		case f.write || o.write:
+			return 0, status.BadInvalidState
+		}
+	}
+	if len(t.open) >= maxOpenFiles {
+		return 0, status.BadTooManyOperations
+	}
+	t.next++
+	if t.next == 0 {
+		t.next = 1
+	}
+	t.open[t.next] = f
+	return t.next, status.Good
+}
+
+// file returns the handle h of sess.
+func (s *Server) file(sess *session, in []ua.Variant) (uint32, *trustFile, ua.StatusCode) {
+	h, _ := in[0].Uint32()
+	t := &s.trust
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f := t.open[h]
+	if f == nil || f.sess != sess {
+		return 0, nil, status.BadInvalidArgument
+	}
+	return h, f, status.Good
+}
+
+func (s *Server) closeFile(h uint32) {
+	s.trust.mu.Lock()
+	delete(s.trust.open, h)
+	s.trust.mu.Unlock()
+}
+
+func (s *Server) tlOpen(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	ts, sess, st := s.securityAdmin(ctx)
+	if st != status.Good {
+		return st, nil
+	}
+	mode, _ := in[0].Uint8()
+	f := &trustFile{sess: sess}
+	switch mode {
+	case fileRead:
+		b, err := encodedTrustList(ts, 15)
+		if err != nil {
+			return status.BadInternalError, nil
+		}
+		f.data = b
+	case fileWrite | fileEraseExisting:
+		f.write = true
+	default:
+		// A TrustList is read whole or replaced whole: no append, no
+		// write without EraseExisting.
+		return status.BadInvalidArgument, nil
+	}
+	h, st := s.openFile(f)
+	if st != status.Good {
+		return st, nil
+	}
+	return status.Good, []ua.Variant{ua.MustVariant(h)}
+}
+
+func (s *Server) tlOpenWithMasks(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	ts, sess, st := s.securityAdmin(ctx)
+	if st != status.Good {
+		return st, nil
+	}
+	masks, _ := in[0].Uint32()
+	b, err := encodedTrustList(ts, masks&15)
+	if err != nil {
+		return status.BadInternalError, nil
+	}
+	h, st := s.openFile(&trustFile{sess: sess, data: b})
+	if st != status.Good {
+		return st, nil
+	}
+	return status.Good, []ua.Variant{ua.MustVariant(h)}
+}
+
+func (s *Server) tlClose(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	_, sess, st := s.securityAdmin(ctx)
+	if st != status.Good {
+		return st, nil
+	}
+	h, _, st := s.file(sess, in)
+	if st != status.Good {
+		return st, nil
+	}
+	s.closeFile(h)
+	return status.Good, nil
+}
+
+func (s *Server) tlRead(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	_, sess, st := s.securityAdmin(ctx)
+	if st != status.Good {
+		return st, nil
+	}
+	_, f, st := s.file(sess, in)
+	if st != status.Good {
+		return st, nil
+	}
+	n, _ := in[1].Int32()
+	if f.write || n < 0 {
+		return status.BadInvalidArgument, nil
+	}
+	s.trust.mu.Lock()
+	defer s.trust.mu.Unlock()
+	end := min(f.pos+int(n), len(f.data))
+	out := append([]byte{}, f.data[f.pos:end]...)
+	f.pos = end
+	return status.Good, []ua.Variant{ua.MustVariant(out)}
+}
+
+func (s *Server) tlWrite(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	_, sess, st := s.securityAdmin(ctx)
+	if st != status.Good {
+		return st, nil
+	}
+	_, f, st := s.file(sess, in)
+	if st != status.Good {
+		return st, nil
+	}
+	data, _ := in[1].ByteString()
+	s.trust.mu.Lock()
+	defer s.trust.mu.Unlock()
+	if !f.write {
+		return status.BadInvalidArgument, nil
+	}
+	if f.pos+len(data) > MaxTrustListSize {
+		return status.BadEncodingLimitsExceeded, nil
+	}
+	f.data = append(f.data[:f.pos], data...)
+	f.pos = len(f.data)
+	return status.Good, nil
+}
+
+func (s *Server) tlGetPosition(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	_, sess, st := s.securityAdmin(ctx)
+	if st != status.Good {
+		return st, nil
+	}
+	_, f, st := s.file(sess, in)
+	if st != status.Good {
+		return st, nil
+	}
+	s.trust.mu.Lock()
+	defer s.trust.mu.Unlock()
+	return status.Good, []ua.Variant{ua.MustVariant(uint64(f.pos))}
+}
+
+func (s *Server) tlSetPosition(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	_, sess, st := s.securityAdmin(ctx)
+	if st != status.Good {
+		return st, nil
+	}
+	_, f, st := s.file(sess, in)
+	if st != status.Good {
+		return st, nil
+	}
+	p, _ := in[1].Uint64()
+	s.trust.mu.Lock()
+	defer s.trust.mu.Unlock()
+	if p > uint64(len(f.data)) {
+		p = uint64(len(f.data)) // beyond the end: at the end (§C.2.8)
+	}
+	f.pos = int(p)
+	return status.Good, nil
+}
+
+// tlCloseAndUpdate decodes what the handle wrote as a TrustListDataType
+// and replaces the lists it specifies. The new lists count from the next
+// handshake on, so no ApplyChanges is required.
+func (s *Server) tlCloseAndUpdate(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	ts, sess, st := s.securityAdmin(ctx)
+	if st != status.Good {
+		return st, nil
+	}
+	h, f, st := s.file(sess, in)
+	if st != status.Good {
+		return st, nil
+	}
+	s.closeFile(h)
+	if !f.write {
+		return status.BadInvalidState, nil
+	}
+	var tl ua.TrustListDataType
+	d := ua.NewDecoder(f.data)
+	d.Limits = ua.Limits{MaxStringLength: 1 << 10, MaxByteStringLength: MaxTrustListSize, MaxArrayLength: 1 << 12, MaxDepth: 4}
+	tl.Decode(d)
+	if d.Err() != nil || len(d.Rest()) != 0 {
+		return status.BadDecodingError, nil
+	}
+	lists := [4][][]byte{tl.TrustedCertificates, tl.TrustedCrls, tl.IssuerCertificates, tl.IssuerCrls}
+	if err := ts.Replace(tl.SpecifiedLists&15, lists); err != nil {
+		return status.BadCertificateInvalid, nil
+	}
+	s.trustChanged()
+	return status.Good, []ua.Variant{ua.MustVariant(false)}
+}
+
+func (s *Server) tlAddCertificate(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	ts, _, st := s.securityAdmin(ctx)
+	if st != status.Good {
+		return st, nil
+	}
+	der, _ := in[0].ByteString()
+	trusted, _ := in[1].Bool()
+	if err := ts.Add(der, trusted); err != nil {
+		return status.BadCertificateInvalid, nil
+	}
+	s.trustChanged()
+	return status.Good, nil
+}
+
+func (s *Server) tlRemoveCertificate(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	ts, _, st := s.securityAdmin(ctx)
+	if st != status.Good {
+		return st, nil
+	}
+	thumb, _ := in[0].StringValue()
+	trusted, _ := in[1].Bool()
+	if ts.Remove(thumb, trusted) != nil {
+		return status.BadInvalidArgument, nil // no such certificate in that list
+	}
+	s.trustChanged()
+	return status.Good, nil
+}
+
+func (s *Server) getRejectedList(ctx context.Context, _ ua.NodeID, _ []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	ts, _, st := s.securityAdmin(ctx)
+	if st != status.Good {
+		return st, nil
+	}
+	rej, err := ts.Rejected()
+	if err != nil {
+		return status.BadInternalError, nil
+	}
+	if rej == nil {
+		rej = [][]byte{}
+	}
+	return status.Good, []ua.Variant{ua.MustVariant(rej)}
+}
+
+// checkGroup checks the CertificateGroupId and CertificateTypeId of
+// CreateSigningRequest and UpdateCertificate: the default application
+// group (or null) and RSA-SHA256 (or null).
+func checkGroup(in []ua.Variant) ua.StatusCode {
+	group, _ := in[0].Value().(ua.NodeID)
+	typ, _ := in[1].Value().(ua.NodeID)
+	if !group.IsNull() && group != ua.NewNumericNodeID(0, id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup) {
+		return status.BadInvalidArgument
+	}
+	if !typ.IsNull() && typ != ua.NewNumericNodeID(0, id.RsaSha256ApplicationCertificateType) {
+		return status.BadInvalidArgument
+	}
+	return status.Good
+}
+
+// createSigningRequest answers CreateSigningRequest(CertificateGroupId,
+// CertificateTypeId, SubjectName, RegeneratePrivateKey, Nonce): a PKCS#10
+// request with the current certificate's subject and names (SubjectName
+// is not used), for a new key when asked.
+func (s *Server) createSigningRequest(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	ts, _, st := s.securityAdmin(ctx)
+	if st != status.Good {
+		return st, nil
+	}
+	if st := checkGroup(in); st != status.Good {
+		return st, nil
+	}
+	regen, _ := in[3].Bool()
+	csr, err := ts.SigningRequest(regen)
+	if err != nil {
+		return status.BadInternalError, nil
+	}
+	return status.Good, []ua.Variant{ua.MustVariant(csr)}
+}
+
+// updateCertificate answers UpdateCertificate(CertificateGroupId,
+// CertificateTypeId, Certificate, IssuerCertificates, PrivateKeyFormat,
+// PrivateKey): the certificate (and a PEM key, or the key of the last
+// signing request) becomes the server's from the next handshake on.
+func (s *Server) updateCertificate(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	ts, _, st := s.securityAdmin(ctx)
+	if st != status.Good {
+		return st, nil
+	}
+	if st := checkGroup(in); st != status.Good {
+		return st, nil
+	}
+	der, _ := in[2].ByteString()
+	var issuers [][]byte
+	if v, ok := in[3].Value().([][]byte); ok {
+		issuers = v
+	}
+	format, _ := in[4].StringValue()
+	key, _ := in[5].ByteString()
+	if len(key) > 0 && format != "PEM" {
+		return status.BadNotSupported, nil
+	}
+	if err := ts.UpdateCertificate(der, issuers, key, s.cfg.ApplicationURI); err != nil {
+		return status.BadCertificateInvalid, nil
+	}
+	return status.Good, []ua.Variant{ua.MustVariant(false)}
+}
+
+// applyChanges answers ApplyChanges: every change took effect already.
+func (s *Server) applyChanges(ctx context.Context, _ ua.NodeID, _ []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	_, _, st := s.securityAdmin(ctx)
+	return st, nil
+}
+
+func (s *Server) trustChanged() {
+	s.trust.mu.Lock()
+	s.trust.updated = s.clock()
+	s.trust.mu.Unlock()
+}
