@@ -305,6 +305,22 @@ func TestUsersAndRoles(t *testing.T) {
 				if al := userAccess(c); al&3 != u.access {
 					t.Errorf("%s: %s's UserAccessLevel %#x, want %#x", name, u.name, al, u.access)
 				}
+				// UserRolePermissions: the user's roles, Write only where
+				// a role may write.
+				v, err := c.Node(setpoint).Attribute(ctx, gua.AttributeIDUserRolePermissions)
+				if err != nil {
+					t.Fatalf("%s: UserRolePermissions: %v", name, err)
+				}
+				eos, _ := v.Value().([]*gua.ExtensionObject)
+				write := false
+				for _, eo := range eos {
+					if rp, ok := eo.Value.(*gua.RolePermissionType); ok && rp.Permissions&64 != 0 {
+						write = true
+					}
+				}
+				if len(eos) != 2 || write != (u.access == 3) {
+					t.Errorf("%s: %s's UserRolePermissions: %d roles, write %v", name, u.name, len(eos), write)
+				}
 				c.Close(ctx)
 			}
 		}

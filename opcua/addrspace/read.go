@@ -65,8 +65,9 @@ const (
 // Read performs one operation of the Read service (OPC 10000-4 §5.10.2)
 // into dv, overwriting all its fields and reusing its Value's storage.
 // Every attribute of OPC 10000-3 is served for the node classes that have
-// it; DataTypeDefinition, RolePermissions, UserRolePermissions and
-// AccessRestrictions are not supported (BadAttributeIdInvalid), nor is an
+// it; RolePermissions and UserRolePermissions when the user is a
+// Permissions; DataTypeDefinition and AccessRestrictions are not
+// supported (BadAttributeIdInvalid), nor is an
 // attribute of another node class. The Value of a Variable needs
 // CurrentRead in its AccessLevel (else BadNotReadable) and in the user's
 // (else BadUserAccessDenied). IndexRange applies to any array, String or
@@ -102,6 +103,9 @@ func (s *Space) read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToRetu
 		return status.BadNodeIDUnknown
 	}
 	attr := ua.AttributeID(rv.AttributeID)
+	if attr == ua.AttributeIDRolePermissions || attr == ua.AttributeIDUserRolePermissions {
+		return readPermissions(rc, n, attr, dv)
+	}
 	if !hasAttribute(n.Class, attr) {
 		return status.BadAttributeIDInvalid
 	}
@@ -265,4 +269,32 @@ func userWriteMask(u User, n *Node) uint32 {
 		return n.WriteMask
 	}
 	return n.WriteMask & u.WriteMask(n)
+}
+
+// Permissions is a User that also says what each role may do with a node,
+// for the RolePermissions and UserRolePermissions attributes (OPC
+// 10000-3 §5.2.9, §5.2.10): all roles', and those of the user's roles.
+type Permissions interface {
+	RolePermissions(n *Node) []ua.RolePermissionType
+	UserRolePermissions(n *Node) []ua.RolePermissionType
+}
+
+// readPermissions reads RolePermissions or UserRolePermissions.
+func readPermissions(rc *ReadContext, n *Node, attr ua.AttributeID, dv *ua.DataValue) ua.StatusCode {
+	p, ok := rc.User.(Permissions)
+	if !ok {
+		return status.BadAttributeIDInvalid
+	}
+	var rp []ua.RolePermissionType
+	if attr == ua.AttributeIDRolePermissions {
+		rp = p.RolePermissions(n)
+	} else {
+		rp = p.UserRolePermissions(n)
+	}
+	eo := make([]ua.ExtensionObject, len(rp))
+	for i := range rp {
+		eo[i].Body = &rp[i]
+	}
+	*dv = ua.DataValue{Value: ua.MustVariant(eo), Status: status.Good}
+	return status.Good
 }

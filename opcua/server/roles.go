@@ -5,6 +5,7 @@ import (
 
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
 )
 
 // Role is one of the well-known roles of OPC 10000-18 §4.
@@ -135,3 +136,54 @@ func init() {
 		securityMethods[ua.NewNumericNodeID(0, m.node)] = true
 	}
 }
+
+// roleNodes are the Objects of the well-known roles, by Role.
+var roleNodes = [numRoles]uint32{
+	id.WellKnownRole_Anonymous, id.WellKnownRole_AuthenticatedUser, id.WellKnownRole_Observer,
+	id.WellKnownRole_Operator, id.WellKnownRole_Engineer, id.WellKnownRole_Supervisor,
+	id.WellKnownRole_ConfigureAdmin, id.WellKnownRole_SecurityAdmin,
+}
+
+// permissions is what role r may do with n: the rights roleUser gives
+// (browse and read for every role; write where the variable is writable
+// and call where the method is executable, for the roles that may).
+func permissions(r Role, n *addrspace.Node) ua.PermissionType {
+	one := roleUser(RolesOf(r))
+	p := ua.PermissionTypeBrowse | ua.PermissionTypeReadRolePermissions
+	switch n.Class {
+	case ua.NodeClassVariable:
+		if n.AccessLevel&one.AccessLevel(n)&uint8(ua.AccessLevelTypeCurrentRead) != 0 {
+			p |= ua.PermissionTypeRead
+		}
+		if n.AccessLevel&one.AccessLevel(n)&uint8(ua.AccessLevelTypeCurrentWrite) != 0 {
+			p |= ua.PermissionTypeWrite
+		}
+	case ua.NodeClassMethod:
+		if n.Executable && one.Executable(n) {
+			p |= ua.PermissionTypeCall
+		}
+	default:
+		p |= ua.PermissionTypeRead // the node's attributes
+	}
+	return p
+}
+
+func rolePermissions(rs Roles, n *addrspace.Node) []ua.RolePermissionType {
+	var out []ua.RolePermissionType
+	for _, r := range rs.List() {
+		out = append(out, ua.RolePermissionType{RoleID: ua.NewNumericNodeID(0, roleNodes[r]), Permissions: permissions(r, n)})
+	}
+	return out
+}
+
+// RolePermissions lists every role's permissions on n.
+func (u roleUser) RolePermissions(n *addrspace.Node) []ua.RolePermissionType {
+	return rolePermissions(Roles(1<<numRoles-1), n)
+}
+
+// UserRolePermissions lists the permissions of the user's roles on n.
+func (u roleUser) UserRolePermissions(n *addrspace.Node) []ua.RolePermissionType {
+	return rolePermissions(Roles(u), n)
+}
+
+var _ addrspace.Permissions = roleUser(0)
