@@ -31,6 +31,16 @@ E2E_SERVER_FLAGS ?=
 E2E_LOAD_FLAGS   ?=
 E2E_TIMEOUT   ?= 600
 
+# Side by side with a peer server (bench-peer): the open62541 v1.5.7 server
+# from ../shared/peers, built here at -O2, serves the same 120 variables
+# (cmd/uabench/peer/open62541_server.c); uabench load runs PEER_SCENARIOS
+# against it and against uabench's server, alternately, for each of
+# PEER_SECURITY (None, or POLICY/MODE), server on core 0, load on core 1.
+OPEN62541     ?= ../shared/peers/open62541-1.5.7
+PEER_SCENARIOS ?= 10x100x1,1x1x1
+PEER_SECURITY  ?= None Basic256Sha256/Sign Basic256Sha256/SignAndEncrypt
+PEER_PORT      ?= 48491
+
 # Scan cycle under OPC UA load (bench-scan): the measured window and warm-up,
 # the clients and tags per client's Read, and SCAN=0 to leave it out of
 # `make bench`.
@@ -66,7 +76,7 @@ FANOUT_FLAGS    ?=
 ROBUST_WINDOW ?= 10s
 WAKE_FOR      ?= 10m
 
-.PHONY: all help build arm64 armv7 run deps test test-arm test-race test-robust check-generate bench-wake bench bench-e2e bench-scan bench-sub bench-fanout fuzz lint check-binaries clean
+.PHONY: all help build arm64 armv7 run deps test test-arm test-race test-robust check-generate bench-wake bench bench-e2e bench-peer bench-scan bench-sub bench-fanout fuzz lint check-binaries clean
 
 all: build
 
@@ -83,6 +93,7 @@ help:
 	@echo "make check-generate  go generate ./... must leave the tree as committed"
 	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not), bench-scan (SCAN=0: not), bench-sub (SUB=0: not) and bench-fanout (FANOUT=0: not)"
 	@echo "make bench-e2e       end-to-end OPC UA load on loopback, server on core 0, load on core 1"
+	@echo "make bench-peer      the same load on edged's server and on the open62541 v1.5.7 server, side by side"
 	@echo "make bench-scan      5 ms scan of 1,000 simulated tags under 10 OPC UA clients, $(SCAN_DURATION); cycle/jitter/overruns/CPU"
 	@echo "make bench-sub       subscription latency at 5 ms: image publish → Publish response, Write/Call → Status data change ($(SUB_REPS) each)"
 	@echo "make bench-fanout    $(FANOUT_SESSIONS) sessions × $(FANOUT_ITEMS) items on tags changing every 5 ms cycle, $(FANOUT_DURATION); notifications/s, lost, CPU"
@@ -177,6 +188,29 @@ bench-e2e:
 		timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench load $(E2E_LOAD_FLAGS) -policy $$policy -mode $$mode \
 			-server 'taskset -c 0 ./$(BIN)/uabench server $(E2E_SERVER_FLAGS)' \
 			-scenarios '$(E2E_SCENARIOS)' -warmup $(E2E_WARMUP) -duration $(E2E_DURATION) || exit 1; \
+	done
+
+$(BIN)/open62541.o: $(OPEN62541)/open62541.c
+	@mkdir -p $(BIN)
+	cc -O2 -c $< -o $@
+
+$(BIN)/open62541_server: cmd/uabench/peer/open62541_server.c $(BIN)/open62541.o
+	cc -O2 -I $(OPEN62541) $< $(BIN)/open62541.o -lssl -lcrypto -lpthread -lm -o $@
+
+bench-peer: $(BIN)/open62541_server
+	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-peer: needs 2 cores (server on 0, load on 1)" >&2; exit 1; fi
+	$(GO) build -buildvcs=false -o $(BIN)/uabench ./cmd/uabench
+	./$(BIN)/uabench peercert urn:open62541.unconfigured.application $(BIN)/peer-pki
+	@for sec in $(PEER_SECURITY); do \
+		policy=$${sec%%/*}; mode=$${sec#*/}; [ "$$mode" = "$$sec" ] && mode=SignAndEncrypt; \
+		for srv in edged open62541; do \
+			if [ $$srv = edged ]; then cmd='taskset -c 0 ./$(BIN)/uabench server'; \
+			else cmd='taskset -c 0 ./$(BIN)/open62541_server $(PEER_PORT) $(BIN)/peer-pki/cert.der $(BIN)/peer-pki/key.der'; fi; \
+			echo "== bench-peer: $$srv, $$sec"; \
+			timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench load -policy $$policy -mode $$mode \
+				-server "$$cmd" -scenarios '$(PEER_SCENARIOS)' -warmup $(E2E_WARMUP) -duration $(E2E_DURATION) 2>/dev/null \
+				| grep -E '^ +(scenario|[0-9]+×)' || exit 1; \
+		done; \
 	done
 
 # The edged side (simulator, drivers, scan engine, OPC UA server) runs pinned

@@ -36,13 +36,19 @@
 package main
 
 import (
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/edged/edged/internal/atomicfile"
+	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
 )
@@ -55,13 +61,21 @@ func main() {
 }
 
 const usage = `usage: uabench server [flags]   (uabench server -h for the flags)
-       uabench load [flags]     (uabench load -h for the flags)`
+       uabench load [flags]     (uabench load -h for the flags)
+       uabench peercert APPLICATION_URI DIR`
 
 func run(args []string, in io.Reader, out, errOut io.Writer) error {
 	if len(args) == 0 {
 		return fmt.Errorf("%s", usage)
 	}
 	switch args[0] {
+	case "peercert":
+		// The certificate and key (DER) of a peer server (make
+		// bench-peer): uabench peercert URI DIR.
+		if len(args) != 3 {
+			return fmt.Errorf("usage: uabench peercert APPLICATION_URI DIR")
+		}
+		return peerCert(args[1], args[2])
 	case "server":
 		fs := flag.NewFlagSet("uabench server", flag.ContinueOnError)
 		fs.SetOutput(errOut)
@@ -123,7 +137,9 @@ func run(args []string, in io.Reader, out, errOut io.Writer) error {
 		if len(argv) == 0 {
 			return fmt.Errorf("uabench: -server is empty")
 		}
-		if f.policy != nil {
+		if f.policy != nil && slices.Contains(argv, "server") {
+			// uabench's own server role offers the secure endpoints
+			// with -secure; a peer server (bench-peer) has its own way.
 			argv = append(argv, "-secure")
 		}
 		return load(argv, list, f, out)
@@ -194,4 +210,24 @@ func benchIDs(ns uint16, n int) []ua.NodeID {
 		ids[i] = ua.NewStringNodeID(ns, server.GatewayFolderName+"."+benchNodeName(i%(3*benchVars)))
 	}
 	return ids
+}
+
+// peerCert writes DIR/cert.der and DIR/key.der (PKCS#8): a self-signed
+// application certificate for the peer server of make bench-peer.
+func peerCert(uri, dir string) error {
+	der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: uri, CommonName: "bench peer", IPs: []net.IP{net.IPv4(127, 0, 0, 1)}})
+	if err != nil {
+		return err
+	}
+	kb, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, "cert.der"), der, 0o644); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(dir, "key.der"), kb, 0o600)
 }

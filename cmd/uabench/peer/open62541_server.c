@@ -1,0 +1,133 @@
+/* The open62541 v1.5.7 server as uabench's peer (make bench-peer): the same
+ * 120 variables as `uabench server` (ns=1;s=Gateway.D000, U000, B000, ...:
+ * Double, UInt32, Boolean in turn), the same stdin protocol (it prints
+ * "ready addr=... ns=1 echo=", answers "stats" with its CPU time and
+ * quits at "quit" or at the end of its input), so that `uabench load`
+ * measures both servers alike.
+ *
+ *   open62541_server PORT CERT.der KEY.der
+ *
+ * Every client certificate is accepted (loopback only, a benchmark).
+ */
+#include <pthread.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "open62541.h"
+
+static volatile UA_Boolean running = true;
+
+/* Warnings and errors go to stderr: stdout is the protocol. */
+static void logStderr(void *ctx, UA_LogLevel level, UA_LogCategory cat, const char *msg, va_list args) {
+    if (level < UA_LOGLEVEL_WARNING)
+        return;
+    char buf[1024];
+    UA_String out = {sizeof buf, (UA_Byte *)buf};
+    UA_String_vformat(&out, msg, args);
+    fprintf(stderr, "%.*s\n", (int)out.length, buf);
+}
+
+static UA_Logger logger = {logStderr, NULL, NULL};
+
+static UA_ByteString readFile(const char *path) {
+    UA_ByteString b = UA_BYTESTRING_NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return b;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    if (n > 0 && UA_ByteString_allocBuffer(&b, (size_t)n) == UA_STATUSCODE_GOOD &&
+        fread(b.data, 1, (size_t)n, f) != (size_t)n)
+        UA_ByteString_clear(&b);
+    fclose(f);
+    return b;
+}
+
+static void *control(void *arg) {
+    (void)arg;
+    char line[64];
+    while (fgets(line, sizeof line, stdin)) {
+        if (strncmp(line, "stats", 5) == 0) {
+            struct rusage ru;
+            getrusage(RUSAGE_SELF, &ru);
+            unsigned long long ns =
+                ((unsigned long long)ru.ru_utime.tv_sec + (unsigned long long)ru.ru_stime.tv_sec) * 1000000000ULL +
+                ((unsigned long long)ru.ru_utime.tv_usec + (unsigned long long)ru.ru_stime.tv_usec) * 1000ULL;
+            printf("stats cpu_ns=%llu total_alloc=0 mallocs=0\n", ns);
+            fflush(stdout);
+        } else if (strncmp(line, "quit", 4) == 0) {
+            break;
+        }
+    }
+    running = false;
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s PORT CERT.der KEY.der\n", argv[0]);
+        return 2;
+    }
+    UA_UInt16 port = (UA_UInt16)atoi(argv[1]);
+    UA_ByteString cert = readFile(argv[2]), key = readFile(argv[3]);
+    if (cert.length == 0 || key.length == 0) {
+        fprintf(stderr, "cannot read %s or %s\n", argv[2], argv[3]);
+        return 1;
+    }
+    UA_ServerConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.logging = &logger;
+    UA_ServerConfig *config = &cfg;
+    UA_StatusCode st = UA_ServerConfig_setDefaultWithSecurityPolicies(config, port, &cert, &key, NULL, 0, NULL, 0, NULL, 0);
+    if (st != UA_STATUSCODE_GOOD) {
+        fprintf(stderr, "config: %s\n", UA_StatusCode_name(st));
+        return 1;
+    }
+    UA_CertificateGroup_AcceptAll(&config->secureChannelPKI);
+    UA_CertificateGroup_AcceptAll(&config->sessionPKI);
+    UA_Server *server = UA_Server_newWithConfig(config);
+    if (!server) {
+        fprintf(stderr, "cannot create the server\n");
+        return 1;
+    }
+    for (int i = 0; i < 120; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "Gateway.%c%03d", "DUB"[i % 3], i / 3);
+        UA_VariableAttributes attr = UA_VariableAttributes_default;
+        UA_Double d = i * 0.5;
+        UA_UInt32 u = (UA_UInt32)i;
+        UA_Boolean b = i % 2;
+        switch (i % 3) {
+        case 0: UA_Variant_setScalar(&attr.value, &d, &UA_TYPES[UA_TYPES_DOUBLE]); break;
+        case 1: UA_Variant_setScalar(&attr.value, &u, &UA_TYPES[UA_TYPES_UINT32]); break;
+        default: UA_Variant_setScalar(&attr.value, &b, &UA_TYPES[UA_TYPES_BOOLEAN]); break;
+        }
+        attr.displayName = UA_LOCALIZEDTEXT("", name);
+        st = UA_Server_addVariableNode(server, UA_NODEID_STRING(1, name), UA_NODEID_NUMERIC(0, UA_NS0ID_OBJECTSFOLDER),
+                                       UA_NODEID_NUMERIC(0, UA_NS0ID_ORGANIZES), UA_QUALIFIEDNAME(1, name),
+                                       UA_NODEID_NUMERIC(0, UA_NS0ID_BASEDATAVARIABLETYPE), attr, NULL, NULL);
+        if (st != UA_STATUSCODE_GOOD) {
+            fprintf(stderr, "variable %s: %s\n", name, UA_StatusCode_name(st));
+            return 1;
+        }
+    }
+    st = UA_Server_run_startup(server);
+    if (st != UA_STATUSCODE_GOOD) {
+        fprintf(stderr, "startup: %s\n", UA_StatusCode_name(st));
+        return 1;
+    }
+    printf("ready addr=127.0.0.1:%u ns=1 echo=\n", port);
+    fflush(stdout);
+    pthread_t t;
+    pthread_create(&t, NULL, control, NULL);
+    while (running)
+        UA_Server_run_iterate(server, true);
+    UA_Server_run_shutdown(server);
+    UA_Server_delete(server);
+    return 0;
+}
