@@ -154,6 +154,16 @@ func (s *Server) file(sess *session, in []ua.Variant) (uint32, *trustFile, ua.St
 	return h, f, status.Good
 }
 
+// adminFile is securityAdmin and file: the caller's handle in[0].
+func (s *Server) adminFile(ctx context.Context, in []ua.Variant) (TrustStore, uint32, *trustFile, ua.StatusCode) {
+	ts, sess, st := s.securityAdmin(ctx)
+	if st != status.Good {
+		return nil, 0, nil, st
+	}
+	h, f, st := s.file(sess, in)
+	return ts, h, f, st
+}
+
 func (s *Server) closeFile(h uint32) {
 	s.trust.mu.Lock()
 	delete(s.trust.open, h)
@@ -206,11 +216,7 @@ func (s *Server) tlOpenWithMasks(ctx context.Context, _ ua.NodeID, in []ua.Varia
 }
 
 func (s *Server) tlClose(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	_, sess, st := s.securityAdmin(ctx)
-	if st != status.Good {
-		return st, nil
-	}
-	h, _, st := s.file(sess, in)
+	_, h, _, st := s.adminFile(ctx, in)
 	if st != status.Good {
 		return st, nil
 	}
@@ -219,11 +225,7 @@ func (s *Server) tlClose(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.
 }
 
 func (s *Server) tlRead(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	_, sess, st := s.securityAdmin(ctx)
-	if st != status.Good {
-		return st, nil
-	}
-	_, f, st := s.file(sess, in)
+	_, _, f, st := s.adminFile(ctx, in)
 	if st != status.Good {
 		return st, nil
 	}
@@ -240,11 +242,7 @@ func (s *Server) tlRead(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.S
 }
 
 func (s *Server) tlWrite(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	_, sess, st := s.securityAdmin(ctx)
-	if st != status.Good {
-		return st, nil
-	}
-	_, f, st := s.file(sess, in)
+	_, _, f, st := s.adminFile(ctx, in)
 	if st != status.Good {
 		return st, nil
 	}
@@ -263,11 +261,7 @@ func (s *Server) tlWrite(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.
 }
 
 func (s *Server) tlGetPosition(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	_, sess, st := s.securityAdmin(ctx)
-	if st != status.Good {
-		return st, nil
-	}
-	_, f, st := s.file(sess, in)
+	_, _, f, st := s.adminFile(ctx, in)
 	if st != status.Good {
 		return st, nil
 	}
@@ -277,11 +271,7 @@ func (s *Server) tlGetPosition(ctx context.Context, _ ua.NodeID, in []ua.Variant
 }
 
 func (s *Server) tlSetPosition(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	_, sess, st := s.securityAdmin(ctx)
-	if st != status.Good {
-		return st, nil
-	}
-	_, f, st := s.file(sess, in)
+	_, _, f, st := s.adminFile(ctx, in)
 	if st != status.Good {
 		return st, nil
 	}
@@ -299,11 +289,7 @@ func (s *Server) tlSetPosition(ctx context.Context, _ ua.NodeID, in []ua.Variant
 // and replaces the lists it specifies. The new lists count from the next
 // handshake on, so no ApplyChanges is required.
 func (s *Server) tlCloseAndUpdate(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	ts, sess, st := s.securityAdmin(ctx)
-	if st != status.Good {
-		return st, nil
-	}
-	h, f, st := s.file(sess, in)
+	ts, h, f, st := s.adminFile(ctx, in)
 	if st != status.Good {
 		return st, nil
 	}
