@@ -53,7 +53,15 @@ type Store struct {
 	lists    *lists
 	onReject func(c *x509.Certificate, file string, why error)
 	pending  *rsa.PrivateKey // the key of the last regenerating SigningRequest
-	stamp    string          // of the folders the lists were read from
+
+	// The rejections of the current minute (see reject); rejectLimit
+	// raises the limit (tests), -1 lifts it.
+	rejWindow   time.Time
+	rejCount    int
+	rejDropped  int
+	rejectLimit int
+	onDropped   func(n int)
+	stamp       string // of the folders the lists were read from
 }
 
 // lists are the trust lists as read from disk.

@@ -174,6 +174,30 @@ func RejectedName(der []byte) string { return ThumbprintHex(der) + ".der" }
 
 // reject saves c to the rejected folder and reports it.
 func (s *Store) reject(c *x509.Certificate, why error) {
+	// A flood of new certificates (anyone can make them) must not wear
+	// the gateway's flash or fill its log: beyond MaxRejectionsPerMinute
+	// a rejection is neither saved nor reported, only counted, and the
+	// count is reported when the minute is over.
+	now := time.Now()
+	s.mu.Lock()
+	var dropped int
+	if now.Sub(s.rejWindow) >= time.Minute {
+		dropped = s.rejDropped
+		s.rejWindow, s.rejCount, s.rejDropped = now, 0, 0
+	}
+	s.rejCount++
+	over := s.rejectLimit >= 0 && s.rejCount > max(s.rejectLimit, MaxRejectionsPerMinute)
+	if over {
+		s.rejDropped++
+	}
+	onDropped := s.onDropped
+	s.mu.Unlock()
+	if dropped > 0 && onDropped != nil {
+		onDropped(dropped)
+	}
+	if over {
+		return
+	}
 	dir := filepath.Join(s.root, RejectedDir)
 	file := filepath.Join(dir, RejectedName(c.Raw))
 	if _, err := os.Stat(file); err != nil {
@@ -214,6 +238,10 @@ func (s *Store) pruneRejected(dir string) {
 	}
 }
 
+// MaxRejectionsPerMinute bounds the rejections saved and reported per
+// minute.
+const MaxRejectionsPerMinute = 30
+
 // LogRejections makes OnReject log each rejection on log, with the
 // certificate's thumbprint, subject and ApplicationUri and the command
 // that trusts it (trustCommand with the thumbprint appended).
@@ -224,6 +252,11 @@ func (s *Store) LogRejections(log *slog.Logger, trustCommand string) {
 			"thumbprint", th, "subject", c.Subject.String(), "applicationUri", ApplicationURI(c),
 			"saved", file, "to trust it", strings.TrimSpace(trustCommand+" "+th))
 	})
+	s.mu.Lock()
+	s.onDropped = func(n int) {
+		log.Warn("client certificates rejected and neither saved nor logged: more than the limit a minute", "count", n, "limit", MaxRejectionsPerMinute)
+	}
+	s.mu.Unlock()
 }
 
 // Describe is one line about a certificate: subject, ApplicationUri,

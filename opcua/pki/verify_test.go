@@ -186,6 +186,7 @@ func TestRejectedBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.rejectLimit = -1        // the bound of the folder, not the rate
 	key := testkeys.RSA(2048) // one key, many certificates: fast
 	for i := range MaxRejected + 10 {
 		c := mk(t, Template{ApplicationURI: fmt.Sprintf("urn:c%d", i), Key: key})
@@ -222,5 +223,36 @@ func TestEnsureOwn(t *testing.T) {
 	p := CheckOwn(der, "urn:other", []string{"gw2", "10.0.0.9"}, time.Now().Add(11*365*24*time.Hour))
 	if len(p) != 4 {
 		t.Fatalf("problems %q, want 4 (URI, two hosts, expiry)", p)
+	}
+}
+
+// TestRejectionRate: beyond MaxRejectionsPerMinute new certificates are
+// refused as before but neither saved nor reported; the count is.
+func TestRejectionRate(t *testing.T) {
+	s, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reported := 0
+	s.SetOnReject(func(*x509.Certificate, string, error) { reported++ })
+	var dropped []int
+	s.onDropped = func(n int) { dropped = append(dropped, n) }
+	key := testkeys.RSA(2048)
+	for i := range MaxRejectionsPerMinute + 5 {
+		c := mk(t, Template{ApplicationURI: fmt.Sprintf("urn:c%d", i), Key: key})
+		wantCode(t, s.Verify(c.cert, nil), status.BadCertificateUntrusted)
+	}
+	ents, _ := os.ReadDir(filepath.Join(s.root, RejectedDir))
+	if reported != MaxRejectionsPerMinute || len(ents) != MaxRejectionsPerMinute {
+		t.Fatalf("%d reported, %d saved, want %d each", reported, len(ents), MaxRejectionsPerMinute)
+	}
+	// The next minute: the count of the dropped, then business as usual.
+	s.mu.Lock()
+	s.rejWindow = s.rejWindow.Add(-time.Minute)
+	s.mu.Unlock()
+	c := mk(t, Template{ApplicationURI: "urn:later", Key: key})
+	wantCode(t, s.Verify(c.cert, nil), status.BadCertificateUntrusted)
+	if len(dropped) != 1 || dropped[0] != 5 || reported != MaxRejectionsPerMinute+1 {
+		t.Fatalf("dropped %v, reported %d", dropped, reported)
 	}
 }
