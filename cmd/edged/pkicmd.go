@@ -72,8 +72,8 @@ func runPKI(s *pki.Store, args []string, out io.Writer) error {
 		}
 		for _, d := range []string{pki.TrustedCerts, pki.IssuerCerts, pki.RejectedDir} {
 			fmt.Fprintf(out, "%s:\n", d)
-			for _, f := range certFiles(s, d) {
-				fmt.Fprintf(out, "  %s  (%s)\n", pki.Describe(f.cert), filepath.Base(f.path))
+			for _, f := range s.Certs(d) {
+				fmt.Fprintf(out, "  %s  (%s)\n", pki.Describe(f.Cert), filepath.Base(f.Path))
 			}
 		}
 		return nil
@@ -86,17 +86,17 @@ func runPKI(s *pki.Store, args []string, out io.Writer) error {
 		if err := need(1); err != nil {
 			return err
 		}
-		f, ok := findCert(s, pki.TrustedCerts, args[1])
+		f, ok := s.Find(pki.TrustedCerts, args[1])
 		if !ok {
 			return fmt.Errorf("no trusted certificate with thumbprint %s (see edged pki list)", args[1])
 		}
-		if err := atomicfile.WriteFile(filepath.Join(s.Path(pki.RejectedDir), pki.RejectedName(f.cert.Raw)), f.cert.Raw, 0o644); err != nil {
+		if err := atomicfile.WriteFile(filepath.Join(s.Path(pki.RejectedDir), pki.RejectedName(f.Cert.Raw)), f.Cert.Raw, 0o644); err != nil {
 			return err
 		}
-		if err := os.Remove(f.path); err != nil {
+		if err := os.Remove(f.Path); err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "no longer trusted: %s\n", pki.Describe(f.cert))
+		fmt.Fprintf(out, "no longer trusted: %s\n", pki.Describe(f.Cert))
 		return nil
 	case "show-own":
 		if err := need(0); err != nil {
@@ -133,8 +133,8 @@ func runPKI(s *pki.Store, args []string, out io.Writer) error {
 func trust(s *pki.Store, what string, out io.Writer) error {
 	var c *x509.Certificate
 	var from string
-	if f, ok := findCert(s, pki.RejectedDir, what); ok {
-		c, from = f.cert, f.path
+	if f, ok := s.Find(pki.RejectedDir, what); ok {
+		c, from = f.Cert, f.Path
 	} else if b, err := os.ReadFile(what); err == nil {
 		if c, err = x509.ParseCertificate(b); err != nil {
 			return fmt.Errorf("%s is not a DER certificate: %w", what, err)
@@ -153,34 +153,29 @@ func trust(s *pki.Store, what string, out io.Writer) error {
 	return nil
 }
 
-type certFile struct {
-	path string
-	cert *x509.Certificate
-}
-
-func certFiles(s *pki.Store, dir string) []certFile {
-	ents, _ := os.ReadDir(s.Path(dir))
-	var out []certFile
-	for _, e := range ents {
-		p := filepath.Join(s.Path(dir), e.Name())
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
+// parseCommand parses the flags of a subcommand, which may come before,
+// between or after its words, and returns the words; nil with the exit
+// code after --help (0), a bad flag or no words (2).
+func parseCommand(fs *flag.FlagSet, args []string) ([]string, int) {
+	var rest []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, 0
+			}
+			return nil, 2
 		}
-		if c, err := x509.ParseCertificate(b); err == nil {
-			out = append(out, certFile{p, c})
+		if fs.NArg() == 0 {
+			break
 		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
 	}
-	return out
-}
-
-func findCert(s *pki.Store, dir, thumb string) (certFile, bool) {
-	for _, f := range certFiles(s, dir) {
-		if strings.EqualFold(pki.ThumbprintHex(f.cert.Raw), strings.TrimSpace(thumb)) {
-			return f, true
-		}
+	if len(rest) == 0 {
+		fs.Usage()
+		return nil, 2
 	}
-	return certFile{}, false
+	return rest, 0
 }
 
 // renew replaces edged's key and certificate by new ones with the old
@@ -215,29 +210,4 @@ func renew(s *pki.Store, out io.Writer) error {
 	c, _ := x509.ParseCertificate(nder)
 	fmt.Fprintf(out, "renewed: %s (was %s); clients that trusted the old certificate must trust this one\n", pki.Describe(c), pki.ThumbprintHex(der))
 	return nil
-}
-
-// parseCommand parses the flags of a subcommand, which may come before,
-// between or after its words, and returns the words; nil with the exit
-// code after --help (0), a bad flag or no words (2).
-func parseCommand(fs *flag.FlagSet, args []string) ([]string, int) {
-	var rest []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, 0
-			}
-			return nil, 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		rest = append(rest, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if len(rest) == 0 {
-		fs.Usage()
-		return nil, 2
-	}
-	return rest, 0
 }

@@ -60,6 +60,17 @@ func startSecure(t *testing.T, dir string, seed bool, args ...string) (string, *
 	return waitFor(t, out, endpointLine)[1], out
 }
 
+// edgedUser runs `edged user --data-dir dir args...` with stdinText as
+// its standard input and fails the test if it fails.
+func edgedUser(t *testing.T, dir, stdinText string, args ...string) {
+	t.Helper()
+	stdin = strings.NewReader(stdinText)
+	defer func() { stdin = os.Stdin }()
+	if code, o, e := edged(t, append([]string{"user", "--data-dir", dir}, args...)...); code != 0 {
+		t.Fatalf("edged user %v: exit %d: %s%s", args, code, o, e)
+	}
+}
+
 // clientCert makes a client application certificate for gopcua.
 func clientCert(t *testing.T, uri string, bits int) ([]byte, *rsa.PrivateKey) {
 	t.Helper()
@@ -220,14 +231,7 @@ func TestSecureByDefault(t *testing.T) {
 // the password.
 func TestUsersAndRoles(t *testing.T) {
 	dir := t.TempDir()
-	user := func(stdinText string, args ...string) {
-		t.Helper()
-		stdin = strings.NewReader(stdinText)
-		defer func() { stdin = os.Stdin }()
-		if code, o, e := edged(t, append([]string{"user", "--data-dir", dir}, args...)...); code != 0 {
-			t.Fatalf("edged user %v: exit %d: %s%s", args, code, o, e)
-		}
-	}
+	user := func(stdinText string, args ...string) { t.Helper(); edgedUser(t, dir, stdinText, args...) }
 	user("op-password\n", "add", "op", "--role", "Operator")
 	user("watch-password\n", "add", "watcher", "--role", "Observer")
 	if code, o, _ := edged(t, "user", "--data-dir", dir, "list"); code != 0 || !strings.Contains(o, "op\tOperator") || !strings.Contains(o, "watcher\tObserver") {
@@ -382,12 +386,7 @@ func TestUsersAndRoles(t *testing.T) {
 func TestNodeOPCUASecure(t *testing.T) {
 	node := nodeOPCUAClient(t)
 	dir := t.TempDir()
-	stdin = strings.NewReader("node-password\n")
-	code, _, e := edged(t, "user", "--data-dir", dir, "add", "nodeuser", "--role", "Operator")
-	stdin = os.Stdin
-	if code != 0 {
-		t.Fatalf("edged user add: %s", e)
-	}
+	edgedUser(t, dir, "node-password\n", "add", "nodeuser", "--role", "Operator")
 	url, _ := startSecure(t, dir, true)
 	// An X.509 user certificate in the user trust list, for the user
 	// account "nodeuser" (its common name): an Operator.
@@ -466,12 +465,7 @@ func TestNodeOPCUASecure(t *testing.T) {
 func TestOpen62541Secure(t *testing.T) {
 	client := open62541Client(t)
 	dir := t.TempDir()
-	stdin = strings.NewReader("o62-password\n")
-	code, _, e := edged(t, "user", "--data-dir", dir, "add", "o62user", "--role", "Operator")
-	stdin = os.Stdin
-	if code != 0 {
-		t.Fatalf("edged user add: %s", e)
-	}
+	edgedUser(t, dir, "o62-password\n", "add", "o62user", "--role", "Operator")
 	url, _ := startSecure(t, dir, true)
 	for _, bits := range []int{2048, 3072, 4096} {
 		t.Run(fmt.Sprintf("key%d", bits), func(t *testing.T) {
@@ -713,12 +707,7 @@ func TestCertificateRejections(t *testing.T) {
 func TestRemoteTrustManagement(t *testing.T) {
 	dir := t.TempDir()
 	for _, u := range []struct{ name, role string }{{"admin", "SecurityAdmin"}, {"op", "Operator"}} {
-		stdin = strings.NewReader(u.name + "-password\n")
-		code, _, e := edged(t, "user", "--data-dir", dir, "add", u.name, "--role", u.role)
-		stdin = os.Stdin
-		if code != 0 {
-			t.Fatalf("edged user add %s: %s", u.name, e)
-		}
+		edgedUser(t, dir, u.name+"-password\n", "add", u.name, "--role", u.role)
 	}
 	url, _ := startSecure(t, dir, true)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -195,16 +195,26 @@ func (c *Client) Hello() error {
 }
 
 // OpenSecureChannel issues a channel (SecurityPolicy None, or what
-// SetSecurity set) with a token of an hour, longer than any run.
+// SetSecurity set) with a token of an hour, longer than any run: under
+// None the same steps with a crypto that does nothing.
 func (c *Client) OpenSecureChannel() error {
-	if c.sec != nil {
-		return c.openSecure()
+	policy, mode := policyNone, ua.MessageSecurityModeNone
+	var cert, thumb, cn []byte
+	asym := c.asym
+	if s := c.sec; s != nil {
+		policy, mode, cert, thumb = s.Policy.URI(), s.Mode, s.Certificate, secpol.Thumbprint(s.ServerCertificate)
+		cn = make([]byte, secpol.NonceLength)
+		rand.Read(cn)
+	} else {
+		r, _ := uasc.PolicyNone.Asymmetric(nil, nil)
+		asym = r.Crypto
 	}
 	b := append(c.wbuf[:0], "OPNF\x00\x00\x00\x00"...)
 	b = ua.AppendUint32(b, 0) // SecureChannelId: none yet
-	b = ua.AppendString(b, policyNone)
-	b = ua.AppendByteString(b, nil) // SenderCertificate
-	b = ua.AppendByteString(b, nil) // ReceiverCertificateThumbprint
+	b = ua.AppendString(b, policy)
+	b = ua.AppendByteString(b, cert)  // SenderCertificate
+	b = ua.AppendByteString(b, thumb) // ReceiverCertificateThumbprint
+	secHdr := len(b)
 	c.seq++
 	c.reqID++
 	b = ua.AppendUint32(b, c.seq)
@@ -212,10 +222,14 @@ func (c *Client) OpenSecureChannel() error {
 	b = ua.AppendMessage(b, &ua.OpenSecureChannelRequest{
 		RequestHeader:     c.Header(),
 		RequestType:       ua.SecurityTokenRequestTypeIssue,
-		SecurityMode:      ua.MessageSecurityModeNone,
+		SecurityMode:      mode,
+		ClientNonce:       cn,
 		RequestedLifetime: 3600000,
 	})
-	putSize(b)
+	b, err := uasc.SealChunk(b, 0, secHdr, asym, &c.scratch)
+	if err != nil {
+		return err
+	}
 	if _, err := c.nc.Write(b); err != nil {
 		return err
 	}
@@ -230,16 +244,28 @@ func (c *Client) OpenSecureChannel() error {
 	d.ReadString()        // SecurityPolicyUri
 	d.ReadByteString(nil) // SenderCertificate
 	d.ReadByteString(nil) // ReceiverCertificateThumbprint
-	d.ReadUint32()        // SequenceNumber
-	if id := d.ReadUint32(); id != c.reqID {
+	if d.Err() != nil {
+		return d.Err()
+	}
+	plain, err := uasc.OpenChunk(chunk, 12+d.Offset(), asym)
+	if err != nil {
+		return fmt.Errorf("the OpenSecureChannel response fails the checks: %w", err)
+	}
+	if id := binary.LittleEndian.Uint32(plain[4:]); id != c.reqID {
 		return fmt.Errorf("response to request %d, want %d", id, c.reqID)
 	}
 	var resp ua.OpenSecureChannelResponse
-	if err := ua.DecodeMessageInto(d, &resp); err != nil {
+	if err := ua.DecodeMessageInto(ua.NewDecoder(plain[8:]), &resp); err != nil {
 		return err
 	}
 	if err := resp.ResponseHeader.ServiceResult; err.IsBad() {
 		return err
+	}
+	if s := c.sec; s != nil {
+		sn := resp.ServerNonce
+		if c.sym, err = s.Policy.NewSymmetric(s.Policy.DeriveKeys(sn, cn), s.Policy.DeriveKeys(cn, sn), s.Mode == ua.MessageSecurityModeSignAndEncrypt); err != nil {
+			return err
+		}
 	}
 	c.chID, c.tokID = resp.SecurityToken.ChannelID, resp.SecurityToken.TokenID
 	return nil

@@ -15,11 +15,19 @@ import (
 
 func startServer(t *testing.T) string {
 	t.Helper()
+	return startServerWith(t, server.Config{})
+}
+
+// startServerWith serves cfg (its EndpointURL set) on a loopback port and
+// returns the address.
+func startServerWith(t *testing.T, cfg server.Config) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{EndpointURL: "opc.tcp://" + ln.Addr().String()})
+	cfg.EndpointURL = "opc.tcp://" + ln.Addr().String()
+	srv, err := server.New(cfg)
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)

@@ -1,10 +1,8 @@
 package uaclient
 
 import (
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -46,74 +44,6 @@ func (c *Client) SetSecurity(s *Security) error {
 	}
 	c.sec = s
 	c.asym = uasc.ClientAsymmetric(s.Policy, s.Key, pub)
-	return nil
-}
-
-// openSecure is OpenSecureChannel under c.sec: the request signed with
-// our key and encrypted for the server's, the token's keys derived from
-// both nonces.
-func (c *Client) openSecure() error {
-	s := c.sec
-	cn := make([]byte, secpol.NonceLength)
-	rand.Read(cn)
-	b := append(c.wbuf[:0], "OPNF\x00\x00\x00\x00"...)
-	b = ua.AppendUint32(b, 0)
-	b = ua.AppendString(b, s.Policy.URI())
-	b = ua.AppendByteString(b, s.Certificate)
-	b = ua.AppendByteString(b, secpol.Thumbprint(s.ServerCertificate))
-	secHdr := len(b)
-	c.seq++
-	c.reqID++
-	b = ua.AppendUint32(b, c.seq)
-	b = ua.AppendUint32(b, c.reqID)
-	b = ua.AppendMessage(b, &ua.OpenSecureChannelRequest{
-		RequestHeader:     c.Header(),
-		RequestType:       ua.SecurityTokenRequestTypeIssue,
-		SecurityMode:      s.Mode,
-		ClientNonce:       cn,
-		RequestedLifetime: 3600000,
-	})
-	b, err := uasc.SealChunk(b, 0, secHdr, c.asym, &c.scratch)
-	if err != nil {
-		return err
-	}
-	if _, err := c.nc.Write(b); err != nil {
-		return err
-	}
-	chunk, err := c.ReadChunk()
-	if err != nil {
-		return err
-	}
-	if string(chunk[:4]) != "OPNF" {
-		return fmt.Errorf("got %q, want an OpenSecureChannel response", chunk[:4])
-	}
-	d := ua.NewDecoder(chunk[12:])
-	d.ReadString()
-	d.ReadByteString(nil)
-	d.ReadByteString(nil)
-	if d.Err() != nil {
-		return d.Err()
-	}
-	plain, err := uasc.OpenChunk(chunk, 12+d.Offset(), c.asym)
-	if err != nil {
-		return fmt.Errorf("the OpenSecureChannel response fails the checks: %w", err)
-	}
-	if id := binary.LittleEndian.Uint32(plain[4:]); id != c.reqID {
-		return fmt.Errorf("response to request %d, want %d", id, c.reqID)
-	}
-	var resp ua.OpenSecureChannelResponse
-	if err := ua.DecodeMessageInto(ua.NewDecoder(plain[8:]), &resp); err != nil {
-		return err
-	}
-	if err := resp.ResponseHeader.ServiceResult; err.IsBad() {
-		return err
-	}
-	sn := resp.ServerNonce
-	c.sym, err = s.Policy.NewSymmetric(s.Policy.DeriveKeys(sn, cn), s.Policy.DeriveKeys(cn, sn), s.Mode == ua.MessageSecurityModeSignAndEncrypt)
-	if err != nil {
-		return err
-	}
-	c.chID, c.tokID = resp.SecurityToken.ChannelID, resp.SecurityToken.TokenID
 	return nil
 }
 

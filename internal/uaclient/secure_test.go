@@ -2,8 +2,6 @@ package uaclient
 
 import (
 	"crypto/x509"
-	"errors"
-	"net"
 	"testing"
 	"time"
 
@@ -19,31 +17,15 @@ import (
 // server: handshake, the session's signatures, a Call, pipelined
 // stamped requests and their responses, opened in NextChunk.
 func TestSecureSession(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: server.DefaultApplicationURI, Key: testkeys.RSA(2048)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	own, _ := uasc.NewCredentials(der, key)
-	srv, err := server.New(server.Config{EndpointURL: "opc.tcp://" + ln.Addr().String(), Security: &server.Security{
+	addr := startServerWith(t, server.Config{Security: &server.Security{
 		Credentials:      func() *uasc.Credentials { return own },
 		CheckCertificate: func(*x509.Certificate, []*x509.Certificate) error { return nil },
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		srv.Shutdown(t.Context())
-		if err := <-done; !errors.Is(err, server.ErrServerClosed) {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	addr := ln.Addr().String()
 	const uri = "urn:edged:uaclient"
 	cert, ckey, err := pki.NewCertificate(pki.Template{ApplicationURI: uri, Key: testkeys.RSA(3072)})
 	if err != nil {

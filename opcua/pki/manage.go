@@ -120,6 +120,39 @@ func (s *Store) Add(der []byte, trusted bool) error {
 	return s.writeEntry(dir, der, true)
 }
 
+// CertFile is a certificate of a folder of the store and its file.
+type CertFile struct {
+	Path string
+	Cert *x509.Certificate
+}
+
+// Certs returns the certificates of a folder of the store (DER or PEM
+// files; files that do not parse are left out).
+func (s *Store) Certs(dir string) []CertFile {
+	var out []CertFile
+	for _, p := range s.files(dir) {
+		blocks, _ := readFile(p)
+		for _, b := range blocks {
+			if c, err := x509.ParseCertificate(b); err == nil {
+				out = append(out, CertFile{p, c})
+			}
+		}
+	}
+	return out
+}
+
+// Find returns the certificate of a folder with the thumbprint (hex, any
+// case).
+func (s *Store) Find(dir, thumbprint string) (CertFile, bool) {
+	want := strings.ToUpper(strings.TrimSpace(thumbprint))
+	for _, f := range s.Certs(dir) {
+		if ThumbprintHex(f.Cert.Raw) == want {
+			return f, true
+		}
+	}
+	return CertFile{}, false
+}
+
 // Remove removes the certificate with the thumbprint (hex, any case)
 // from trusted/certs (trusted) or issuers/certs; ErrNotFound when the
 // list has none.
@@ -128,27 +161,11 @@ func (s *Store) Remove(thumbprint string, trusted bool) error {
 	if trusted {
 		dir = TrustedCerts
 	}
-	want := strings.ToUpper(strings.TrimSpace(thumbprint))
-	found := false
-	for _, p := range s.files(dir) {
-		blocks, err := readFile(p)
-		if err != nil {
-			continue
-		}
-		for _, b := range blocks {
-			if ThumbprintHex(b) == want {
-				found = true
-				if err := os.Remove(p); err != nil {
-					return err
-				}
-				break
-			}
-		}
-	}
-	if !found {
+	f, ok := s.Find(dir, thumbprint)
+	if !ok {
 		return ErrNotFound
 	}
-	return nil
+	return os.Remove(f.Path)
 }
 
 // Rejected returns the certificates of rejected/certs.
