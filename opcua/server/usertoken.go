@@ -77,13 +77,13 @@ func (c *conn) checkX509Token(tok *ua.X509IdentityToken, sig ua.SignatureData, n
 	return nil
 }
 
-// decryptUserName returns tok with its password decrypted (OPC 10000-4
-// §7.36.2.2, the legacy format: length, secret, server nonce, zero
-// padding allowed, encrypted
-// with our certificate by the token's security policy), for a session
-// whose last nonce is nonce. A password that is not encrypted is accepted
-// only over a SignAndEncrypt channel. Every failure is
-// Bad_IdentityTokenInvalid.
+// decryptUserName returns tok with its password decrypted, for a session
+// whose last nonce is nonce. The password is encrypted with our
+// certificate by the token's security policy, in the legacy layout (OPC
+// 10000-4 §7.36.2.2: length, secret, server nonce, zero padding allowed)
+// or as an RsaEncryptedSecret (§7.36.2.4, EncryptionAlgorithm empty). A
+// password that is not encrypted is accepted only over a SignAndEncrypt
+// channel. Every failure is Bad_IdentityTokenInvalid.
 func (c *conn) decryptUserName(tok *ua.UserNameIdentityToken, nonce []byte) (*ua.UserNameIdentityToken, error) {
 	if tok.PolicyID != UserNamePolicyID {
 		return nil, status.BadIdentityTokenInvalid
@@ -94,6 +94,17 @@ func (c *conn) decryptUserName(tok *ua.UserNameIdentityToken, nonce []byte) (*ua
 		p = secpol.Basic256Sha256
 	}
 	out := &ua.UserNameIdentityToken{PolicyID: tok.PolicyID, UserName: tok.UserName}
+	own := c.srv.cfg.Security.Credentials()
+	if tok.EncryptionAlgorithm == "" && own != nil && secpol.IsEncryptedSecret(tok.Password) {
+		// The EncryptedSecret layout (§7.36.2.4): EncryptionAlgorithm
+		// is empty, the secret names its policy.
+		got, secret, err := p.OpenSecret(own.Key, own.Certificate, tok.Password)
+		if err != nil || len(nonce) == 0 || subtle.ConstantTimeCompare(got, nonce) != 1 {
+			return nil, status.BadIdentityTokenInvalid
+		}
+		out.Password = secret
+		return out, nil
+	}
 	if tok.EncryptionAlgorithm == "" {
 		if c.ch.SecurityMode() != ua.MessageSecurityModeSignAndEncrypt {
 			return nil, status.BadIdentityTokenInvalid
@@ -101,7 +112,6 @@ func (c *conn) decryptUserName(tok *ua.UserNameIdentityToken, nonce []byte) (*ua
 		out.Password = tok.Password
 		return out, nil
 	}
-	own := c.srv.cfg.Security.Credentials()
 	if own == nil || tok.EncryptionAlgorithm != p.EncryptionAlgorithm() {
 		return nil, status.BadIdentityTokenInvalid
 	}

@@ -27,9 +27,10 @@ func (p passwords) Authenticate(token ua.Body) (Identity, error) {
 
 // TestUserNameTokenDecryption: over None (with --allow-insecure) the
 // password comes encrypted with our certificate by Basic256Sha256, in the
-// legacy layout (length, secret, server nonce); the Authenticator sees the
-// secret. A wrong nonce, length, algorithm or ciphertext, or a password
-// in clear over an unencrypted channel, is Bad_IdentityTokenInvalid.
+// legacy layout (length, secret, server nonce) or as an
+// RsaEncryptedSecret; the Authenticator sees the secret. A wrong nonce,
+// length, algorithm, policy or ciphertext, or a password in clear over an
+// unencrypted channel, is Bad_IdentityTokenInvalid.
 func TestUserNameTokenDecryption(t *testing.T) {
 	der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: DefaultApplicationURI, Key: testkeys.RSA(2048)})
 	if err != nil {
@@ -105,8 +106,36 @@ func TestUserNameTokenDecryption(t *testing.T) {
 		t.Errorf("non-zero padding: %v", got)
 	}
 
+	// The EncryptedSecret layout (§7.36.2.4), which a password over 64
+	// bytes must use: EncryptionAlgorithm empty.
+	long := bytes.Repeat([]byte("long pass phrase "), 6)
+	sealed := func(p *secpol.Policy, nonce []byte) []byte {
+		b, err := p.SealSecret(der, pub, nonce, long, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	tc, nonce = session()
+	wantOK[ua.ActivateSessionResponse](t, activate(tc, &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, UserName: "alice", Password: sealed(p, nonce)}))
+	if len(seen) != 2 || seen[1] != string(long) {
+		t.Fatalf("the Authenticator saw %q", seen)
+	}
+	seen = seen[:1]
+
 	other := bytes.Repeat([]byte{7}, 32)
 	for name, tok := range map[string]func(nonce []byte) *ua.UserNameIdentityToken{
+		"EncryptedSecret with another nonce": func(nonce []byte) *ua.UserNameIdentityToken {
+			return &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, Password: sealed(p, other)}
+		},
+		"EncryptedSecret of another policy": func(nonce []byte) *ua.UserNameIdentityToken {
+			return &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, Password: sealed(secpol.Aes256Sha256RsaPss, nonce)}
+		},
+		"EncryptedSecret damaged": func(nonce []byte) *ua.UserNameIdentityToken {
+			b := sealed(p, nonce)
+			b[len(b)-40] ^= 1
+			return &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, Password: b}
+		},
 		"another nonce": func(nonce []byte) *ua.UserNameIdentityToken {
 			return &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, Password: encrypt(secret, other, len(secret)+32), EncryptionAlgorithm: p.EncryptionAlgorithm()}
 		},
