@@ -240,8 +240,17 @@ type Channel struct {
 	nextTok  uint32
 	dec      ua.Decoder
 	osc      ua.OpenSecureChannelRequest
-	rerr     error    // sticky read error
-	spin     *spinner // Config.ReadSpin's poller, made at its first use
+	// A multi-chunk OpenSecureChannel request being gathered: its body so
+	// far, its chunks (0: none), its security header, policy, checks and
+	// request id.
+	opn       []byte
+	opnChunks int
+	opnHdr    []byte
+	opnPolicy SecurityPolicy
+	opnAsym   AsymmetricResult
+	opnReq    uint32
+	rerr      error    // sticky read error
+	spin      *spinner // Config.ReadSpin's poller, made at its first use
 
 	s sender
 
@@ -359,11 +368,15 @@ func (c *Channel) acknowledge(h *hello) error {
 // openSecureChannel reads the first OpenSecureChannel request (Issue),
 // issues the first token and sends the response.
 func (c *Channel) openSecureChannel() error {
-	b, err := c.readChunk(phaseOpen)
-	if err != nil {
-		return err
+	for {
+		b, err := c.readChunk(phaseOpen)
+		if err != nil {
+			return err
+		}
+		if done, err := c.handleOPN(b, true); done || err != nil {
+			return err
+		}
 	}
-	return c.handleOPN(b, true)
 }
 
 // ID returns the secure channel id.

@@ -27,6 +27,12 @@ const (
 	// maxPolicyURILength bounds the SecurityPolicyUri of an OPN chunk.
 	maxPolicyURILength = 256
 
+	// maxOPNChunks and maxOPNRequest bound an OpenSecureChannel request
+	// in several chunks; a whole one (nonce, request header) is well
+	// under 1 KiB.
+	maxOPNChunks  = 16
+	maxOPNRequest = 16 << 10
+
 	// lastSeqBeforeWrap: a sequence number may wrap to a value below
 	// 1024 only after it passed this value (OPC 10000-6 §6.7.2.4,
 	// UInt32.MaxValue − 1024).

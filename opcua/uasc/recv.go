@@ -62,10 +62,13 @@ func (c *Channel) ReadRequest() (Request, error) {
 		var ok bool
 		switch msgType(chunk) {
 		case "MSG":
+			if c.opnChunks > 0 {
+				return Request{}, c.fail(fault(status.BadTcpMessageTypeInvalid, "request chunk inside a multi-chunk OpenSecureChannel"))
+			}
 			req, ok, err = c.handleMSG(chunk)
 		case "OPN":
-			err = c.handleOPN(chunk, false)
-			if !c.inMsg {
+			_, err = c.handleOPN(chunk, false)
+			if !c.inMsg && c.opnChunks == 0 {
 				c.msgStart = time.Time{}
 			}
 		case "CLO":
@@ -167,7 +170,7 @@ func (c *Channel) checkHeader(ph phase, h []byte, size uint32) error {
 		}
 		minSize = hdrLen + helloFixedLen + 4
 	case phaseOpen:
-		if typ != "OPN" || ct != 'F' {
+		if typ != "OPN" || (ct != 'F' && ct != 'C' && ct != 'A') {
 			return fault(status.BadTcpMessageTypeInvalid, "expected OpenSecureChannel, got "+strconv.Quote(string(h[:4])))
 		}
 		minSize = chanHdrLen + 12 + seqHdrLen
@@ -177,7 +180,7 @@ func (c *Channel) checkHeader(ph phase, h []byte, size uint32) error {
 			minSize = symHdrLen + seqHdrLen
 		case typ == "CLO" && ct == 'F':
 			minSize = symHdrLen + seqHdrLen
-		case typ == "OPN" && ct == 'F':
+		case typ == "OPN" && (ct == 'F' || ct == 'C' || ct == 'A'):
 			minSize = chanHdrLen + 12 + seqHdrLen
 		default:
 			return fault(status.BadTcpMessageTypeInvalid, "unexpected message type "+strconv.Quote(string(h[:4])))
@@ -206,7 +209,7 @@ func (c *Channel) fill(need int) error {
 		c.w = copy(c.rbuf, c.rbuf[c.r:c.w])
 		c.r = 0
 	}
-	partial := c.w > c.r || c.inMsg
+	partial := c.w > c.r || c.inMsg || c.opnChunks > 0
 	if partial && c.msgStart.IsZero() {
 		c.msgStart = time.Now()
 	}
@@ -478,9 +481,13 @@ func (c *Channel) handleCLO(chunk []byte) error {
 	return ErrClosed
 }
 
-// handleOPN processes an OpenSecureChannel request: Issue on a new
-// channel (first), Renew on an open one.
-func (c *Channel) handleOPN(chunk []byte, first bool) error {
+// handleOPN processes a chunk of an OpenSecureChannel request: Issue on
+// a new channel (first), Renew on an open one. A request may come in
+// several chunks (OPC 10000-6 §6.7.2), each with the same asymmetric
+// security header and secured on its own; the bodies are gathered in
+// c.opn, within maxOPNChunks and maxOPNRequest, and the request is
+// handled at its final chunk. done reports that it was.
+func (c *Channel) handleOPN(chunk []byte, first bool) (done bool, err error) {
 	// Asymmetric security header.
 	var d ua.Decoder
 	d.Limits.MaxStringLength = maxPolicyURILength
@@ -491,76 +498,117 @@ func (c *Channel) handleOPN(chunk []byte, first bool) error {
 	cert := d.ReadByteString(nil)
 	thumb := d.ReadByteString(nil)
 	if d.Err() != nil {
-		return fault(status.BadDecodingError, "malformed asymmetric security header")
+		return false, fault(status.BadDecodingError, "malformed asymmetric security header")
 	}
 	secHdr := chanHdrLen + d.Offset()
 	if len(chunk)-secHdr < seqHdrLen {
-		return fault(status.BadDecodingError, "OPN chunk too short")
+		return false, fault(status.BadDecodingError, "OPN chunk too short")
 	}
 
-	policy := c.policy
-	if first {
-		for _, p := range c.cfg.Policies {
-			if p.URI() == uri {
-				policy = p
-				break
-			}
-		}
-		if policy == nil {
-			return fault(status.BadSecurityPolicyRejected, "security policy "+strconv.Quote(uri)+" not offered")
-		}
-	} else {
-		if uri != policy.URI() {
-			return fault(status.BadSecurityPolicyRejected, "renewal changes the security policy")
-		}
+	if !first {
 		if id := binary.LittleEndian.Uint32(chunk[8:]); id != c.id {
-			return fault(status.BadSecureChannelIDInvalid, "renewal for secure channel "+strconv.FormatUint(uint64(id), 10))
+			return false, fault(status.BadSecureChannelIDInvalid, "renewal for secure channel "+strconv.FormatUint(uint64(id), 10))
 		}
 	}
-	asym, err := policy.Asymmetric(cert, thumb)
-	if err != nil {
-		return fault(statusOr(err, status.BadSecurityChecksFailed), "asymmetric security header rejected")
-	}
-	if !first && !bytes.Equal(asym.PeerCertificate, c.peerCert) {
-		return fault(status.BadSecurityChecksFailed, "renewal with another certificate")
+	policy := c.policy
+	var asym AsymmetricResult
+	if cont := c.opnChunks > 0; cont {
+		// A later chunk: the header of the first, once checked.
+		if !bytes.Equal(chunk[chanHdrLen:secHdr], c.opnHdr) {
+			return false, fault(status.BadSecurityChecksFailed, "OpenSecureChannel chunks with different security headers")
+		}
+		policy, asym = c.opnPolicy, c.opnAsym
+	} else {
+		if first {
+			for _, p := range c.cfg.Policies {
+				if p.URI() == uri {
+					policy = p
+					break
+				}
+			}
+			if policy == nil {
+				return false, fault(status.BadSecurityPolicyRejected, "security policy "+strconv.Quote(uri)+" not offered")
+			}
+		} else if uri != policy.URI() {
+			return false, fault(status.BadSecurityPolicyRejected, "renewal changes the security policy")
+		}
+		if asym, err = policy.Asymmetric(cert, thumb); err != nil {
+			return false, fault(statusOr(err, status.BadSecurityChecksFailed), "asymmetric security header rejected")
+		}
+		if !first && !bytes.Equal(asym.PeerCertificate, c.peerCert) {
+			return false, fault(status.BadSecurityChecksFailed, "renewal with another certificate")
+		}
 	}
 	plain, err := openChunk(chunk, secHdr, asym.Crypto)
 	if err != nil {
-		return fault(err.(ua.StatusCode), "OPN chunk failed the security checks")
+		return false, fault(err.(ua.StatusCode), "OPN chunk failed the security checks")
 	}
 	seq := binary.LittleEndian.Uint32(plain)
-	if first {
+	if first && c.opnChunks == 0 {
 		c.lastSeq = seq // the first chunk sets the start
 	} else if err := c.checkSeq(seq); err != nil {
-		return err
+		return false, err
 	}
 	reqID := binary.LittleEndian.Uint32(plain[4:])
+	body := plain[seqHdrLen:]
+	if c.opnChunks > 0 && reqID != c.opnReq {
+		return false, fault(status.BadTcpMessageTypeInvalid, "OpenSecureChannel chunk of request "+strconv.FormatUint(uint64(reqID), 10)+
+			" inside request "+strconv.FormatUint(uint64(c.opnReq), 10))
+	}
+	switch chunk[3] {
+	case 'A':
+		// Abort: drop what was gathered; the channel stays as it was.
+		c.opnChunks, c.opn = 0, c.opn[:0]
+		c.opnAsym, c.opnPolicy = AsymmetricResult{}, nil
+		return false, nil
+	case 'C':
+		if c.opnChunks == 0 {
+			c.opnHdr = append(c.opnHdr[:0], chunk[chanHdrLen:secHdr]...)
+			c.opnPolicy, c.opnAsym, c.opnReq = policy, asym, reqID
+		}
+		c.opnChunks++
+		if c.opnChunks >= maxOPNChunks || len(c.opn)+len(body) > maxOPNRequest {
+			return false, fault(status.BadTcpMessageTooLarge, "OpenSecureChannel request over "+strconv.Itoa(maxOPNChunks)+
+				" chunks or "+strconv.Itoa(maxOPNRequest)+" bytes")
+		}
+		c.opn = append(c.opn, body...)
+		return false, nil
+	}
+	if c.opnChunks > 0 {
+		if len(c.opn)+len(body) > maxOPNRequest {
+			return false, fault(status.BadTcpMessageTooLarge, "OpenSecureChannel request over "+strconv.Itoa(maxOPNRequest)+" bytes")
+		}
+		c.opn = append(c.opn, body...)
+		body = c.opn
+		c.opnChunks, c.opn = 0, c.opn[:0]
+		c.opnAsym, c.opnPolicy = AsymmetricResult{}, nil
+	}
 
 	// The request.
-	c.dec.Reset(plain[seqHdrLen:])
+	c.dec.Reset(body)
 	if err := ua.DecodeMessageInto(&c.dec, &c.osc); err != nil {
-		return fault(status.BadDecodingError, "malformed OpenSecureChannelRequest: "+err.Error())
+		return false, fault(status.BadDecodingError, "malformed OpenSecureChannelRequest: "+err.Error())
 	}
 	req := &c.osc
 	switch {
 	case first && req.RequestType != ua.SecurityTokenRequestTypeIssue:
-		return fault(status.BadRequestTypeInvalid, "first OpenSecureChannel must Issue")
+		return false, fault(status.BadRequestTypeInvalid, "first OpenSecureChannel must Issue")
 	case !first && req.RequestType != ua.SecurityTokenRequestTypeRenew:
-		return fault(status.BadRequestTypeInvalid, "OpenSecureChannel on an open channel must Renew")
+		return false, fault(status.BadRequestTypeInvalid, "OpenSecureChannel on an open channel must Renew")
 	case first && !policy.SupportsMode(req.SecurityMode):
-		return fault(status.BadSecurityModeRejected, "security mode "+req.SecurityMode.String()+" not supported by "+uri)
+		return false, fault(status.BadSecurityModeRejected, "security mode "+req.SecurityMode.String()+" not supported by "+uri)
 	case !first && req.SecurityMode != c.mode:
-		return fault(status.BadSecurityModeRejected, "renewal changes the security mode")
+		return false, fault(status.BadSecurityModeRejected, "renewal changes the security mode")
 	}
 
 	// The new token.
 	nonce, err := policy.NewNonce()
 	if err != nil {
-		return fault(status.BadTcpInternalError, "nonce: "+err.Error())
+		return false, fault(status.BadTcpInternalError, "nonce: "+err.Error())
 	}
 	sym, err := policy.Symmetric(req.SecurityMode, req.ClientNonce, nonce)
 	if err != nil {
-		return fault(statusOr(err, status.BadSecurityChecksFailed), "key derivation failed")
+		return false, fault(statusOr(err, status.BadSecurityChecksFailed), "key derivation failed")
 	}
 	if first {
 		c.policy, c.mode = policy, req.SecurityMode
@@ -582,7 +630,7 @@ func (c *Channel) handleOPN(chunk []byte, first bool) error {
 		maxBody:   maxBodySize(c.sendBufSize, symHdrLen, sym),
 	}
 	if t.maxBody <= 0 {
-		return fault(status.BadTcpInternalError, "send buffer too small for the security policy")
+		return false, fault(status.BadTcpInternalError, "send buffer too small for the security policy")
 	}
 	c.s.mu.Lock()
 	if first {
@@ -609,9 +657,9 @@ func (c *Channel) handleOPN(chunk []byte, first bool) error {
 	}
 	if err := c.appendOPN(reqID, &resp, asym); err != nil {
 		c.s.mu.Unlock()
-		return err
+		return false, err
 	}
-	return c.flushLocked()
+	return true, c.flushLocked()
 }
 
 // statusOr returns err's ua.StatusCode, or def when it has none.

@@ -56,22 +56,44 @@ func newSecClient(tc *testClient, p *secpol.Policy, mode ua.MessageSecurityMode,
 
 // opn builds a signed and encrypted OpenSecureChannel request.
 func (c *secClient) opn(rt ua.SecurityTokenRequestType, clientNonce []byte) []byte {
+	return c.opnChunks(rt, clientNonce, 1)[0]
+}
+
+// opnChunks builds a signed and encrypted OpenSecureChannel request in n
+// chunks, each with the asymmetric security header.
+func (c *secClient) opnChunks(rt ua.SecurityTokenRequestType, clientNonce []byte, n int) [][]byte {
+	c.t.Helper()
+	body := ua.AppendMessage(nil, &ua.OpenSecureChannelRequest{
+		RequestType:       rt,
+		SecurityMode:      c.mode,
+		ClientNonce:       clientNonce,
+		RequestedLifetime: 60000,
+	})
+	var out [][]byte
+	for i := range n {
+		part := body[i*len(body)/n : (i+1)*len(body)/n]
+		ct := byte('C')
+		if i == n-1 {
+			ct = 'F'
+		}
+		out = append(out, c.opnChunk(ct, 1, part))
+	}
+	return out
+}
+
+// opnChunk seals one OPN chunk of type ct carrying body.
+func (c *secClient) opnChunk(ct byte, reqID uint32, body []byte) []byte {
 	c.t.Helper()
 	c.seq++
-	b := appendHeader(nil, "OPN", 'F')
+	b := appendHeader(nil, "OPN", ct)
 	b = ua.AppendUint32(b, c.chanID)
 	b = ua.AppendString(b, c.p.URI())
 	b = ua.AppendByteString(b, c.cert)
 	b = ua.AppendByteString(b, secpol.Thumbprint(c.srvCert))
 	secHdr := len(b)
 	b = ua.AppendUint32(b, c.seq)
-	b = ua.AppendUint32(b, 1)
-	b = ua.AppendMessage(b, &ua.OpenSecureChannelRequest{
-		RequestType:       rt,
-		SecurityMode:      c.mode,
-		ClientNonce:       clientNonce,
-		RequestedLifetime: 60000,
-	})
+	b = ua.AppendUint32(b, reqID)
+	b = append(b, body...)
 	b, err := sealChunk(b, 0, secHdr, c.asym, &c.scratch)
 	if err != nil {
 		c.t.Fatal(err)
@@ -86,23 +108,43 @@ func (c *secClient) open() {
 	cn := make([]byte, secpol.NonceLength)
 	rand.Read(cn)
 	c.write(c.opn(ua.SecurityTokenRequestTypeIssue, cn))
-	b := c.mustChunk("OPN")
-	d := ua.NewDecoder(b[chanHdrLen:])
-	if uri := d.ReadString(); uri != c.p.URI() {
-		c.t.Fatalf("policy %q", uri)
-	}
-	if cert := d.ReadByteString(nil); !bytes.Equal(cert, c.srvCert) {
-		c.t.Fatal("the response's sender certificate is not the server's")
-	}
-	if th := d.ReadByteString(nil); !bytes.Equal(th, secpol.Thumbprint(c.cert)) {
-		c.t.Fatal("the response's receiver thumbprint is not our certificate's")
-	}
-	plain, err := openChunk(b, chanHdrLen+d.Offset(), c.asym)
-	if err != nil {
-		c.t.Fatalf("the OpenSecureChannel response fails our checks: %v", err)
+	c.opened(cn)
+}
+
+// opened reads the OpenSecureChannel response, in one chunk or more,
+// checks it and derives the keys from it and the client nonce cn. It
+// returns how many chunks the response took.
+func (c *secClient) opened(cn []byte) int {
+	c.t.Helper()
+	var body []byte
+	chunks := 0
+	for {
+		b := c.mustChunk("OPN")
+		chunks++
+		d := ua.NewDecoder(b[chanHdrLen:])
+		if uri := d.ReadString(); uri != c.p.URI() {
+			c.t.Fatalf("policy %q", uri)
+		}
+		if cert := d.ReadByteString(nil); !bytes.Equal(cert, c.srvCert) {
+			c.t.Fatal("the response's sender certificate is not the server's")
+		}
+		if th := d.ReadByteString(nil); !bytes.Equal(th, secpol.Thumbprint(c.cert)) {
+			c.t.Fatal("the response's receiver thumbprint is not our certificate's")
+		}
+		plain, err := openChunk(b, chanHdrLen+d.Offset(), c.asym)
+		if err != nil {
+			c.t.Fatalf("the OpenSecureChannel response fails our checks: %v", err)
+		}
+		body = append(body, plain[seqHdrLen:]...)
+		if b[3] == 'F' {
+			break
+		}
+		if b[3] != 'C' {
+			c.t.Fatalf("OPN chunk type %q", b[3])
+		}
 	}
 	var resp ua.OpenSecureChannelResponse
-	if err := ua.DecodeMessageInto(ua.NewDecoder(plain[seqHdrLen:]), &resp); err != nil {
+	if err := ua.DecodeMessageInto(ua.NewDecoder(body), &resp); err != nil {
 		c.t.Fatal(err)
 	}
 	c.chanID, c.tokID = resp.SecurityToken.ChannelID, resp.SecurityToken.TokenID
@@ -110,10 +152,12 @@ func (c *secClient) open() {
 	if len(sn) != secpol.NonceLength {
 		c.t.Fatalf("server nonce of %d bytes", len(sn))
 	}
+	var err error
 	c.sym, err = c.p.NewSymmetric(c.p.DeriveKeys(sn, cn), c.p.DeriveKeys(cn, sn), c.mode == ua.MessageSecurityModeSignAndEncrypt)
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	return chunks
 }
 
 // msg builds a sealed MSG chunk with sequence number seq.
