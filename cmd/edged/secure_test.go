@@ -821,13 +821,19 @@ func TestRemoteTrustManagement(t *testing.T) {
 
 	// A signing request, signed by a CA, installed with UpdateCertificate.
 	null := gua.NewTwoByteNodeID(0)
-	out, st = call(admin, serverConfiguration, 12737, null, null, "", false, []byte(nil))
+	if _, st := call(admin, serverConfiguration, 12737, null, null, "Gateway 7", false, []byte(nil)); st != gua.StatusBadInvalidArgument {
+		t.Fatalf("CreateSigningRequest with a SubjectName that is not name=value: %v, want Bad_InvalidArgument", st)
+	}
+	out, st = call(admin, serverConfiguration, 12737, null, null, "CN=Gateway 7/O=Plant", false, []byte(nil))
 	if st != gua.StatusOK {
 		t.Fatalf("CreateSigningRequest: %v", st)
 	}
 	csr, err := x509.ParseCertificateRequest(out[0].Value().([]byte))
 	if err != nil || csr.CheckSignature() != nil || len(csr.URIs) != 1 || csr.URIs[0].String() != "urn:edged:server" {
 		t.Fatalf("the signing request: %v", err)
+	}
+	if csr.Subject.CommonName != "Gateway 7" || len(csr.Subject.Organization) != 1 || csr.Subject.Organization[0] != "Plant" {
+		t.Fatalf("the signing request's subject is %q, want the SubjectName CN=Gateway 7, O=Plant", csr.Subject)
 	}
 	caDER, caKey, err := pki.NewCertificate(pki.Template{CommonName: "plant CA", CA: true, Key: testkeys.RSA(3072)})
 	if err != nil {

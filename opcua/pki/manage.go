@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -182,10 +183,11 @@ func (s *Store) Rejected() ([][]byte, error) {
 }
 
 // SigningRequest returns a certificate signing request (PKCS#10, DER)
-// for the application's certificate, with its subject and
-// subjectAltName; with regenerate it is for a new key, which
-// UpdateCertificate then takes with the signed certificate.
-func (s *Store) SigningRequest(regenerate bool) ([]byte, error) {
+// for the application's certificate, with its subjectAltName and its
+// subject, or subject when that is not nil; with regenerate it is for a
+// new key, which UpdateCertificate then takes with the signed
+// certificate.
+func (s *Store) SigningRequest(subject *pkix.Name, regenerate bool) ([]byte, error) {
 	der, key, err := s.LoadOwn()
 	if err != nil {
 		return nil, err
@@ -202,8 +204,12 @@ func (s *Store) SigningRequest(regenerate bool) ([]byte, error) {
 		s.pending = key
 		s.mu.Unlock()
 	}
+	name := own.Subject
+	if subject != nil {
+		name = *subject
+	}
 	return x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
-		Subject:     own.Subject,
+		Subject:     name,
 		DNSNames:    own.DNSNames,
 		IPAddresses: own.IPAddresses,
 		URIs:        own.URIs,

@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"crypto/x509/pkix"
 	"sync"
 	"time"
 
+	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
 	"github.com/edged/edged/opcua/ua/status"
@@ -21,7 +23,7 @@ type TrustStore interface {
 	Add(der []byte, trusted bool) error
 	Remove(thumbprint string, trusted bool) error
 	Rejected() ([][]byte, error)
-	SigningRequest(regenerate bool) ([]byte, error)
+	SigningRequest(subject *pkix.Name, regenerate bool) ([]byte, error)
 	UpdateCertificate(der []byte, issuers [][]byte, keyPEM []byte, applicationURI string) error
 }
 
@@ -372,8 +374,9 @@ func checkGroup(in []ua.Variant) ua.StatusCode {
 
 // createSigningRequest answers CreateSigningRequest(CertificateGroupId,
 // CertificateTypeId, SubjectName, RegeneratePrivateKey, Nonce): a PKCS#10
-// request with the current certificate's subject and names (SubjectName
-// is not used), for a new key when asked.
+// request with the current certificate's names and its subject, or
+// SubjectName when given (pki.ParseSubjectName; Bad_InvalidArgument when
+// it does not parse), for a new key when asked.
 func (s *Server) createSigningRequest(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
 	ts, _, st := s.securityAdmin(ctx)
 	if st != status.Good {
@@ -382,8 +385,13 @@ func (s *Server) createSigningRequest(ctx context.Context, _ ua.NodeID, in []ua.
 	if st := checkGroup(in); st != status.Good {
 		return st, nil
 	}
+	name, _ := in[2].StringValue()
+	subject, err := pki.ParseSubjectName(name)
+	if err != nil {
+		return status.BadInvalidArgument, nil
+	}
 	regen, _ := in[3].Bool()
-	csr, err := ts.SigningRequest(regen)
+	csr, err := ts.SigningRequest(subject, regen)
 	if err != nil {
 		return status.BadInternalError, nil
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"crypto/x509/pkix"
 	"errors"
 	"testing"
 
@@ -32,7 +33,7 @@ func (m *memTrust) Add(der []byte, trusted bool) error {
 }
 func (m *memTrust) Remove(string, bool) error                                { return errors.New("none") }
 func (m *memTrust) Rejected() ([][]byte, error)                              { return nil, nil }
-func (m *memTrust) SigningRequest(bool) ([]byte, error)                      { return []byte("csr"), nil }
+func (m *memTrust) SigningRequest(*pkix.Name, bool) ([]byte, error)          { return []byte("csr"), nil }
 func (m *memTrust) UpdateCertificate([]byte, [][]byte, []byte, string) error { return nil }
 
 // admins accepts the anonymous user as a SecurityAdmin.
