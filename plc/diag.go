@@ -113,11 +113,12 @@ func (e *Engine) Diagnostics(d *Diagnostics) {
 	slices.Sort(j)
 	d.CycleTime, d.StartJitter = percentiles(c), percentiles(j)
 
-	if cap(d.Devices) < len(e.devs) {
-		d.Devices = make([]DeviceDiagnostics, len(e.devs))
+	devs := *e.devList.Load()
+	if cap(d.Devices) < len(devs) {
+		d.Devices = make([]DeviceDiagnostics, len(devs))
 	}
-	d.Devices = d.Devices[:len(e.devs)]
-	for i, dev := range e.devs {
+	d.Devices = d.Devices[:len(devs)]
+	for i, dev := range devs {
 		d.Devices[i] = DeviceDiagnostics{
 			Name:         dev.name,
 			Polls:        dev.polls.Load(),

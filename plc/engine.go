@@ -1,7 +1,6 @@
 package plc
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,10 +73,23 @@ type Engine struct {
 	period, pollTimeout, collectTimeout, noCommAfter, writeTimeout time.Duration
 	preciseWake                                                    time.Duration
 
-	tags   []Tag
-	tagDev []int32 // device index by handle
-	byName map[string]Handle
+	// Owned by Run's goroutine (and by New and Reconfigure before and
+	// while Run waits for a change); other goroutines read lay and
+	// devList.
+	tags   []Tag   // by handle; Tag{} for a handle not in use (see Reconfigure)
+	tagDev []int32 // device index by handle, -1 for none
 	devs   []*device
+	// The tags and the devices as other goroutines see them; replaced
+	// whole by Reconfigure.
+	lay     atomic.Pointer[layout]
+	devList atomic.Pointer[[]*device]
+	// Reconfigure: its changes to Run's goroutine, and the handles of the
+	// tags it ever had, by device and name (never reused for another).
+	reMu     sync.Mutex
+	reconf   chan *plan
+	handles  map[string]Handle
+	retiring []*device     // dropped devices whose last job is out
+	stopped  chan struct{} // closed when Run has ended
 
 	// Owned by Run's goroutine.
 	work    tagState // the tag state, copied into each image
@@ -141,6 +153,7 @@ type class struct {
 // device is Run's state for one Device.
 type device struct {
 	name    string
+	tagKeys []string // the keys (tagKey) of its tags, in handle order
 	dev     Device
 	handles []Handle
 	classes []class
@@ -151,6 +164,8 @@ type device struct {
 	busy    bool
 	hung    bool
 	failing bool
+	retired bool          // Reconfigure dropped it; its worker ends after its job
+	exited  chan struct{} // closed when its worker returned
 
 	// Counters, read by Diagnostics.
 	polls, pollErrors, skipped, writes, writeErrors atomic.Uint64
@@ -160,7 +175,7 @@ type device struct {
 
 // job is the work of one device in one cycle, reused from cycle to cycle.
 type job struct {
-	dev        int
+	d          *device
 	cycle      uint64
 	dispatched int64 // Unix ns
 	due        []Handle
@@ -191,7 +206,9 @@ func New(cfg Config) (*Engine, error) {
 		noCommAfter:    cfg.NoCommAfter,
 		writeTimeout:   cfg.WriteTimeout,
 		preciseWake:    cfg.PreciseWake,
-		byName:         make(map[string]Handle, len(cfg.Tags)),
+		handles:        make(map[string]Handle, len(cfg.Tags)),
+		reconf:         make(chan *plan),
+		stopped:        make(chan struct{}),
 	}
 	if e.period == 0 {
 		e.period = 5 * time.Millisecond
@@ -240,7 +257,7 @@ func New(cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("plc: device %q: Device is nil", dc.Name)
 		}
 		devIdx[dc.Name] = i
-		e.devs = append(e.devs, &device{name: dc.Name, dev: dc.Device, jobs: make(chan *job, 1)})
+		e.devs = append(e.devs, newDevice(dc))
 	}
 	e.tags = slices.Clone(cfg.Tags)
 	e.tagDev = make([]int32, len(e.tags))
@@ -267,21 +284,15 @@ func New(cfg Config) (*Engine, error) {
 		if t.Scan == 0 {
 			t.Scan = e.period
 		}
-		key := t.Device + "\x00" + t.Name
-		if _, dup := e.byName[key]; dup {
+		key := tagKey(t.Device, t.Name)
+		if _, dup := e.handles[key]; dup {
 			return nil, fmt.Errorf("plc: tag %s.%s: Name used twice in the device", t.Device, t.Name)
 		}
-		e.byName[key] = Handle(i)
+		e.handles[key] = Handle(i)
 		e.tagDev[i] = int32(di)
 		d := e.devs[di]
 		d.handles = append(d.handles, Handle(i))
-		every := uint64(t.Scan / e.period)
-		ci := slices.IndexFunc(d.classes, func(c class) bool { return c.every == every })
-		if ci < 0 {
-			d.classes = append(d.classes, class{every: every, next: 1})
-			ci = len(d.classes) - 1
-		}
-		d.classes[ci].handles = append(d.classes[ci].handles, Handle(i))
+		d.tagKeys = append(d.tagKeys, key)
 		e.work.entries[i] = entry{status: status.BadWaitingForInitialData}
 		e.work.slot[i] = -1
 		if t.Type == String {
@@ -289,22 +300,16 @@ func New(cfg Config) (*Engine, error) {
 			e.work.strs = append(e.work.strs, "")
 		}
 	}
-	for i, d := range e.devs {
-		slices.SortFunc(d.classes, func(a, b class) int { return cmp.Compare(a.every, b.every) })
-		bound := make([]BoundTag, len(d.handles))
-		for j, h := range d.handles {
-			bound[j] = BoundTag{Handle: h, Tag: e.tags[h]}
+	for _, d := range e.devs {
+		if err := e.bindDevice(d, e.tags); err != nil {
+			return nil, err
 		}
-		if err := d.dev.Bind(bound); err != nil {
-			return nil, fmt.Errorf("plc: device %s: %w", d.name, err)
-		}
-		n := len(d.handles)
-		d.job = &job{dev: i, due: make([]Handle, 0, n), out: make([]Sample, n), writes: make([]writeReq, 0, 16)}
 	}
-	e.results = make(chan *job, len(e.devs))
+	e.results = make(chan *job, len(e.devs)+resultSlack)
 	e.writes = make(chan writeReq, wq)
 	e.subs.Store(new([]*subscriber))
 	e.lastStr = make([]string, len(e.work.strs))
+	e.publishLayout()
 	im := e.newImage()
 	copy(im.state.entries, e.work.entries)
 	im.pin.Store(pinFree)
@@ -315,15 +320,23 @@ func New(cfg Config) (*Engine, error) {
 // Period returns the base cycle.
 func (e *Engine) Period() time.Duration { return e.period }
 
-// Len returns the number of tags.
-func (e *Engine) Len() int { return len(e.tags) }
+// Len returns the number of handles: every tag's handle is below it.
+// After a Reconfigure that removed tags some handles below it are not in
+// use (Tag returns a Tag with no Device for them).
+func (e *Engine) Len() int { return len(e.lay.Load().tags) }
 
-// Tag returns the tag with handle h (Scan filled in).
-func (e *Engine) Tag(h Handle) Tag { return e.tags[h] }
+// Tag returns the tag with handle h (Scan filled in); a Tag with no
+// Device if h is not in use.
+func (e *Engine) Tag(h Handle) Tag {
+	if l := e.lay.Load(); int(h) < len(l.tags) {
+		return l.tags[h]
+	}
+	return Tag{}
+}
 
 // Lookup returns the handle of the tag device.name.
 func (e *Engine) Lookup(device, name string) (Handle, bool) {
-	h, ok := e.byName[device+"\x00"+name]
+	h, ok := e.lay.Load().byName[tagKey(device, name)]
 	return h, ok
 }
 
@@ -391,7 +404,7 @@ func (e *Engine) Subscribe(fn func(*Image)) (cancel func()) {
 // driver cannot (GPIO, fakes), or BadNodeIdUnknown for an unknown device.
 // The reopened connection is counted in the driver's Reconnects.
 func (e *Engine) Reconnect(ctx context.Context, device string) Status {
-	for _, d := range e.devs {
+	for _, d := range *e.devList.Load() {
 		if d.name != device {
 			continue
 		}
@@ -436,10 +449,11 @@ func (e *Engine) Healthy() bool {
 // status.BadShutdown if Run ended first. done is called from an engine
 // goroutine and must not block.
 func (e *Engine) Write(h Handle, v Value, done func(Status)) Status {
-	if int(h) >= len(e.tags) {
+	tags := e.lay.Load().tags
+	if int(h) >= len(tags) || tags[h].Device == "" {
 		return status.BadNodeIDUnknown
 	}
-	t := &e.tags[h]
+	t := &tags[h]
 	if t.Access != ReadWrite {
 		return status.BadNotWritable
 	}
@@ -473,9 +487,12 @@ func (e *Engine) Write(h Handle, v Value, done func(Status)) Status {
 // are counted as overruns and skipped: the next cycle run is the one whose
 // slot contains now, never two in a row to catch up.
 func (e *Engine) Run(ctx context.Context) error {
+	e.reMu.Lock() // a Reconfigure before Run finishes first
 	if !e.state.CompareAndSwap(stateNew, stateRunning) {
+		e.reMu.Unlock()
 		return errors.New("plc: Run called twice")
 	}
+	e.reMu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	e.start(ctx)
@@ -534,6 +551,10 @@ func (e *Engine) stop() {
 	for _, d := range e.devs {
 		close(d.jobs)
 	}
+	for _, d := range e.retiring {
+		close(d.jobs) // its last job's result is dropped below
+	}
+	e.retiring = nil
 	e.wg.Wait()
 	for {
 		select {
@@ -560,11 +581,13 @@ func (e *Engine) stop() {
 		}
 		d.pending = d.pending[:0]
 	}
+	close(e.stopped)
 }
 
 // worker runs the jobs of device d.
 func (e *Engine) worker(ctx context.Context, d *device) {
 	defer e.wg.Done()
+	defer close(d.exited)
 	cc := newCallCtx(ctx)
 	for j := range d.jobs {
 		j.start = time.Now()
@@ -595,6 +618,8 @@ func (e *Engine) idle(ctx context.Context, c <-chan time.Time) bool {
 			e.merge(j)
 		case w := <-e.writes:
 			e.queueWrite(w)
+		case p := <-e.reconf:
+			e.applyPlan(ctx, p)
 		case <-ctx.Done():
 			return false
 		}
@@ -698,6 +723,13 @@ func (d *device) due(n uint64) bool {
 }
 
 func (e *Engine) queueWrite(w writeReq) {
+	if int(w.h) >= len(e.tagDev) || e.tagDev[w.h] < 0 {
+		// Its tag was removed after Write took it.
+		if w.done != nil {
+			w.done(status.BadNodeIDUnknown)
+		}
+		return
+	}
 	d := e.devs[e.tagDev[w.h]]
 	d.pending = append(d.pending, w)
 }
@@ -722,7 +754,11 @@ func (e *Engine) expireWrites(d *device, nowNs int64) {
 
 // merge takes in a finished job.
 func (e *Engine) merge(j *job) {
-	d := e.devs[j.dev]
+	d := j.d
+	if d.retired {
+		e.mergeRetired(j)
+		return
+	}
 	d.busy, d.hung = false, false
 	d.busyNow.Store(false)
 	for i := range j.writes {
@@ -869,9 +905,10 @@ func (e *Engine) publish(n uint64, nowNs int64) {
 	prev := e.cur.Load()
 	im := e.spare // claimed: no reader has it (see Image)
 	e.spare = nil
-	if im == nil {
-		im = e.newImage()
+	if im == nil || len(im.state.entries) != len(e.work.entries) || len(im.state.strs) != len(e.work.strs) {
+		im = e.newImage() // (or Reconfigure changed the tags)
 	}
+	im.state.slot = e.work.slot
 	im.cycle, im.time = n, nowNs
 	copy(im.state.entries, e.work.entries)
 	copy(im.state.strs, e.work.strs)
@@ -882,7 +919,7 @@ func (e *Engine) publish(n uint64, nowNs int64) {
 	}
 	im.changed = im.changed[:0]
 	for _, h := range e.changed {
-		if prev.state.entries[h] != e.work.entries[h] || prev.state.text(h) != e.work.text(h) {
+		if int(h) >= len(prev.state.entries) || prev.state.entries[h] != e.work.entries[h] || prev.state.text(h) != e.work.text(h) {
 			im.changed = append(im.changed, h)
 		}
 	}
