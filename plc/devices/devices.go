@@ -39,22 +39,49 @@ type Options struct {
 // Build turns cfg (validated again here) into the engine's configuration:
 // the devices, with their drivers made but not connected (a Modbus link
 // connects on its first request; GPIO lines are opened now), and the tags.
-// The returned Closer closes the drivers: call it after the engine's Run
-// has returned. Errors name the device, the tag and the field, as
+// The returned Drivers close the drivers: call Close after the engine's
+// Run has returned. Errors name the device, the tag and the field, as
 // "devices[plc1].tags[Temp].address: ...".
-func Build(cfg *config.Config, opts Options) (plc.Config, io.Closer, error) {
+func Build(cfg *config.Config, opts Options) (plc.Config, *Drivers, error) {
 	if err := cfg.Validate(); err != nil {
 		return plc.Config{}, nil, err
 	}
+	ds := &Drivers{opts: opts, groups: map[string]*group{}}
+	out, err := ds.build(cfg, nil)
+	if err != nil {
+		return plc.Config{}, nil, err
+	}
+	return out, ds, nil
+}
+
+// build makes the drivers of the devices of cfg that are not in keep (by
+// group key), adds their groups to ds, and returns the engine's
+// configuration of all of cfg, with the Devices of keep's groups for the
+// others.
+func (ds *Drivers) build(cfg *config.Config, keep map[string]*group) (plc.Config, error) {
+	opts := ds.opts
 	base := time.Duration(cfg.BaseCycleMs) * time.Millisecond
 	out := plc.Config{Period: base}
-	cl := &closers{}
+	made := map[string]*group{}
 	buses := map[string]*modbus.RTU{}
 	var prof *board.Profile
 	var errs []error
 	var maxTimeout time.Duration
 	for i := range cfg.Devices {
 		d := &cfg.Devices[i]
+		gk := groupKey(cfg, d)
+		if g := keep[gk]; g != nil {
+			out.Devices = append(out.Devices, plc.DeviceConfig{Name: d.Name, Device: g.devs[d.Name]})
+			out.Tags = appendTags(out.Tags, cfg, d)
+			maxTimeout = max(maxTimeout, deviceTimeout(d))
+			continue
+		}
+		g := made[gk]
+		if g == nil {
+			g = &group{key: gk, devs: map[string]plc.Device{}, sig: groupSig(cfg, gk)}
+			made[gk] = g
+		}
+		cl := &g.cl
 		dp := "devices[" + d.Name + "]"
 		nc := time.Duration(d.NoCommTimeoutMs) * time.Millisecond
 		if out.NoCommAfter == 0 || nc < out.NoCommAfter {
@@ -136,32 +163,56 @@ func Build(cfg *config.Config, opts Options) (plc.Config, io.Closer, error) {
 			errs = append(errs, err)
 			continue
 		}
+		g.devs[d.Name] = dev
 		out.Devices = append(out.Devices, plc.DeviceConfig{Name: d.Name, Device: dev})
-		for j := range d.Tags {
-			t := &d.Tags[j]
-			acc := plc.Read
-			if t.Access == config.ReadWrite {
-				acc = plc.ReadWrite
-			}
-			out.Tags = append(out.Tags, plc.Tag{
-				Device:    d.Name,
-				Name:      t.Name,
-				Type:      TagType(t),
-				Access:    acc,
-				Scan:      time.Duration(cfg.ScanClasses[t.ScanClass]) * base,
-				Address:   t.Address,
-				WriteMin:  clonePtr(t.WriteMin),
-				WriteMax:  clonePtr(t.WriteMax),
-				NonFinite: t.AllowNonFinite,
-			})
-		}
+		out.Tags = appendTags(out.Tags, cfg, d)
 	}
 	if len(errs) > 0 {
-		cl.Close()
-		return plc.Config{}, nil, errors.Join(errs...)
+		for _, g := range made {
+			g.cl.Close()
+		}
+		return plc.Config{}, errors.Join(errs...)
+	}
+	for k, g := range made {
+		ds.groups[k] = g
 	}
 	out.PollTimeout = max(time.Second, 2*maxTimeout)
-	return out, cl, nil
+	return out, nil
+}
+
+// appendTags appends the engine's tags of device d of cfg.
+func appendTags(tags []plc.Tag, cfg *config.Config, d *config.Device) []plc.Tag {
+	base := time.Duration(cfg.BaseCycleMs) * time.Millisecond
+	for j := range d.Tags {
+		t := &d.Tags[j]
+		acc := plc.Read
+		if t.Access == config.ReadWrite {
+			acc = plc.ReadWrite
+		}
+		tags = append(tags, plc.Tag{
+			Device:    d.Name,
+			Name:      t.Name,
+			Type:      TagType(t),
+			Access:    acc,
+			Scan:      time.Duration(cfg.ScanClasses[t.ScanClass]) * base,
+			Address:   t.Address,
+			WriteMin:  clonePtr(t.WriteMin),
+			WriteMax:  clonePtr(t.WriteMax),
+			NonFinite: t.AllowNonFinite,
+		})
+	}
+	return tags
+}
+
+// deviceTimeout is the request timeout of d's driver, 0 for GPIO.
+func deviceTimeout(d *config.Device) time.Duration {
+	switch {
+	case d.ModbusTCP != nil:
+		return time.Duration(d.ModbusTCP.TimeoutMs) * time.Millisecond
+	case d.ModbusRTU != nil:
+		return time.Duration(d.ModbusRTU.TimeoutMs) * time.Millisecond
+	}
+	return 0
 }
 
 // clonePtr returns a pointer to a copy of *p, nil for nil: the engine's
