@@ -191,16 +191,19 @@ type Space struct {
 
 // Namespace-0 ids used by the package.
 const (
-	idBaseDataType      = 24
-	idStructure         = 22
-	idNumber            = 26
-	idInteger           = 27
-	idUInteger          = 28
-	idEnumeration       = 29
-	idHasSubtype        = 45
-	idHasTypeDefinition = 40
-	idHasEncoding       = 38
-	idNamespaceArray    = 2255
+	idBaseDataType        = 24
+	idStructure           = 22
+	idNumber              = 26
+	idInteger             = 27
+	idUInteger            = 28
+	idEnumeration         = 29
+	idHasSubtype          = 45
+	idHasProperty         = 46
+	idHasComponent        = 47
+	idHasOrderedComponent = 49
+	idHasTypeDefinition   = 40
+	idHasEncoding         = 38
+	idNamespaceArray      = 2255
 )
 
 // NamespaceURI0 is the URI of namespace 0.
@@ -548,4 +551,68 @@ func (s *Space) variable(id ua.NodeID) (*Node, error) {
 		return nil, fmt.Errorf("%w: %v is a %v, not a Variable", ErrInvalidNode, id, n.Class)
 	}
 	return n, nil
+}
+
+// RemoveNode removes node id and what it owns: the nodes it references
+// forward with HasComponent, HasProperty or HasOrderedComponent (a device
+// folder's variables, a variable's properties, a method's arguments),
+// recursively, unless another node still owns them the same way. Every
+// reference to a removed node goes with it, at both ends. A Read, Write,
+// Browse or Call of a removed node then answers Bad_NodeIdUnknown.
+func (s *Space) RemoveNode(id ua.NodeID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.nodes[id]
+	if n == nil {
+		return fmt.Errorf("%w: %v", ErrUnknownNode, id)
+	}
+	owning := func(r *ref) bool {
+		if r.typ == nil {
+			return false
+		}
+		switch r.typ.ID {
+		case ua.NewNumericNodeID(0, idHasComponent), ua.NewNumericNodeID(0, idHasProperty), ua.NewNumericNodeID(0, idHasOrderedComponent):
+			return true
+		}
+		return false
+	}
+	gone := map[*Node]bool{n: true}
+	stack := []*Node{n}
+	for len(stack) > 0 {
+		m := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for i := range m.refs {
+			r := &m.refs[i]
+			if r.inverse || r.target == nil || gone[r.target] || !owning(r) {
+				continue
+			}
+			// Owned by another node that stays: keep it.
+			shared := false
+			for j := range r.target.refs {
+				b := &r.target.refs[j]
+				if b.inverse && owning(b) && b.target != nil && !gone[b.target] && b.target != m {
+					shared = true
+				}
+			}
+			if !shared {
+				gone[r.target] = true
+				stack = append(stack, r.target)
+			}
+		}
+	}
+	for m := range gone {
+		for i := range m.refs {
+			t := m.refs[i].target
+			if t == nil || gone[t] {
+				continue
+			}
+			t.refs = slices.DeleteFunc(t.refs, func(b ref) bool { return b.target == m })
+			t.refsVer++
+			if t.super == m {
+				t.super = nil
+			}
+		}
+		delete(s.nodes, m.ID)
+	}
+	return nil
 }

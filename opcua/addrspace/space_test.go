@@ -8,6 +8,7 @@ import (
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 func TestAddNamespace(t *testing.T) {
@@ -151,5 +152,41 @@ func TestAddSourceOnce(t *testing.T) {
 	fn := SourceFunc(func(uint32, *ua.DataValue) {})
 	if a, b := f.s.AddSource(fn), f.s.AddSource(fn); a == b {
 		t.Errorf("SourceFuncs share id %d", a)
+	}
+}
+
+// TestRemoveNode: removing a node removes what it owns (HasComponent,
+// HasProperty children, recursively) and every reference to them, at
+// both ends; Read then answers Bad_NodeIdUnknown; the node can be added
+// again.
+func TestRemoveNode(t *testing.T) {
+	f := newFixture(t)
+	if err := f.s.RemoveNode(f.id("Plant")); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Plant", "Int", "Str", "Matrix"} {
+		if f.s.Node(f.id(name)) != nil {
+			t.Errorf("%s is still there", name)
+		}
+		var dv ua.DataValue
+		f.s.Read(&ReadContext{}, &ua.ReadValueID{NodeID: f.id(name), AttributeID: uint32(ua.AttributeIDBrowseName)}, ua.TimestampsToReturnNeither, &dv)
+		if dv.Status != status.BadNodeIDUnknown {
+			t.Errorf("Read of removed %s: %v", name, dv.Status)
+		}
+	}
+	// No reference to a removed node is left anywhere.
+	for _, n := range f.s.nodes {
+		for _, r := range n.refs {
+			if r.target != nil && f.s.nodes[r.target.ID] != r.target {
+				t.Fatalf("%v keeps a reference to removed %v", n.ID, r.target.ID)
+			}
+		}
+	}
+	if err := f.s.RemoveNode(f.id("Plant")); err == nil {
+		t.Fatal("removed twice")
+	}
+	if err := f.s.AddNode(&Node{ID: f.id("Plant"), Class: ua.NodeClassObject, BrowseName: ua.QualifiedName{NamespaceIndex: f.ns, Name: "Plant"}},
+		Reference{TypeID: ua.NewNumericNodeID(0, id.Organizes), IsInverse: true, Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.ObjectsFolder)}}); err != nil {
+		t.Fatalf("added again: %v", err)
 	}
 }
