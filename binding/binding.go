@@ -33,44 +33,56 @@ type Binding struct {
 	diag *diagSource
 	dns  uint16
 	src  addrspace.SourceID // the tags' ValueSource
+	sink *tagSink
+	cfg  *config.Config // what the address space shows (a copy)
 }
 
 // New adds the tags of cfg, served by e, and the Diagnostics object to as.
 // Every tag of cfg must be one of e's (Engine.Lookup); cfg supplies what
 // the engine does not keep: units, scaling ranges and descriptions.
 func New(as *addrspace.Space, e *plc.Engine, cfg *config.Config) (*Binding, error) {
-	b := &Binding{as: as, e: e}
+	b := &Binding{as: as, e: e, cfg: cloneConfig(cfg)}
 	b.ns = as.AddNamespace(NamespaceURI)
-	src := as.AddSource((*imageSource)(e))
-	b.src = src
-	sink := (*tagSink)(e)
-	for i := range cfg.Devices {
-		d := &cfg.Devices[i]
-		folder := ua.NewStringNodeID(b.ns, d.Name)
-		if err := as.AddNode(&addrspace.Node{
-			ID:          folder,
-			Class:       ua.NodeClassObject,
-			BrowseName:  ua.QualifiedName{NamespaceIndex: b.ns, Name: d.Name},
-			Description: text(fmt.Sprintf("Device %s (%s)", d.Name, d.Kind)),
-		},
-			ref(id.Organizes, true, ua.NewNumericNodeID(0, id.ObjectsFolder)),
-			ref(id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.FolderType)),
-		); err != nil {
-			return nil, fmt.Errorf("binding: device %s: %w", d.Name, err)
-		}
-		for j := range d.Tags {
-			if err := b.addTag(d, &d.Tags[j], folder, src, sink); err != nil {
-				return nil, fmt.Errorf("binding: devices[%s].tags[%s]: %w", d.Name, d.Tags[j].Name, err)
-			}
-		}
-		if err := b.addReconnect(d.Name, folder); err != nil {
-			return nil, fmt.Errorf("binding: device %s: Reconnect: %w", d.Name, err)
+	b.src = as.AddSource((*imageSource)(e))
+	b.sink = (*tagSink)(e)
+	for i := range b.cfg.Devices {
+		if err := b.addDevice(b.cfg, &b.cfg.Devices[i]); err != nil {
+			return nil, err
 		}
 	}
 	if err := b.addDiagnostics(); err != nil {
 		return nil, err
 	}
 	return b, nil
+}
+
+// addDevice adds the folder of device d of cfg with its properties, its
+// tags and its Reconnect method.
+func (b *Binding) addDevice(cfg *config.Config, d *config.Device) error {
+	folder := ua.NewStringNodeID(b.ns, d.Name)
+	if err := b.as.AddNode(&addrspace.Node{
+		ID:          folder,
+		Class:       ua.NodeClassObject,
+		BrowseName:  ua.QualifiedName{NamespaceIndex: b.ns, Name: d.Name},
+		Description: text(fmt.Sprintf("Device %s (%s)", d.Name, d.Kind)),
+	},
+		ref(id.Organizes, true, ua.NewNumericNodeID(0, id.ObjectsFolder)),
+		ref(id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.FolderType)),
+	); err != nil {
+		return fmt.Errorf("binding: device %s: %w", d.Name, err)
+	}
+	if err := b.addDeviceProperties(d); err != nil {
+		return fmt.Errorf("binding: device %s: %w", d.Name, err)
+	}
+	for j := range d.Tags {
+		if err := b.addTag(cfg, d, &d.Tags[j], folder); err != nil {
+			return fmt.Errorf("binding: devices[%s].tags[%s]: %w", d.Name, d.Tags[j].Name, err)
+		}
+	}
+	if err := b.addReconnect(d.Name, folder); err != nil {
+		return fmt.Errorf("binding: device %s: Reconnect: %w", d.Name, err)
+	}
+	return nil
 }
 
 // Namespace returns the index of NamespaceURI.
@@ -81,7 +93,7 @@ func (b *Binding) NodeID(device, tag string) ua.NodeID {
 	return ua.NewStringNodeID(b.ns, device+"."+tag)
 }
 
-func (b *Binding) addTag(d *config.Device, t *config.Tag, folder ua.NodeID, src addrspace.SourceID, sink *tagSink) error {
+func (b *Binding) addTag(cfg *config.Config, d *config.Device, t *config.Tag, folder ua.NodeID) error {
 	h, ok := b.e.Lookup(d.Name, t.Name)
 	if !ok {
 		return fmt.Errorf("not a tag of the engine")
@@ -109,11 +121,11 @@ func (b *Binding) addTag(d *config.Device, t *config.Tag, folder ua.NodeID, src 
 		ValueRank:               addrspace.ValueRankScalar,
 		AccessLevel:             access,
 		MinimumSamplingInterval: ms(scan),
-		Source:                  src,
+		Source:                  b.src,
 		Handle:                  uint32(h),
 	}
 	if pt.Access == plc.ReadWrite {
-		n.Sink = sink
+		n.Sink = b.sink
 	}
 	if err := b.as.AddNode(n,
 		ref(id.HasComponent, true, folder),
@@ -142,16 +154,21 @@ func (b *Binding) addTag(d *config.Device, t *config.Tag, folder ua.NodeID, src 
 			return err
 		}
 	}
-	return nil
+	return b.addTagProperties(cfg, nid, t)
 }
 
 // addProperty adds the static property name (a BrowseName of namespace 0,
 // as the standard properties have) of DataType dt to variable owner.
 func (b *Binding) addProperty(owner ua.NodeID, name string, dt uint32, v ua.Variant) error {
+	return b.addPropertyAs(owner, ua.NewStringNodeID(owner.Namespace, owner.Text+"."+name), ua.QualifiedName{Name: name}, dt, v)
+}
+
+// addPropertyAs adds the static property nid, named bn, to owner.
+func (b *Binding) addPropertyAs(owner, nid ua.NodeID, bn ua.QualifiedName, dt uint32, v ua.Variant) error {
 	return b.as.AddNode(&addrspace.Node{
-		ID:          ua.NewStringNodeID(owner.Namespace, owner.Text+"."+name),
+		ID:          nid,
 		Class:       ua.NodeClassVariable,
-		BrowseName:  ua.QualifiedName{Name: name},
+		BrowseName:  bn,
 		Value:       ua.DataValue{Value: v},
 		DataType:    ua.NewNumericNodeID(0, dt),
 		ValueRank:   addrspace.ValueRankScalar,
@@ -190,6 +207,12 @@ type imageSnapshot plc.Image
 // Value copies tag h's sample into dv: value (none when the status is
 // Bad), status (the same numbers) and source timestamp.
 func (im *imageSnapshot) Value(h uint32, dv *ua.DataValue) {
+	if int(h) >= (*plc.Image)(im).Len() {
+		// A tag added after this image was taken (Engine.Reconfigure).
+		dv.Value.Reset()
+		dv.Status = status.BadWaitingForInitialData
+		return
+	}
 	s := (*plc.Image)(im).Sample(plc.Handle(h))
 	setVariant(&dv.Value, s.Value)
 	dv.Status = s.Status

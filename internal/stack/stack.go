@@ -14,8 +14,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/edged/edged/binding"
@@ -61,7 +61,10 @@ type Stack struct {
 	Listener net.Listener
 	URL      string // the server's endpoint URL
 
-	drivers    io.Closer
+	drivers    *devices.Drivers
+	applyMu    sync.Mutex
+	plant      *pconfig.Config // what runs now, with the simulator's address put in
+	simAddr    string
 	stopNotify func()
 	stopEngine context.CancelFunc
 	engineDone chan error
@@ -119,6 +122,7 @@ func New(cfg Config) (_ *Stack, err error) {
 			}
 		}
 	}
+	st.simAddr = opts.SimAddress
 	pc, drivers, err := devices.Build(conf, opts)
 	if err != nil {
 		return nil, err
@@ -142,7 +146,58 @@ func New(cfg Config) (_ *Stack, err error) {
 	if st.Binding, err = binding.New(st.Server.AddressSpace(), st.Engine, conf); err != nil {
 		return nil, err
 	}
+	st.plant = conf
 	return st, nil
+}
+
+// Apply changes the running devices and tags to those of conf, live:
+// the binding checks it, the drivers of the devices that changed are
+// made (devices.Drivers.Change), the engine takes the change between two
+// cycles (plc.Engine.Reconfigure), the address space follows
+// (binding.Apply), and the old drivers are closed. Modbus TCP devices at
+// pconfig.SimulatorAddress get the simulator's address, in conf itself.
+// On an error before the engine took the change nothing changed; base
+// cycle changes are refused (plc.ErrPeriodChange). Calls are serialized.
+func (st *Stack) Apply(ctx context.Context, conf *pconfig.Config) error {
+	st.applyMu.Lock()
+	defer st.applyMu.Unlock()
+	if conf.BaseCycleMs != st.plant.BaseCycleMs {
+		return fmt.Errorf("base_cycle_ms: %d to %d: %w", st.plant.BaseCycleMs, conf.BaseCycleMs, plc.ErrPeriodChange)
+	}
+	if st.simAddr != "" {
+		for i := range conf.Devices {
+			if t := conf.Devices[i].ModbusTCP; t != nil && t.Address == pconfig.SimulatorAddress {
+				t.Address = st.simAddr
+			}
+		}
+	}
+	if err := st.Binding.Check(conf); err != nil {
+		return err
+	}
+	pc, drivers, retire, err := st.drivers.Change(conf)
+	if err != nil {
+		return err
+	}
+	if err := st.Engine.Reconfigure(ctx, pc); err != nil {
+		// The engine kept the old devices: close the new drivers only.
+		drivers.CloseNew(st.drivers)
+		return err
+	}
+	st.drivers = drivers
+	err = st.Binding.Apply(conf)
+	if rerr := retire(); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("closing the old drivers: %w", rerr))
+	}
+	st.plant = conf
+	return err
+}
+
+// Plant returns the configuration running now. The caller must not
+// change it.
+func (st *Stack) Plant() *pconfig.Config {
+	st.applyMu.Lock()
+	defer st.applyMu.Unlock()
+	return st.plant
 }
 
 // Start has the server hear of every image the engine publishes, so that

@@ -2,11 +2,15 @@ package stack
 
 import (
 	"context"
+	"errors"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/edged/edged/opcua/server"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
+	"github.com/edged/edged/plc"
 	pconfig "github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/sim"
 )
@@ -71,5 +75,74 @@ func TestNewFailsCleanly(t *testing.T) {
 	}
 	if _, err := ln.Accept(); err == nil {
 		t.Error("the listener is still open after New failed")
+	}
+}
+
+// TestApply: a running stack takes a new configuration live: a removed
+// tag leaves the engine and the address space, an added device is
+// polled and shown with its configuration properties, an unchanged tag
+// keeps its node and value; a base cycle change is refused and changes
+// nothing.
+func TestApply(t *testing.T) {
+	conf := pconfig.Simulator()
+	st, err := New(Config{Plant: &conf, Simulator: &sim.Options{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(context.Background())
+	as := st.Server.AddressSpace()
+	waitGood := func(dev, tag string) {
+		t.Helper()
+		h, ok := st.Engine.Lookup(dev, tag)
+		if !ok {
+			t.Fatalf("no tag %s.%s", dev, tag)
+		}
+		for i := 0; st.Engine.Image().Status(h) != status.Good; i++ {
+			if i > 5000 {
+				t.Fatalf("%s.%s never Good", dev, tag)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitGood("sim", "Sine")
+	counter, _ := st.Engine.Lookup("sim", "Counter")
+
+	next := pconfig.Simulator()
+	next.Devices[0].Tags = next.Devices[0].Tags[1:] // no Counter
+	plc2 := next.Devices[0]
+	plc2.Name = "plc2"
+	plc2.ModbusTCP = pconfig.DefaultModbusTCP(pconfig.SimulatorAddress)
+	plc2.Tags = []pconfig.Tag{{Name: "Word", Type: pconfig.UInt16, Address: "hr:0", ScanClass: "fast", Access: pconfig.Read}}
+	next.Devices = append(next.Devices, plc2)
+	if err := st.Apply(context.Background(), &next); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.Engine.Lookup("sim", "Counter"); ok {
+		t.Fatal("sim.Counter is still in the engine")
+	}
+	if st.Engine.Image().Status(counter) != status.BadNodeIDUnknown {
+		t.Fatal("the removed tag is not Bad_NodeIdUnknown in the image")
+	}
+	if as.Node(st.Binding.NodeID("sim", "Counter")) != nil {
+		t.Fatal("sim.Counter is still in the address space")
+	}
+	waitGood("plc2", "Word")
+	if n := as.Node(ua.NewStringNodeID(st.Binding.Namespace(), "plc2/Address")); n == nil || n.Value.Value.Value() != st.Sim.Addr() {
+		t.Fatalf("plc2's Address property: %+v", n)
+	}
+	if as.Node(st.Binding.NodeID("sim", "Sine")) == nil || as.Node(st.Binding.NodeID("plc2", "Word")) == nil {
+		t.Fatal("a tag is missing from the address space")
+	}
+
+	slow := pconfig.Simulator()
+	slow.BaseCycleMs = 10
+	if err := st.Apply(context.Background(), &slow); !errors.Is(err, plc.ErrPeriodChange) {
+		t.Fatalf("a base cycle change: %v", err)
+	}
+	if as.Node(st.Binding.NodeID("plc2", "Word")) == nil {
+		t.Fatal("a refused change removed plc2")
 	}
 }

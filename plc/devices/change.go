@@ -105,6 +105,18 @@ func (ds *Drivers) Change(cfg *config.Config) (_ plc.Config, _ *Drivers, retire 
 	}, nil
 }
 
+// CloseNew closes the drivers of ds that old does not have: those a
+// Change made, when the change is not used after all.
+func (ds *Drivers) CloseNew(old *Drivers) error {
+	var errs []error
+	for k, g := range ds.groups {
+		if old.groups[k] != g {
+			errs = append(errs, g.cl.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Close closes every driver and returns their errors joined.
 func (ds *Drivers) Close() error {
 	var errs []error
