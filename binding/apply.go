@@ -179,7 +179,7 @@ func (b *Binding) Apply(cfg *config.Config) error {
 		}
 	}
 	b.cfg = next
-	return nil
+	return b.syncDiagDevices()
 }
 
 // sameSettings reports whether a and b differ only in their tags.

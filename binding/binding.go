@@ -35,6 +35,9 @@ type Binding struct {
 	src  addrspace.SourceID // the tags' ValueSource
 	sink *tagSink
 	cfg  *config.Config // what the address space shows (a copy)
+	// diagDevs are the devices of the Diagnostics folder, in the order of
+	// their handles.
+	diagDevs []string
 }
 
 // New adds the tags of cfg, served by e, and the Diagnostics object to as.

@@ -2,6 +2,7 @@ package binding
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -156,27 +157,59 @@ func (b *Binding) addDiagnostics() error {
 			return err
 		}
 	}
-	for i, d := range s.d.Devices {
-		df := ua.NewStringNodeID(b.dns, "Devices."+d.Name)
+	var names []string
+	for _, d := range s.d.Devices {
+		names = append(names, d.Name)
+	}
+	return b.addDiagDevices(names)
+}
+
+// addDiagDevices adds the statistics folders of the devices, in the
+// engine's order (their handles in the diagnostics source follow it).
+func (b *Binding) addDiagDevices(names []string) error {
+	folder := ua.NewStringNodeID(b.dns, "Diagnostics")
+	src := b.as.AddSource(b.diag)
+	for i, name := range names {
+		df := ua.NewStringNodeID(b.dns, "Devices."+name)
 		if err := b.as.AddNode(&addrspace.Node{
 			ID:          df,
 			Class:       ua.NodeClassObject,
-			BrowseName:  ua.QualifiedName{NamespaceIndex: b.dns, Name: d.Name},
-			Description: text("Statistics of device " + d.Name),
+			BrowseName:  ua.QualifiedName{NamespaceIndex: b.dns, Name: name},
+			Description: text("Statistics of device " + name),
 		},
 			ref(id.Organizes, true, folder),
 			ref(id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.FolderType)),
 		); err != nil {
-			return fmt.Errorf("binding: Diagnostics of %s: %w", d.Name, err)
+			return fmt.Errorf("binding: Diagnostics of %s: %w", name, err)
 		}
 		for k, v := range deviceVars {
 			h := uint32(len(engineVars) + i*len(deviceVars) + k)
-			if err := b.addDiagVar(df, b.DeviceDiagnosticsNodeID(d.Name, v.name), v.name, v.dt, v.desc, src, h); err != nil {
+			if err := b.addDiagVar(df, b.DeviceDiagnosticsNodeID(name, v.name), v.name, v.dt, v.desc, src, h); err != nil {
 				return err
 			}
 		}
 	}
+	b.diagDevs = names
 	return nil
+}
+
+// syncDiagDevices shows the statistics of the engine's devices after a
+// change: the folders of all devices are made anew when the devices or
+// their order changed.
+func (b *Binding) syncDiagDevices() error {
+	var d plc.Diagnostics
+	b.e.Diagnostics(&d)
+	var names []string
+	for _, dev := range d.Devices {
+		names = append(names, dev.Name)
+	}
+	if slices.Equal(names, b.diagDevs) {
+		return nil
+	}
+	for _, name := range b.diagDevs {
+		b.as.RemoveNode(ua.NewStringNodeID(b.dns, "Devices."+name))
+	}
+	return b.addDiagDevices(names)
 }
 
 func (b *Binding) addDiagVar(parent, nid ua.NodeID, name string, dt uint32, desc string, src addrspace.SourceID, h uint32) error {

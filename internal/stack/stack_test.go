@@ -133,6 +133,9 @@ func TestApply(t *testing.T) {
 	if n := as.Node(ua.NewStringNodeID(st.Binding.Namespace(), "plc2/Address")); n == nil || n.Value.Value.Value() != st.Sim.Addr() {
 		t.Fatalf("plc2's Address property: %+v", n)
 	}
+	if as.Node(st.Binding.DeviceDiagnosticsNodeID("plc2", "Polls")) == nil {
+		t.Fatal("plc2 has no Diagnostics")
+	}
 	if as.Node(st.Binding.NodeID("sim", "Sine")) == nil || as.Node(st.Binding.NodeID("plc2", "Word")) == nil {
 		t.Fatal("a tag is missing from the address space")
 	}

@@ -32,6 +32,9 @@ type Method struct {
 	InputArguments  []ua.Argument
 	OutputArguments []ua.Argument
 	Handler         MethodHandler
+	// Roles is the Node's Roles: for the User to interpret (the server:
+	// which roles may call it; 0 for its default rule).
+	Roles uint32
 }
 
 // AddMethod adds method m as an executable Method node, a component
@@ -55,6 +58,7 @@ func (s *Space) AddMethod(m *Method) error {
 		BrowseName:  m.BrowseName,
 		Description: m.Description,
 		Executable:  true,
+		Roles:       m.Roles,
 		method:      &method{in: ins, handler: m.Handler},
 	}
 	if err := s.AddNode(n,
@@ -189,7 +193,9 @@ func (s *Space) Call(ctx context.Context, req *ua.CallMethodRequest, user User, 
 	}
 	st, out := h(ctx, req.ObjectID, req.InputArguments)
 	res.StatusCode = st
-	if st.IsGood() {
+	if !st.IsBad() {
+		// Good, or Uncertain with outputs that say what went wrong
+		// (OPC 11030 §5.2, the Status output argument).
 		res.OutputArguments = out
 	}
 }

@@ -74,6 +74,10 @@ type Node struct {
 	// Method. The UserExecutable attribute is Executable and-ed with the
 	// User's.
 	Executable bool
+	// Roles is not an attribute: it is for the User (see User.Executable)
+	// to interpret; the server reads it as the roles that may call a
+	// method, 0 for its default rule.
+	Roles uint32
 
 	method  *method // set by AddMethod
 	refs    []ref

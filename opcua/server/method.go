@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"encoding/hex"
 
+	"github.com/edged/edged/opcua/secpol"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
 )
@@ -80,4 +82,37 @@ type sessionKey struct{}
 func sessionFrom(ctx context.Context) *session {
 	s, _ := ctx.Value(sessionKey{}).(*session)
 	return s
+}
+
+// Caller is who calls a method, as a handler added with AddMethod sees
+// it through CallerFrom.
+type Caller struct {
+	SessionID ua.NodeID
+	UserName  string // "" for the anonymous user
+	Roles     Roles
+	Mode      ua.MessageSecurityMode // of the channel the session was last activated over
+	// ClientThumbprint is the hex SHA-1 of the client application's
+	// certificate, "" without one.
+	ClientThumbprint string
+	// Closed reports whether the session has ended since.
+	Closed func() bool
+}
+
+// CallerFrom returns the caller of the method handler that runs with
+// ctx; false outside a Call of this server.
+func CallerFrom(ctx context.Context) (Caller, bool) {
+	s := sessionFrom(ctx)
+	if s == nil {
+		return Caller{}, false
+	}
+	s.mu.Lock()
+	c := Caller{SessionID: s.id, Roles: Roles(s.roles.Load()), Mode: ua.MessageSecurityMode(s.mode.Load()), Closed: s.closed.Load}
+	if !s.identity.Anonymous {
+		c.UserName = s.identity.UserName
+	}
+	if len(s.clientCert) > 0 {
+		c.ClientThumbprint = hex.EncodeToString(secpol.Thumbprint(s.clientCert))
+	}
+	s.mu.Unlock()
+	return c, true
 }

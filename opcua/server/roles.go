@@ -112,13 +112,15 @@ func (u roleUser) WriteMask(*addrspace.Node) uint32 {
 	return 0
 }
 
-// Executable: the security management methods of ServerConfiguration
-// for SecurityAdmin; the other methods of namespace 0 (GetMonitoredItems,
+// Executable: a method with Roles for those roles; the security
+// management methods of ServerConfiguration for SecurityAdmin; the other methods of namespace 0 (GetMonitoredItems,
 // ResendData: about the caller's own subscriptions) for every role; the
 // gateway's methods (device commands) for the operating roles.
 func (u roleUser) Executable(n *addrspace.Node) bool {
 	r := Roles(u)
 	switch {
+	case n.Roles != 0:
+		return uint32(r)&n.Roles != 0
 	case securityMethods[n.ID]:
 		return r.Has(RoleSecurityAdmin)
 	case n.ID.Namespace == 0:
