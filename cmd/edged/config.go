@@ -37,8 +37,11 @@ type config struct {
 	importCSV  string
 	csvDevice  string
 	board      string
-	// checkConfig only validates the configuration (--check-config).
-	checkConfig bool
+	// checkConfig only validates the configuration (--check-config);
+	// configReplace makes it a new version even when the data folder
+	// holds versions (--config-replace).
+	checkConfig   bool
+	configReplace bool
 	// reportEvery is how often the scan statistics are printed (0: never).
 	reportEvery time.Duration
 	// dataDir holds the PKI folders (--data-dir); allowInsecure offers
@@ -107,6 +110,9 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 		"board profile `name` (sim, rpi4, generic-armv7) replacing the configuration's board")
 	fs.BoolVar(&cfg.checkConfig, "check-config", false,
 		"validate the configuration (--config, --import-csv, --board), print the result and exit")
+	fs.BoolVar(&cfg.configReplace, "config-replace", false,
+		"store the configuration of --config, --import-csv, --board (or the simulator's) as a new\n"+
+			"version and run it; without it, once the data folder holds a version, that runs")
 	fs.DurationVar(&cfg.reportEvery, "report-every", 10*time.Second,
 		"print the scan statistics (cycles, cycle time, start jitter, overruns) this often; 0: never")
 	fs.StringVar(&cfg.dataDir, "data-dir", DefaultDataDir,

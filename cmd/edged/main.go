@@ -46,6 +46,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 			return pkiMain(args[1:], stdout, stderr)
 		case "user":
 			return userMain(args[1:], stdin, stdout, stderr)
+		case "config":
+			return configMain(args[1:], stdout, stderr)
 		}
 	}
 	cfg, err := parseFlags(args, os.Hostname, stderr)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/binding"
+	"github.com/edged/edged/internal/cfgstore"
 	"github.com/edged/edged/internal/stack"
 	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/server"
@@ -46,6 +47,16 @@ func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) e
 	scfg.Security = sec
 	auth := gatewayAuth{users: users.Open(cfg.dataDir), anonymous: cfg.anonymous}
 	scfg.Authenticator, scfg.RoleIdentities = auth, auth.roleIdentities
+	versions, release, err := openVersions(cfg.dataDir)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("--data-dir %s: %w", cfg.dataDir, err)
+	}
+	defer release()
+	if conf, err = chooseConfig(cfg, versions, conf, out); err != nil {
+		ln.Close()
+		return err
+	}
 	sc := stack.Config{Plant: conf, Listener: ln, Server: scfg}
 	if stack.NeedsSimulator(conf) {
 		sc.Simulator = &sim.Options{}
@@ -67,7 +78,27 @@ func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) e
 		}
 	}
 	printTags(out, conf, b)
+	svc, err := b.AddConfiguration(binding.ConfigOptions{
+		Store: versions, Audit: cfgstore.NewAudit(versions.Dir()), Apply: st.Apply, Logger: scfg.Logger,
+	})
+	if err != nil {
+		st.Close(context.Background())
+		return err
+	}
+	defer svc.Close()
 	st.Start()
+	if v, err := svc.RevertPending(ctx); err != nil {
+		fmt.Fprintf(out, "edged: WARNING: reverting the unconfirmed configuration: %v\n", err)
+	} else if v != 0 {
+		fmt.Fprintf(out, "edged: configuration version %d: the version before the unconfirmed one, restored\n", v)
+	}
+	stopControl, err := serveControl(ctx, cfg.dataDir, svc)
+	if err != nil {
+		fmt.Fprintf(out, "edged: WARNING: no control socket for edged config: %v\n", err)
+	} else {
+		defer stopControl()
+	}
+	fmt.Fprintf(out, "edged: configuration over OPC UA at Objects/Configuration (ns=%d), versions in %s\n", svc.Namespace(), versions.Dir())
 
 	var tick <-chan time.Time
 	if cfg.reportEvery > 0 {

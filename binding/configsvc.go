@@ -1,0 +1,443 @@
+package binding
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/edged/edged/internal/cfgstore"
+	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/server"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/ua/status"
+	"github.com/edged/edged/plc"
+	"github.com/edged/edged/plc/config"
+)
+
+// ConfigNamespaceURI is the namespace of Objects/Configuration.
+const ConfigNamespaceURI = "urn:edged:configuration"
+
+// MaxTags bounds the tags of a configuration applied over OPC UA.
+const MaxTags = 10000
+
+// The roles of the configuration service: who may read and validate,
+// and who may change (over SignAndEncrypt only).
+var (
+	configReaders  = server.RolesOf(server.RoleEngineer, server.RoleSupervisor, server.RoleConfigureAdmin)
+	configChangers = server.RolesOf(server.RoleConfigureAdmin)
+)
+
+// ConfigOptions configure the configuration service.
+type ConfigOptions struct {
+	// Store holds the versions; its current one is what runs.
+	Store *cfgstore.Store
+	// Audit is the audit log (nil: none).
+	Audit *cfgstore.Audit
+	// Apply puts a validated configuration into effect, live
+	// (stack.Apply). It may change Modbus addresses in it (the
+	// simulator's), which are then stored as the caller gave them.
+	Apply func(ctx context.Context, c *config.Config) error
+	// Logger logs changes and reverts (nil: none).
+	Logger *slog.Logger
+}
+
+// ConfigService is Objects/Configuration: the configuration document as
+// a file, and the methods that validate, apply, confirm, roll back and
+// list versions of it. See docs/configuration.md.
+type ConfigService struct {
+	b    *Binding
+	opts ConfigOptions
+	ns   uint16
+
+	mu      sync.Mutex // serializes changes
+	pending *pendingVersion
+	files   map[uint32]*configFile
+	nextH   uint32
+	closed  bool
+}
+
+// pendingVersion is an applied version that waits for Confirm.
+type pendingVersion struct {
+	version, prev uint32
+	timer         *time.Timer
+	within        time.Duration
+}
+
+// configFile is an open handle of ConfigurationFile.
+type configFile struct {
+	owner   server.Caller
+	write   bool
+	data    []byte
+	pos     int
+	version uint32 // current when opened: a write handle applies only on it
+}
+
+// maxConfigFiles bounds the open handles.
+const maxConfigFiles = 8
+
+// AddConfiguration adds Objects/Configuration, served by the returned
+// service.
+func (b *Binding) AddConfiguration(o ConfigOptions) (*ConfigService, error) {
+	s := &ConfigService{b: b, opts: o, files: map[uint32]*configFile{}}
+	s.ns = b.as.AddNamespace(ConfigNamespaceURI)
+	obj := s.nid("Configuration")
+	if err := b.as.AddNode(&addrspace.Node{
+		ID:          obj,
+		Class:       ua.NodeClassObject,
+		BrowseName:  ua.QualifiedName{NamespaceIndex: s.ns, Name: "Configuration"},
+		Description: text("The gateway's device and tag configuration: its document, versions and the methods that change it"),
+	},
+		ref(id.Organizes, true, ua.NewNumericNodeID(0, id.ObjectsFolder)),
+		ref(id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.BaseObjectType)),
+	); err != nil {
+		return nil, err
+	}
+	for _, p := range []struct {
+		name string
+		dt   uint32
+		v    ua.Variant
+	}{
+		{"CurrentVersion", id.UInt32, ua.MustVariant(uint32(0))},
+		{"LastUpdateTime", id.UtcTime, ua.MustVariant(time.Time{})},
+		{"LastUpdatedBy", id.String, ua.MustVariant("")},
+		{"PendingVersion", id.UInt32, ua.MustVariant(uint32(0))},
+	} {
+		if err := b.addPropertyAs(obj, s.nid("Configuration."+p.name), ua.QualifiedName{NamespaceIndex: s.ns, Name: p.name}, p.dt, p.v); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.addFile(obj); err != nil {
+		return nil, err
+	}
+	if err := s.addMethods(obj); err != nil {
+		return nil, err
+	}
+	s.publish()
+	return s, nil
+}
+
+func (s *ConfigService) nid(name string) ua.NodeID { return ua.NewStringNodeID(s.ns, name) }
+
+// Namespace returns the index of ConfigNamespaceURI.
+func (s *ConfigService) Namespace() uint16 { return s.ns }
+
+// Close stops the confirmation timer; a pending version stays pending
+// (the next start reverts it).
+func (s *ConfigService) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if s.pending != nil {
+		s.pending.timer.Stop()
+	}
+}
+
+// publish shows the current version in the properties; called with mu
+// held or before the service is in use.
+func (s *ConfigService) publish() {
+	m, doc, err := s.opts.Store.Current()
+	if err != nil {
+		return
+	}
+	s.b.as.SetValue(s.nid("Configuration.CurrentVersion"), ua.MustVariant(m.Version))
+	s.b.as.SetValue(s.nid("Configuration.LastUpdateTime"), ua.MustVariant(m.Time))
+	s.b.as.SetValue(s.nid("Configuration.LastUpdatedBy"), ua.MustVariant(m.User))
+	var pv uint32
+	if s.pending != nil {
+		pv = s.pending.version
+	}
+	s.b.as.SetValue(s.nid("Configuration.PendingVersion"), ua.MustVariant(pv))
+	s.b.as.SetValue(s.nid("ConfigurationFile.Size"), ua.MustVariant(uint64(len(pretty(doc)))))
+	s.b.as.SetValue(s.nid("ConfigurationFile.OpenCount"), ua.MustVariant(uint16(len(s.files))))
+}
+
+// pretty is doc indented, as the file serves it.
+func pretty(doc []byte) []byte {
+	var b bytes.Buffer
+	if json.Indent(&b, doc, "", "  ") != nil {
+		return doc
+	}
+	b.WriteByte('\n')
+	return b.Bytes()
+}
+
+// caller returns the caller when it has one of roles and, for changes,
+// a SignAndEncrypt channel.
+func caller(ctx context.Context, roles server.Roles, change bool) (server.Caller, ua.StatusCode) {
+	c, ok := server.CallerFrom(ctx)
+	if !ok || c.Roles&roles == 0 {
+		return c, status.BadUserAccessDenied
+	}
+	if change && c.Mode != ua.MessageSecurityModeSignAndEncrypt {
+		return c, status.BadSecurityModeInsufficient
+	}
+	return c, status.Good
+}
+
+func who(c server.Caller) string {
+	if c.UserName == "" {
+		return "anonymous"
+	}
+	return c.UserName
+}
+
+// Parse reads a configuration document as --config does (strict: unknown
+// fields are problems) and checks it as a whole: config.Validate, the
+// binding's Check and the limits of the service. It returns the
+// configuration and every problem, as "path: message".
+func (s *ConfigService) Parse(doc []byte) (*config.Config, []string) {
+	if len(doc) > cfgstore.MaxDocument {
+		return nil, []string{fmt.Sprintf("document: %d bytes is over the %d bytes allowed", len(doc), cfgstore.MaxDocument)}
+	}
+	c, err := config.Parse(doc)
+	var ve *config.ValidationError
+	switch {
+	case errors.As(err, &ve):
+		var out []string
+		for _, p := range ve.Problems {
+			out = append(out, p.String())
+		}
+		return nil, out
+	case err != nil:
+		return nil, []string{err.Error()}
+	}
+	n := 0
+	for _, d := range c.Devices {
+		n += len(d.Tags)
+	}
+	if n > MaxTags {
+		return nil, []string{fmt.Sprintf("devices: %d tags is over the %d allowed", n, MaxTags)}
+	}
+	if err := s.b.Check(c); err != nil {
+		return nil, []string{err.Error()}
+	}
+	return c, nil
+}
+
+// change applies doc as the next version, on behalf of c, if the current
+// version is expected (0: any). It returns the new version, or the
+// problems that kept it from being applied (nothing changed then).
+// mu is held.
+func (s *ConfigService) change(ctx context.Context, c server.Caller, doc []byte, expected uint32, within time.Duration, comment, action string) (uint32, []string) {
+	cur, curDoc, err := s.opts.Store.Current()
+	if err != nil {
+		return 0, []string{"store: " + err.Error()}
+	}
+	if expected != 0 && expected != cur.Version {
+		return 0, []string{fmt.Sprintf("expectedVersion: %d is not the current version %d (applied by %s at %s); nothing was changed: read the document again and apply on it",
+			expected, cur.Version, cur.User, cur.Time.Format(time.RFC3339))}
+	}
+	if s.pending != nil && action != "rollback" {
+		return 0, []string{fmt.Sprintf("version %d waits for Confirm (or Rollback) until %s; nothing was changed", s.pending.version, s.pendingDeadline().Format(time.RFC3339))}
+	}
+	next, problems := s.Parse(doc)
+	if len(problems) > 0 {
+		return 0, problems
+	}
+	old, err := config.Parse(curDoc)
+	if err != nil {
+		return 0, []string{"the current version does not parse: " + err.Error()}
+	}
+	summary := Summarize(old, next)
+	stored := bytes.Clone(doc)
+	if err := s.opts.Apply(ctx, next); err != nil {
+		if errors.Is(err, plc.ErrPeriodChange) {
+			return 0, []string{"base_cycle_ms: a change of the base cycle takes a restart (edged config apply then restart); nothing was changed"}
+		}
+		return 0, []string{"apply: " + err.Error()}
+	}
+	m := cfgstore.Meta{User: who(c), Client: c.ClientThumbprint, Comment: comment, Summary: summary}
+	if within > 0 {
+		m.State, m.ConfirmBy = cfgstore.StatePending, time.Now().Add(within).UTC()
+	}
+	meta, err := s.opts.Store.Add(m, stored)
+	if err != nil {
+		// Not stored: what runs must be what is stored.
+		if back, perr := config.Parse(curDoc); perr == nil {
+			s.opts.Apply(context.WithoutCancel(ctx), back)
+		}
+		return 0, []string{"store: " + err.Error() + "; the previous version runs again"}
+	}
+	if s.pending != nil { // a rollback ends the wait
+		s.pending.timer.Stop()
+		s.opts.Store.SetState(s.pending.version, cfgstore.StateReverted)
+		s.pending = nil
+	}
+	if within > 0 {
+		p := &pendingVersion{version: meta.Version, prev: cur.Version, within: within}
+		p.timer = time.AfterFunc(within, func() { s.revert(p) })
+		s.pending = p
+	}
+	s.audit(c, action, meta.Version, summary)
+	s.log("configuration changed", "version", meta.Version, "user", meta.User, "summary", summary)
+	s.publish()
+	return meta.Version, nil
+}
+
+// pendingDeadline is when the pending version is reverted; mu is held.
+func (s *ConfigService) pendingDeadline() time.Time {
+	m, _, ok := s.opts.Store.Get(s.pending.version)
+	if !ok {
+		return time.Now()
+	}
+	return m.ConfirmBy
+}
+
+// revert puts the version before p back, if p still waits for Confirm.
+func (s *ConfigService) revert(p *pendingVersion) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pending != p || s.closed {
+		return
+	}
+	s.pending = nil
+	_, doc, ok := s.opts.Store.Get(p.prev)
+	if !ok {
+		s.log("cannot revert: the previous version is no longer stored", "version", p.version, "previous", p.prev)
+		return
+	}
+	s.opts.Store.SetState(p.version, cfgstore.StateReverted)
+	sys := server.Caller{UserName: "edged"}
+	comment := fmt.Sprintf("reverted to version %d: version %d was not confirmed within %v", p.prev, p.version, p.within)
+	v, problems := s.change(context.Background(), sys, doc, 0, 0, comment, "revert")
+	if len(problems) > 0 {
+		s.log("revert failed", "version", p.version, "problems", strings.Join(problems, "; "))
+		return
+	}
+	s.log("configuration reverted: not confirmed in time", "version", p.version, "now", v)
+}
+
+// RevertPending reverts a version that was left pending by a previous run (its
+// Confirm can no longer come): called at start with the store's current
+// version when its state is pending.
+func (s *ConfigService) RevertPending(ctx context.Context) (uint32, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur, _, err := s.opts.Store.Current()
+	if err != nil || cur.State != cfgstore.StatePending {
+		return 0, err
+	}
+	h := s.opts.Store.History()
+	var prevDoc []byte
+	var prev uint32
+	for i := len(h) - 2; i >= 0; i-- {
+		if h[i].State != cfgstore.StateReverted && h[i].State != cfgstore.StatePending {
+			_, prevDoc, _ = s.opts.Store.Get(h[i].Version)
+			prev = h[i].Version
+			break
+		}
+	}
+	if prevDoc == nil {
+		_, err := s.opts.Store.SetState(cur.Version, cfgstore.StateConfirmed)
+		return 0, err
+	}
+	s.opts.Store.SetState(cur.Version, cfgstore.StateReverted)
+	comment := fmt.Sprintf("reverted to version %d at start: version %d was still waiting for Confirm", prev, cur.Version)
+	v, problems := s.change(ctx, server.Caller{UserName: "edged"}, prevDoc, 0, 0, comment, "revert")
+	if len(problems) > 0 {
+		return 0, errors.New(strings.Join(problems, "; "))
+	}
+	return v, nil
+}
+
+// ConsoleRollback is Rollback from the serial console (edged config
+// rollback, through the control socket), as user "console".
+func (s *ConfigService) ConsoleRollback(ctx context.Context, v uint32) (uint32, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, doc, ok := s.opts.Store.Get(v)
+	if !ok {
+		return 0, []string{fmt.Sprintf("version %d is not stored (edged config history lists those that are)", v)}
+	}
+	return s.change(ctx, server.Caller{UserName: "console"}, doc, 0, 0, fmt.Sprintf("rollback to version %d (edged config rollback)", v), "rollback")
+}
+
+func (s *ConfigService) audit(c server.Caller, action string, v uint32, summary string) {
+	if s.opts.Audit == nil {
+		return
+	}
+	if err := s.opts.Audit.Log(cfgstore.AuditEntry{User: who(c), Client: c.ClientThumbprint, Action: action, Version: v, Summary: summary}); err != nil {
+		s.log("audit log", "err", err)
+	}
+}
+
+func (s *ConfigService) log(msg string, args ...any) {
+	if s.opts.Logger != nil {
+		s.opts.Logger.Warn(msg, args...)
+	}
+}
+
+// Summarize says what changed from a to b: devices and tags added,
+// removed and changed.
+func Summarize(a, b *config.Config) string {
+	var addD, remD, chD []string
+	addT, remT, chT := 0, 0, 0
+	old := map[string]*config.Device{}
+	for i := range a.Devices {
+		old[a.Devices[i].Name] = &a.Devices[i]
+	}
+	seen := map[string]bool{}
+	for i := range b.Devices {
+		d := &b.Devices[i]
+		seen[d.Name] = true
+		od := old[d.Name]
+		if od == nil {
+			addD = append(addD, d.Name)
+			addT += len(d.Tags)
+			continue
+		}
+		if !sameSettings(od, d) {
+			chD = append(chD, d.Name)
+		}
+		ot := map[string]config.Tag{}
+		for _, t := range od.Tags {
+			ot[t.Name] = t
+		}
+		for _, t := range d.Tags {
+			o, ok := ot[t.Name]
+			switch {
+			case !ok:
+				addT++
+			case !sameJSON(o, t):
+				chT++
+			}
+			delete(ot, t.Name)
+		}
+		remT += len(ot)
+	}
+	for name, d := range old {
+		if !seen[name] {
+			remD = append(remD, name)
+			remT += len(d.Tags)
+		}
+	}
+	slices.Sort(remD)
+	var parts []string
+	list := func(what string, names []string) {
+		if len(names) > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", what, strings.Join(names, ",")))
+		}
+	}
+	list("devices added", addD)
+	list("devices removed", remD)
+	list("devices changed", chD)
+	parts = append(parts, fmt.Sprintf("tags +%d -%d ~%d", addT, remT, chT))
+	if a.BaseCycleMs != b.BaseCycleMs || !sameJSON(a.ScanClasses, b.ScanClasses) || a.Board != b.Board {
+		parts = append(parts, "settings changed")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func sameJSON(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}

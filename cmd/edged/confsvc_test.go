@@ -1,0 +1,360 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gopcua/opcua"
+	"github.com/gopcua/opcua/monitor"
+	gua "github.com/gopcua/opcua/ua"
+
+	"github.com/edged/edged/internal/cfgstore"
+	"github.com/edged/edged/opcua/pki"
+	"github.com/edged/edged/opcua/secpol"
+	pconfig "github.com/edged/edged/plc/config"
+)
+
+// configLine is edged's line naming the configuration namespace.
+var configLine = regexp.MustCompile(`Objects/Configuration \(ns=(\d+)\)`)
+
+// cfgClient is a gopcua session calling Objects/Configuration.
+type cfgClient struct {
+	t   *testing.T
+	ctx context.Context
+	c   *opcua.Client
+	ns  uint16
+}
+
+func (cc *cfgClient) nid(name string) *gua.NodeID { return gua.NewStringNodeID(cc.ns, name) }
+
+// call calls method name of object obj with args.
+func (cc *cfgClient) call(obj, name string, args ...any) ([]*gua.Variant, gua.StatusCode) {
+	cc.t.Helper()
+	var in []*gua.Variant
+	for _, a := range args {
+		in = append(in, gua.MustVariant(a))
+	}
+	res, err := cc.c.Call(cc.ctx, &gua.CallMethodRequest{ObjectID: cc.nid(obj), MethodID: cc.nid(obj + "." + name), InputArguments: in})
+	if err != nil {
+		cc.t.Fatalf("Call %s.%s: %v", obj, name, err)
+	}
+	return res.OutputArguments, res.StatusCode
+}
+
+// apply calls Apply and returns NewVersion, Problems and the status.
+func (cc *cfgClient) apply(doc []byte, expected, confirmMs uint32, comment string) (uint32, []string, gua.StatusCode) {
+	cc.t.Helper()
+	out, st := cc.call("Configuration", "Apply", doc, expected, confirmMs, comment)
+	if len(out) != 2 {
+		return 0, nil, st
+	}
+	p, _ := out[1].Value().([]string)
+	return out[0].Value().(uint32), p, st
+}
+
+// version reads CurrentVersion.
+func (cc *cfgClient) version() uint32 {
+	cc.t.Helper()
+	v, err := cc.c.Node(cc.nid("Configuration.CurrentVersion")).Value(cc.ctx)
+	if err != nil {
+		cc.t.Fatal(err)
+	}
+	return v.Value().(uint32)
+}
+
+// download reads ConfigurationFile through Open, Read and Close.
+func (cc *cfgClient) download() ([]byte, gua.StatusCode) {
+	cc.t.Helper()
+	out, st := cc.call("ConfigurationFile", "Open", uint8(1))
+	if st != gua.StatusOK {
+		return nil, st
+	}
+	h := out[0].Value().(uint32)
+	var doc []byte
+	for {
+		out, st := cc.call("ConfigurationFile", "Read", h, int32(1000))
+		if st != gua.StatusOK {
+			cc.t.Fatalf("Read: %v", st)
+		}
+		b := out[0].Value().([]byte)
+		if len(b) == 0 {
+			break
+		}
+		doc = append(doc, b...)
+	}
+	if _, st := cc.call("ConfigurationFile", "Close", h); st != gua.StatusOK {
+		cc.t.Fatalf("Close: %v", st)
+	}
+	return doc, gua.StatusOK
+}
+
+// configUsers adds the users of the configuration tests to dir.
+func configUsers(t *testing.T, dir string) {
+	for _, u := range []struct{ name, role string }{{"admin", "ConfigureAdmin"}, {"eng", "Engineer"}, {"op", "Operator"}} {
+		edgedUser(t, dir, u.name+"-password\n", "add", u.name, "--role", u.role)
+	}
+}
+
+// dialConfig connects as user over policy Basic256Sha256 in mode.
+func dialConfig(t *testing.T, ctx context.Context, url, dir string, out *lockedBuffer, user string, mode gua.MessageSecurityMode) *cfgClient {
+	t.Helper()
+	const uri = "urn:edged:test:gopcua"
+	cert, key := clientCert(t, uri, 2048)
+	os.WriteFile(filepath.Join(dir, pki.TrustedCerts, user+fmt.Sprint(mode)+".der"), cert, 0o644)
+	eps, err := opcua.GetEndpoints(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := opcua.SelectEndpoint(eps, secpol.URIBasic256Sha256, mode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := dialUser(ctx, url, ep, uri, cert, key, user, user+"-password")
+	if err != nil {
+		t.Fatalf("%s: %v", user, err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	ns, _ := strconv.Atoi(waitFor(t, out, configLine)[1])
+	return &cfgClient{t: t, ctx: ctx, c: c, ns: uint16(ns)}
+}
+
+// TestConfigurationOverOPCUA: the configuration service with gopcua, as
+// an engineer and an administrator would use it: the document read
+// through the file, Validate with the problems of --check-config, Apply
+// live (a subscription on an unchanged tag goes on, one on a removed tag
+// gets Bad_NodeIdUnknown), optimistic locking, confirm or revert, Rollback,
+// GetHistory, the shorthands, the file written and closed, the roles and
+// modes refused, the audit log, and `edged config` on the running edged.
+func TestConfigurationOverOPCUA(t *testing.T) {
+	dir := t.TempDir()
+	configUsers(t, dir)
+	url, out := startSecure(t, dir, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin := dialConfig(t, ctx, url, dir, out, "admin", gua.MessageSecurityModeSignAndEncrypt)
+	eng := dialConfig(t, ctx, url, dir, out, "eng", gua.MessageSecurityModeSignAndEncrypt)
+	op := dialConfig(t, ctx, url, dir, out, "op", gua.MessageSecurityModeSignAndEncrypt)
+	signed := dialConfig(t, ctx, url, dir, out, "admin", gua.MessageSecurityModeSign)
+
+	// The document: what the first start stored, through the file.
+	v1 := admin.version()
+	doc, st := eng.download()
+	if st != gua.StatusOK {
+		t.Fatalf("the engineer cannot read the document: %v", st)
+	}
+	c, err := pconfig.Parse(doc)
+	if err != nil {
+		t.Fatalf("the document does not parse as --config: %v", err)
+	}
+	if _, st := op.download(); st != gua.StatusBadUserAccessDenied {
+		t.Fatalf("an Operator opened the document: %v", st)
+	}
+
+	// Validate: every problem, as --check-config words it.
+	bad := *c
+	bad.Devices = append([]pconfig.Device(nil), c.Devices...)
+	bad.Devices[0].Tags = append([]pconfig.Tag(nil), c.Devices[0].Tags...)
+	bad.Devices[0].Tags[0].Address = "hr:99999"
+	bad.Devices[0].Tags[1].ScanClass = "nope"
+	badDoc, _ := json.Marshal(&bad)
+	res, st := eng.call("Configuration", "Validate", badDoc)
+	problems, _ := res[0].Value().([]string)
+	os.WriteFile(filepath.Join(dir, "bad.json"), badDoc, 0o644)
+	_, _, stderr := edged(t, "--config", filepath.Join(dir, "bad.json"), "--check-config")
+	if st != gua.StatusOK || len(problems) != 2 {
+		t.Fatalf("Validate: %v %q", st, problems)
+	}
+	for _, p := range problems {
+		if !strings.Contains(stderr, p) {
+			t.Errorf("Validate's problem %q is not what --check-config says:\n%s", p, stderr)
+		}
+	}
+	if v, p, st := admin.apply(badDoc, v1, 0, "bad"); st != gua.StatusUncertain || v != 0 || len(p) != 2 || admin.version() != v1 {
+		t.Fatalf("Apply of an invalid document: %d %q %v", v, p, st)
+	}
+
+	// Subscriptions: Sine stays, Counter goes.
+	sub, err := monitor.NewNodeMonitor(admin.c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan *monitor.DataChangeMessage, 10000)
+	ms, err := sub.ChanSubscribe(ctx, &opcua.SubscriptionParameters{Interval: 5 * time.Millisecond}, ch, "ns=2;s=sim.Sine", "ns=2;s=sim.Counter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ms.Unsubscribe(ctx)
+
+	next := *c
+	next.Devices = append([]pconfig.Device(nil), c.Devices...)
+	var tags []pconfig.Tag
+	for _, tg := range c.Devices[0].Tags {
+		if tg.Name != "Counter" {
+			tags = append(tags, tg)
+		}
+	}
+	tags = append(tags, pconfig.Tag{Name: "Word", Type: pconfig.UInt16, Address: "hr:0", ScanClass: "fast", Access: pconfig.Read})
+	next.Devices[0].Tags = tags
+	nextDoc, _ := json.MarshalIndent(&next, "", "  ")
+	time.Sleep(200 * time.Millisecond)
+	v2, p, st := admin.apply(nextDoc, v1, 0, "Counter out, Word in")
+	if st != gua.StatusOK || v2 != v1+1 || len(p) != 0 {
+		t.Fatalf("Apply: %d %q %v", v2, p, st)
+	}
+	time.Sleep(300 * time.Millisecond)
+	var counterGone, sineBad bool
+	sines := 0
+	for len(ch) > 0 {
+		m := <-ch
+		switch m.NodeID.String() {
+		case "ns=2;s=sim.Counter":
+			if m.Error == nil && m.Status == gua.StatusBadNodeIDUnknown {
+				counterGone = true
+			}
+		case "ns=2;s=sim.Sine":
+			sines++
+			if m.Error != nil || m.Status != gua.StatusOK {
+				sineBad = true
+			}
+		}
+	}
+	if !counterGone || sineBad || sines < 20 {
+		t.Fatalf("through the change: Counter got Bad_NodeIdUnknown %v, Sine had a bad notification %v, %d Sine notifications", counterGone, sineBad, sines)
+	}
+	if v, err := admin.c.Node(gua.NewStringNodeID(2, "sim.Word")).Value(ctx); err != nil || v == nil {
+		t.Fatalf("the new tag sim.Word: %v", err)
+	}
+	if got, _ := eng.download(); !bytes.Equal(bytes.TrimSpace(got), bytes.TrimSpace(nextDoc)) {
+		t.Fatalf("the file after Apply is not the document applied:\n%s", got)
+	}
+
+	// Optimistic locking: a second engineer on the old version is told.
+	if v, p, st := admin.apply(doc, v1, 0, "stale"); st != gua.StatusUncertain || v != 0 || len(p) != 1 || !strings.Contains(p[0], "expectedVersion") {
+		t.Fatalf("a stale ExpectedVersion: %d %q %v", v, p, st)
+	}
+	// Roles and modes.
+	if _, _, st := eng.apply(doc, 0, 0, ""); st != gua.StatusBadUserAccessDenied {
+		t.Fatalf("an Engineer applied: %v", st)
+	}
+	if _, _, st := signed.apply(doc, 0, 0, ""); st != gua.StatusBadSecurityModeInsufficient {
+		t.Fatalf("a ConfigureAdmin over Sign applied: %v", st)
+	}
+	if admin.version() != v2 {
+		t.Fatal("a refused Apply changed the version")
+	}
+
+	// Confirm or revert: not confirmed within 300 ms, it undoes itself.
+	v3, _, st := admin.apply(doc, v2, 300, "try: Counter back")
+	if st != gua.StatusOK || v3 != v2+1 {
+		t.Fatalf("Apply with ConfirmWithinMs: %d %v", v3, st)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for admin.version() != v3+1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the unconfirmed version was not reverted")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got, _ := eng.download(); !bytes.Equal(bytes.TrimSpace(got), bytes.TrimSpace(nextDoc)) {
+		t.Fatal("the revert did not restore the version before")
+	}
+	// Confirmed in time, it stays.
+	v5, _, st := admin.apply(doc, v3+1, 5000, "Counter back")
+	if st != gua.StatusOK {
+		t.Fatal(st)
+	}
+	if out, st := admin.call("Configuration", "Confirm", v5); st != gua.StatusOK {
+		t.Fatalf("Confirm: %v %v", st, out)
+	}
+	if _, st := admin.call("Configuration", "Confirm", v5); st != gua.StatusUncertain {
+		t.Fatalf("a second Confirm: %v", st)
+	}
+
+	// The shorthands.
+	csv := "name,type,address,scan_class,access\nExtra1,uint16,hr:20,fast,read\nExtra2,uint16,hr:21,slow,read\n"
+	shorthand := func(name string, args ...any) uint32 {
+		t.Helper()
+		out, st := admin.call("Configuration", name, args...)
+		p, _ := out[1].Value().([]string)
+		if st != gua.StatusOK {
+			t.Fatalf("%s: %v %q", name, st, p)
+		}
+		return out[0].Value().(uint32)
+	}
+	shorthand("AddTags", "sim", csv)
+	shorthand("RemoveTags", "sim", []string{"Extra1"})
+	dev := `{"name":"plc9","kind":"modbus-tcp","no_comm_timeout_ms":5000,"modbus_tcp":{"address":"127.0.0.1:1","unit_id":1,"timeout_ms":100,"order":"ABCD","max_registers":100,"max_bits":1000,"max_gap":0},"tags":[{"name":"W","type":"uint16","address":"hr:0","scan_class":"slow","access":"read"}]}`
+	shorthand("AddDevice", dev)
+	if n := admin.c.Node(gua.NewStringNodeID(2, "plc9/Address")); n == nil {
+		t.Fatal("no plc9")
+	} else if v, err := n.Value(ctx); err != nil || v.Value() != "127.0.0.1:1" {
+		t.Fatalf("plc9's Address property: %v %v", v, err)
+	}
+	vLast := shorthand("RemoveDevice", "plc9")
+	if out, st := admin.call("Configuration", "AddDevice", `{"name":"x","kind":"modbus-tcp","bogus":1}`); st != gua.StatusUncertain {
+		t.Fatalf("AddDevice with an unknown field: %v %v", st, out)
+	}
+
+	// The file written and closed applies it.
+	out2, st := admin.call("ConfigurationFile", "Open", uint8(6))
+	if st != gua.StatusOK {
+		t.Fatalf("Open for writing: %v", st)
+	}
+	h := out2[0].Value().(uint32)
+	if _, st := admin.call("ConfigurationFile", "Open", uint8(6)); st != gua.StatusBadInvalidState {
+		t.Fatalf("a second writer: %v", st)
+	}
+	for i := 0; i < len(nextDoc); i += 500 {
+		if _, st := admin.call("ConfigurationFile", "Write", h, nextDoc[i:min(i+500, len(nextDoc))]); st != gua.StatusOK {
+			t.Fatalf("Write: %v", st)
+		}
+	}
+	if _, st := admin.call("ConfigurationFile", "Close", h); st != gua.StatusOK {
+		t.Fatalf("Close of the written file: %v", st)
+	}
+	if admin.version() != vLast+1 {
+		t.Fatalf("closing the written file did not apply it: version %d", admin.version())
+	}
+
+	// Rollback and the history.
+	vr := shorthand("Rollback", v1, "back to the first")
+	hout, st := eng.call("Configuration", "GetHistory")
+	if st != gua.StatusOK || len(hout) != 7 {
+		t.Fatalf("GetHistory: %v", st)
+	}
+	versions := hout[0].Value().([]uint32)
+	states := hout[6].Value().([]string)
+	users := hout[2].Value().([]string)
+	if versions[len(versions)-1] != vr || users[len(users)-1] != "admin" {
+		t.Fatalf("history: %v %v", versions, users)
+	}
+	if !strings.Contains(strings.Join(states, ","), cfgstore.StateReverted) {
+		t.Fatalf("the history does not show the reverted version: %v", states)
+	}
+
+	// The serial console, through the running edged.
+	if code, o, e := edged(t, "config", "--data-dir", dir, "rollback", fmt.Sprint(v2)); code != 0 {
+		t.Fatalf("edged config rollback: %d %s %s", code, o, e)
+	}
+	if admin.version() != vr+1 {
+		t.Fatal("edged config rollback did not go through the running edged")
+	}
+	if code, o, _ := edged(t, "config", "--data-dir", dir, "history"); code != 0 || !strings.Contains(o, "console") || !strings.Contains(o, "admin") {
+		t.Fatalf("edged config history: %d\n%s", code, o)
+	}
+	audit, _ := os.ReadFile(filepath.Join(dir, ConfigDir, "audit.log"))
+	for _, want := range []string{`"action":"apply"`, `"action":"confirm"`, `"action":"revert"`, `"action":"rollback"`, `"action":"refused apply"`, `"user":"console"`} {
+		if !bytes.Contains(audit, []byte(want)) {
+			t.Errorf("the audit log lacks %s", want)
+		}
+	}
+}
