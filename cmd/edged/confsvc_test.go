@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +20,7 @@ import (
 	gua "github.com/gopcua/opcua/ua"
 
 	"github.com/edged/edged/internal/cfgstore"
+	"github.com/edged/edged/internal/testkeys"
 	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/secpol"
 	pconfig "github.com/edged/edged/plc/config"
@@ -356,5 +359,72 @@ func TestConfigurationOverOPCUA(t *testing.T) {
 		if !bytes.Contains(audit, []byte(want)) {
 			t.Errorf("the audit log lacks %s", want)
 		}
+	}
+}
+
+// TestNodeOPCUAConfiguration: node-opcua's file transfer client
+// downloads the document, an administrator's edit is uploaded (closing
+// the file applies it: the new tag reads Good), then a second edit goes
+// through Apply with a confirmation deadline and Confirm.
+func TestNodeOPCUAConfiguration(t *testing.T) {
+	node := nodeOPCUAClient(t)
+	dir := t.TempDir()
+	configUsers(t, dir)
+	url, out := startSecure(t, dir, true)
+	ns := waitFor(t, out, configLine)[1]
+	const uri = "urn:edged:test:node-opcua"
+	der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: uri, CommonName: "node-opcua", DNSNames: []string{"localhost"}, Key: testkeys.RSA(2048)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := t.TempDir()
+	certFile, keyFile := filepath.Join(files, "cert.pem"), filepath.Join(files, "key.pem")
+	kb, _ := x509.MarshalPKCS8PrivateKey(key)
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600)
+	os.WriteFile(filepath.Join(dir, pki.TrustedCerts, "node.der"), der, 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r := runNodeClientEnv(t, ctx, []string{"EDGED_CERT=" + certFile, "EDGED_KEY=" + keyFile, "EDGED_PKI=" + filepath.Join(files, "pki"),
+		"EDGED_APP_URI=" + uri, "EDGED_USER=admin", "EDGED_PASS=admin-password", "EDGED_CONFIG_NS=" + ns}, node, url, "configuration")
+	r.scenario(t, "configuration")
+	var res struct {
+		VersionStart, VersionAfterUpload, VersionEnd uint32
+		Size, Downloaded                             int
+		UploadClose                                  string
+		AddedRead, RemovedRead                       *nodeStatus
+		Apply, Confirm                               struct {
+			Status string
+			Out    []any
+		}
+	}
+	found := false
+	for _, l := range r.lines {
+		if l.Ev == "result" {
+			if err := json.Unmarshal(l.raw, &res); err != nil {
+				t.Fatal(err)
+			}
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no result\nstderr:\n%s", tail(r.stderr, 4000))
+	}
+	t.Logf("node-opcua: %+v", res)
+	switch {
+	case res.Downloaded == 0 || res.Downloaded != res.Size:
+		t.Fatalf("downloaded %d bytes, Size says %d", res.Downloaded, res.Size)
+	case res.UploadClose != "Good" || res.VersionAfterUpload != res.VersionStart+1:
+		t.Fatalf("upload: Close %s, version %d after %d", res.UploadClose, res.VersionAfterUpload, res.VersionStart)
+	case !res.AddedRead.is(gua.StatusOK):
+		t.Fatalf("the uploaded tag reads %v", res.AddedRead)
+	case res.Apply.Status != "Good" || res.Confirm.Status != "Good" || res.VersionEnd != res.VersionStart+2:
+		t.Fatalf("Apply %v, Confirm %v, version %d", res.Apply, res.Confirm, res.VersionEnd)
+	case !res.RemovedRead.is(gua.StatusBadNodeIDUnknown):
+		t.Fatalf("the removed tag reads %v", res.RemovedRead)
+	}
+	st, _ := cfgstore.Open(filepath.Join(dir, ConfigDir))
+	if h := st.History(); h[len(h)-1].State != cfgstore.StateConfirmed {
+		t.Fatalf("the confirmed version is %s in the store", h[len(h)-1].State)
 	}
 }

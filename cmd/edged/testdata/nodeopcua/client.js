@@ -625,8 +625,93 @@ async function scenarioSecure() {
   }
 }
 
+// scenarioConfiguration is an administrator changing the configuration:
+// as the user EDGED_USER (ConfigureAdmin) over Basic256Sha256
+// SignAndEncrypt with EDGED_CERT and EDGED_KEY, it downloads
+// ConfigurationFile (namespace EDGED_CONFIG_NS) with node-opcua's file
+// transfer client, adds a tag to device sim, uploads it (closing the file
+// applies it), then applies a second edit with Apply and a confirmation
+// deadline, and confirms it.
+async function scenarioConfiguration() {
+  const { OPCUACertificateManager } = require("node-opcua-certificate-manager");
+  const { ClientFile, OpenFileMode } = require("node-opcua-file-transfer");
+  const certificateManager = new OPCUACertificateManager({
+    rootFolder: process.env.EDGED_PKI,
+    automaticallyAcceptUnknownCertificate: true,
+  });
+  await certificateManager.initialize();
+  const ns = process.env.EDGED_CONFIG_NS;
+  const client = OPCUAClient.create({
+    applicationName: "edged-interop-node-opcua",
+    applicationUri: process.env.EDGED_APP_URI,
+    endpointMustExist: false,
+    securityMode: MessageSecurityMode.SignAndEncrypt,
+    securityPolicy: SecurityPolicy.Basic256Sha256,
+    certificateFile: process.env.EDGED_CERT,
+    privateKeyFile: process.env.EDGED_KEY,
+    clientCertificateManager: certificateManager,
+    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
+    keepSessionAlive: false,
+  });
+  await client.connect(endpointUrl);
+  try {
+    const session = await client.createSession({ type: 1, userName: process.env.EDGED_USER, password: process.env.EDGED_PASS });
+    const version = async () => (await session.read({ nodeId: `ns=${ns};s=Configuration.CurrentVersion`, attributeId: AttributeIds.Value })).value.value;
+    const res = { versionStart: await version() };
+    const file = new ClientFile(session, `ns=${ns};s=ConfigurationFile`);
+    await file.open(OpenFileMode.Read);
+    const size = await file.size();
+    let data = Buffer.alloc(0);
+    for (;;) {
+      const b = await file.read(700);
+      if (!b || b.length === 0) break;
+      data = Buffer.concat([data, b]);
+    }
+    await file.close();
+    res.size = Number(Array.isArray(size) ? size[1] : size);
+    res.downloaded = data.length;
+    const doc = JSON.parse(data.toString("utf8"));
+    const sim = doc.devices.find((d) => d.name === "sim");
+    sim.tags.push({ name: "NodeAdded", type: "uint16", address: "hr:40", scan_class: "fast", access: "read" });
+    const up = Buffer.from(JSON.stringify(doc, null, 2));
+    await file.open(OpenFileMode.WriteEraseExisting);
+    for (let i = 0; i < up.length; i += 600) await file.write(up.subarray(i, i + 600));
+    try {
+      await file.close();
+      res.uploadClose = "Good";
+    } catch (err) {
+      res.uploadClose = String(err.message || err);
+    }
+    res.versionAfterUpload = await version();
+    const added = await session.read({ nodeId: "ns=2;s=sim.NodeAdded", attributeId: AttributeIds.Value });
+    res.addedRead = st(added.statusCode);
+
+    sim.tags = sim.tags.filter((t) => t.name !== "NodeAdded");
+    const call = async (name, inputArguments) => {
+      const r = await session.call({ objectId: `ns=${ns};s=Configuration`, methodId: `ns=${ns};s=Configuration.${name}`, inputArguments });
+      return { ...st(r.statusCode), out: (r.outputArguments || []).map(value) };
+    };
+    res.apply = await call("Apply", [
+      { dataType: DataType.ByteString, value: Buffer.from(JSON.stringify(doc)) },
+      { dataType: DataType.UInt32, value: res.versionAfterUpload },
+      { dataType: DataType.UInt32, value: 60000 },
+      { dataType: DataType.String, value: "node-opcua: NodeAdded out again" },
+    ]);
+    const applied = res.apply.out[0];
+    res.confirm = await call("Confirm", [{ dataType: DataType.UInt32, value: applied }]);
+    res.versionEnd = await version();
+    const gone = await session.read({ nodeId: "ns=2;s=sim.NodeAdded", attributeId: AttributeIds.Value });
+    res.removedRead = st(gone.statusCode);
+    emit("result", res);
+    await session.close(true);
+  } finally {
+    await client.disconnect();
+  }
+}
+
 const scenarios = {
   secure: scenarioSecure,
+  configuration: scenarioConfiguration,
   connect: scenarioConnect,
   subscribe: scenarioSubscribe,
   transfer: scenarioTransfer,
