@@ -58,6 +58,8 @@ type ConfigService struct {
 	ns   uint16
 
 	mu      sync.Mutex // serializes changes
+	cur     *config.Config // the current version, parsed (nil: parse it)
+	curV    uint32
 	pending *pendingVersion
 	files   map[uint32]*configFile
 	nextH   uint32
@@ -242,12 +244,15 @@ func (s *ConfigService) change(ctx context.Context, c server.Caller, doc []byte,
 	if len(problems) > 0 {
 		return 0, problems
 	}
-	old, err := config.Parse(curDoc)
-	if err != nil {
-		return 0, []string{"the current version does not parse: " + err.Error()}
+	old := s.cur
+	if old == nil || s.curV != cur.Version {
+		if old, err = config.Parse(curDoc); err != nil {
+			return 0, []string{"the current version does not parse: " + err.Error()}
+		}
 	}
 	summary := Summarize(old, next)
 	stored := bytes.Clone(doc)
+	asStored := cloneConfig(next) // Apply may change next (the simulator's address)
 	if err := s.opts.Apply(ctx, next); err != nil {
 		if errors.Is(err, plc.ErrPeriodChange) {
 			return 0, []string{"base_cycle_ms: a change of the base cycle takes a restart (edged config apply then restart); nothing was changed"}
@@ -261,11 +266,13 @@ func (s *ConfigService) change(ctx context.Context, c server.Caller, doc []byte,
 	meta, err := s.opts.Store.Add(m, stored)
 	if err != nil {
 		// Not stored: what runs must be what is stored.
+		s.cur = nil
 		if back, perr := config.Parse(curDoc); perr == nil {
 			s.opts.Apply(context.WithoutCancel(ctx), back)
 		}
 		return 0, []string{"store: " + err.Error() + "; the previous version runs again"}
 	}
+	s.cur, s.curV = asStored, meta.Version
 	if s.pending != nil { // a rollback ends the wait
 		s.pending.timer.Stop()
 		s.opts.Store.SetState(s.pending.version, cfgstore.StateReverted)
@@ -346,6 +353,15 @@ func (s *ConfigService) RevertPending(ctx context.Context) (uint32, error) {
 		return 0, errors.New(strings.Join(problems, "; "))
 	}
 	return v, nil
+}
+
+// Apply is the method Apply for callers inside edged (the serial
+// console, benchmarks): doc applied as user, on version expected (0:
+// any).
+func (s *ConfigService) Apply(ctx context.Context, user string, doc []byte, expected uint32, confirmWithin time.Duration, comment string) (uint32, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.change(ctx, server.Caller{UserName: user}, doc, expected, confirmWithin, comment, "apply")
 }
 
 // ConsoleRollback is Rollback from the serial console (edged config
