@@ -57,7 +57,7 @@ type ConfigService struct {
 	opts ConfigOptions
 	ns   uint16
 
-	mu      sync.Mutex // serializes changes
+	mu      sync.Mutex     // serializes changes
 	cur     *config.Config // the current version, parsed (nil: parse it)
 	curV    uint32
 	pending *pendingVersion
