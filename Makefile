@@ -49,6 +49,8 @@ SCAN_DURATION ?= 60s
 SCAN_WARMUP   ?= 5s
 SCAN_CLIENTS  ?= 10
 SCAN_NODES    ?= 100
+# SCAN_APPLIES: configuration changes applied live in the window (0: none).
+SCAN_APPLIES  ?= 0
 
 # Subscription latency (bench-sub): the measured window of the publish
 # latency run and its warm-up, the repetitions of the write → status and
@@ -219,7 +221,7 @@ bench-scan:
 	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-scan: needs 2 cores (edged on 0, clients on 1)" >&2; exit 1; fi
 	$(GO) build -buildvcs=false -o $(BIN)/scanbench ./cmd/scanbench
 	timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/scanbench -duration $(SCAN_DURATION) -warmup $(SCAN_WARMUP) \
-		-clients $(SCAN_CLIENTS) -nodes $(SCAN_NODES) -load-prefix 'taskset -c 1'
+		-clients $(SCAN_CLIENTS) -nodes $(SCAN_NODES) -applies $(SCAN_APPLIES) -load-prefix 'taskset -c 1'
 
 # The edged side (simulator, drivers, scan engine, OPC UA server) runs pinned
 # to core 0, the subscribing client (a child process) to core 1.

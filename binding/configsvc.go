@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -228,7 +229,22 @@ func (s *ConfigService) Parse(doc []byte) (*config.Config, []string) {
 // version is expected (0: any). It returns the new version, or the
 // problems that kept it from being applied (nothing changed then).
 // mu is held.
-func (s *ConfigService) change(ctx context.Context, c server.Caller, doc []byte, expected uint32, within time.Duration, comment, action string) (uint32, []string) {
+func (s *ConfigService) change(ctx context.Context, c server.Caller, doc []byte, expected uint32, within time.Duration, comment, action string) (v uint32, problems []string) {
+	// The work of a change (parsing, validating, making drivers and
+	// nodes) runs on a thread of its own at the lowest priority, so that
+	// the scan and the sessions keep their cores; the thread ends with it.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // never unlocked: the thread goes with the goroutine
+		lowerThreadPriority()
+		v, problems = s.doChange(ctx, c, doc, expected, within, comment, action)
+	}()
+	<-done
+	return v, problems
+}
+
+func (s *ConfigService) doChange(ctx context.Context, c server.Caller, doc []byte, expected uint32, within time.Duration, comment, action string) (uint32, []string) {
 	cur, curDoc, err := s.opts.Store.Current()
 	if err != nil {
 		return 0, []string{"store: " + err.Error()}

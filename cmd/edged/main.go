@@ -14,6 +14,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/edged/edged/internal/stack"
 )
 
 // version is stamped at build time: -ldflags "-X main.version=...".
@@ -33,6 +35,7 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
+	stack.EnsureProcs()
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 

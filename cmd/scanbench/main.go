@@ -49,6 +49,7 @@ import (
 
 func main() {
 	var err error
+	stack.EnsureProcs() // as edged does
 	if len(os.Args) > 1 && os.Args[1] == "load" {
 		err = loadMain(os.Args[2:], os.Stdin, os.Stdout)
 	} else {
@@ -124,6 +125,7 @@ type benchFlags struct {
 	clients, nodes   int
 	loadPrefix       string
 	memprofile       string
+	applies          int
 }
 
 func benchMain(args []string, out io.Writer) error {
@@ -135,6 +137,7 @@ func benchMain(args []string, out io.Writer) error {
 	fs.IntVar(&f.nodes, "nodes", 100, "tags per client's Read request")
 	fs.StringVar(&f.loadPrefix, "load-prefix", "", "`command` words put before the load role's (e.g. 'taskset -c 1')")
 	fs.StringVar(&f.memprofile, "memprofile", "", "write an allocation profile of the measured window to `file`")
+	fs.IntVar(&f.applies, "applies", 0, "configuration changes applied live during the measured window (see applies.go)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -146,6 +149,9 @@ func benchMain(args []string, out io.Writer) error {
 	}
 
 	cfg := benchConfig(config.SimulatorAddress)
+	if f.applies > 0 {
+		cfg = withCounter(cfg, config.SimulatorAddress, false)
+	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
@@ -162,6 +168,13 @@ func benchMain(args []string, out io.Writer) error {
 	}()
 	st.Start()
 	e, s, url := st.Engine, st.Sim, st.URL
+	var ap *applier
+	if f.applies > 0 {
+		if ap, err = startApplier(st, st.Sim.Addr()); err != nil {
+			return err
+		}
+		defer ap.stop()
+	}
 
 	ld, err := startLoad(f, url, st.Binding.Namespace())
 	if err != nil {
@@ -184,7 +197,12 @@ func benchMain(args []string, out io.Writer) error {
 	if err := ld.mark(); err != nil {
 		return err
 	}
-	time.Sleep(f.duration)
+	if ap != nil {
+		ap.run(f.applies, f.duration)
+		time.Sleep(time.Until(t0.Add(f.duration)))
+	} else {
+		time.Sleep(f.duration)
+	}
 	e.Diagnostics(&d1)
 	cpu1, t1 := benchkit.CPUTime(), time.Now()
 	runtime.ReadMemStats(&m1)
@@ -199,6 +217,9 @@ func benchMain(args []string, out io.Writer) error {
 		return err
 	}
 	report(out, &d0, &d1, cpu1-cpu0, t1.Sub(t0), result)
+	if ap != nil {
+		ap.report(out)
+	}
 	wall := t1.Sub(t0).Seconds()
 	fmt.Fprintf(out, "  allocated %.1f MB/s, %d GCs (%.1f/s), %d images allocated for readers\n",
 		float64(m1.TotalAlloc-m0.TotalAlloc)/wall/1e6, m1.NumGC-m0.NumGC, float64(m1.NumGC-m0.NumGC)/wall,
@@ -211,10 +232,19 @@ func benchMain(args []string, out io.Writer) error {
 func report(out io.Writer, d0, d1 *plc.Diagnostics, cpu, wall time.Duration, load string) {
 	cycles := d1.Cycles - d0.Cycles
 	var req, errs, skipped uint64
+	before := map[string]*plc.DeviceDiagnostics{}
+	for i := range d0.Devices {
+		before[d0.Devices[i].Name] = &d0.Devices[i]
+	}
 	for i := range d1.Devices {
-		req += d1.Devices[i].Driver.Requests - d0.Devices[i].Driver.Requests
-		errs += d1.Devices[i].Driver.Errors - d0.Devices[i].Driver.Errors
-		skipped += d1.Devices[i].SkippedPolls - d0.Devices[i].SkippedPolls
+		d := &d1.Devices[i]
+		b := before[d.Name]
+		if b == nil || b.Driver.Requests > d.Driver.Requests { // a device added, or made anew, in the window
+			b = &plc.DeviceDiagnostics{}
+		}
+		req += d.Driver.Requests - b.Driver.Requests
+		errs += d.Driver.Errors - b.Driver.Errors
+		skipped += d.SkippedPolls - b.SkippedPolls
 	}
 	perCycle := 0.0
 	if cycles > 0 {

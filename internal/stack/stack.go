@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"sync"
 	"time"
 
@@ -71,6 +72,22 @@ type Stack struct {
 	served     chan struct{} // closed when Serve returned, with serveErr
 	serveErr   error
 	started    bool
+}
+
+// MinProcs is the fewest Ps (GOMAXPROCS) edged runs with. On one core Go
+// would make one, and a goroutine that computes for a while (a
+// configuration change, a flood of requests) would hold it until the
+// runtime preempts it, up to 10 ms later, while the scan's wake-up
+// waits: with two the scan gets a P at once, and the kernel, which knows
+// that a configuration change's thread has the lowest priority, decides
+// who gets the core.
+const MinProcs = 2
+
+// EnsureProcs raises GOMAXPROCS to MinProcs if it is below.
+func EnsureProcs() {
+	if runtime.GOMAXPROCS(0) < MinProcs {
+		runtime.GOMAXPROCS(MinProcs)
+	}
 }
 
 // NeedsSimulator reports whether c polls the built-in simulator: a device

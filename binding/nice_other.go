@@ -1,0 +1,5 @@
+//go:build !linux
+
+package binding
+
+func lowerThreadPriority() {}
