@@ -139,8 +139,9 @@ func dialConfig(t *testing.T, ctx context.Context, url, dir string, out *lockedB
 // TestConfigurationOverOPCUA: the configuration service with gopcua, as
 // an engineer and an administrator would use it: the document read
 // through the file, Validate with the problems of --check-config, Apply
-// live (a subscription on an unchanged tag goes on, one on a removed tag
-// gets Bad_NodeIdUnknown), optimistic locking, confirm or revert, Rollback,
+// live (a subscription on an unchanged tag goes on, one on a changed tag
+// goes on with new values, one on a removed tag gets Bad_NodeIdUnknown),
+// optimistic locking, confirm or revert, Rollback,
 // GetHistory, the shorthands, the file written and closed, the roles and
 // modes refused, the audit log, and `edged config` on the running edged.
 func TestConfigurationOverOPCUA(t *testing.T) {
@@ -197,7 +198,7 @@ func TestConfigurationOverOPCUA(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch := make(chan *monitor.DataChangeMessage, 10000)
-	ms, err := sub.ChanSubscribe(ctx, &opcua.SubscriptionParameters{Interval: 5 * time.Millisecond}, ch, "ns=2;s=sim.Sine", "ns=2;s=sim.Counter")
+	ms, err := sub.ChanSubscribe(ctx, &opcua.SubscriptionParameters{Interval: 5 * time.Millisecond}, ch, "ns=2;s=sim.Sine", "ns=2;s=sim.Counter", "ns=2;s=sim.Ramp")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,12 @@ func TestConfigurationOverOPCUA(t *testing.T) {
 	next.Devices = append([]pconfig.Device(nil), c.Devices...)
 	var tags []pconfig.Tag
 	for _, tg := range c.Devices[0].Tags {
-		if tg.Name != "Counter" {
+		switch tg.Name {
+		case "Counter":
+		case "Ramp": // changed: another scan class
+			tg.ScanClass = "normal"
+			tags = append(tags, tg)
+		default:
 			tags = append(tags, tg)
 		}
 	}
@@ -219,12 +225,17 @@ func TestConfigurationOverOPCUA(t *testing.T) {
 	if st != gua.StatusOK || v2 != v1+1 || len(p) != 0 {
 		t.Fatalf("Apply: %d %q %v", v2, p, st)
 	}
+	applied := time.Now()
 	time.Sleep(300 * time.Millisecond)
 	var counterGone, sineBad bool
-	sines := 0
+	sines, rampsAfter := 0, 0
 	for len(ch) > 0 {
 		m := <-ch
 		switch m.NodeID.String() {
+		case "ns=2;s=sim.Ramp":
+			if m.Error == nil && m.Status == gua.StatusOK && m.SourceTimestamp.After(applied.Add(50*time.Millisecond)) {
+				rampsAfter++
+			}
 		case "ns=2;s=sim.Counter":
 			if m.Error == nil && m.Status == gua.StatusBadNodeIDUnknown {
 				counterGone = true
@@ -236,8 +247,9 @@ func TestConfigurationOverOPCUA(t *testing.T) {
 			}
 		}
 	}
-	if !counterGone || sineBad || sines < 20 {
-		t.Fatalf("through the change: Counter got Bad_NodeIdUnknown %v, Sine had a bad notification %v, %d Sine notifications", counterGone, sineBad, sines)
+	if !counterGone || sineBad || sines < 20 || rampsAfter < 5 {
+		t.Fatalf("through the change: Counter got Bad_NodeIdUnknown %v, Sine had a bad notification %v, %d Sine notifications, %d Ramp (changed) notifications after it",
+			counterGone, sineBad, sines, rampsAfter)
 	}
 	if v, err := admin.c.Node(gua.NewStringNodeID(2, "sim.Word")).Value(ctx); err != nil || v == nil {
 		t.Fatalf("the new tag sim.Word: %v", err)
