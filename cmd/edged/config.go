@@ -71,8 +71,10 @@ func isUsageError(err error) bool {
 // other bad command line.
 func parseFlags(args []string, hostname func() (string, error), stderr io.Writer) (config, error) {
 	host, err := hostname()
-	if err != nil || host == "" {
-		host = "localhost"
+	if err != nil || !usableHostname(host) {
+		// A gateway booted without a host name ("(none)", the kernel's
+		// default): its first address, which a client can use.
+		host = firstAddress()
 	}
 
 	cfg := config{hostname: host}
@@ -187,6 +189,57 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 	}
 	cfg.advertiseHost = resolveAdvertiseHost(listenHost, *endpointHost, explicit, host)
 	return cfg, nil
+}
+
+// usableHostname reports whether h is a host name that a client could
+// look up: not empty, not the kernel's "(none)", not localhost.
+func usableHostname(h string) bool {
+	if h == "" || h == "localhost" || strings.HasPrefix(h, "localhost.") || len(h) > 253 {
+		return false
+	}
+	for _, r := range h {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// firstAddress is the first global unicast address of this machine's
+// interfaces (IPv4 first), "127.0.0.1" when it has none.
+func firstAddress() string {
+	var v6 string
+	for _, ip := range interfaceIPs() {
+		if ip.To4() != nil {
+			return ip.String()
+		}
+		if v6 == "" {
+			v6 = ip.String()
+		}
+	}
+	if v6 != "" {
+		return v6
+	}
+	return "127.0.0.1"
+}
+
+// interfaceIPs are the global unicast addresses of the interfaces that
+// are up.
+func interfaceIPs() []net.IP {
+	var out []net.IP
+	ifs, _ := net.Interfaces()
+	for _, ifc := range ifs {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.IsGlobalUnicast() {
+				out = append(out, n.IP)
+			}
+		}
+	}
+	return out
 }
 
 // checkListen validates a --listen value and returns its host part.

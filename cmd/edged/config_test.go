@@ -80,13 +80,28 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
+// TestParseFlagsHostnameFails: without a host name a client can use (an
+// error, empty, the kernel's "(none)", localhost) the endpoint URL names
+// the machine's first address.
 func TestParseFlagsHostnameFails(t *testing.T) {
-	cfg, err := parseFlags(nil, func() (string, error) { return "", errors.New("no name") }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
+	want := firstAddress()
+	if net.ParseIP(want) == nil {
+		t.Fatalf("firstAddress %q is not an address", want)
 	}
-	if cfg.advertiseHost != "localhost" {
-		t.Errorf("advertiseHost = %q, want localhost", cfg.advertiseHost)
+	for _, h := range []func() (string, error){
+		func() (string, error) { return "", errors.New("no name") },
+		fixedHostname(""), fixedHostname("(none)"), fixedHostname("localhost"),
+	} {
+		cfg, err := parseFlags(nil, h, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.advertiseHost != want {
+			t.Errorf("advertiseHost = %q, want %q", cfg.advertiseHost, want)
+		}
+	}
+	if !usableHostname("gw-01.plant") || usableHostname("(none)") || usableHostname("a b") {
+		t.Error("usableHostname")
 	}
 }
 

@@ -587,3 +587,45 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestCertificateFollowsNames: edged's self-signed certificate, made for
+// host gw01, is made again with the same key when edged starts as gw02;
+// one signed by a CA is left alone, with the warning.
+func TestCertificateFollowsNames(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := parseFlags([]string{"--data-dir", dir, "--listen", "127.0.0.1:0"}, fixedHostname("gw01"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedDataDir(t, cfg)
+	st, _ := pki.Open(dir)
+	before, key, _ := st.LoadOwn()
+	cfg2, _ := parseFlags([]string{"--data-dir", dir, "--listen", "127.0.0.1:0", "--endpoint-host", "gw02.plant"}, fixedHostname("gw02"), io.Discard)
+	var out bytes.Buffer
+	if _, err := setupSecurity(cfg2, cfg2.hostname, &out, nil); err != nil {
+		t.Fatal(err)
+	}
+	after, key2, _ := st.LoadOwn()
+	c, _ := x509.ParseCertificate(after)
+	if bytes.Equal(before, after) || !key.Equal(key2) || c.VerifyHostname("gw02.plant") != nil || !strings.Contains(out.String(), "made it again") {
+		t.Fatalf("the certificate did not follow the new name:\n%s", out.String())
+	}
+
+	// Signed by a CA: not changed, a warning.
+	caDER, caKey, _ := pki.NewCertificate(pki.Template{CommonName: "plant CA", CA: true, Key: testkeys.RSA(3072)})
+	ca, _ := x509.ParseCertificate(caDER)
+	tpl := ownTemplate(cfg, "gw01")
+	tpl.Key, tpl.Issuer, tpl.IssuerKey = key, ca, caKey
+	signed, _, err := pki.NewCertificate(tpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.SaveOwn(signed, key)
+	out.Reset()
+	if _, err := setupSecurity(cfg2, cfg2.hostname, &out, nil); err != nil {
+		t.Fatal(err)
+	}
+	if now, _, _ := st.LoadOwn(); !bytes.Equal(now, signed) || !strings.Contains(out.String(), "WARNING") {
+		t.Fatalf("a CA's certificate was changed, or no warning:\n%s", out.String())
+	}
+}

@@ -67,6 +67,15 @@ func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) e
 	}
 	e, b := st.Engine, st.Binding
 	fmt.Fprintf(out, "edged %s: OPC UA endpoint URL %s (listening on %s)\n", version, st.URL, ln.Addr())
+	if h, _, _ := net.SplitHostPort(cfg.listen); isWildcard(h) {
+		var urls []string
+		for _, ip := range interfaceIPs() {
+			urls = append(urls, endpointURL(ip.String(), port))
+		}
+		if len(urls) > 0 {
+			fmt.Fprintf(out, "edged: also reachable at %s; GetEndpoints answers with the host a client used\n", strings.Join(urls, ", "))
+		}
+	}
 	if st.Sim != nil {
 		fmt.Fprintf(out, "edged: built-in simulated PLC (Modbus TCP slave) at %s\n", st.Sim.Addr())
 		if h, ok := e.Lookup("sim", "Command"); ok && e.Tag(h).Access == plc.ReadWrite {

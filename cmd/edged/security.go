@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/x509"
 	"fmt"
 	"io"
@@ -93,6 +94,33 @@ func ownTemplate(cfg config, hostname string) pki.Template {
 	return t
 }
 
+// followNames makes edged's own self-signed certificate again, with its
+// key and validity, when it does not name hosts (the host name or the
+// addresses changed: DHCP, a renamed gateway) but is otherwise valid. A
+// certificate signed by a CA (UpdateCertificate) is left alone: only
+// its CA can name new hosts.
+func followNames(store *pki.Store, der []byte, tpl pki.Template, hosts []string) ([]byte, bool) {
+	c, err := x509.ParseCertificate(der)
+	if err != nil || !bytes.Equal(c.RawIssuer, c.RawSubject) || len(c.Subject.Organization) != 1 || c.Subject.Organization[0] != tpl.Organization {
+		return nil, false
+	}
+	now := time.Now()
+	if now.Before(c.NotBefore) || now.After(c.NotAfter) || pki.ApplicationURI(c) != tpl.ApplicationURI {
+		return nil, false
+	}
+	_, key, err := store.LoadOwn()
+	if err != nil {
+		return nil, false
+	}
+	tpl.Key = key
+	tpl.NotBefore, tpl.Validity = c.NotBefore, c.NotAfter.Sub(c.NotBefore)
+	nd, _, err := pki.NewCertificate(tpl)
+	if err != nil || len(pki.CheckOwn(nd, tpl.ApplicationURI, hosts, now)) > 0 || store.SaveOwn(nd, key) != nil {
+		return nil, false
+	}
+	return nd, true
+}
+
 // setupSecurity opens the data folder, makes edged's certificate at the
 // first start, says what is wrong with it at every start, and returns the
 // server's security configuration.
@@ -115,8 +143,14 @@ func setupSecurity(cfg config, hostname string, out io.Writer, log func(st *pki.
 		hosts = []string{cfg.advertiseHost}
 	}
 	if probs := pki.CheckOwn(der, tpl.ApplicationURI, hosts, time.Now()); len(probs) > 0 {
-		fmt.Fprintf(out, "edged: WARNING: the application certificate %s does not fit: %s; `edged pki renew --data-dir %s` makes a new one\n",
-			certFile, strings.Join(probs, "; "), cfg.dataDir)
+		if nd, ok := followNames(store, der, tpl, hosts); ok {
+			fmt.Fprintf(out, "edged: the application certificate did not fit (%s): edged made it again with its key and the names of now; thumbprint %s; clients that trusted the old one must trust this one\n",
+				strings.Join(probs, "; "), pki.ThumbprintHex(nd))
+			der = nd
+		} else {
+			fmt.Fprintf(out, "edged: WARNING: the application certificate %s does not fit: %s; `edged pki renew --data-dir %s` makes a new one\n",
+				certFile, strings.Join(probs, "; "), cfg.dataDir)
+		}
 	}
 	for _, p := range store.Problems() {
 		fmt.Fprintf(out, "edged: WARNING: PKI file not read: %s\n", p)

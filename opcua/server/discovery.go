@@ -18,18 +18,52 @@ func (c *conn) findServers(_ *session, req *ua.FindServersRequest, resp *ua.Find
 	return nil
 }
 
-// getEndpoints answers GetEndpoints (§5.4.4): the one endpoint, unless
-// ProfileUris names other transport profiles only. The endpoint URL is
-// always ours: a client that reached us by another host name (a NAT, an
-// IP address) gets our configured URL, the "suitable default" of §5.4.4.2.
+// getEndpoints answers GetEndpoints (§5.4.4): the endpoints, unless
+// ProfileUris names other transport profiles only. Their URL has the
+// host and port the client used in its EndpointUrl when that is an
+// opc.tcp URL (§5.4.4.2): a client that reached the gateway through a
+// NAT, by an address from DHCP or by a name the gateway does not know
+// connects again where it already did. Otherwise it is our configured
+// URL.
 func (c *conn) getEndpoints(_ *session, req *ua.GetEndpointsRequest, resp *ua.GetEndpointsResponse) error {
 	resp.Endpoints = resp.Endpoints[:0]
+	host := clientHost(req.EndpointURL)
 	for _, e := range c.srv.endpointList() {
 		if len(req.ProfileURIs) == 0 || matchesProfile(req.ProfileURIs, e.TransportProfileURI) {
+			if host != "" {
+				e.EndpointURL = withHost(e.EndpointURL, host)
+			}
 			resp.Endpoints = append(resp.Endpoints, e)
 		}
 	}
 	return nil
+}
+
+// clientHost returns the host:port of an opc.tcp URL a client sent, ""
+// when it is not one (or names no host).
+func clientHost(u string) string {
+	rest, ok := strings.CutPrefix(u, "opc.tcp://")
+	if !ok || len(u) > 4096 {
+		return ""
+	}
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if rest == "" || strings.ContainsAny(rest, " @\\") {
+		return ""
+	}
+	return rest
+}
+
+// withHost is URL u (ours: opc.tcp://host:port[/path]) with the host and
+// port of hostPort.
+func withHost(u, hostPort string) string {
+	rest := strings.TrimPrefix(u, "opc.tcp://")
+	path := ""
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		path = rest[i:]
+	}
+	return "opc.tcp://" + hostPort + path
 }
 
 // matchesProfile reports whether uris holds profile; a query string

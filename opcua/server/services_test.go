@@ -46,7 +46,16 @@ func TestGetEndpoints(t *testing.T) {
 		t.Fatalf("%d endpoints, want 1", len(r.Endpoints))
 	}
 	e := r.Endpoints[0]
-	if e.EndpointURL != testURL || e.SecurityMode != ua.MessageSecurityModeNone || e.SecurityPolicyURI != SecurityPolicyNone ||
+	// The host and port the client used (OPC 10000-4 §5.4.4.2); our URL
+	// when it gave none that can be used.
+	for url, want := range map[string]string{"": testURL, "http://x": testURL, "opc.tcp://": testURL, "opc.tcp://a b:1": testURL,
+		"opc.tcp://gw.plant:14840/": "opc.tcp://gw.plant:14840", "opc.tcp://[fe80::1]:4840": "opc.tcp://[fe80::1]:4840"} {
+		r := wantOK[ua.GetEndpointsResponse](t, tc.call(&ua.GetEndpointsRequest{EndpointURL: url}))
+		if got := r.Endpoints[0].EndpointURL; got != want {
+			t.Errorf("GetEndpoints(%q): %q, want %q", url, got, want)
+		}
+	}
+	if e.EndpointURL != "opc.tcp://10.0.0.5:4840" || e.SecurityMode != ua.MessageSecurityModeNone || e.SecurityPolicyURI != SecurityPolicyNone ||
 		e.TransportProfileURI != TransportProfileUATCP || len(e.UserIdentityTokens) != 1 ||
 		e.UserIdentityTokens[0].TokenType != ua.UserTokenTypeAnonymous || e.Server.ApplicationURI != DefaultApplicationURI ||
 		e.Server.ApplicationType != ua.ApplicationTypeServer {
