@@ -61,10 +61,10 @@ type SerialPort struct {
 	RS485 bool
 }
 
-// RealTime holds the scheduling hints for the 5 ms scan goroutine. They are
-// hints: cmd/edged applies them at boot (not done yet) by locking the scan
-// goroutine to its OS thread, setting its CPU affinity to CPU and its policy
-// to SCHED_FIFO with Priority.
+// RealTime is the scheduling of the 5 ms scan goroutine: the scan
+// engine's goroutine locks itself to its OS thread and Apply sets its CPU
+// affinity to CPU and its policy to SCHED_FIFO with Priority (edged's
+// --rt-priority and --rt-cpu override them).
 type RealTime struct {
 	// CPU is the CPU to pin the scan thread to; -1 means no pinning.
 	CPU int

@@ -124,6 +124,8 @@ type Engine struct {
 	lastN    uint64
 
 	wg sync.WaitGroup
+
+	stall atomic.Bool // Stall
 }
 
 const (
@@ -317,6 +319,12 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
+// Stall stops the cycle for good, as a hung scan would: no image is
+// published any more and Healthy turns false, until Run's context ends.
+// It is for testing what watches the scan (edged's watchdog, with
+// --test-stall-scan-after); nothing else calls it.
+func (e *Engine) Stall() { e.stall.Store(true) }
+
 // Period returns the base cycle.
 func (e *Engine) Period() time.Duration { return e.period }
 
@@ -504,6 +512,10 @@ func (e *Engine) Run(ctx context.Context) error {
 	n := uint64(1)
 	for {
 		if !e.idle(ctx, timer.C) {
+			return nil
+		}
+		if e.stall.Load() {
+			<-ctx.Done()
 			return nil
 		}
 		if e.preciseWake > 0 {

@@ -52,6 +52,15 @@ type config struct {
 	// anonymous are the roles of anonymous sessions (--anonymous-role;
 	// 0: refused).
 	anonymous server.Roles
+	// The gateway: the watchdog device ("" the board's, "none") and its
+	// timeout; the scan's SCHED_FIFO priority and CPU (-1: the board's;
+	// priority 0: normal scheduling; CPU -2: none); stallAfter stalls
+	// the scan, for watchdog tests only.
+	watchdog        string
+	watchdogTimeout time.Duration
+	rtPriority      int
+	rtCPU           int
+	stallAfter      time.Duration
 }
 
 // usageError is a bad command line: main reports it and exits with code 2.
@@ -119,6 +128,14 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 		"print the scan statistics (cycles, cycle time, start jitter, overruns) this often; 0: never")
 	fs.StringVar(&cfg.dataDir, "data-dir", DefaultDataDir,
 		"the `folder` of edged's certificates: own/, trusted/, issuers/, rejected/ (made at the first start)")
+	fs.StringVar(&cfg.watchdog, "watchdog", "",
+		"hardware watchdog `device` fed while the scan is healthy; default the board's (none on sim); none: no watchdog")
+	fs.DurationVar(&cfg.watchdogTimeout, "watchdog-timeout", 10*time.Second, "the watchdog's timeout (whole seconds)")
+	fs.IntVar(&cfg.rtPriority, "rt-priority", -1,
+		"SCHED_FIFO `priority` (1..99) of the scan thread; -1: the board's (0 on sim); 0: normal scheduling")
+	fs.IntVar(&cfg.rtCPU, "rt-cpu", -1, "the `CPU` the scan thread runs on; -1: the board's; -2: any")
+	fs.DurationVar(&cfg.stallAfter, "test-stall-scan-after", 0,
+		"TEST ONLY: stop the scan this long after the start, as a hung scan would, to prove the watchdog; 0: never")
 	fs.BoolVar(&cfg.allowInsecure, "allow-insecure", false,
 		"offer SecurityPolicy None for sessions too (without: None serves discovery only); for tests and demos, never on a plant network")
 	anonRole := fs.String("anonymous-role", "Observer",
@@ -160,6 +177,15 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 	}
 	if cfg.maxConnections < 1 {
 		return cfg, &usageError{msg: fmt.Sprintf("invalid value %d for --max-connections: want at least 1", cfg.maxConnections)}
+	}
+	if cfg.rtPriority < -1 || cfg.rtPriority > 99 {
+		return cfg, &usageError{msg: fmt.Sprintf("invalid value %d for --rt-priority: want -1, 0, or 1 to 99", cfg.rtPriority)}
+	}
+	if cfg.rtCPU < -2 {
+		return cfg, &usageError{msg: fmt.Sprintf("invalid value %d for --rt-cpu: want a CPU number, -1 or -2", cfg.rtCPU)}
+	}
+	if cfg.watchdogTimeout < time.Second || cfg.watchdogTimeout > time.Hour {
+		return cfg, &usageError{msg: fmt.Sprintf("invalid value %v for --watchdog-timeout: want 1s to 1h", cfg.watchdogTimeout)}
 	}
 	if cfg.readSpin < 0 || cfg.readSpin > time.Second {
 		return cfg, &usageError{msg: fmt.Sprintf("invalid value %v for --read-spin: want 0 to 1s", cfg.readSpin)}

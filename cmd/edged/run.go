@@ -6,10 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"strings"
 	"time"
 
 	"github.com/edged/edged/binding"
+	"github.com/edged/edged/board"
 	"github.com/edged/edged/internal/cfgstore"
 	"github.com/edged/edged/internal/stack"
 	"github.com/edged/edged/opcua/pki"
@@ -57,7 +59,24 @@ func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) e
 		ln.Close()
 		return err
 	}
-	sc := stack.Config{Plant: conf, Listener: ln, Server: scfg}
+	prof, err := board.Lookup(conf.Board)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	rt := prof.RT
+	if cfg.rtPriority >= 0 {
+		rt.Priority = cfg.rtPriority
+	}
+	if cfg.rtCPU >= 0 {
+		rt.CPU = cfg.rtCPU
+	} else if cfg.rtCPU == -2 {
+		rt.CPU = -1
+	}
+	if rt.CPU >= runtime.NumCPU() {
+		rt.CPU = -1 // a board profile for more cores than this machine has
+	}
+	sc := stack.Config{Plant: conf, Listener: ln, Server: scfg, RealTime: &rt}
 	if stack.NeedsSimulator(conf) {
 		sc.Simulator = &sim.Options{}
 	}
@@ -96,6 +115,36 @@ func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) e
 	}
 	defer svc.Close()
 	st.Start()
+	if rt.Priority > 0 || rt.CPU >= 0 {
+		if err := st.RealTimeErr(); err != nil {
+			fmt.Fprintf(out, "edged: WARNING: the scan runs with normal scheduling: %v\n", err)
+		} else {
+			fmt.Fprintf(out, "edged: scan thread: SCHED_FIFO priority %d, CPU %d (-1: any)\n", rt.Priority, rt.CPU)
+		}
+		if err := board.LockMemory(); err != nil {
+			fmt.Fprintf(out, "edged: WARNING: memory not locked: %v\n", err)
+		}
+	}
+	wdPath := prof.Watchdog
+	if cfg.watchdog != "" {
+		wdPath = cfg.watchdog
+	}
+	if wdPath != "" && wdPath != "none" {
+		wd, err := board.OpenWatchdog(wdPath, cfg.watchdogTimeout)
+		if err != nil {
+			st.Close(context.Background())
+			return fmt.Errorf("--watchdog %s: %w", wdPath, err)
+		}
+		wctx, stopWatch := context.WithCancel(context.Background())
+		go st.Watch(wctx, wd)
+		defer wd.Close() // after the shutdown below: disarmed (magic close)
+		defer stopWatch()
+		fmt.Fprintf(out, "edged: watchdog %s, timeout %v, fed while the scan is healthy\n", wdPath, wd.Timeout())
+	}
+	if cfg.stallAfter > 0 {
+		fmt.Fprintf(out, "edged: WARNING: TEST ONLY: the scan stops in %v (--test-stall-scan-after)\n", cfg.stallAfter)
+		time.AfterFunc(cfg.stallAfter, st.Engine.Stall)
+	}
 	if v, err := svc.RevertPending(ctx); err != nil {
 		fmt.Fprintf(out, "edged: WARNING: reverting the unconfirmed configuration: %v\n", err)
 	} else if v != 0 {

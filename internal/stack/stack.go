@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/binding"
+	"github.com/edged/edged/board"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/plc"
 	pconfig "github.com/edged/edged/plc/config"
@@ -50,6 +51,9 @@ type Config struct {
 	// Window is the engine's percentile window in cycles (0: the engine's
 	// default).
 	Window int
+	// RealTime, when set, is the scheduling of the scan engine's
+	// goroutine (board.RealTime.Apply, on its own locked thread).
+	RealTime *board.RealTime
 }
 
 // Stack is the running wiring. Its fields are for reading and, between New
@@ -72,6 +76,8 @@ type Stack struct {
 	served     chan struct{} // closed when Serve returned, with serveErr
 	serveErr   error
 	started    bool
+	rt         *board.RealTime
+	rtErr      error
 }
 
 // MinProcs is the fewest Ps (GOMAXPROCS) edged runs with. On one core Go
@@ -109,7 +115,7 @@ func NeedsSimulator(c *pconfig.Config) bool {
 // New builds the stack of cfg without running it. On error everything it
 // started is closed again (the listener included).
 func New(cfg Config) (_ *Stack, err error) {
-	st := &Stack{Listener: cfg.Listener}
+	st := &Stack{Listener: cfg.Listener, rt: cfg.RealTime}
 	defer func() {
 		if err != nil {
 			st.closeParts()
@@ -233,7 +239,17 @@ func (st *Stack) Start(after ...func(*plc.Image)) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	st.stopEngine = cancel
 	st.engineDone = make(chan error, 1)
-	go func() { st.engineDone <- st.Engine.Run(ctx) }()
+	applied := make(chan error, 1)
+	go func() {
+		// Run runs on this goroutine: Apply's thread is the scan's.
+		if st.rt != nil {
+			applied <- st.rt.Apply()
+		} else {
+			applied <- nil
+		}
+		st.engineDone <- st.Engine.Run(ctx)
+	}()
+	st.rtErr = <-applied
 	st.served = make(chan struct{})
 	go func() {
 		st.serveErr = st.Server.Serve(st.Listener)
@@ -241,6 +257,30 @@ func (st *Stack) Start(after ...func(*plc.Image)) error {
 	}()
 	return nil
 }
+
+// Watch feeds w while the scan engine is healthy (Engine.Healthy: cycles
+// publishing images, not stalled), checked four times per timeout, never
+// from a timer alone, until ctx ends. A scan that stops makes the board
+// reset within the timeout. The caller disarms w (Close) after a clean
+// shutdown.
+func (st *Stack) Watch(ctx context.Context, w *board.Watchdog) {
+	t := time.NewTicker(max(w.Timeout()/4, 10*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if st.Engine.Healthy() {
+				w.Feed()
+			}
+		}
+	}
+}
+
+// RealTimeErr is what Config.RealTime could not be given (not permitted,
+// say), nil if all was; the scan then runs with normal scheduling.
+func (st *Stack) RealTimeErr() error { return st.rtErr }
 
 // Served is closed when the server stopped serving: after Close, or when
 // its listener failed (ServeErr says why). Nil before Start.

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/edged/edged/board"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
@@ -147,5 +150,49 @@ func TestApply(t *testing.T) {
 	}
 	if as.Node(st.Binding.NodeID("plc2", "Word")) == nil {
 		t.Fatal("a refused change removed plc2")
+	}
+}
+
+// TestWatch: the watchdog is fed while the scan runs and not once it
+// stalls; Close writes the magic 'V'. A regular file stands in for the
+// device: its ioctls fail, so each feed is the write every driver takes.
+func TestWatch(t *testing.T) {
+	conf := pconfig.Simulator()
+	st, err := New(Config{Plant: &conf, Simulator: &sim.Options{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(context.Background())
+	dev := filepath.Join(t.TempDir(), "watchdog")
+	os.WriteFile(dev, nil, 0o600)
+	w, err := board.OpenWatchdog(dev, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { st.Watch(ctx, w); close(done) }()
+	size := func() int64 { fi, _ := os.Stat(dev); return fi.Size() }
+	for size() < 3 {
+		time.Sleep(50 * time.Millisecond) // fed every 250 ms while healthy
+	}
+	st.Engine.Stall()
+	for st.Engine.Healthy() {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // a feed that had passed Healthy
+	n := size()
+	time.Sleep(time.Second)
+	if size() != n {
+		t.Fatalf("fed %d times after the scan stalled", size()-n)
+	}
+	cancel()
+	<-done
+	w.Close()
+	if b, _ := os.ReadFile(dev); b[len(b)-1] != 'V' {
+		t.Fatal("Close did not write the magic V")
 	}
 }
