@@ -78,7 +78,7 @@ FANOUT_FLAGS    ?=
 ROBUST_WINDOW ?= 10s
 WAKE_FOR      ?= 10m
 
-.PHONY: all help build arm64 armv7 run deps test test-arm test-race test-robust check-generate bench-wake bench bench-e2e bench-peer bench-scan bench-sub bench-fanout fuzz lint check-binaries clean
+.PHONY: all help build arm64 armv7 image-arm64 image-armv7 test-image run deps test test-arm test-race test-robust check-generate bench-wake bench bench-e2e bench-peer bench-scan bench-sub bench-fanout fuzz lint check-binaries clean
 
 all: build
 
@@ -89,6 +89,8 @@ help:
 	@echo "make deps            install the Debian packages the tests need (scripts/deps.sh)"
 	@echo "make test            deps, then all tests"
 	@echo "make test-arm        deps, then all tests for arm64 and armv7 under qemu"
+	@echo "make image-arm64     the QEMU test image bin/image-arm64 (image-armv7: bin/image-armv7)"
+	@echo "make test-image      boot both images in qemu-system-arm: serve, write, power cut, watchdog"
 	@echo "make test-race       deps, then the tests of the packages with goroutines under the race detector ($(RACE_PKGS))"
 	@echo "make test-robust     a real edged under each attack of internal/robust for ROBUST_WINDOW=$(ROBUST_WINDOW): RSS, scan, latency, admission"
 	@echo "make bench-wake      how late this machine wakes an idle 5 ms sleeper, for WAKE_FOR=$(WAKE_FOR): the floor under the scan's overruns"
@@ -112,6 +114,19 @@ arm64:
 
 armv7:
 	GOOS=linux GOARCH=arm GOARM=7 $(XBUILD) -o $(BIN)/edged-linux-armv7 ./cmd/edged
+
+# The QEMU test images (scripts/image.sh: Debian's ARM kernel and
+# BusyBox, the gateway's overlay, the ARM binary) and their boot test.
+image-arm64: arm64
+	./scripts/image.sh arm64
+
+image-armv7: armv7
+	./scripts/image.sh armv7
+
+IMAGE_ARCHS ?= arm64 armv7
+
+test-image: deps build $(addprefix image-,$(IMAGE_ARCHS))
+	IMAGE_ARCHS='$(IMAGE_ARCHS)' $(GO) test -tags image -count=1 -v -timeout 25m ./internal/imagetest/
 
 run: build
 	./$(BIN)/edged --data-dir data --allow-insecure --anonymous-role Operator $(ARGS)
