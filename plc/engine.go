@@ -53,6 +53,14 @@ type Config struct {
 	// sleep does not follow a bubble's clock. It must be shorter than
 	// Period; edged uses 1 ms.
 	PreciseWake time.Duration
+	// OwnThreadWait makes the cycle goroutine wait for each cycle in
+	// nanosleep on its own thread for the whole wait, not only the last
+	// PreciseWake; the results, writes and changes that come meanwhile
+	// are taken at the cycle's start. For a goroutine whose thread has
+	// real-time priority (board.RealTime): its wake-up then does not wait
+	// for the Go runtime's timer, which runs on threads of normal
+	// priority that a busy process on the same core delays.
+	OwnThreadWait bool
 }
 
 // DeviceConfig names a Device.
@@ -72,6 +80,7 @@ type DeviceConfig struct {
 type Engine struct {
 	period, pollTimeout, collectTimeout, noCommAfter, writeTimeout time.Duration
 	preciseWake                                                    time.Duration
+	ownThreadWait                                                  bool
 
 	// Owned by Run's goroutine (and by New and Reconfigure before and
 	// while Run waits for a change); other goroutines read lay and
@@ -208,6 +217,7 @@ func New(cfg Config) (*Engine, error) {
 		noCommAfter:    cfg.NoCommAfter,
 		writeTimeout:   cfg.WriteTimeout,
 		preciseWake:    cfg.PreciseWake,
+		ownThreadWait:  cfg.OwnThreadWait,
 		handles:        make(map[string]Handle, len(cfg.Tags)),
 		reconf:         make(chan *plan),
 		stopped:        make(chan struct{}),
@@ -511,15 +521,23 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer timer.Stop()
 	n := uint64(1)
 	for {
-		if !e.idle(ctx, timer.C) {
-			return nil
+		if e.ownThreadWait {
+			sleepUntil(t0.Add(time.Duration(n-1) * e.period))
+			if ctx.Err() != nil {
+				return nil
+			}
+			e.takeReconf(ctx)
+		} else {
+			if !e.idle(ctx, timer.C) {
+				return nil
+			}
+			if e.preciseWake > 0 {
+				sleepUntil(t0.Add(time.Duration(n-1) * e.period))
+			}
 		}
 		if e.stall.Load() {
 			<-ctx.Done()
 			return nil
-		}
-		if e.preciseWake > 0 {
-			sleepUntil(t0.Add(time.Duration(n-1) * e.period))
 		}
 		now := time.Now()
 		late := now.Sub(t0.Add(time.Duration(n-1) * e.period))
@@ -535,7 +553,19 @@ func (e *Engine) Run(ctx context.Context) error {
 		end := time.Now()
 		e.record(n, end.Sub(now), late)
 		n++
-		timer.Reset(t0.Add(time.Duration(n-1)*e.period).Sub(end) - e.preciseWake)
+		if !e.ownThreadWait {
+			timer.Reset(t0.Add(time.Duration(n-1)*e.period).Sub(end) - e.preciseWake)
+		}
+	}
+}
+
+// takeReconf applies a change that Reconfigure is waiting to hand over
+// (with OwnThreadWait, between two cycles).
+func (e *Engine) takeReconf(ctx context.Context) {
+	select {
+	case p := <-e.reconf:
+		e.applyPlan(ctx, p)
+	default:
 	}
 }
 

@@ -39,6 +39,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/edged/edged/board"
 	"github.com/edged/edged/internal/benchkit"
 	"github.com/edged/edged/internal/stack"
 	"github.com/edged/edged/opcua/server"
@@ -126,6 +127,8 @@ type benchFlags struct {
 	loadPrefix       string
 	memprofile       string
 	applies          int
+	rtPriority       int
+	rtCPU            int
 }
 
 func benchMain(args []string, out io.Writer) error {
@@ -138,6 +141,8 @@ func benchMain(args []string, out io.Writer) error {
 	fs.StringVar(&f.loadPrefix, "load-prefix", "", "`command` words put before the load role's (e.g. 'taskset -c 1')")
 	fs.StringVar(&f.memprofile, "memprofile", "", "write an allocation profile of the measured window to `file`")
 	fs.IntVar(&f.applies, "applies", 0, "configuration changes applied live during the measured window (see applies.go)")
+	fs.IntVar(&f.rtPriority, "rt-priority", 0, "SCHED_FIFO `priority` of the scan thread, as edged's --rt-priority (0: normal scheduling)")
+	fs.IntVar(&f.rtCPU, "rt-cpu", -1, "the `CPU` of the scan thread (-1: any)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -157,7 +162,8 @@ func benchMain(args []string, out io.Writer) error {
 	}
 	window := int(f.duration / time.Duration(cfg.BaseCycleMs) / time.Millisecond)
 	st, err := stack.New(stack.Config{Plant: &cfg, Simulator: &sim.Options{}, Window: window,
-		Server: server.Config{Logger: slog.New(slog.DiscardHandler)}})
+		Server:   server.Config{Logger: slog.New(slog.DiscardHandler)},
+		RealTime: &board.RealTime{Priority: f.rtPriority, CPU: f.rtCPU}})
 	if err != nil {
 		return err
 	}
@@ -168,6 +174,15 @@ func benchMain(args []string, out io.Writer) error {
 	}()
 	st.Start()
 	e, s, url := st.Engine, st.Sim, st.URL
+	if f.rtPriority > 0 {
+		if err := st.RealTimeErr(); err != nil {
+			return err
+		}
+		if err := board.LockMemory(); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "scanbench: scan thread SCHED_FIFO priority %d\n", f.rtPriority)
+	}
 	var ap *applier
 	if f.applies > 0 {
 		if ap, err = startApplier(st, st.Sim.Addr()); err != nil {

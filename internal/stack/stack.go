@@ -152,6 +152,9 @@ func New(cfg Config) (_ *Stack, err error) {
 	}
 	st.drivers = drivers
 	pc.PreciseWake = PreciseWake
+	// A real-time scan thread sleeps its whole wait itself (see
+	// plc.Config.OwnThreadWait).
+	pc.OwnThreadWait = cfg.RealTime != nil && cfg.RealTime.Priority > 0
 	if cfg.Window > 0 {
 		pc.Window = cfg.Window
 	}
