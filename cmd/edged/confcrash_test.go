@@ -77,7 +77,7 @@ func edgedProcess(t *testing.T, args ...string) (*exec.Cmd, string, *lockedBuffe
 func TestConfigCrash(t *testing.T) {
 	total := 200
 	if os.Getenv("EDGED_TEST_EMULATED") != "" {
-		total = 10 // each start of an emulated edged takes seconds; the 200 run natively
+		total = 5 // each start of an emulated edged takes seconds; the 200 run natively
 	}
 	dir := t.TempDir()
 	edgedUser(t, dir, "admin-password\n", "add", "admin", "--role", "ConfigureAdmin")
