@@ -408,7 +408,7 @@ func TestNodeOPCUAConfiguration(t *testing.T) {
 	r.scenario(t, "configuration")
 	var res struct {
 		VersionStart, VersionAfterUpload, VersionEnd uint32
-		Size, Downloaded                             int
+		Size, Downloaded, AddedGoodAfterMs           int
 		UploadClose                                  string
 		AddedRead, RemovedRead                       *nodeStatus
 		Apply, Confirm                               struct {

@@ -683,8 +683,17 @@ async function scenarioConfiguration() {
       res.uploadClose = String(err.message || err);
     }
     res.versionAfterUpload = await version();
-    const added = await session.read({ nodeId: "ns=2;s=sim.NodeAdded", attributeId: AttributeIds.Value });
+    // The new tag is polled within a few cycles of the change: read it
+    // until it is Good (or the hang guard of 5 s ends the wait).
+    const t0 = Date.now();
+    let added;
+    for (;;) {
+      added = await session.read({ nodeId: "ns=2;s=sim.NodeAdded", attributeId: AttributeIds.Value });
+      if (added.statusCode.isGood() || Date.now() - t0 > 5000) break;
+      await sleep(5);
+    }
     res.addedRead = st(added.statusCode);
+    res.addedGoodAfterMs = Date.now() - t0;
 
     sim.tags = sim.tags.filter((t) => t.name !== "NodeAdded");
     const call = async (name, inputArguments) => {
