@@ -553,25 +553,12 @@ func testWriterGoesAway(t *testing.T, ctx context.Context, url, dir string, out 
 func TestConfigurationRestart(t *testing.T) {
 	dir := t.TempDir()
 	configUsers(t, dir)
+	seeded := false
 	run := func(args ...string) (*cfgClient, *lockedBuffer, func()) {
-		cfg, err := parseFlags(append([]string{"--data-dir", dir, "--listen", "127.0.0.1:0"}, args...), fixedHostname("gw01"), io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := os.Stat(filepath.Join(dir, "own")); err != nil {
-			seedDataDir(t, cfg)
-		}
-		conf, err := loadConfig(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		out := new(lockedBuffer)
-		errc := make(chan error, 1)
-		go func() { errc <- run(ctx, cfg, conf, out) }()
-		url := waitFor(t, out, endpointLine)[1]
-		cc := dialConfig(t, ctx, url, dir, out, "admin", gua.MessageSecurityModeSignAndEncrypt)
-		return cc, out, func() { cc.c.Close(ctx); cancel(); <-errc }
+		url, out, stop := startEdged(t, dir, !seeded, args...)
+		seeded = true
+		cc := dialConfig(t, context.Background(), url, dir, out, "admin", gua.MessageSecurityModeSignAndEncrypt)
+		return cc, out, func() { cc.c.Close(context.Background()); stop() }
 	}
 	cc, _, stop := run()
 	if out, st := cc.call("Configuration", "RemoveTags", "sim", []string{"Toggle"}); st != gua.StatusOK {

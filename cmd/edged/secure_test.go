@@ -44,9 +44,17 @@ func clientKeySizes() []int {
 }
 
 // startSecure starts edged as it runs by default, secure, with the data
-// folder dir; seed puts a certificate with a test key there first, else
-// edged makes its own.
+// folder dir, until the test ends; seed puts a certificate with a test
+// key there first, else edged makes its own.
 func startSecure(t *testing.T, dir string, seed bool, args ...string) (string, *lockedBuffer) {
+	t.Helper()
+	url, out, stop := startEdged(t, dir, seed, args...)
+	t.Cleanup(stop)
+	return url, out
+}
+
+// startEdged is startSecure with the stop left to the caller.
+func startEdged(t *testing.T, dir string, seed bool, args ...string) (string, *lockedBuffer, func()) {
 	t.Helper()
 	cfg, err := parseFlags(append([]string{"--data-dir", dir, "--listen", "127.0.0.1:0"}, args...), fixedHostname("gw01"), io.Discard)
 	if err != nil {
@@ -63,11 +71,11 @@ func startSecure(t *testing.T, dir string, seed bool, args ...string) (string, *
 	out := new(lockedBuffer)
 	errc := make(chan error, 1)
 	go func() { errc <- run(ctx, cfg, conf, out) }()
-	t.Cleanup(func() {
+	stop := func() {
 		cancel()
 		<-errc
-	})
-	return waitFor(t, out, endpointLine)[1], out
+	}
+	return waitFor(t, out, endpointLine)[1], out, stop
 }
 
 // edgedUser runs `edged user --data-dir dir args...` with stdinText as

@@ -226,14 +226,6 @@ func (st *Stack) Apply(ctx context.Context, conf *pconfig.Config) error {
 	return err
 }
 
-// Plant returns the configuration running now. The caller must not
-// change it.
-func (st *Stack) Plant() *pconfig.Config {
-	st.applyMu.Lock()
-	defer st.applyMu.Unlock()
-	return st.plant
-}
-
 // Start has the server hear of every image the engine publishes, so that
 // monitored items sample in the cycle in which their tag changed, then
 // subscribes after (hooks that run once the server was told), and runs the

@@ -87,15 +87,7 @@ func TestNewFailsCleanly(t *testing.T) {
 // keeps its node and value; a base cycle change is refused and changes
 // nothing.
 func TestApply(t *testing.T) {
-	conf := pconfig.Simulator()
-	st, err := New(Config{Plant: &conf, Simulator: &sim.Options{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close(context.Background())
+	st := startSim(t)
 	as := st.Server.AddressSpace()
 	waitGood := func(dev, tag string) {
 		t.Helper()
@@ -157,15 +149,7 @@ func TestApply(t *testing.T) {
 // stalls; Close writes the magic 'V'. A regular file stands in for the
 // device: its ioctls fail, so each feed is the write every driver takes.
 func TestWatch(t *testing.T) {
-	conf := pconfig.Simulator()
-	st, err := New(Config{Plant: &conf, Simulator: &sim.Options{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close(context.Background())
+	st := startSim(t)
 	dev := filepath.Join(t.TempDir(), "watchdog")
 	os.WriteFile(dev, nil, 0o600)
 	w, err := board.OpenWatchdog(dev, time.Second)
@@ -195,4 +179,20 @@ func TestWatch(t *testing.T) {
 	if b, _ := os.ReadFile(dev); b[len(b)-1] != 'V' {
 		t.Fatal("Close did not write the magic V")
 	}
+}
+
+// startSim starts the stack of the simulator's configuration until the
+// test ends.
+func startSim(t *testing.T) *Stack {
+	t.Helper()
+	conf := pconfig.Simulator()
+	st, err := New(Config{Plant: &conf, Simulator: &sim.Options{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close(context.Background()) })
+	return st
 }
