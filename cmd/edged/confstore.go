@@ -55,8 +55,10 @@ func openVersions(dataDir string) (st *cfgstore.Store, release func(), err error
 // chooseConfig returns the configuration to run: the store's current
 // version; or, when the store holds none or --config-replace is given,
 // cmdline (from --config, --import-csv, --board or the built-in
-// simulator), which becomes a new version. It says on out where the
-// configuration comes from, and which stored versions it passed over.
+// simulator), which becomes a new version; a nil cmdline is read then
+// (loadConfig), and not at all when a stored version runs. It says on out
+// where the configuration comes from, and which stored versions it
+// passed over.
 func chooseConfig(cfg config, st *cfgstore.Store, cmdline *pconfig.Config, out io.Writer) (*pconfig.Config, error) {
 	for _, d := range st.Damaged() {
 		fmt.Fprintf(out, "edged: WARNING: configuration version %s: passed over (kept as *.damaged)\n", d)
@@ -68,6 +70,11 @@ func chooseConfig(cfg config, st *cfgstore.Store, cmdline *pconfig.Config, out i
 	cur, doc, err := st.Current()
 	switch {
 	case errors.Is(err, cfgstore.ErrEmpty), err == nil && cfg.configReplace:
+		if cmdline == nil {
+			if cmdline, err = loadConfig(cfg); err != nil {
+				return nil, err
+			}
+		}
 		b, merr := cmdline.Marshal()
 		if merr != nil {
 			return nil, merr
@@ -100,7 +107,7 @@ func chooseConfig(cfg config, st *cfgstore.Store, cmdline *pconfig.Config, out i
 		}
 		fmt.Fprintf(out, "edged: configuration version %d from %s (%s, %s)\n", m.Version, st.Dir(), m.User, m.Time.Format(time.RFC3339))
 		if cfg.configFile != "" || cfg.importCSV != "" || cfg.board != "" {
-			fmt.Fprintf(out, "edged: WARNING: --config, --import-csv and --board are not used: the stored version runs (give --config-replace to make them a new version)\n")
+			fmt.Fprintf(out, "edged: WARNING: --config, --import-csv and --board are not read: the stored version runs (give --config-replace to make them a new version)\n")
 		}
 		return c, nil
 	}

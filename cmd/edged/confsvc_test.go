@@ -548,7 +548,7 @@ func testWriterGoesAway(t *testing.T, ctx context.Context, url, dir string, out 
 }
 
 // TestConfigurationRestart: the version applied over OPC UA is the one a
-// restart runs; --config is then not used (edged says so) unless
+// restart runs; --config is then not read (edged says so) unless
 // --config-replace makes it a new version.
 func TestConfigurationRestart(t *testing.T) {
 	dir := t.TempDir()
@@ -569,13 +569,20 @@ func TestConfigurationRestart(t *testing.T) {
 
 	file := writeFile(t, "plant.json", string(must(json.Marshal(pconfig.Simulator()))))
 	cc, out, stop := run("--config", file)
-	if cc.version() != v || !strings.Contains(out.String(), "are not used") {
+	if cc.version() != v || !strings.Contains(out.String(), "are not read") {
 		t.Fatalf("after a restart with --config: version %d, want %d; output:\n%s", cc.version(), v, out.String())
 	}
 	if n := cc.c.Node(gua.NewStringNodeID(2, "sim.Toggle")); n != nil {
 		if dv, err := n.Value(cc.ctx); err == nil && dv != nil {
 			t.Fatal("sim.Toggle is back after the restart")
 		}
+	}
+	stop()
+	// A broken file there does not keep the gateway from its stored
+	// configuration: it is not read.
+	cc, out, stop = run("--config", writeFile(t, "broken.json", `{"devices": [`))
+	if cc.version() != v || !strings.Contains(out.String(), "are not read") {
+		t.Fatalf("after a restart with a broken --config: version %d, want %d; output:\n%s", cc.version(), v, out.String())
 	}
 	stop()
 	cc, _, stop = run("--config", file, "--config-replace")

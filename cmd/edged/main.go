@@ -65,12 +65,12 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 
-	conf, err := loadConfig(cfg)
-	if err != nil {
-		fmt.Fprintf(stderr, "edged: %v\n", err)
-		return 2
-	}
 	if cfg.checkConfig {
+		conf, err := loadConfig(cfg)
+		if err != nil {
+			fmt.Fprintf(stderr, "edged: %v\n", err)
+			return 2
+		}
 		n := 0
 		for _, d := range conf.Devices {
 			n += len(d.Tags)
@@ -81,8 +81,13 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, cfg, conf, stdout); err != nil {
+	// The configuration of the command line is read when it runs: once
+	// the data folder holds a version, that runs instead (chooseConfig).
+	if err := run(ctx, cfg, nil, stdout); err != nil {
 		fmt.Fprintf(stderr, "edged: %v\n", err)
+		if _, ok := errors.AsType[*configError](err); ok {
+			return 2
+		}
 		return 1
 	}
 	return 0

@@ -76,7 +76,7 @@ func TestBadConfig(t *testing.T) {
 			if check {
 				args = append([]string{"--check-config"}, args...)
 			}
-			code, _, errOut := edged(t, append(args, "--listen", "127.0.0.1:0")...)
+			code, _, errOut := edged(t, append(args, "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())...)
 			if code != 2 {
 				t.Errorf("%v: exit %d, want 2; stderr %q", args, code, errOut)
 			}

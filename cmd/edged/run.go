@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -33,20 +34,35 @@ const shutdownTimeout = 5 * time.Second
 // scan statistics every cfg.reportEvery. At the end the stack shuts down
 // in order: the server, the engine and the drivers, the simulator.
 func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) error {
-	ln, err := net.Listen("tcp", cfg.listen)
+	ln, err := server.Listen(cfg.listen)
 	if err != nil {
 		return fmt.Errorf("cannot listen on --listen %s: %w", cfg.listen, err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	scfg := serverConfig(cfg, endpointURL(cfg.advertiseHost, port), out)
-	sec, err := setupSecurity(cfg, cfg.hostname, out, func(st *pki.Store, trust string) {
-		st.LogRejections(scfg.Logger, trust)
-	})
-	if err != nil {
-		ln.Close()
-		return err
+	// The certificate and key are loaded (or made, at the first start)
+	// while the configuration is chosen and the devices and the engine
+	// are made: on a slow core that is a third of the start. What it
+	// says comes after the configuration's lines.
+	var (
+		sec     *server.Security
+		secErr  error
+		secOut  bytes.Buffer
+		secDone = make(chan struct{})
+	)
+	go func() {
+		defer close(secDone)
+		sec, secErr = setupSecurity(cfg, cfg.hostname, &secOut, func(st *pki.Store, trust string) {
+			st.LogRejections(scfg.Logger, trust)
+		})
+	}()
+	defer func() { <-secDone }() // never left writing the data folder
+	security := func() (*server.Security, error) {
+		<-secDone
+		out.Write(secOut.Bytes())
+		secOut.Reset()
+		return sec, secErr
 	}
-	scfg.Security = sec
 	auth := gatewayAuth{users: users.Open(cfg.dataDir), anonymous: cfg.anonymous}
 	scfg.Authenticator, scfg.RoleIdentities = auth, auth.roleIdentities
 	versions, release, err := openVersions(cfg.dataDir)
@@ -76,7 +92,7 @@ func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) e
 	if rt.CPU >= runtime.NumCPU() {
 		rt.CPU = -1 // a board profile for more cores than this machine has
 	}
-	sc := stack.Config{Plant: conf, Listener: ln, Server: scfg, RealTime: &rt}
+	sc := stack.Config{Plant: conf, Listener: ln, Server: scfg, Security: security, RealTime: &rt}
 	if stack.NeedsSimulator(conf) {
 		sc.Simulator = &sim.Options{}
 	}
@@ -125,6 +141,7 @@ func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) e
 			fmt.Fprintf(out, "edged: WARNING: memory not locked: %v\n", err)
 		}
 	}
+	fmt.Fprintf(out, "edged: serving OPC UA clients\n")
 	wdPath := prof.Watchdog
 	if cfg.watchdog != "" {
 		wdPath = cfg.watchdog

@@ -63,14 +63,10 @@ func startEdged(t *testing.T, dir string, seed bool, args ...string) (string, *l
 	if seed {
 		seedDataDir(t, cfg)
 	}
-	conf, err := loadConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	out := new(lockedBuffer)
 	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, cfg, conf, out) }()
+	go func() { errc <- run(ctx, cfg, nil, out) }() // as realMain: the configuration read when needed
 	stop := func() {
 		cancel()
 		<-errc

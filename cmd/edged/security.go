@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/rsa"
 	"crypto/x509"
 	"fmt"
 	"io"
@@ -49,6 +50,21 @@ func (o *ownCredentials) get() *uasc.Credentials {
 		}
 	}
 	return o.cur
+}
+
+// prime takes the certificate and key just read, so that the first get
+// does not read and parse them again: an RSA key's checks are much of a
+// start on a slow core.
+func (o *ownCredentials) prime(der []byte, key *rsa.PrivateKey) {
+	fi, err := os.Stat(filepath.Join(o.store.Path(pki.OwnCerts), "edged.der"))
+	if err != nil {
+		return
+	}
+	if c, err := uasc.NewCredentials(der, key); err == nil {
+		o.mu.Lock()
+		o.cur, o.stamp, o.size = c, fi.ModTime(), fi.Size()
+		o.mu.Unlock()
+	}
 }
 
 // ownTemplate is what edged's application instance certificate holds:
@@ -130,7 +146,7 @@ func setupSecurity(cfg config, hostname string, out io.Writer, log func(st *pki.
 		return nil, fmt.Errorf("--data-dir %s: %w", cfg.dataDir, err)
 	}
 	tpl := ownTemplate(cfg, hostname)
-	der, _, created, err := store.EnsureOwn(tpl)
+	der, key, created, err := store.EnsureOwn(tpl)
 	if err != nil {
 		return nil, fmt.Errorf("--data-dir %s: application certificate: %w", cfg.dataDir, err)
 	}
@@ -156,6 +172,7 @@ func setupSecurity(cfg config, hostname string, out io.Writer, log func(st *pki.
 		fmt.Fprintf(out, "edged: WARNING: PKI file not read: %s\n", p)
 	}
 	own := &ownCredentials{store: store}
+	own.prime(der, key)
 	if own.get() == nil {
 		return nil, fmt.Errorf("--data-dir %s: the application certificate and key do not belong together", cfg.dataDir)
 	}

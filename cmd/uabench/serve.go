@@ -129,7 +129,7 @@ func serve(f serveFlags, in io.Reader, out io.Writer) error {
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		return fmt.Errorf("uabench: -listen %s: the bench serves on loopback only", f.listen)
 	}
-	ln, err := net.Listen("tcp", f.listen)
+	ln, err := server.Listen(f.listen)
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func serve(f serveFlags, in io.Reader, out io.Writer) error {
 			pf.Close()
 		}()
 	}
-	eln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	eln, err := server.Listen(net.JoinHostPort(host, "0"))
 	if err != nil {
 		ln.Close()
 		return err

@@ -48,6 +48,11 @@ type Config struct {
 	// Server configures the OPC UA server; an empty EndpointURL becomes
 	// opc.tcp:// and the listener's address.
 	Server server.Config
+	// Security, when set, gives Server.Security. It is called on the
+	// goroutine that makes the server, beside the one that makes the
+	// simulator, the drivers and the engine: a caller loads its
+	// certificate and key meanwhile.
+	Security func() (*server.Security, error)
 	// Window is the engine's percentile window in cycles (0: the engine's
 	// default).
 	Window int
@@ -133,10 +138,40 @@ func New(cfg Config) (_ *Stack, err error) {
 		}
 	}()
 	if st.Listener == nil {
-		if st.Listener, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		if st.Listener, err = server.Listen("127.0.0.1:0"); err != nil {
 			return nil, err
 		}
 	}
+	// The server (its address space; the certificate and key through
+	// cfg.Security) is made on a goroutine of its own while this one makes
+	// the simulator, the drivers and the engine. Most of a start on a slow
+	// core is code running for the first time, and two cores share it.
+	sc := cfg.Server
+	if sc.EndpointURL == "" {
+		sc.EndpointURL = "opc.tcp://" + st.Listener.Addr().String()
+	}
+	st.URL = sc.EndpointURL
+	type madeServer struct {
+		srv *server.Server
+		err error
+	}
+	srvc := make(chan madeServer, 1)
+	go func() {
+		var m madeServer
+		if cfg.Security != nil {
+			sc.Security, m.err = cfg.Security()
+		}
+		if m.err == nil {
+			m.srv, m.err = server.New(sc)
+		}
+		srvc <- m
+	}()
+	joined := false
+	defer func() {
+		if !joined {
+			<-srvc // an error before the server was taken: nothing is left running
+		}
+	}()
 	conf := cfg.Plant
 	var opts devices.Options
 	if cfg.Simulator != nil {
@@ -169,14 +204,12 @@ func New(cfg Config) (_ *Stack, err error) {
 	if st.Engine, err = plc.New(pc); err != nil {
 		return nil, err
 	}
-	sc := cfg.Server
-	if sc.EndpointURL == "" {
-		sc.EndpointURL = "opc.tcp://" + st.Listener.Addr().String()
+	m := <-srvc
+	joined = true
+	if m.err != nil {
+		return nil, m.err
 	}
-	st.URL = sc.EndpointURL
-	if st.Server, err = server.New(sc); err != nil {
-		return nil, err
-	}
+	st.Server = m.srv
 	if st.Binding, err = binding.New(st.Server.AddressSpace(), st.Engine, conf); err != nil {
 		return nil, err
 	}

@@ -133,6 +133,17 @@ func (s *Server) SourceChanged(src addrspace.SourceID, changed []uint32) {
 // EndpointURL returns the URL the server advertises.
 func (s *Server) EndpointURL() string { return s.cfg.EndpointURL }
 
+// Listen listens on the TCP address addr (host:port) for Serve. Its
+// connections are plain TCP: Go's listeners offer Multipath TCP by
+// default (Go 1.24), and on a kernel that has it every accepted socket is
+// an MPTCP socket, which costs time to set up and on every send and
+// receive even when the client speaks plain TCP, as OPC UA clients do.
+func Listen(addr string) (net.Listener, error) {
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(false)
+	return lc.Listen(context.Background(), "tcp", addr)
+}
+
 // ListenAndServe listens on the TCP port of the endpoint URL on all
 // interfaces and serves until ctx is done, then shuts down (waiting up to
 // 5 s for connections to close). It returns nil after a shutdown caused by
@@ -142,7 +153,7 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort("", u.Port()))
+	ln, err := Listen(net.JoinHostPort("", u.Port()))
 	if err != nil {
 		return err
 	}
