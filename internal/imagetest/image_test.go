@@ -368,8 +368,11 @@ func testImage(t *testing.T, m machine) {
 	reset, _ := v.lastLineAt(bootBanner)
 	after := reset.Sub(warned.Add(healthy))
 	t.Logf("%s: the watchdog reset the machine %v after the scan stalled (timeout 10 s)", m.arch, after.Round(100*time.Millisecond))
-	if after > 12*time.Second {
-		t.Errorf("the reset came %v after the stall, more than the 10 s timeout", after)
+	// The reset shows only as the next kernel's first line, which comes
+	// some time after the reset under TCG: 8.8-11.7 s after the stall in
+	// our runs, with a feed every 2.5 s before it.
+	if after > 13*time.Second {
+		t.Errorf("the reset came %v after the stall: more than the 10 s timeout and 3 s for the next kernel's first line", after)
 	}
 }
 
