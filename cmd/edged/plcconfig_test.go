@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,6 +61,15 @@ func TestBadConfig(t *testing.T) {
 }`)
 	unknown := writeFile(t, "unknown.json", `{"version": 1, "base_cycle": 5}`)
 	badCSV := writeFile(t, "bad.csv", "name,type,address,scan_class,access\nX,float99,hr:0,fast,read\n")
+	// A data folder with a certificate and no configuration version: the
+	// file is read, and no key is made for each case (slow under
+	// emulation). A refused configuration stores nothing.
+	dir := t.TempDir()
+	cfg, err := parseFlags([]string{"--data-dir", dir}, os.Hostname, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedDataDir(t, cfg)
 	for _, c := range []struct {
 		args []string
 		want []string
@@ -76,7 +86,7 @@ func TestBadConfig(t *testing.T) {
 			if check {
 				args = append([]string{"--check-config"}, args...)
 			}
-			code, _, errOut := edged(t, append(args, "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())...)
+			code, _, errOut := edged(t, append(args, "--listen", "127.0.0.1:0", "--data-dir", dir)...)
 			if code != 2 {
 				t.Errorf("%v: exit %d, want 2; stderr %q", args, code, errOut)
 			}
