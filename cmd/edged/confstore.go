@@ -54,12 +54,11 @@ func openVersions(dataDir string) (st *cfgstore.Store, release func(), err error
 
 // chooseConfig returns the configuration to run: the store's current
 // version; or, when the store holds none or --config-replace is given,
-// cmdline (from --config, --import-csv, --board or the built-in
-// simulator), which becomes a new version; a nil cmdline is read then
-// (loadConfig), and not at all when a stored version runs. It says on out
-// where the configuration comes from, and which stored versions it
-// passed over.
-func chooseConfig(cfg config, st *cfgstore.Store, cmdline *pconfig.Config, out io.Writer) (*pconfig.Config, error) {
+// the command line's (--config, --import-csv, --board or the built-in
+// simulator's, read by loadConfig only then), which becomes a new
+// version. It says on out where the configuration comes from, and which
+// stored versions it passed over.
+func chooseConfig(cfg config, st *cfgstore.Store, out io.Writer) (*pconfig.Config, error) {
 	for _, d := range st.Damaged() {
 		fmt.Fprintf(out, "edged: WARNING: configuration version %s: passed over (kept as *.damaged)\n", d)
 	}
@@ -70,10 +69,9 @@ func chooseConfig(cfg config, st *cfgstore.Store, cmdline *pconfig.Config, out i
 	cur, doc, err := st.Current()
 	switch {
 	case errors.Is(err, cfgstore.ErrEmpty), err == nil && cfg.configReplace:
-		if cmdline == nil {
-			if cmdline, err = loadConfig(cfg); err != nil {
-				return nil, err
-			}
+		cmdline, err := loadConfig(cfg)
+		if err != nil {
+			return nil, err
 		}
 		b, merr := cmdline.Marshal()
 		if merr != nil {

@@ -81,9 +81,9 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// The configuration of the command line is read when it runs: once
-	// the data folder holds a version, that runs instead (chooseConfig).
-	if err := run(ctx, cfg, nil, stdout); err != nil {
+	// The command line's configuration is read by run only when it is
+	// needed: once the data folder holds a version, that runs instead.
+	if err := run(ctx, cfg, stdout); err != nil {
 		fmt.Fprintf(stderr, "edged: %v\n", err)
 		if _, ok := errors.AsType[*configError](err); ok {
 			return 2

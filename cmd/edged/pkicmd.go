@@ -117,7 +117,7 @@ func runPKI(s *pki.Store, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "thumbprint  %s\nsubject     %s\nuri         %s\ndns         %s\nip          %s\nvalid       %s .. %s\nfile        %s\n",
 			pki.ThumbprintHex(der), c.Subject, pki.ApplicationURI(c), strings.Join(c.DNSNames, ", "), strings.Join(ips, ", "),
 			c.NotBefore.UTC().Format("2006-01-02 15:04"), c.NotAfter.UTC().Format("2006-01-02 15:04"),
-			filepath.Join(s.Path(pki.OwnCerts), "edged.der"))
+			s.OwnCertPath())
 		return nil
 	case "renew":
 		if err := need(0); err != nil {

@@ -27,13 +27,13 @@ import (
 // shutdownTimeout bounds how long run waits for connections to close.
 const shutdownTimeout = 5 * time.Second
 
-// run serves conf until ctx is done: it binds the OPC UA listen address,
-// starts the stack (internal/stack: the built-in simulator if conf polls
-// it, the devices, the scan engine, the server and the binding), shows the
+// run serves the configuration chooseConfig picks until ctx is done: it
+// binds the OPC UA listen address, starts the stack (internal/stack: the
+// built-in simulator if the configuration polls it, the devices, the scan engine, the server and the binding), shows the
 // tags and the Diagnostics object in the address space, and prints the
 // scan statistics every cfg.reportEvery. At the end the stack shuts down
 // in order: the server, the engine and the drivers, the simulator.
-func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) error {
+func run(ctx context.Context, cfg config, out io.Writer) error {
 	ln, err := server.Listen(cfg.listen)
 	if err != nil {
 		return fmt.Errorf("cannot listen on --listen %s: %w", cfg.listen, err)
@@ -71,7 +71,8 @@ func run(ctx context.Context, cfg config, conf *pconfig.Config, out io.Writer) e
 		return fmt.Errorf("--data-dir %s: %w", cfg.dataDir, err)
 	}
 	defer release()
-	if conf, err = chooseConfig(cfg, versions, conf, out); err != nil {
+	conf, err := chooseConfig(cfg, versions, out)
+	if err != nil {
 		ln.Close()
 		return err
 	}

@@ -44,15 +44,11 @@ func startRun(t *testing.T, args ...string) (context.Context, context.CancelFunc
 		t.Fatal(err)
 	}
 	seedDataDir(t, cfg)
-	conf, err := loadConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	out := new(lockedBuffer)
 	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, cfg, conf, out) }()
+	go func() { errc <- run(ctx, cfg, out) }()
 	return ctx, cancel, out, errc
 }
 

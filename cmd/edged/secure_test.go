@@ -66,7 +66,7 @@ func startEdged(t *testing.T, dir string, seed bool, args ...string) (string, *l
 	ctx, cancel := context.WithCancel(context.Background())
 	out := new(lockedBuffer)
 	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, cfg, nil, out) }() // as realMain: the configuration read when needed
+	go func() { errc <- run(ctx, cfg, out) }()
 	stop := func() {
 		cancel()
 		<-errc

@@ -39,7 +39,7 @@ type ownCredentials struct {
 }
 
 func (o *ownCredentials) get() *uasc.Credentials {
-	fi, err := os.Stat(filepath.Join(o.store.Path(pki.OwnCerts), "edged.der"))
+	fi, err := os.Stat(o.store.OwnCertPath())
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if err == nil && (!fi.ModTime().Equal(o.stamp) || fi.Size() != o.size) {
@@ -56,7 +56,7 @@ func (o *ownCredentials) get() *uasc.Credentials {
 // does not read and parse them again: an RSA key's checks are much of a
 // start on a slow core.
 func (o *ownCredentials) prime(der []byte, key *rsa.PrivateKey) {
-	fi, err := os.Stat(filepath.Join(o.store.Path(pki.OwnCerts), "edged.der"))
+	fi, err := os.Stat(o.store.OwnCertPath())
 	if err != nil {
 		return
 	}
@@ -150,7 +150,7 @@ func setupSecurity(cfg config, hostname string, out io.Writer, log func(st *pki.
 	if err != nil {
 		return nil, fmt.Errorf("--data-dir %s: application certificate: %w", cfg.dataDir, err)
 	}
-	certFile := filepath.Join(store.Path(pki.OwnCerts), "edged.der")
+	certFile := store.OwnCertPath()
 	if created {
 		fmt.Fprintf(out, "edged: created the application certificate %s (thumbprint %s)\n", certFile, pki.ThumbprintHex(der))
 	}

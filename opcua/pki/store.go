@@ -99,6 +99,9 @@ func (s *Store) Root() string { return s.root }
 // Path returns the path of a folder of the store.
 func (s *Store) Path(dir string) string { return filepath.Join(s.root, dir) }
 
+// OwnCertPath is the file of the application's certificate (DER).
+func (s *Store) OwnCertPath() string { return filepath.Join(s.root, OwnCerts, ownCertFile) }
+
 // LoadOwn reads the application's certificate and key. fs.ErrNotExist
 // means there are none yet.
 func (s *Store) LoadOwn() ([]byte, *rsa.PrivateKey, error) {
