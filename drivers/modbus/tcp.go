@@ -51,6 +51,7 @@ type TCP struct {
 	sem   sem        // held for a transaction and for Close
 	mu    sync.Mutex // guards the Client map
 	conn  net.Conn
+	abort func() // cuts a blocked transaction on conn short (see send)
 	buf   [tcpMaxADU]byte
 	st    Stats
 	fails int       // consecutive failures
@@ -184,6 +185,7 @@ func (t *TCP) connectLocked(ctx context.Context) error {
 		tc.SetNoDelay(true)
 	}
 	t.conn = conn
+	t.abort = func() { conn.SetDeadline(time.Unix(1, 0)) }
 	t.dials++
 	if t.dials > 1 {
 		t.st.Reconnects.Add(1)
@@ -206,15 +208,22 @@ func (t *TCP) send(ctx context.Context, adu []byte) ([]byte, error) {
 	if err := conn.SetDeadline(deadline); err != nil {
 		return nil, err
 	}
-	if ctx.Done() != nil {
-		stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
-		defer stop()
+	// The context's end cuts the transaction short. The scan engine's
+	// context arms that without a goroutine (afterFuncer);
+	// context.AfterFunc would start one per transaction for it.
+	if a, ok := ctx.(afterFuncer); ok {
+		defer a.AfterFunc(t.abort)()
+	} else if ctx.Done() != nil {
+		defer context.AfterFunc(ctx, t.abort)()
 	}
 	if _, err := conn.Write(adu); err != nil {
 		return nil, ioErr(ctx, err)
 	}
+	// One read takes the whole response when it has arrived (most of
+	// the time), a second only when it came in parts.
 	b := t.buf[:]
-	if _, err := io.ReadFull(conn, b[:tcpHeader]); err != nil {
+	got, err := io.ReadAtLeast(conn, b, tcpHeader)
+	if err != nil {
 		return nil, ioErr(ctx, err)
 	}
 	n := int(binary.BigEndian.Uint16(b[4:]))
@@ -224,7 +233,11 @@ func (t *TCP) send(ctx context.Context, adu []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: MBAP length %d", ErrFrame, n)
 	}
 	total := tcpHeader - 1 + n
-	if _, err := io.ReadFull(conn, b[tcpHeader:total]); err != nil {
+	if got > total {
+		// Only one request is ever outstanding.
+		return nil, fmt.Errorf("%w: %d bytes after the response", ErrFrame, got-total)
+	}
+	if _, err := io.ReadFull(conn, b[got:total]); err != nil {
 		return nil, ioErr(ctx, err)
 	}
 	if len(adu) >= 2 && (b[0] != adu[0] || b[1] != adu[1]) {
@@ -232,6 +245,13 @@ func (t *TCP) send(ctx context.Context, adu []byte) ([]byte, error) {
 	}
 	t.fails = 0
 	return b[:total], nil
+}
+
+// afterFuncer is a context that runs a function when it is done, as
+// context.AfterFunc does, by a method of its own (the scan engine's
+// per-call context).
+type afterFuncer interface {
+	AfterFunc(f func()) (stop func() bool)
 }
 
 // ioErr turns a deadline error into ErrTimeout (or the context's error when

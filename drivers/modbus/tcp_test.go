@@ -387,3 +387,39 @@ func TestTCPDeviceRestart(t *testing.T) {
 		t.Errorf("%+v", st)
 	}
 }
+
+// A device that sends more than the response in one go (two answers to
+// one request) fails the transaction and loses its connection: the extra
+// bytes are never read as the next answer. The next request reconnects.
+func TestTCPBytesAfterResponse(t *testing.T) {
+	dials := 0
+	link := NewTCP(TCPConfig{Address: "pipe", BackoffMin: time.Millisecond, Dial: func(ctx context.Context, n, a string) (net.Conn, error) {
+		dials++
+		double := dials == 1
+		c1, c2 := net.Pipe()
+		go func() {
+			defer c2.Close()
+			var req [12]byte
+			for {
+				if _, err := io.ReadFull(c2, req[:]); err != nil {
+					return
+				}
+				r := []byte{req[0], req[1], 0, 0, 0, 5, 1, 3, 2, 0x12, 0x34}
+				if double {
+					r = append(r, r...)
+				}
+				c2.Write(r)
+			}
+		}()
+		return c1, nil
+	}})
+	defer link.Close()
+	c := link.Client(1)
+	if _, err := c.Read(ctxT(t, time.Second), HoldingRegisters, 0, 1, nil); !errors.Is(err, ErrFrame) {
+		t.Fatalf("two answers in one read: %v, want ErrFrame", err)
+	}
+	data, err := c.Read(ctxT(t, time.Second), HoldingRegisters, 0, 1, nil)
+	if err != nil || len(data) != 2 || dials != 2 {
+		t.Fatalf("after reconnecting: % x, %v, %d dials", data, err, dials)
+	}
+}

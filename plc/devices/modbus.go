@@ -241,6 +241,17 @@ type reqCtx struct {
 
 func (c *reqCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 
+// AfterFunc passes on the AfterFunc of the poll's context, the scan
+// engine's, which arms a function without a goroutine (see
+// drivers/modbus, TCP): embedding promotes only the methods of
+// context.Context.
+func (c *reqCtx) AfterFunc(f func()) (stop func() bool) {
+	if a, ok := c.Context.(interface{ AfterFunc(func()) func() bool }); ok {
+		return a.AfterFunc(f)
+	}
+	return context.AfterFunc(c.Context, f)
+}
+
 // req returns the context of a request under ctx: ctx itself when its
 // deadline comes before the device's timeout, else a reqCtx.
 func (m *modbusDevice) req(ctx context.Context) context.Context {
