@@ -61,16 +61,20 @@ type SerialPort struct {
 	RS485 bool
 }
 
-// RealTime is the scheduling of the 5 ms scan goroutine: the scan
-// engine's goroutine locks itself to its OS thread and Apply sets its CPU
-// affinity to CPU and its policy to SCHED_FIFO with Priority (edged's
-// --rt-priority and --rt-cpu override them).
+// RealTime is the scheduling of the 5 ms scan goroutine: when it asks
+// for a CPU or a priority, the scan engine's goroutine locks itself to
+// its OS thread and Apply sets its CPU affinity to CPU and its policy to
+// SCHED_FIFO with Priority (edged's --rt-priority and --rt-cpu override
+// them).
 type RealTime struct {
 	// CPU is the CPU to pin the scan thread to; -1 means no pinning.
 	CPU int
 	// Priority is the SCHED_FIFO priority (1..99); 0 means keep SCHED_OTHER.
 	Priority int
 }
+
+// Wanted reports whether rt asks for anything: a priority or a CPU.
+func (rt RealTime) Wanted() bool { return rt.Priority > 0 || rt.CPU >= 0 }
 
 // Profile is the description of one board.
 type Profile struct {

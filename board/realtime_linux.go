@@ -12,8 +12,14 @@ import (
 // goroutine, so its priority never passes to another), sets SCHED_FIFO
 // with rt.Priority when above 0, and pins the thread to rt.CPU when it
 // is 0 or more. It returns what it could not do (not permitted, a CPU
-// that is not there); the thread then runs on as it was.
+// that is not there); the thread then runs on as it was. A RealTime that
+// asks for neither (the sim board's) leaves the goroutine unlocked: a
+// locked goroutine's every wake-up hands the runtime's P to its thread
+// and back, two context switches, for nothing.
 func (rt RealTime) Apply() error {
+	if !rt.Wanted() {
+		return nil
+	}
 	runtime.LockOSThread()
 	var errs []error
 	if rt.Priority > 0 {

@@ -7,13 +7,14 @@ import (
 	"runtime"
 )
 
-// Apply locks the goroutine to its thread; scheduling needs Linux.
+// Apply locks the goroutine to its thread if rt asks for real-time
+// scheduling, which needs Linux.
 func (rt RealTime) Apply() error {
-	runtime.LockOSThread()
-	if rt.Priority > 0 || rt.CPU >= 0 {
-		return errors.New("board: real-time scheduling needs Linux")
+	if !rt.Wanted() {
+		return nil
 	}
-	return nil
+	runtime.LockOSThread()
+	return errors.New("board: real-time scheduling needs Linux")
 }
 
 // LockMemory needs Linux.

@@ -43,15 +43,17 @@ type Config struct {
 	// Window is the number of cycles over which Diagnostics computes
 	// percentiles (default 1024).
 	Window int
-	// PreciseWake, when above 0, makes the cycle goroutine's timer fire
-	// this much before each cycle's start and sleeps the rest with the
-	// operating system's nanosleep on the goroutine's own thread. Go's
-	// timers wake a process that is otherwise idle up to 1 ms late (the
-	// runtime waits for events in whole milliseconds); nanosleep wakes
-	// within tens of microseconds. 0 (the default) uses Go's timers
-	// alone, as tests under testing/synctest need: the operating system's
-	// sleep does not follow a bubble's clock. It must be shorter than
-	// Period; edged uses 1 ms.
+	// PreciseWake, when above 0, makes the cycle wake at its start
+	// within tens of microseconds: Go's timers wake a process that is
+	// otherwise idle up to 1 ms late (the runtime waits for events in
+	// whole milliseconds). On Linux the cycle goroutine then waits on a
+	// timerfd in Go's network poller, parked like a goroutine waiting for
+	// a socket, holding no thread (see docs/performance.md, Idle);
+	// elsewhere its timer fires this much before each cycle's start and
+	// it sleeps the rest with nanosleep on its own thread. 0 (the
+	// default) uses Go's timers alone, as tests under testing/synctest
+	// need: the operating system's clocks do not follow a bubble's. It
+	// must be shorter than Period; edged uses 1 ms.
 	PreciseWake time.Duration
 	// OwnThreadWait makes the cycle goroutine wait for each cycle in
 	// nanosleep on its own thread for the whole wait, not only the last
@@ -516,13 +518,29 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.start(ctx)
 	defer e.stop()
 
+	// The wait for the next cycle: with OwnThreadWait in nanosleep on
+	// the goroutine's thread; else, with PreciseWake, on a timerfd in
+	// Go's poller where there is one; in both the results, writes and
+	// changes that come meanwhile are taken at the cycle's start. Else
+	// (and without a timerfd) idle serves them until Go's timer fires,
+	// PreciseWake before the cycle, and nanosleep sleeps the rest.
+	var polled *polledTimer
+	if !e.ownThreadWait && e.preciseWake > 0 {
+		if polled = newPolledTimer(); polled != nil {
+			defer polled.close()
+		}
+	}
 	t0 := time.Now()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	n := uint64(1)
 	for {
-		if e.ownThreadWait {
-			sleepUntil(t0.Add(time.Duration(n-1) * e.period))
+		if e.ownThreadWait || polled != nil {
+			if polled != nil {
+				polled.sleepUntil(t0.Add(time.Duration(n-1) * e.period))
+			} else {
+				sleepUntil(t0.Add(time.Duration(n-1) * e.period))
+			}
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -553,7 +571,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		end := time.Now()
 		e.record(n, end.Sub(now), late)
 		n++
-		if !e.ownThreadWait {
+		if !e.ownThreadWait && polled == nil {
 			timer.Reset(t0.Add(time.Duration(n-1)*e.period).Sub(end) - e.preciseWake)
 		}
 	}

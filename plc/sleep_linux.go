@@ -1,8 +1,12 @@
 package plc
 
 import (
+	"os"
 	"syscall"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // sleepUntil sleeps until t with nanosleep(2), which blocks this goroutine's
@@ -21,3 +25,63 @@ func sleepUntil(t time.Time) {
 		}
 	}
 }
+
+// polledTimer is a timerfd(2) that Go's network poller waits on: a
+// goroutine that sleeps on it parks like one that waits for a socket,
+// holding no thread and handing no P over, and wakes at the precision of
+// the kernel's high-resolution timers, not in the whole milliseconds in
+// which the runtime's idle poller counts its own timers. It arms and
+// reads the timer with raw system calls (neither blocks): a runtime
+// system call wakes the runtime's monitor thread, which sleeps while the
+// process is idle, a context switch per cycle for nothing. See
+// Config.PreciseWake.
+type polledTimer struct {
+	fd int
+	f  *os.File // fd, non-blocking, in the poller
+	rc syscall.RawConn
+	// read is the function rc.Read calls, made once; its result.
+	read   func(fd uintptr) bool
+	errno  syscall.Errno
+	buffer [8]byte
+}
+
+// newPolledTimer returns a polledTimer, or nil when the kernel has no
+// timerfd.
+func newPolledTimer() *polledTimer {
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return nil
+	}
+	p := &polledTimer{fd: fd, f: os.NewFile(uintptr(fd), "timerfd")}
+	if p.rc, err = p.f.SyscallConn(); err != nil {
+		p.f.Close()
+		return nil
+	}
+	p.read = func(fd uintptr) bool {
+		_, _, p.errno = syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&p.buffer[0])), uintptr(len(p.buffer)))
+		return p.errno != syscall.EAGAIN // false: wait until readable
+	}
+	return p
+}
+
+// sleepUntil parks the calling goroutine until t.
+func (p *polledTimer) sleepUntil(t time.Time) {
+	for {
+		d := time.Until(t)
+		if d <= 0 {
+			return
+		}
+		spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
+		_, _, errno := syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, uintptr(p.fd), 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
+		if errno != 0 {
+			sleepUntil(t)
+			return
+		}
+		if err := p.rc.Read(p.read); err != nil || (p.errno != 0 && p.errno != syscall.EINTR) {
+			sleepUntil(t)
+			return
+		}
+	}
+}
+
+func (p *polledTimer) close() { p.f.Close() }

@@ -1,0 +1,23 @@
+package plc
+
+import (
+	"testing"
+	"time"
+)
+
+// The timerfd sleep never returns before its time, and returns for a
+// time that has passed.
+func TestPolledTimer(t *testing.T) {
+	p := newPolledTimer()
+	if p == nil {
+		t.Fatal("no timerfd")
+	}
+	defer p.close()
+	for _, d := range []time.Duration{-time.Millisecond, 0, 100 * time.Microsecond, 2 * time.Millisecond, 7 * time.Millisecond} {
+		at := time.Now().Add(d)
+		p.sleepUntil(at)
+		if now := time.Now(); now.Before(at) {
+			t.Errorf("sleepUntil(now%+v) returned %v early", d, at.Sub(now))
+		}
+	}
+}
