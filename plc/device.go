@@ -41,6 +41,17 @@ type Device interface {
 	Stats() DeviceStats
 }
 
+// Inline is a Device whose Poll and Write never wait for anything but
+// the CPU (memory, GPIO lines read by ioctl): with Inline true the engine
+// calls them from its cycle's own goroutine, not the device's, which
+// saves the two goroutine hand-offs (and, with an idle P, the two thread
+// wake-ups) of each cycle's poll. A device that talks over a network or a
+// serial line must not be Inline: its wait would hold up the cycle.
+type Inline interface {
+	Device
+	Inline() bool
+}
+
 // BoundTag is a tag with its handle, as passed to Device.Bind.
 type BoundTag struct {
 	Handle Handle

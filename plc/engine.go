@@ -178,6 +178,8 @@ type device struct {
 	hung    bool
 	failing bool
 	retired bool          // Reconfigure dropped it; its worker ends after its job
+	inline  bool          // polled on the cycle's goroutine (Inline)
+	cc      *callCtx      // the context of inline calls, made at the first one
 	exited  chan struct{} // closed when its worker returned
 
 	// Counters, read by Diagnostics.
@@ -650,22 +652,27 @@ func (e *Engine) worker(ctx context.Context, d *device) {
 	defer close(d.exited)
 	cc := newCallCtx(ctx)
 	for j := range d.jobs {
-		j.start = time.Now()
-		for i := range j.writes {
-			w := &j.writes[i]
-			cc.begin(time.Now().Add(e.pollTimeout))
-			w.result = StatusOf(d.dev.Write(cc, w.h, w.v))
-			cc.end()
-		}
-		j.err = nil
-		if len(j.due) > 0 {
-			cc.begin(time.Now().Add(e.pollTimeout))
-			j.err = d.dev.Poll(cc, j.due, j.out)
-			cc.end()
-		}
-		j.end = time.Now()
+		e.runJob(cc, d, j)
 		e.results <- j
 	}
+}
+
+// runJob performs j, d's job: its writes, then its poll.
+func (e *Engine) runJob(cc *callCtx, d *device, j *job) {
+	j.start = time.Now()
+	for i := range j.writes {
+		w := &j.writes[i]
+		cc.begin(time.Now().Add(e.pollTimeout))
+		w.result = StatusOf(d.dev.Write(cc, w.h, w.v))
+		cc.end()
+	}
+	j.err = nil
+	if len(j.due) > 0 {
+		cc.begin(time.Now().Add(e.pollTimeout))
+		j.err = d.dev.Poll(cc, j.due, j.out)
+		cc.end()
+	}
+	j.end = time.Now()
 }
 
 // idle handles results and writes until c fires; false when ctx ends.
@@ -741,6 +748,14 @@ func (e *Engine) cycle(ctx context.Context, n uint64, now time.Time) {
 		j.cycle, j.dispatched = n, nowNs
 		d.busy = true
 		d.busyNow.Store(true)
+		if d.inline {
+			if d.cc == nil {
+				d.cc = newCallCtx(ctx)
+			}
+			e.runJob(d.cc, d, j)
+			e.merge(j)
+			continue
+		}
 		d.jobs <- j
 		outstanding++
 	}

@@ -27,7 +27,11 @@ func tagKey(device, name string) string { return device + "\x00" + name }
 
 // newDevice returns Run's state for dc, without tags.
 func newDevice(dc DeviceConfig) *device {
-	return &device{name: dc.Name, dev: dc.Device, jobs: make(chan *job, 1), exited: make(chan struct{})}
+	d := &device{name: dc.Name, dev: dc.Device, jobs: make(chan *job, 1), exited: make(chan struct{})}
+	if in, ok := dc.Device.(Inline); ok && in.Inline() {
+		d.inline = true
+	}
+	return d
 }
 
 // bindDevice builds d's scan classes from its handles' tags and binds its

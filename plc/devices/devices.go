@@ -5,6 +5,7 @@
 package devices
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,9 @@ type Options struct {
 	// (plc/sim), where devices of kind "sim" are polled. A sim device
 	// without it is an error.
 	SimAddress string
+	// SimDial, if set, is the dialer of the Modbus TCP links to
+	// SimAddress (the simulator's in-memory connection, sim.Sim.Dial).
+	SimDial func(ctx context.Context, network, address string) (net.Conn, error)
 	// TCP, if set, adjusts the settings of each Modbus TCP link before it
 	// is made (tests shorten the reconnect back-off, say).
 	TCP func(device string, cfg *modbus.TCPConfig)
@@ -109,6 +113,12 @@ func (ds *Drivers) build(cfg *config.Config, keep map[string]*group) (plc.Config
 			if opts.TCP != nil {
 				opts.TCP(d.Name, &tc)
 			}
+			// The simulator's link is in memory, unless a test dials
+			// it its own way; its polls then never wait (Inline).
+			inMemory := opts.SimDial != nil && tc.Address == opts.SimAddress && tc.Dial == nil
+			if inMemory {
+				tc.Dial = opts.SimDial
+			}
 			if err := tc.Validate(); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", path, err))
 				continue
@@ -119,7 +129,7 @@ func (ds *Drivers) build(cfg *config.Config, keep map[string]*group) (plc.Config
 			maxTimeout = max(maxTimeout, tc.Timeout)
 			dev, err = newModbus(d, modbusSettings{
 				unit: uint8(*m.UnitID), units: units, order: m.Order, timeout: tc.Timeout,
-				plan: planOptions(m.MaxRegisters, m.MaxBits, m.MaxGap),
+				plan: planOptions(m.MaxRegisters, m.MaxBits, m.MaxGap), inline: inMemory,
 			})
 		case config.KindModbusRTU:
 			m := d.ModbusRTU

@@ -82,6 +82,10 @@ func (g *gpioDevice) Bind(bound []plc.BoundTag) error {
 	return nil
 }
 
+// Inline implements plc.Inline: reading and setting lines does not wait
+// (the character device's ioctls, or the simulated board's memory).
+func (g *gpioDevice) Inline() bool { return true }
+
 // Poll implements plc.Device: one Scan of every pin, each due tag gets its
 // pin's level or, when the pin's read failed, Bad_DeviceFailure.
 func (g *gpioDevice) Poll(ctx context.Context, due []plc.Handle, out []plc.Sample) error {

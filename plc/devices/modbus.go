@@ -22,6 +22,7 @@ type modbusSettings struct {
 	order   config.Order             // the device's default order
 	timeout time.Duration            // one request's timeout
 	plan    modbus.PlanOptions       // the planner's limits
+	inline  bool                     // the link is in memory (the simulator's): Inline
 }
 
 // mtag is one bound tag of a Modbus device.
@@ -42,6 +43,7 @@ const blockSplit plc.Status = 1
 // modbusDevice is the plc.Device of a Modbus TCP connection or of the units
 // of one device on an RTU bus; see the package documentation.
 type modbusDevice struct {
+	inline  bool
 	name    string
 	cfg     map[string]*config.Tag
 	def     modbus.Order
@@ -97,7 +99,7 @@ func newModbus(d *config.Device, s modbusSettings) (*modbusDevice, error) {
 	}
 	m := &modbusDevice{
 		name: d.Name, cfg: map[string]*config.Tag{}, def: def, timeout: s.timeout,
-		popt: s.plan, unit: s.unit, byUnit: map[uint8]int32{},
+		popt: s.plan, unit: s.unit, byUnit: map[uint8]int32{}, inline: s.inline,
 	}
 	for i := range d.Tags {
 		m.cfg[d.Tags[i].Name] = &d.Tags[i]
@@ -261,6 +263,11 @@ func (m *modbusDevice) req(ctx context.Context) context.Context {
 	}
 	return &reqCtx{Context: ctx, deadline: dl}
 }
+
+// Inline implements plc.Inline: true on a link to the simulator in
+// memory (slave.Server.Conn), whose requests are answered in the write
+// that sends them, so that a poll never waits.
+func (m *modbusDevice) Inline() bool { return m.inline }
 
 // Poll implements plc.Device; see the package documentation.
 func (m *modbusDevice) Poll(ctx context.Context, due []plc.Handle, out []plc.Sample) error {

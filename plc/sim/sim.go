@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,72 +56,88 @@ type Options struct {
 	// Addr is the slave's listen address; "" is config.SimulatorAddress
 	// (127.0.0.1, a free port).
 	Addr string
-	// Manual, when true, starts no ticker: the simulation advances only
+	// Manual, when true, stops the clock: the simulation advances only
 	// when Step is called.
 	Manual bool
 }
 
 // Sim is a running simulated PLC and GPIO board.
 type Sim struct {
-	srv   *slave.Server
-	addr  string
-	board *gpio.Sim
-	ticks atomic.Uint64
+	srv    *slave.Server
+	addr   string
+	board  *gpio.Sim
+	manual bool
+	base   time.Time     // the start
+	offset atomic.Int64  // tick 0 is at base + offset ns (see catchUp)
+	polled bool          // a request came; under the bank's lock
+	ticks  atomic.Uint64 // the tick the bank holds
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	once   sync.Once
 }
 
-// Start starts the simulated PLC with the zero Options: its slave listens on
-// a free loopback port and a ticker advances it every 5 ms until ctx ends or
-// Close is called.
+// Start starts the simulated PLC with the zero Options: its slave listens
+// on a free loopback port and it advances a tick every 5 ms until ctx
+// ends or Close is called.
 func Start(ctx context.Context) (*Sim, error) {
 	return StartOptions(ctx, Options{})
 }
 
 // StartOptions starts the simulated PLC with opt; see Start.
+//
+// Without Manual the tick is the time since the start over Period, and
+// the bank is brought up to it when a request comes (and by Update): a
+// PLC whose registers are read every 5 ms looks the same as one that
+// ticks on its own, and an idle simulator does not wake its process 200
+// times a second.
 func StartOptions(ctx context.Context, opt Options) (*Sim, error) {
 	if opt.Addr == "" {
 		opt.Addr = defaultListenAddr
 	}
 	s := &Sim{
-		srv:   slave.New(slave.NewBank(BankSize)),
-		board: gpio.NewSim(board.Sim()),
+		srv:    slave.New(slave.NewBank(BankSize)),
+		board:  gpio.NewSim(board.Sim()),
+		manual: opt.Manual,
+		base:   time.Now(),
 	}
 	s.srv.Update(func(b *slave.Bank) { s.apply(b, 0) })
+	if !opt.Manual {
+		s.srv.OnRequest = s.catchUp
+	}
 	a, err := s.srv.ListenAndServe(opt.Addr)
 	if err != nil {
 		return nil, errors.Join(errors.New("sim: start the Modbus slave"), err)
 	}
 	s.addr = a.String()
 	ctx, s.cancel = context.WithCancel(ctx)
-	if !opt.Manual {
-		s.wg.Add(1)
-		go s.run(ctx)
-	} else {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			<-ctx.Done()
-			s.srv.Close()
-		}()
-	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		<-ctx.Done()
+		s.srv.Close()
+	}()
 	return s, nil
 }
 
-func (s *Sim) run(ctx context.Context) {
-	defer s.wg.Done()
-	defer s.srv.Close()
-	t := time.NewTicker(Period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.Step()
-		}
+// catchUp brings b, locked, to the tick of now: Status takes Command, as
+// at every tick, and the signals take the new tick's values.
+//
+// The first request sets the clock's phase: it falls in the middle of
+// its tick, so that a client that polls every Period (edged's engine, on
+// absolute deadlines) reads each tick once, never two in one period for
+// a little jitter, as it would with its polls at the ticks' edges.
+func (s *Sim) catchUp(b *slave.Bank) {
+	if !s.polled {
+		s.polled = true
+		n := s.ticks.Load()
+		s.offset.Store(int64(time.Since(s.base) - time.Duration(n)*Period - Period/2))
+	}
+	n := s.tickNow()
+	if n > s.ticks.Load() {
+		s.ticks.Store(n)
+		b.HoldingRegisters[RegStatus] = b.HoldingRegisters[RegCommand]
+		s.apply(b, n)
 	}
 }
 
@@ -178,9 +195,31 @@ func put64(r []uint16, x uint64) {
 // Addr returns the slave's address, "127.0.0.1:<port>".
 func (s *Sim) Addr() string { return s.addr }
 
+// Dial connects to the simulated PLC in memory (slave.Server.Conn),
+// whatever network and address it is given: the dialer of
+// devices.Options.SimDial, with which edged polls its own simulator
+// through the real Modbus TCP driver without the kernel's loopback.
+func (s *Sim) Dial(ctx context.Context, network, address string) (net.Conn, error) {
+	return s.srv.Conn()
+}
+
 // Ticks returns the number of ticks so far (Counter's value, before it
 // wraps).
-func (s *Sim) Ticks() uint64 { return s.ticks.Load() }
+func (s *Sim) Ticks() uint64 {
+	if s.manual {
+		return s.ticks.Load()
+	}
+	return max(s.ticks.Load(), s.tickNow())
+}
+
+// tickNow is the tick of the clock now.
+func (s *Sim) tickNow() uint64 {
+	d := time.Since(s.base) - time.Duration(s.offset.Load())
+	if d < 0 {
+		return 0
+	}
+	return uint64(d / Period)
+}
 
 // GPIO returns the simulated GPIO board (board "sim"), for
 // devices.Options.GPIO: DOn loops back to DIn; tests inject faults with its
@@ -189,7 +228,14 @@ func (s *Sim) GPIO() *gpio.Sim { return s.board }
 
 // Update runs f with the simulated PLC's memory locked (see
 // slave.Server.Update): for tests that set or inspect registers directly.
-func (s *Sim) Update(f func(b *slave.Bank)) { s.srv.Update(f) }
+func (s *Sim) Update(f func(b *slave.Bank)) {
+	s.srv.Update(func(b *slave.Bank) {
+		if !s.manual {
+			s.catchUp(b)
+		}
+		f(b)
+	})
+}
 
 // Config returns the configuration that polls this simulator through the
 // real drivers: config.Simulator() with the sim device's address set to
@@ -204,7 +250,7 @@ func (s *Sim) Config() config.Config {
 	return c
 }
 
-// Close stops the ticker and the slave (closing its connections) and waits
+// Close stops the slave (closing its connections, the in-memory ones too) and waits
 // for them. Calling it again does nothing.
 func (s *Sim) Close() error {
 	s.once.Do(func() {

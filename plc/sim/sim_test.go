@@ -122,8 +122,47 @@ func TestOutOfBank(t *testing.T) {
 	}
 }
 
-// TestTicker runs the real 5 ms ticker: the Counter increases. Bounded wait,
-// no timing assertion.
+// TestClock runs the simulator on its clock, polled through the driver
+// over its in-memory connection (Dial), as edged polls it: the Counter
+// increases and Status takes a written Command, with no Step. Bounded
+// waits, no timing assertion.
+func TestClock(t *testing.T) {
+	s, err := sim.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	l := modbus.NewTCP(modbus.TCPConfig{Address: s.Addr(), Dial: s.Dial})
+	defer l.Close()
+	c := l.Client(1)
+	first := binary.BigEndian.Uint32(readHR(t, c, sim.RegCounter, 2))
+	if err := c.WriteRegisters(t.Context(), sim.RegCommand, []byte{0x43, 0x21}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		counter := binary.BigEndian.Uint32(readHR(t, c, sim.RegCounter, 2))
+		st := binary.BigEndian.Uint16(readHR(t, c, sim.RegStatus, 1))
+		if counter > first && st == 0x4321 {
+			if ticks := s.Ticks(); ticks < uint64(counter) {
+				t.Errorf("Ticks %d below the Counter read, %d", ticks, counter)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Counter %d (from %d), Status %#x", counter, first, st)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(t.Context(), modbus.HoldingRegisters, 0, 1, nil); err == nil {
+		t.Error("a read after Close succeeded")
+	}
+}
+
+// TestTicker: the same over TCP, as other Modbus clients see it.
 func TestTicker(t *testing.T) {
 	s, err := sim.Start(t.Context())
 	if err != nil {

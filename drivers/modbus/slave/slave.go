@@ -55,17 +55,23 @@ type Server struct {
 	// OnWrite, if set before Serve, is called under the bank's lock after
 	// each successful write, with the bank.
 	OnWrite func(b *Bank, w Write)
+	// OnRequest, if set before Serve, is called under the bank's lock
+	// before each request is handled, with the bank: a simulation whose
+	// state is a function of time brings the bank up to date there, and
+	// needs no clock of its own.
+	OnRequest func(b *Bank)
 
 	lmu   sync.Mutex
 	ls    map[net.Listener]struct{}
 	conns map[net.Conn]struct{}
+	mems  map[*memConn]struct{} // see Conn
 	wg    sync.WaitGroup
 	done  bool
 }
 
 // New returns a server for bank.
 func New(bank *Bank) *Server {
-	return &Server{bank: bank, ls: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}}
+	return &Server{bank: bank, ls: map[net.Listener]struct{}{}, conns: map[net.Conn]struct{}{}, mems: map[*memConn]struct{}{}}
 }
 
 // Update runs f with the bank locked: the hook for a simulation tick.
@@ -142,6 +148,9 @@ func (s *Server) Close() error {
 	for c := range s.conns {
 		c.Close()
 	}
+	for c := range s.mems {
+		c.shut()
+	}
 	s.lmu.Unlock()
 	s.wg.Wait()
 	return nil
@@ -158,23 +167,37 @@ func (s *Server) serveConn(c net.Conn) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	var req [7 + 253]byte
+	// in holds what was read and not yet handled, from in[0]: a read
+	// takes what has arrived, usually one whole request, and requests a
+	// client pipelines are handled from it in turn.
+	var in [2 * (7 + 253)]byte
 	var resp [7 + 253]byte
+	have := 0
 	for {
-		if _, err := io.ReadFull(c, req[:7]); err != nil {
-			return
+		if have < 7 {
+			n, err := io.ReadAtLeast(c, in[have:], 7-have)
+			if err != nil {
+				return
+			}
+			have += n
 		}
-		n := int(binary.BigEndian.Uint16(req[4:]))
-		if binary.BigEndian.Uint16(req[2:]) != 0 || n < 2 || n > 254 {
+		n := int(binary.BigEndian.Uint16(in[4:]))
+		if binary.BigEndian.Uint16(in[2:]) != 0 || n < 2 || n > 254 {
 			return // not Modbus: drop the connection
 		}
-		if _, err := io.ReadFull(c, req[7:6+n]); err != nil {
-			return
+		size := 6 + n
+		if have < size {
+			m, err := io.ReadAtLeast(c, in[have:], size-have)
+			if err != nil {
+				return
+			}
+			have += m
 		}
-		pdu := s.Handle(req[7:6+n], resp[7:7])
-		copy(resp[:4], req[:4])
+		pdu := s.Handle(in[7:size], resp[7:7])
+		copy(resp[:4], in[:4])
 		binary.BigEndian.PutUint16(resp[4:], uint16(1+len(pdu)))
-		resp[6] = req[6]
+		resp[6] = in[6]
+		have = copy(in[:], in[size:have])
 		if _, err := c.Write(resp[:7+len(pdu)]); err != nil {
 			return
 		}
@@ -195,6 +218,9 @@ func (s *Server) Handle(pdu []byte, dst []byte) []byte {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b := s.bank
+	if s.OnRequest != nil {
+		s.OnRequest(b)
+	}
 	switch fc {
 	case 1, 2:
 		if len(d) != 4 {
