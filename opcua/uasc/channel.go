@@ -251,6 +251,7 @@ type Channel struct {
 	opnReq    uint32
 	rerr      error    // sticky read error
 	spin      *spinner // Config.ReadSpin's poller, made at its first use
+	raw       *rawIO   // nc's socket read and written raw; nil: nc's own methods
 
 	s sender
 
@@ -266,7 +267,7 @@ type Channel struct {
 // ua.StatusCode. HelloTimeout bounds the handshake; cancelling ctx aborts
 // it. On failure nc is closed.
 func Open(ctx context.Context, nc net.Conn, cfg *Config) (*Channel, error) {
-	c := &Channel{nc: nc, cfg: cfg.withDefaults()}
+	c := &Channel{nc: nc, cfg: cfg.withDefaults(), raw: newRawIO(nc)}
 	c.msgLimit = c.cfg.MaxMessageSize
 	if l := c.cfg.InitialMessageLimit; l > 0 && l < c.msgLimit {
 		c.msgLimit = l

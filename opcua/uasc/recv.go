@@ -241,7 +241,13 @@ func (c *Channel) fill(need int) error {
 		}
 		c.deadline = dl
 	}
-	n, err := c.nc.Read(c.rbuf[c.w:])
+	var n int
+	var err error
+	if c.raw != nil {
+		n, err = c.raw.read(c.rbuf[c.w:])
+	} else {
+		n, err = c.nc.Read(c.rbuf[c.w:])
+	}
 	c.w += n
 	if err != nil && n == 0 {
 		return c.readError(err, partial)

@@ -338,7 +338,13 @@ func (c *Channel) writeOut(b []byte) error {
 		// too, whichever of the two deadlines was set last.
 		c.nc.SetWriteDeadline(time.Now().Add(c.cfg.CloseTimeout))
 	}
-	if _, err := c.nc.Write(b); err != nil {
+	var err error
+	if c.raw != nil {
+		_, err = c.raw.write(b)
+	} else {
+		_, err = c.nc.Write(b)
+	}
+	if err != nil {
 		c.nc.Close()
 		if c.closed.Load() {
 			return ErrClosed
