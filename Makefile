@@ -32,14 +32,23 @@ E2E_LOAD_FLAGS   ?=
 E2E_TIMEOUT   ?= 600
 
 # Side by side with a peer server (bench-peer): the open62541 v1.5.7 server
-# from ../shared/peers, built here at -O2, serves the same 120 variables
-# (cmd/uabench/peer/open62541_server.c); uabench load runs PEER_SCENARIOS
-# against it and against uabench's server, alternately, for each of
-# PEER_SECURITY (None, or POLICY/MODE), server on core 0, load on core 1.
+# from ../shared/peers, built here at -O2 (cmd/uabench/peer/open62541_server.c:
+# 120 variables and a counter counted every 5 ms), against edged with its
+# simulator (its scan at 5 ms), each pinned to core 0, `uabench peer` on
+# core 1 measuring both alike from /proc, alternately, PEER_ROUNDS rounds:
+# idle, pipelined and 1×1 Reads, an open loop of 5,000 Reads/s, a 5 ms
+# subscription, memory. bench-peer-secure: the Read loads of PEER_SCENARIOS
+# for each of PEER_SECURITY (None, or POLICY/MODE) on `uabench server` and
+# on open62541.
 OPEN62541     ?= ../shared/peers/open62541-1.5.7
+PEER_ROUNDS    ?= 3
+PEER_FLAGS     ?=
 PEER_SCENARIOS ?= 10x100x1,1x1x1
 PEER_SECURITY  ?= None Basic256Sha256/Sign Basic256Sha256/SignAndEncrypt
 PEER_PORT      ?= 48491
+PEER_EDGED_PORT ?= 48492
+PEER_EDGED_READ := ns=2;s=sim.Sine,ns=2;s=sim.Counter,ns=2;s=sim.Toggle,ns=2;s=sim.Ramp,ns=2;s=sim.Setpoint,ns=2;s=sim.Command,ns=2;s=sim.Status,ns=2;s=io.DI1,ns=2;s=io.DI2,ns=2;s=io.DI3,ns=2;s=io.DI4,ns=2;s=io.DO1,ns=2;s=io.DO2,ns=2;s=io.DO3,ns=2;s=io.DO4
+PEER_OPEN62541_READ := $(shell for i in 0 1 2 3 4; do printf 'ns=1;s=Gateway.D00%s,ns=1;s=Gateway.U00%s,ns=1;s=Gateway.B00%s,' $$i $$i $$i; done | sed 's/,$$//')
 
 # Scan cycle under OPC UA load (bench-scan): the measured window and warm-up,
 # the clients and tags per client's Read, and SCAN=0 to leave it out of
@@ -78,7 +87,7 @@ FANOUT_FLAGS    ?=
 ROBUST_WINDOW ?= 10s
 WAKE_FOR      ?= 10m
 
-.PHONY: all help build arm64 armv7 image-arm64 image-armv7 test-image run deps test test-arm test-race test-robust check-generate bench-wake bench bench-e2e bench-peer bench-scan bench-sub bench-fanout fuzz lint check-binaries clean
+.PHONY: all help build arm64 armv7 image-arm64 image-armv7 test-image run deps test test-arm test-race test-robust check-generate bench-wake bench bench-e2e bench-peer bench-peer-secure bench-scan bench-sub bench-fanout fuzz lint check-binaries clean
 
 all: build
 
@@ -97,7 +106,8 @@ help:
 	@echo "make check-generate  go generate ./... must leave the tree as committed"
 	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not), bench-scan (SCAN=0: not), bench-sub (SUB=0: not) and bench-fanout (FANOUT=0: not)"
 	@echo "make bench-e2e       end-to-end OPC UA load on loopback, server on core 0, load on core 1"
-	@echo "make bench-peer      the same load on edged's server and on the open62541 v1.5.7 server, side by side"
+	@echo "make bench-peer      edged (with its simulator) and the open62541 v1.5.7 server side by side, PEER_ROUNDS=$(PEER_ROUNDS) rounds: idle, Reads, open loop, subscription, memory; ratios and targets"
+	@echo "make bench-peer-secure  the Read loads on uabench's server and on open62541 for each of PEER_SECURITY"
 	@echo "make bench-scan      5 ms scan of 1,000 simulated tags under 10 OPC UA clients, $(SCAN_DURATION); cycle/jitter/overruns/CPU"
 	@echo "make bench-sub       subscription latency at 5 ms: image publish → Publish response, Write/Call → Status data change ($(SUB_REPS) each)"
 	@echo "make bench-fanout    $(FANOUT_SESSIONS) sessions × $(FANOUT_ITEMS) items on tags changing every 5 ms cycle, $(FANOUT_DURATION); notifications/s, lost, CPU"
@@ -214,8 +224,19 @@ $(BIN)/open62541.o: $(OPEN62541)/open62541.c
 $(BIN)/open62541_server: cmd/uabench/peer/open62541_server.c $(BIN)/open62541.o
 	cc -O2 -I $(OPEN62541) $< $(BIN)/open62541.o -lssl -lcrypto -lpthread -lm -o $@
 
-bench-peer: $(BIN)/open62541_server
-	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-peer: needs 2 cores (server on 0, load on 1)" >&2; exit 1; fi
+bench-peer: build $(BIN)/open62541_server
+	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-peer: needs 2 cores (servers on 0, load on 1)" >&2; exit 1; fi
+	$(GO) build -buildvcs=false -o $(BIN)/uabench ./cmd/uabench
+	./$(BIN)/uabench peercert urn:open62541.unconfigured.application $(BIN)/peer-pki
+	rm -rf $(BIN)/peer-edged
+	timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench peer -rounds $(PEER_ROUNDS) $(PEER_FLAGS) \
+		-edged 'taskset -c 0 ./$(BIN)/edged --data-dir $(BIN)/peer-edged --listen 127.0.0.1:$(PEER_EDGED_PORT) --allow-insecure' \
+		-edged-addr 127.0.0.1:$(PEER_EDGED_PORT) -edged-read '$(PEER_EDGED_READ)' -edged-counter 'ns=2;s=sim.Counter' \
+		-peer 'taskset -c 0 ./$(BIN)/open62541_server $(PEER_PORT) $(BIN)/peer-pki/cert.der $(BIN)/peer-pki/key.der' \
+		-peer-addr 127.0.0.1:$(PEER_PORT) -peer-read '$(PEER_OPEN62541_READ)' -peer-counter 'ns=1;s=Counter'
+
+bench-peer-secure: $(BIN)/open62541_server
+	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-peer-secure: needs 2 cores (server on 0, load on 1)" >&2; exit 1; fi
 	$(GO) build -buildvcs=false -o $(BIN)/uabench ./cmd/uabench
 	./$(BIN)/uabench peercert urn:open62541.unconfigured.application $(BIN)/peer-pki
 	@for sec in $(PEER_SECURITY); do \
@@ -223,7 +244,7 @@ bench-peer: $(BIN)/open62541_server
 		for srv in edged open62541; do \
 			if [ $$srv = edged ]; then cmd='taskset -c 0 ./$(BIN)/uabench server'; \
 			else cmd='taskset -c 0 ./$(BIN)/open62541_server $(PEER_PORT) $(BIN)/peer-pki/cert.der $(BIN)/peer-pki/key.der'; fi; \
-			echo "== bench-peer: $$srv, $$sec"; \
+			echo "== bench-peer-secure: $$srv, $$sec"; \
 			timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench load -policy $$policy -mode $$mode \
 				-server "$$cmd" -scenarios '$(PEER_SCENARIOS)' -warmup $(E2E_WARMUP) -duration $(E2E_DURATION) 2>/dev/null \
 				| grep -E '^ +(scenario|[0-9]+×)' || exit 1; \

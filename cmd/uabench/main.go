@@ -62,6 +62,7 @@ func main() {
 
 const usage = `usage: uabench server [flags]   (uabench server -h for the flags)
        uabench load [flags]     (uabench load -h for the flags)
+       uabench peer [flags]     (uabench peer -h for the flags)
        uabench peercert APPLICATION_URI DIR`
 
 func run(args []string, in io.Reader, out, errOut io.Writer) error {
@@ -90,6 +91,8 @@ func run(args []string, in io.Reader, out, errOut io.Writer) error {
 			return err
 		}
 		return serve(f, in, out)
+	case "peer":
+		return peerRole(args[1:], out, errOut)
 	case "load":
 		fs := flag.NewFlagSet("uabench load", flag.ContinueOnError)
 		fs.SetOutput(errOut)
@@ -145,6 +148,59 @@ func run(args []string, in io.Reader, out, errOut io.Writer) error {
 		return load(argv, list, f, out)
 	}
 	return fmt.Errorf("uabench: unknown role %q\n%s", args[0], usage)
+}
+
+// peerRole parses the flags of the peer role and runs it.
+func peerRole(args []string, out, errOut io.Writer) error {
+	fs := flag.NewFlagSet("uabench peer", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	f := peerFlags{load: loadFlags{timestamps: ua.TimestampsToReturnBoth}}
+	var reads, counters [2]string
+	for i, who := range []string{"edged", "peer"} {
+		s := &f.servers[i]
+		fs.Func(who, "`command` line that starts "+who+"'s server (e.g. taskset -c 0 bin/edged ...)", func(v string) error {
+			s.argv = strings.Fields(v)
+			return nil
+		})
+		fs.StringVar(&s.addr, who+"-addr", "", "loopback `address` the "+who+" server listens on")
+		fs.StringVar(&reads[i], who+"-read", "", "comma-separated `NodeIds` of variables to Read (cycled to 100)")
+		fs.StringVar(&counters[i], who+"-counter", "", "`NodeId` of a variable that changes every 5 ms, for the subscription")
+	}
+	f.servers[0].name = "edged"
+	fs.StringVar(&f.servers[1].name, "peer-name", "open62541", "the peer's `name` in the table")
+	fs.IntVar(&f.rounds, "rounds", 3, "rounds, each measuring edged then the peer")
+	fs.DurationVar(&f.settle, "settle", 3*time.Second, "wait after a server accepts connections, before its idle window")
+	fs.DurationVar(&f.idle, "idle", 10*time.Second, "idle window without clients")
+	fs.DurationVar(&f.load.warmup, "warmup", time.Second, "warm-up of each load")
+	fs.DurationVar(&f.load.duration, "duration", 5*time.Second, "measured window of each Read load")
+	fs.DurationVar(&f.subWindow, "sub", 10*time.Second, "measured window of the subscription")
+	fs.IntVar(&f.openRate, "open-rate", 5000, "open loop: Reads/s (a multiple of 1,000)")
+	fs.IntVar(&f.openConns, "open-conns", 10, "open loop: connections")
+	fs.IntVar(&f.pipeConns, "conns", 10, "pipelined loads: connections")
+	fs.IntVar(&f.pipeFlight, "inflight", 100, "pipelined loads: Reads in flight per connection")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	for i := range f.servers {
+		s := &f.servers[i]
+		if len(s.argv) == 0 || s.addr == "" || reads[i] == "" || counters[i] == "" {
+			return fmt.Errorf("uabench peer: -%s, -%[1]s-addr, -%[1]s-read and -%[1]s-counter are needed", []string{"edged", "peer"}[i])
+		}
+		if err := checkLoopback(s.addr); err != nil {
+			return err
+		}
+		var err error
+		if s.read, err = parseIDs(reads[i]); err != nil {
+			return fmt.Errorf("uabench peer: -read: %w", err)
+		}
+		if s.counter, err = ua.ParseNodeID(counters[i]); err != nil {
+			return fmt.Errorf("uabench peer: -counter: %w", err)
+		}
+	}
+	if f.rounds < 1 || f.idle <= 0 || f.load.duration <= 0 || f.subWindow <= 0 {
+		return fmt.Errorf("uabench peer: -rounds, -idle, -duration and -sub must be positive")
+	}
+	return peer(f, out)
 }
 
 // load starts the server and runs the scenarios against it.

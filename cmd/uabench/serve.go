@@ -165,6 +165,13 @@ func serve(f serveFlags, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), f.maxRun)
 	defer cancel()
 	if f.cycle > 0 {
+		// Each image changes every variable; monitored items hear of it
+		// as edged's binding tells them of the engine's images.
+		id := srv.AddressSpace().AddSource(src) // the id AddVariable registered
+		all := make([]uint32, 3*benchVars)
+		for i := range all {
+			all[i] = uint32(i)
+		}
 		go func() {
 			t := time.NewTicker(f.cycle)
 			defer t.Stop()
@@ -174,6 +181,7 @@ func serve(f serveFlags, in io.Reader, out io.Writer) error {
 					return
 				case at := <-t.C:
 					src.cur.Store(&benchImage{tick: tick, at: at})
+					srv.SourceChanged(id, all)
 				}
 			}
 		}()

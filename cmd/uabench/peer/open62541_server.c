@@ -3,7 +3,9 @@
  * Double, UInt32, Boolean in turn), the same stdin protocol (it prints
  * "ready addr=... ns=1 echo=", answers "stats" with its CPU time and
  * quits at "quit" or at the end of its input), so that `uabench load`
- * measures both servers alike.
+ * measures both servers alike. Like edged's scan with its simulator, a
+ * callback every 5 ms counts ns=1;s=Counter (UInt32, source timestamp
+ * now), and publishing and sampling intervals go down to 5 ms.
  *
  *   open62541_server PORT CERT.der KEY.der
  *
@@ -48,6 +50,21 @@ static UA_ByteString readFile(const char *path) {
     return b;
 }
 
+static UA_UInt32 counter;
+
+/* tick runs every 5 ms on the server's thread: the counter's next value. */
+static void tick(UA_Server *server, void *data) {
+    (void)data;
+    counter++;
+    UA_DataValue dv;
+    UA_DataValue_init(&dv);
+    UA_Variant_setScalar(&dv.value, &counter, &UA_TYPES[UA_TYPES_UINT32]);
+    dv.hasValue = true;
+    dv.sourceTimestamp = UA_DateTime_now();
+    dv.hasSourceTimestamp = true;
+    UA_Server_writeDataValue(server, UA_NODEID_STRING(1, "Counter"), dv);
+}
+
 static void *control(void *arg) {
     (void)arg;
     char line[64];
@@ -88,6 +105,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "config: %s\n", UA_StatusCode_name(st));
         return 1;
     }
+    config->publishingIntervalLimits.min = 5.0;
+    config->samplingIntervalLimits.min = 5.0;
     UA_CertificateGroup_AcceptAll(&config->secureChannelPKI);
     UA_CertificateGroup_AcceptAll(&config->sessionPKI);
     UA_Server *server = UA_Server_newWithConfig(config);
@@ -113,6 +132,20 @@ int main(int argc, char **argv) {
                                        UA_NODEID_NUMERIC(0, UA_NS0ID_BASEDATAVARIABLETYPE), attr, NULL, NULL);
         if (st != UA_STATUSCODE_GOOD) {
             fprintf(stderr, "variable %s: %s\n", name, UA_StatusCode_name(st));
+            return 1;
+        }
+    }
+    {
+        UA_VariableAttributes attr = UA_VariableAttributes_default;
+        UA_Variant_setScalar(&attr.value, &counter, &UA_TYPES[UA_TYPES_UINT32]);
+        attr.displayName = UA_LOCALIZEDTEXT("", "Counter");
+        st = UA_Server_addVariableNode(server, UA_NODEID_STRING(1, "Counter"), UA_NODEID_NUMERIC(0, UA_NS0ID_OBJECTSFOLDER),
+                                       UA_NODEID_NUMERIC(0, UA_NS0ID_ORGANIZES), UA_QUALIFIEDNAME(1, "Counter"),
+                                       UA_NODEID_NUMERIC(0, UA_NS0ID_BASEDATAVARIABLETYPE), attr, NULL, NULL);
+        if (st == UA_STATUSCODE_GOOD)
+            st = UA_Server_addRepeatedCallback(server, tick, NULL, 5.0, NULL);
+        if (st != UA_STATUSCODE_GOOD) {
+            fprintf(stderr, "counter: %s\n", UA_StatusCode_name(st));
             return 1;
         }
     }
