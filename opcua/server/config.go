@@ -141,6 +141,13 @@ type Config struct {
 	// defaults.
 	Channel *uasc.Config
 
+	// NoPoller serves every connection from a goroutine of its own, also
+	// between requests. By default (on Linux, without Channel.ReadSpin)
+	// one poller goroutine waits for the connections that are between
+	// requests and answers their reads and Publish requests in the same
+	// pass: one wake-up per batch of requests (see docs/performance.md).
+	NoPoller bool
+
 	// Authenticator checks user identity tokens (default AnonymousOnly).
 	Authenticator Authenticator
 

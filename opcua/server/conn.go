@@ -1,12 +1,15 @@
 package server
 
 import (
+	"encoding/binary"
 	"errors"
+	"net"
 	"runtime"
 	"sync/atomic"
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
 	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/opcua/uasc"
 )
@@ -28,6 +31,23 @@ type channel interface {
 }
 
 var _ channel = (*uasc.Channel)(nil)
+
+// polledChannel is what the poller needs of a channel besides (see
+// uasc's poll.go); *uasc.Channel on a TCP socket is one.
+type polledChannel interface {
+	channel
+	Idle() bool
+	Flush() error
+	ReadAvailable() (int, error)
+	NextSimple() bool
+	TryReadRequest() (uasc.Request, bool, error)
+	WriteRoom() int
+	Control(f func(fd uintptr)) error
+	Closed() bool
+	IdleDeadline() time.Time
+}
+
+var _ polledChannel = (*uasc.Channel)(nil)
 
 // conn is the state of one connection: its channel, and the values reused
 // from one request to the next (requests, responses, decoder, encode
@@ -52,6 +72,12 @@ type conn struct {
 	scr  scratch         // per-service scratch values, see attribute.go and view.go
 
 	async atomic.Int32 // requests being answered by goroutines (later)
+
+	nc        net.Conn      // the connection, closed by end
+	readFirst bool          // serve reads before it offers c to the poller again
+	poll      *poller       // the server's, nil when this channel is not polled
+	pch       polledChannel // ch, when poll is set
+	ps        pollState     // the poller's, see poller
 }
 
 // maxAsync bounds the requests of one connection that are answered by
@@ -97,10 +123,52 @@ func newConn(s *Server, ch channel) *conn {
 	return c
 }
 
+// errPolled is serve's when it handed the connection to the poller.
+var errPolled = errors.New("server: connection handed to the poller")
+
+// run serves the connection on its goroutine until it ends, or until the
+// poller takes it, between requests.
+func (c *conn) run() {
+	if err := c.serve(); err != errPolled {
+		c.end(err)
+	}
+}
+
+// end ends the connection: its channel and what the server keeps of it.
+func (c *conn) end(err error) {
+	s := c.srv
+	if err != nil {
+		s.cfg.Logger.Debug("connection ended", "remote", c.nc.RemoteAddr(), "channel", c.ch.ID(), "err", err)
+	}
+	c.ch.Close(status.Good, "")
+	// A session never activated belongs to this channel only (§5.6.3).
+	s.sessions.closeUnactivated(c.ch.ID())
+	s.sessions.detach(c.ch.ID())
+	if c.poll != nil {
+		c.poll.release(c)
+	}
+	s.untrack(c.nc)
+	c.nc.Close()
+	s.nconns.Add(-1)
+}
+
 // serve reads requests from the channel and answers them until the
-// channel fails or is closed.
+// channel fails or is closed, or, when the channel is between requests
+// and the poller takes it, returns errPolled.
 func (c *conn) serve() error {
 	for {
+		if c.readFirst {
+			// The poller met something the read must report (the end
+			// of the stream, an error, an expired token).
+			c.readFirst = false
+		} else if c.poll != nil && c.pch.Idle() {
+			if err := c.pch.Flush(); err != nil {
+				return err
+			}
+			if c.poll.add(c) {
+				return errPolled // c is the poller's now: touch nothing
+			}
+		}
 		r, err := c.ch.ReadRequest()
 		if err != nil {
 			if errors.Is(err, uasc.ErrClosed) {
@@ -143,16 +211,8 @@ func (c *conn) answer(r uasc.Request) error {
 		// ReadRequest waits.
 		return nil
 	}
-	var err error
-	last := !c.ch.Buffered()
-	if last {
-		err = c.ch.WriteResponse(r.RequestID, resp)
-	} else {
-		err = c.ch.QueueResponse(r.RequestID, resp)
-	}
-	// A response too large for the client was replaced by a ServiceFault;
-	// the channel goes on.
-	if err != nil && err != status.BadResponseTooLarge {
+	last, err := c.respond(r.RequestID, resp)
+	if err != nil {
 		return err
 	}
 	if !last {
@@ -164,6 +224,113 @@ func (c *conn) answer(r uasc.Request) error {
 		runtime.Gosched()
 	}
 	return nil
+}
+
+// respond sends the response to request reqID: queued while the next
+// request is buffered already, written otherwise (last).
+func (c *conn) respond(reqID uint32, resp []byte) (last bool, err error) {
+	last = !c.ch.Buffered()
+	if last {
+		err = c.ch.WriteResponse(reqID, resp)
+	} else {
+		err = c.ch.QueueResponse(reqID, resp)
+	}
+	// A response too large for the client was replaced by a ServiceFault;
+	// the channel goes on.
+	if err == status.BadResponseTooLarge {
+		err = nil
+	}
+	return last, err
+}
+
+// step serves c on the poller's goroutine, its socket readable: it reads
+// what has come and answers the whole one-chunk requests of plain
+// services in it; then it arms c again, or hands it back to a goroutine
+// (resume) for anything that may wait.
+func (c *conn) step() {
+	if _, err := c.pch.ReadAvailable(); err != nil {
+		c.readFirst = true // its ReadRequest meets the error again
+		c.resume(nil)
+		return
+	}
+	for c.pch.NextSimple() {
+		r, ok, err := c.pch.TryReadRequest()
+		if err != nil {
+			c.resume(func() { c.end(err) })
+			return
+		}
+		if !ok {
+			break
+		}
+		if !polledService(r.Message) {
+			c.resume(func() {
+				if err := c.answer(r); err != nil {
+					c.end(err)
+				} else {
+					c.run()
+				}
+			})
+			return
+		}
+		c.reqID = r.RequestID
+		resp := c.handle(r.Message)
+		if resp == nil {
+			continue // Publish: answered by the subscription manager
+		}
+		if len(resp)+respondOverhead > c.pch.WriteRoom() {
+			// The write might wait for the client: not on the poller.
+			reqID := r.RequestID
+			c.resume(func() {
+				if _, err := c.respond(reqID, resp); err != nil {
+					c.end(err)
+				} else {
+					c.run()
+				}
+			})
+			return
+		}
+		if _, err := c.respond(r.RequestID, resp); err != nil {
+			c.resume(func() { c.end(err) })
+			return
+		}
+	}
+	if !c.pch.Idle() || !c.poll.add(c) {
+		c.resume(nil)
+	}
+}
+
+// respondOverhead bounds what a response's chunk headers, padding and
+// signature add to it.
+const respondOverhead = 1024
+
+// resume hands c from the poller to a goroutine of its own, which runs f
+// (nil: run). When the server is shutting down, f runs here.
+func (c *conn) resume(f func()) {
+	if f == nil {
+		f = c.run
+	}
+	if !c.srv.goTracked(f) {
+		f()
+	}
+}
+
+// polledService reports whether the service of msg (its type id first)
+// is one the poller answers: reads of the address space and Publish,
+// which never wait. The rest (session services, writes to devices,
+// calls, subscription changes) is answered on the connection's goroutine.
+func polledService(msg []byte) bool {
+	// The four-byte NodeId encoding: 0x01, namespace 0, the id.
+	if len(msg) < 4 || msg[0] != 0x01 || msg[1] != 0 {
+		return false
+	}
+	switch binary.LittleEndian.Uint16(msg[2:]) {
+	case id.ReadRequest_Encoding_DefaultBinary, id.BrowseRequest_Encoding_DefaultBinary,
+		id.BrowseNextRequest_Encoding_DefaultBinary, id.TranslateBrowsePathsToNodeIdsRequest_Encoding_DefaultBinary,
+		id.RegisterNodesRequest_Encoding_DefaultBinary, id.UnregisterNodesRequest_Encoding_DefaultBinary,
+		id.PublishRequest_Encoding_DefaultBinary, id.RepublishRequest_Encoding_DefaultBinary:
+		return true
+	}
+	return false
 }
 
 // handle answers one service message (type NodeId and body) and returns

@@ -59,6 +59,25 @@ type Server struct {
 	wg        sync.WaitGroup
 	sweeper   sync.Once
 	sweepDone chan struct{}
+	pollr     atomic.Pointer[poller] // see startPoller
+	pollOnce  sync.Once
+}
+
+// poller is the server's poller, nil if none.
+func (s *Server) poller() *poller { return s.pollr.Load() }
+
+// startPoller starts the poller, unless Config.NoPoller or ReadSpin says
+// not to, at the first connection it can serve (a TCP socket), and
+// returns it (nil: none).
+func (s *Server) startPoller() *poller {
+	s.pollOnce.Do(func() {
+		if !s.cfg.NoPoller && s.cfg.Channel.ReadSpin == 0 {
+			if p := newPoller(s); p != nil {
+				s.pollr.Store(p)
+			}
+		}
+	})
+	return s.poller()
 }
 
 // New returns a server configured by cfg (see Config for the defaults).
@@ -268,36 +287,42 @@ func (s *Server) isClosing() bool {
 	return s.closing
 }
 
-// serveConn runs the handshake on nc and serves its channel.
+// serveConn runs the handshake on nc and serves its channel (conn.run,
+// which ends it: conn.end).
 func (s *Server) serveConn(nc net.Conn) {
-	defer s.nconns.Add(-1)
-	defer nc.Close()
+	fail := func() {
+		nc.Close()
+		s.nconns.Add(-1)
+	}
 	if !s.track(nc, nil) {
+		fail()
 		return
 	}
-	defer s.untrack(nc)
-
 	ch, err := uasc.Open(s.ctx, nc, s.cfg.Channel)
 	if err != nil {
 		s.cfg.Logger.Debug("secure channel handshake failed", "remote", nc.RemoteAddr(), "err", err)
+		s.untrack(nc)
+		fail()
 		return
 	}
 	if !s.track(nc, ch) {
 		ch.Close(status.BadShutdown, "server shutting down")
+		s.untrack(nc)
+		fail()
 		return
 	}
 	c := newConn(s, ch)
+	c.nc = nc
 	c.remote = nc.RemoteAddr().String()
 	if h, _, err := net.SplitHostPort(c.remote); err == nil {
 		c.remote = h
 	}
-	if err := c.serve(); err != nil {
-		s.cfg.Logger.Debug("connection ended", "remote", nc.RemoteAddr(), "channel", ch.ID(), "err", err)
+	if ch.Control(func(uintptr) {}) == nil {
+		if p := s.startPoller(); p != nil {
+			c.poll, c.pch = p, ch
+		}
 	}
-	ch.Close(status.Good, "")
-	// A session never activated belongs to this channel only (§5.6.3).
-	s.sessions.closeUnactivated(ch.ID())
-	s.sessions.detach(ch.ID())
+	c.run()
 }
 
 // connEntry is a served connection: its channel once the handshake is
@@ -501,6 +526,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			nc.Close()
 		}
 		s.mu.Unlock()
+		if p := s.poller(); p != nil {
+			p.close() // its connections end on goroutines of their own
+		}
 		close(s.sweepDone)
 		s.sessions.closeAll()
 	}
@@ -540,6 +568,9 @@ func (s *Server) sweep() {
 				s.cfg.Logger.Info("sessions timed out", "count", n)
 			}
 			s.closeIdle(now)
+			if p := s.poller(); p != nil {
+				p.reap(now)
+			}
 			// Hand memory back to the OS after large request buffers
 			// were released since the last round, or many monitored
 			// items deleted (a session that held thousands closed),

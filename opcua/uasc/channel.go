@@ -252,6 +252,7 @@ type Channel struct {
 	rerr      error    // sticky read error
 	spin      *spinner // Config.ReadSpin's poller, made at its first use
 	raw       *rawIO   // nc's socket read and written raw; nil: nc's own methods
+	noWait    bool     // TryReadRequest: fill returns errWouldBlock
 
 	s sender
 

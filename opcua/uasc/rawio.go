@@ -21,6 +21,8 @@ type rawIO struct {
 	rc syscall.RawConn
 	r  rawOp
 	w  rawOp
+	t  rawOp  // ReadAvailable's read, which never waits
+	q  roomOp // WriteRoom's
 }
 
 // rawOp is the state of the one read, or the one write, in progress;
@@ -73,6 +75,7 @@ func newRawIO(nc net.Conn) *rawIO {
 		}
 		return true
 	}
+	x.initPoll()
 	return x
 }
 

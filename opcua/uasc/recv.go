@@ -43,6 +43,9 @@ func (c *Channel) ReadRequest() (Request, error) {
 	read := 0
 	for {
 		chunk, err := c.readChunk(phaseMessages)
+		if err == errWouldBlock {
+			return Request{}, err // TryReadRequest: not an error of the channel
+		}
 		if err != nil {
 			return Request{}, c.fail(err)
 		}
@@ -203,6 +206,9 @@ func (c *Channel) checkHeader(ph phase, h []byte, size uint32) error {
 // MessageTimeout from the first such wait (msgStart). A message that
 // arrives whole costs no clock reading and no deadline change.
 func (c *Channel) fill(need int) error {
+	if c.noWait {
+		return errWouldBlock
+	}
 	if c.r == c.w {
 		c.r, c.w = 0, 0
 	} else if len(c.rbuf)-c.r < need {
