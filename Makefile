@@ -87,7 +87,7 @@ FANOUT_FLAGS    ?=
 ROBUST_WINDOW ?= 10s
 WAKE_FOR      ?= 10m
 
-.PHONY: all help build arm64 armv7 image-arm64 image-armv7 test-image run deps test test-arm test-race test-robust check-generate bench-wake bench bench-e2e bench-peer bench-peer-secure bench-scan bench-sub bench-fanout fuzz lint check-binaries clean
+.PHONY: all help build arm64 armv7 image-arm64 image-armv7 test-image run deps test test-arm test-race test-robust check-generate bench-wake bench bench-e2e bench-peer bench-peer-secure bench-memory bench-scan bench-sub bench-fanout fuzz lint check-binaries clean
 
 all: build
 
@@ -108,6 +108,7 @@ help:
 	@echo "make bench-e2e       end-to-end OPC UA load on loopback, server on core 0, load on core 1"
 	@echo "make bench-peer      edged (with its simulator) and the open62541 v1.5.7 server side by side, PEER_ROUNDS=$(PEER_ROUNDS) rounds: idle, Reads, open loop, subscription, memory; ratios and targets"
 	@echo "make bench-peer-secure  the Read loads on uabench's server and on open62541 for each of PEER_SECURITY"
+	@echo "make bench-memory    edged's RSS with $(MEM_DEVICES)×$(MEM_TAGS) simulated tags, idle and with $(MEM_SESSIONS) sessions reading"
 	@echo "make bench-scan      5 ms scan of 1,000 simulated tags under 10 OPC UA clients, $(SCAN_DURATION); cycle/jitter/overruns/CPU"
 	@echo "make bench-sub       subscription latency at 5 ms: image publish → Publish response, Write/Call → Status data change ($(SUB_REPS) each)"
 	@echo "make bench-fanout    $(FANOUT_SESSIONS) sessions × $(FANOUT_ITEMS) items on tags changing every 5 ms cycle, $(FANOUT_DURATION); notifications/s, lost, CPU"
@@ -234,6 +235,23 @@ bench-peer: build $(BIN)/open62541_server
 		-edged-addr 127.0.0.1:$(PEER_EDGED_PORT) -edged-read '$(PEER_EDGED_READ)' -edged-counter 'ns=2;s=sim.Counter' \
 		-peer 'taskset -c 0 ./$(BIN)/open62541_server $(PEER_PORT) $(BIN)/peer-pki/cert.der $(BIN)/peer-pki/key.der' \
 		-peer-addr 127.0.0.1:$(PEER_PORT) -peer-read '$(PEER_OPEN62541_READ)' -peer-counter 'ns=1;s=Counter'
+
+# Memory (bench-memory): edged with MEM_DEVICES simulated devices of
+# MEM_TAGS tags each (uabench genconfig), pinned to core 0: its RSS idle,
+# then with MEM_SESSIONS sessions each reading MEM_NODES tags of its own.
+MEM_DEVICES  ?= 10
+MEM_TAGS     ?= 1000
+MEM_SESSIONS ?= 50
+MEM_NODES    ?= 100
+MEM_PORT     ?= 48493
+
+bench-memory: build
+	$(GO) build -buildvcs=false -o $(BIN)/uabench ./cmd/uabench
+	./$(BIN)/uabench genconfig -devices $(MEM_DEVICES) -tags $(MEM_TAGS) > $(BIN)/mem-config.json
+	rm -rf $(BIN)/mem-edged
+	timeout --kill-after=10 300 taskset -c 1 ./$(BIN)/uabench memory -devices $(MEM_DEVICES) -tags $(MEM_TAGS) \
+		-sessions $(MEM_SESSIONS) -nodes $(MEM_NODES) -addr 127.0.0.1:$(MEM_PORT) \
+		-edged 'taskset -c 0 ./$(BIN)/edged --config $(BIN)/mem-config.json --data-dir $(BIN)/mem-edged --listen 127.0.0.1:$(MEM_PORT) --allow-insecure --max-connections 200'
 
 bench-peer-secure: $(BIN)/open62541_server
 	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-peer-secure: needs 2 cores (server on 0, load on 1)" >&2; exit 1; fi

@@ -63,6 +63,7 @@ func main() {
 const usage = `usage: uabench server [flags]   (uabench server -h for the flags)
        uabench load [flags]     (uabench load -h for the flags)
        uabench peer [flags]     (uabench peer -h for the flags)
+       uabench genconfig [flags] > FILE; uabench memory [flags]
        uabench peercert APPLICATION_URI DIR`
 
 func run(args []string, in io.Reader, out, errOut io.Writer) error {
@@ -93,6 +94,43 @@ func run(args []string, in io.Reader, out, errOut io.Writer) error {
 		return serve(f, in, out)
 	case "peer":
 		return peerRole(args[1:], out, errOut)
+	case "genconfig":
+		fs := flag.NewFlagSet("uabench genconfig", flag.ContinueOnError)
+		fs.SetOutput(errOut)
+		devices := fs.Int("devices", 10, "simulated Modbus TCP `devices` besides the simulator's own")
+		per := fs.Int("tags", 1000, "UInt16 `tags` per device")
+		class := fs.String("class", "fast", "their scan `class`")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return genConfig(out, *devices, *per, *class)
+	case "memory":
+		fs := flag.NewFlagSet("uabench memory", flag.ContinueOnError)
+		fs.SetOutput(errOut)
+		var f memFlags
+		fs.Func("edged", "`command` line that starts edged with the configuration of uabench genconfig", func(v string) error {
+			f.argv = strings.Fields(v)
+			return nil
+		})
+		fs.StringVar(&f.addr, "addr", "", "loopback `address` edged listens on")
+		ns := fs.Uint("ns", 2, "`namespace` of the tags")
+		fs.IntVar(&f.devices, "devices", 10, "devices of the configuration")
+		fs.IntVar(&f.perDevice, "tags", 1000, "tags per device of the configuration")
+		fs.IntVar(&f.sessions, "sessions", 50, "sessions that read")
+		fs.IntVar(&f.nodes, "nodes", 100, "tags each session reads, its own")
+		fs.DurationVar(&f.settle, "settle", 10*time.Second, "idle time before the idle figure")
+		fs.DurationVar(&f.duration, "duration", 10*time.Second, "time the sessions read before the loaded figure")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if len(f.argv) == 0 || f.addr == "" {
+			return fmt.Errorf("uabench memory: -edged and -addr are needed")
+		}
+		if err := checkLoopback(f.addr); err != nil {
+			return err
+		}
+		f.ns = uint16(*ns)
+		return memory(f, out)
 	case "load":
 		fs := flag.NewFlagSet("uabench load", flag.ContinueOnError)
 		fs.SetOutput(errOut)
@@ -178,8 +216,18 @@ func peerRole(args []string, out, errOut io.Writer) error {
 	fs.IntVar(&f.openConns, "open-conns", 10, "open loop: connections")
 	fs.IntVar(&f.pipeConns, "conns", 10, "pipelined loads: connections")
 	fs.IntVar(&f.pipeFlight, "inflight", 100, "pipelined loads: Reads in flight per connection")
+	only := fs.String("only", "", "comma-separated `phases` to run of idle, pipe, one, open, sub (profiling; default all)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *only != "" {
+		f.only = map[string]bool{}
+		for _, ph := range strings.Split(*only, ",") {
+			if !slices.Contains([]string{"idle", "pipe", "one", "open", "sub"}, ph) {
+				return fmt.Errorf("uabench peer: -only %q: want phases of idle, pipe, one, open, sub", *only)
+			}
+			f.only[ph] = true
+		}
 	}
 	for i := range f.servers {
 		s := &f.servers[i]

@@ -49,7 +49,10 @@ type peerFlags struct {
 	subWindow  time.Duration
 	pipeConns  int
 	pipeFlight int
+	only       map[string]bool // the phases to run (idle, pipe, one, open, sub); nil: all
 }
+
+func (f peerFlags) runs(phase string) bool { return f.only == nil || f.only[phase] }
 
 // proc is a server process under measurement.
 type proc struct {
@@ -242,31 +245,22 @@ func measure(s *peerServer, f peerFlags, w io.Writer) (*serverRun, error) {
 	}
 	r := &serverRun{}
 	time.Sleep(f.settle)
-	s0, err := p.sample()
-	if err != nil {
+	if err := measureIdle(s, f, p, r, w); err != nil {
 		return fail(err)
 	}
-	time.Sleep(f.idle)
-	s1, err := p.sample()
-	if err != nil {
-		return fail(err)
-	}
-	el := s1.at.Sub(s0.at).Seconds()
-	r.idleCPU = (s1.cpu - s0.cpu).Seconds() / el
-	r.idleCS = float64(s1.cs-s0.cs) / el
-	r.idleRSS, r.threads = s1.rss, s1.thread
-	fmt.Fprintf(w, "uabench: %s idle: %.2f %% of a core, %.0f context switches/s, RSS %.1f MiB, %d threads\n",
-		s.name, 100*r.idleCPU, r.idleCS, mib(r.idleRSS), r.threads)
-
 	ids := cycleIDs(s.read, 100)
 	for _, x := range []struct {
-		sc  scenario
-		dst *result
+		phase string
+		sc    scenario
+		dst   *result
 	}{
-		{scenario{conns: f.pipeConns, inflight: f.pipeFlight, nodes: 1}, &r.pipe1},
-		{scenario{conns: f.pipeConns, inflight: f.pipeFlight, nodes: 100}, &r.pipe100},
-		{scenario{conns: 1, inflight: 1, nodes: 1}, &r.one},
+		{"pipe", scenario{conns: f.pipeConns, inflight: f.pipeFlight, nodes: 1}, &r.pipe1},
+		{"pipe", scenario{conns: f.pipeConns, inflight: f.pipeFlight, nodes: 100}, &r.pipe100},
+		{"one", scenario{conns: 1, inflight: 1, nodes: 1}, &r.one},
 	} {
+		if !f.runs(x.phase) {
+			continue
+		}
 		res, err := runScenario(s.addr, ids, x.sc, f.load, p)
 		if err != nil {
 			return fail(err)
@@ -278,16 +272,21 @@ func measure(s *peerServer, f peerFlags, w io.Writer) (*serverRun, error) {
 		fmt.Fprintf(w, "uabench: %s %v: %.0f Reads/s, server CPU %.2f µs/Read, p50 %.1f µs, p99 %.1f µs\n",
 			s.name, x.sc, float64(res.requests)/res.window.Seconds(), res.perReq(res.srvCPU), us(res.p50), us(res.p99))
 	}
-	if r.open, err = runOpenLoop(s.addr, ids[:1], f, p); err != nil {
-		return fail(err)
+	var err2 error
+	if f.runs("open") {
+		if r.open, err2 = runOpenLoop(s.addr, ids[:1], f, p); err2 != nil {
+			return fail(err2)
+		}
+		fmt.Fprintf(w, "uabench: %s open loop %d Reads/s over %d connections: %.0f Reads/s, server CPU %.2f µs/Read, %.3f context switches/Read, p50 %.1f µs, p99 %.1f µs\n",
+			s.name, f.openRate, f.openConns, r.open.rate(), r.open.cpuPerRead(0), r.open.csPerRead(0), us(r.open.p50), us(r.open.p99))
 	}
-	fmt.Fprintf(w, "uabench: %s open loop %d Reads/s over %d connections: %.0f Reads/s, server CPU %.2f µs/Read, %.3f context switches/Read, p50 %.1f µs, p99 %.1f µs\n",
-		s.name, f.openRate, f.openConns, r.open.rate(), r.open.cpuPerRead(0), r.open.csPerRead(0), us(r.open.p50), us(r.open.p99))
-	if r.sub, err = runSubscription(s.addr, s.counter, f, p); err != nil {
-		return fail(err)
+	if f.runs("sub") {
+		if r.sub, err2 = runSubscription(s.addr, s.counter, f, p); err2 != nil {
+			return fail(err2)
+		}
+		fmt.Fprintf(w, "uabench: %s subscription: %d notifications, latency p50 %.2f ms, p99 %.2f ms, server CPU %.1f µs/notification\n",
+			s.name, r.sub.n, ms(r.sub.p50), ms(r.sub.p99), r.sub.cpuPerNote(0))
 	}
-	fmt.Fprintf(w, "uabench: %s subscription: %d notifications, latency p50 %.2f ms, p99 %.2f ms, server CPU %.1f µs/notification\n",
-		s.name, r.sub.n, ms(r.sub.p50), ms(r.sub.p99), r.sub.cpuPerNote(0))
 	end, err := p.sample()
 	if err != nil {
 		return fail(err)
@@ -297,6 +296,29 @@ func measure(s *peerServer, f peerFlags, w io.Writer) (*serverRun, error) {
 		return nil, fmt.Errorf("%s: stopping: %w\n%s", s.name, err, p.output())
 	}
 	return r, nil
+}
+
+// measureIdle measures s idle, without clients, over f.idle.
+func measureIdle(s *peerServer, f peerFlags, p *proc, r *serverRun, w io.Writer) error {
+	if !f.runs("idle") {
+		return nil
+	}
+	s0, err := p.sample()
+	if err != nil {
+		return err
+	}
+	time.Sleep(f.idle)
+	s1, err := p.sample()
+	if err != nil {
+		return err
+	}
+	el := s1.at.Sub(s0.at).Seconds()
+	r.idleCPU = (s1.cpu - s0.cpu).Seconds() / el
+	r.idleCS = float64(s1.cs-s0.cs) / el
+	r.idleRSS, r.threads = s1.rss, s1.thread
+	fmt.Fprintf(w, "uabench: %s idle: %.2f %% of a core, %.0f context switches/s, RSS %.1f MiB, %d threads\n",
+		s.name, 100*r.idleCPU, r.idleCS, mib(r.idleRSS), r.threads)
+	return nil
 }
 
 func cycleIDs(ids []ua.NodeID, n int) []ua.NodeID {
