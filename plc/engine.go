@@ -522,10 +522,11 @@ func (e *Engine) Run(ctx context.Context) error {
 
 	// The wait for the next cycle: with OwnThreadWait in nanosleep on
 	// the goroutine's thread; else, with PreciseWake, on a timerfd in
-	// Go's poller where there is one; in both the results, writes and
-	// changes that come meanwhile are taken at the cycle's start. Else
-	// (and without a timerfd) idle serves them until Go's timer fires,
-	// PreciseWake before the cycle, and nanosleep sleeps the rest.
+	// Go's poller where there is one (polledTimer); in both the results,
+	// writes and changes that come meanwhile are taken at the cycle's
+	// start. Else (and without a timerfd) idle serves them until Go's
+	// timer fires, PreciseWake before the cycle, and nanosleep sleeps the
+	// rest.
 	var polled *polledTimer
 	if !e.ownThreadWait && e.preciseWake > 0 {
 		if polled = newPolledTimer(); polled != nil {
@@ -537,11 +538,12 @@ func (e *Engine) Run(ctx context.Context) error {
 	defer timer.Stop()
 	n := uint64(1)
 	for {
+		due := t0.Add(time.Duration(n-1) * e.period)
 		if e.ownThreadWait || polled != nil {
 			if polled != nil {
-				polled.sleepUntil(t0.Add(time.Duration(n-1) * e.period))
+				polled.sleepUntil(due)
 			} else {
-				sleepUntil(t0.Add(time.Duration(n-1) * e.period))
+				sleepUntil(due)
 			}
 			if ctx.Err() != nil {
 				return nil
@@ -552,7 +554,7 @@ func (e *Engine) Run(ctx context.Context) error {
 				return nil
 			}
 			if e.preciseWake > 0 {
-				sleepUntil(t0.Add(time.Duration(n-1) * e.period))
+				sleepUntil(due)
 			}
 		}
 		if e.stall.Load() {

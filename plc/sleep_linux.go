@@ -28,13 +28,15 @@ func sleepUntil(t time.Time) {
 
 // polledTimer is a timerfd(2) that Go's network poller waits on: a
 // goroutine that sleeps on it parks like one that waits for a socket,
-// holding no thread and handing no P over, and wakes at the precision of
-// the kernel's high-resolution timers, not in the whole milliseconds in
-// which the runtime's idle poller counts its own timers. It arms and
-// reads the timer with raw system calls (neither blocks): a runtime
-// system call wakes the runtime's monitor thread, which sleeps while the
-// process is idle, a context switch per cycle for nothing. See
-// Config.PreciseWake.
+// holding no thread and handing no P over, and an idle process wakes at
+// the precision of the kernel's high-resolution timers, not in the whole
+// milliseconds in which the runtime's idle poller counts its own timers.
+// A busy process looks at its poller seldom (when a P runs out of work,
+// or every 10 ms), but runs its timers on time: the read's deadline, a
+// runtime timer a little after the expiry (wakeSlack), wakes the
+// sleeper then. The timer is armed and read with raw system calls
+// (neither blocks): a runtime system call wakes the runtime's monitor
+// thread, which sleeps while the process is idle. See Config.PreciseWake.
 type polledTimer struct {
 	fd int
 	f  *os.File // fd, non-blocking, in the poller
@@ -44,6 +46,12 @@ type polledTimer struct {
 	errno  syscall.Errno
 	buffer [8]byte
 }
+
+// wakeSlack is how long after the timerfd's expiry the read's deadline
+// falls: at least the millisecond by which an idle runtime rounds the
+// wait for a timer, so that the deadline never wakes an idle process
+// before the timerfd does.
+const wakeSlack = 0
 
 // newPolledTimer returns a polledTimer, or nil when the kernel has no
 // timerfd.
@@ -64,23 +72,24 @@ func newPolledTimer() *polledTimer {
 	return p
 }
 
-// sleepUntil parks the calling goroutine until t.
+// sleepUntil parks the calling goroutine until t: the timerfd's expiry,
+// or wakeSlack later the read's deadline.
 func (p *polledTimer) sleepUntil(t time.Time) {
-	for {
-		d := time.Until(t)
-		if d <= 0 {
-			return
+	d := time.Until(t)
+	if d <= 0 {
+		return
+	}
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, uintptr(p.fd), 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0); e != 0 {
+		sleepUntil(t)
+		return
+	}
+	p.f.SetReadDeadline(t.Add(wakeSlack))
+	for time.Now().Before(t) {
+		if err := p.rc.Read(p.read); err != nil {
+			return // the deadline (or a closed timer): late, not early
 		}
-		spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(d))}
-		_, _, errno := syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, uintptr(p.fd), 0, uintptr(unsafe.Pointer(&spec)), 0, 0, 0)
-		if errno != 0 {
-			sleepUntil(t)
-			return
-		}
-		if err := p.rc.Read(p.read); err != nil || (p.errno != 0 && p.errno != syscall.EINTR) {
-			sleepUntil(t)
-			return
-		}
+		// An expiry read (or an error, EINTR say): look at the clock.
 	}
 }
 

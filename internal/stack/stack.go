@@ -179,7 +179,9 @@ func New(cfg Config) (_ *Stack, err error) {
 			return nil, fmt.Errorf("built-in simulator: %w", err)
 		}
 		opts.SimAddress = st.Sim.Addr()
-		opts.SimDial = st.Sim.Dial
+		if cfg.Simulator.InMemory {
+			opts.SimDial = st.Sim.Dial
+		}
 		if conf.Board == "sim" {
 			opts.GPIO = st.Sim.GPIO() // else the board's own GPIO
 		}
