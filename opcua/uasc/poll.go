@@ -101,17 +101,38 @@ func (c *Channel) NextSimple() bool {
 	return size >= hdrLen && size <= uint32(c.recvBufSize) && uint64(size) <= uint64(len(b))
 }
 
-// WriteRoom is how many bytes a write would now take without waiting: the
-// socket's send buffer less what it holds, 0 while another goroutine is
-// writing (a poller must not wait for it).
+// Partial reports whether the receive buffer holds the start of a
+// one-chunk request and nothing else: a poller may wait for the rest (a
+// pipelining client's next batch) instead of handing the channel to a
+// goroutine. A header that cannot start such a chunk is not partial.
+func (c *Channel) Partial() bool {
+	if c.rerr != nil || c.cur == nil || c.inMsg || c.opnChunks > 0 || c.closed.Load() {
+		return false
+	}
+	b := c.rbuf[c.r:c.w]
+	if len(b) == 0 {
+		return false
+	}
+	if len(b) < hdrLen {
+		return string(b) == "MSGF"[:min(len(b), 4)]
+	}
+	size := binary.LittleEndian.Uint32(b[4:8])
+	return string(b[:4]) == "MSGF" && size >= hdrLen && size <= uint32(c.recvBufSize) && uint64(size) > uint64(len(b))
+}
+
+// WriteRoom is how many more bytes a write would now take without
+// waiting: the socket's send buffer less what it holds and what
+// QueueResponse left to write; 0 while another goroutine is writing (a
+// poller must not wait for it).
 func (c *Channel) WriteRoom() int {
 	c.s.mu.Lock()
 	busy := c.s.flushing || c.s.err != nil
+	queued := len(c.s.buf)
 	c.s.mu.Unlock()
 	if busy || c.raw == nil {
 		return 0
 	}
-	return c.raw.room()
+	return c.raw.room() - queued
 }
 
 // tryRead reads once into p without waiting and adds what it read to *w.
