@@ -47,6 +47,8 @@ PEER_SCENARIOS ?= 10x100x1,1x1x1
 PEER_SECURITY  ?= None Basic256Sha256/Sign Basic256Sha256/SignAndEncrypt
 PEER_PORT      ?= 48491
 PEER_EDGED_PORT ?= 48492
+# PEER_EDGED_FLAGS: more flags of edged, e.g. --sim-in-memory.
+PEER_EDGED_FLAGS ?=
 PEER_EDGED_READ := ns=2;s=sim.Sine,ns=2;s=sim.Counter,ns=2;s=sim.Toggle,ns=2;s=sim.Ramp,ns=2;s=sim.Setpoint,ns=2;s=sim.Command,ns=2;s=sim.Status,ns=2;s=io.DI1,ns=2;s=io.DI2,ns=2;s=io.DI3,ns=2;s=io.DI4,ns=2;s=io.DO1,ns=2;s=io.DO2,ns=2;s=io.DO3,ns=2;s=io.DO4
 PEER_OPEN62541_READ := $(shell for i in 0 1 2 3 4; do printf 'ns=1;s=Gateway.D00%s,ns=1;s=Gateway.U00%s,ns=1;s=Gateway.B00%s,' $$i $$i $$i; done | sed 's/,$$//')
 
@@ -231,7 +233,7 @@ bench-peer: build $(BIN)/open62541_server
 	./$(BIN)/uabench peercert urn:open62541.unconfigured.application $(BIN)/peer-pki
 	rm -rf $(BIN)/peer-edged
 	timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench peer -rounds $(PEER_ROUNDS) $(PEER_FLAGS) \
-		-edged 'taskset -c 0 ./$(BIN)/edged --data-dir $(BIN)/peer-edged --listen 127.0.0.1:$(PEER_EDGED_PORT) --allow-insecure' \
+		-edged 'taskset -c 0 ./$(BIN)/edged --data-dir $(BIN)/peer-edged --listen 127.0.0.1:$(PEER_EDGED_PORT) --allow-insecure $(PEER_EDGED_FLAGS)' \
 		-edged-addr 127.0.0.1:$(PEER_EDGED_PORT) -edged-read '$(PEER_EDGED_READ)' -edged-counter 'ns=2;s=sim.Counter' \
 		-peer 'taskset -c 0 ./$(BIN)/open62541_server $(PEER_PORT) $(BIN)/peer-pki/cert.der $(BIN)/peer-pki/key.der' \
 		-peer-addr 127.0.0.1:$(PEER_PORT) -peer-read '$(PEER_OPEN62541_READ)' -peer-counter 'ns=1;s=Counter'

@@ -95,7 +95,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	sc := stack.Config{Plant: conf, Listener: ln, Server: scfg, Security: security, RealTime: &rt}
 	if stack.NeedsSimulator(conf) {
-		sc.Simulator = &sim.Options{}
+		sc.Simulator = &sim.Options{InMemory: cfg.simInMemory}
 	}
 	st, err := stack.New(sc)
 	if err != nil {
