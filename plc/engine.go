@@ -537,12 +537,21 @@ func (e *Engine) Run(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	n := uint64(1)
+	busy := 0 // cycles left to wait as without a timerfd, see busyLate
 	for {
 		due := t0.Add(time.Duration(n-1) * e.period)
 		if e.ownThreadWait || polled != nil {
-			if polled != nil {
+			switch {
+			case polled != nil && busy == 0:
 				polled.sleepUntil(due)
-			} else {
+			case polled != nil:
+				// Busy (a wake-up came late lately): the runtime's timer,
+				// which a busy scheduler runs on time, to PreciseWake
+				// before the cycle, then nanosleep, as without a timerfd.
+				busy--
+				time.Sleep(time.Until(due) - e.preciseWake)
+				sleepUntil(due)
+			default:
 				sleepUntil(due)
 			}
 			if ctx.Err() != nil {
@@ -563,6 +572,9 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		now := time.Now()
 		late := now.Sub(t0.Add(time.Duration(n-1) * e.period))
+		if polled != nil && late > busyLate {
+			busy = busyCycles
+		}
 		if late >= e.period {
 			skip := uint64(late / e.period)
 			e.dmu.Lock()
@@ -580,6 +592,18 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 	}
 }
+
+// busyLate is how late a cycle's wake-up on the timerfd may come before
+// the engine takes the process for a busy one and, for busyCycles
+// cycles, waits as without a timerfd: under load Go looks at its poller
+// seldom, and the timerfd read's deadline wakes the goroutine on time
+// but leaves it to wait for a P, where a thread in nanosleep keeps its
+// own until the end (bench-fanout, the robustness suite's subscription
+// flood).
+const (
+	busyLate   = time.Millisecond
+	busyCycles = 200
+)
 
 // takeReconf applies a change that Reconfigure is waiting to hand over
 // (with OwnThreadWait, between two cycles).
