@@ -49,6 +49,7 @@ type config struct {
 	dataDir       string
 	allowInsecure bool
 	simInMemory   bool // --sim-in-memory: sim.Options.InMemory
+	poller        bool // --poller: server.Config.Poller
 	hostname      string
 	// anonymous are the roles of anonymous sessions (--anonymous-role;
 	// 0: refused).
@@ -137,6 +138,9 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 	fs.IntVar(&cfg.rtCPU, "rt-cpu", -1, "the `CPU` the scan thread runs on; -1: the board's; -2: any")
 	fs.DurationVar(&cfg.stallAfter, "test-stall-scan-after", 0,
 		"TEST ONLY: stop the scan this long after the start, as a hung scan would, to prove the watchdog; 0: never")
+	fs.BoolVar(&cfg.poller, "poller", false,
+		"serve the connections between requests from one poller goroutine that answers their\n"+
+			"reads and Publish requests in the same pass (fewer wake-ups); see docs/performance.md")
 	fs.BoolVar(&cfg.simInMemory, "sim-in-memory", false,
 		"poll the built-in simulator over an in-memory connection on the scan's goroutine, not loopback TCP:\n"+
 			"less CPU idle; see docs/simulator.md for why it is not the default")

@@ -267,6 +267,7 @@ func serverConfig(cfg config, url string, out io.Writer) server.Config {
 		MaxSessions:     cfg.maxSessions,
 		MaxConnections:  cfg.maxConnections,
 		DataEfficient:   cfg.dataEfficient,
+		Poller:          cfg.poller,
 		Channel:         &uasc.Config{ReadSpin: cfg.readSpin},
 		Logger:          slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}

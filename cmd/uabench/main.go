@@ -87,6 +87,7 @@ func run(args []string, in io.Reader, out, errOut io.Writer) error {
 		fs.DurationVar(&f.cycle, "cycle", 0, "publish a new process image every `interval` (0: one image, no writer)")
 		fs.DurationVar(&f.maxRun, "max-run", 10*time.Minute, "exit after this `long` whatever happens")
 		fs.DurationVar(&f.spin, "spin", 0, "before blocking in a read, poll the connection for up to `d` (uasc Config.ReadSpin and the echo; 0: never)")
+		fs.BoolVar(&f.poller, "poller", false, "serve idle connections from one poller goroutine (server.Config.Poller)")
 		fs.BoolVar(&f.secure, "secure", false, "offer the secure endpoints too, with a certificate made at start (the load adds it with -policy)")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err

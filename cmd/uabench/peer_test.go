@@ -20,7 +20,7 @@ func inProcess(t *testing.T) (string, uint16) {
 	var out syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(serveFlags{listen: "127.0.0.1:0", maxRun: time.Minute, cycle: 5 * time.Millisecond}, pr, &out)
+		done <- serve(serveFlags{listen: "127.0.0.1:0", maxRun: time.Minute, cycle: 5 * time.Millisecond, poller: true}, pr, &out)
 	}()
 	t.Cleanup(func() {
 		pw.Write([]byte("quit\n"))

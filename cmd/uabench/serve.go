@@ -69,10 +69,11 @@ func (s *benchSource) Snapshot() addrspace.Snapshot { return s.cur.Load() }
 
 // newBenchServer creates the server for ln with the bench variables and
 // returns it with the source of their values.
-func newBenchServer(ln net.Listener, spin time.Duration, secure bool) (*server.Server, *benchSource, error) {
+func newBenchServer(ln net.Listener, spin time.Duration, secure, poller bool) (*server.Server, *benchSource, error) {
 	cfg := server.Config{
 		EndpointURL: "opc.tcp://" + ln.Addr().String(),
 		Channel:     &uasc.Config{ReadSpin: spin},
+		Poller:      poller,
 	}
 	if secure {
 		// The secure endpoints too, for the load's -policy: a certificate
@@ -117,6 +118,7 @@ type serveFlags struct {
 	cycle      time.Duration
 	maxRun     time.Duration
 	spin       time.Duration
+	poller     bool
 	secure     bool
 }
 
@@ -133,7 +135,7 @@ func serve(f serveFlags, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, src, err := newBenchServer(ln, f.spin, f.secure)
+	srv, src, err := newBenchServer(ln, f.spin, f.secure, f.poller)
 	if err != nil {
 		ln.Close()
 		return err

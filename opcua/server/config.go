@@ -141,12 +141,14 @@ type Config struct {
 	// defaults.
 	Channel *uasc.Config
 
-	// NoPoller serves every connection from a goroutine of its own, also
-	// between requests. By default (on Linux, without Channel.ReadSpin)
-	// one poller goroutine waits for the connections that are between
-	// requests and answers their reads and Publish requests in the same
-	// pass: one wake-up per batch of requests (see docs/performance.md).
-	NoPoller bool
+	// Poller serves the connections that are between requests from one
+	// poller goroutine (on Linux, without Channel.ReadSpin), which
+	// answers their reads and Publish requests in the same pass: one
+	// wake-up per batch of requests (see docs/performance.md). Off by
+	// default, a goroutine per connection: under the robustness suite's
+	// subscription flood an observer's Reads took 76 ms at p99 with it,
+	// against a bound of 50.
+	Poller bool
 
 	// Authenticator checks user identity tokens (default AnonymousOnly).
 	Authenticator Authenticator

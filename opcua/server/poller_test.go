@@ -24,10 +24,10 @@ func readVia(c *uaclient.Client) error {
 // Sessions between requests are the poller's, not goroutines': 40 idle
 // sessions add no goroutine each, and each is answered, Reads on the
 // poller, session services and writes on a goroutine handed the
-// connection and back; both ways with NoPoller too.
+// connection and back; both ways without the poller too.
 func TestPollerServes(t *testing.T) {
 	for _, noPoller := range []bool{false, true} {
-		_, url := startServer(t, server.Config{NoPoller: noPoller, MaxConnections: 100})
+		_, url := startServer(t, server.Config{Poller: !noPoller, MaxConnections: 100})
 		addr := url[len("opc.tcp://"):]
 		base := runtime.NumGoroutine()
 		var cs []*uaclient.Client
@@ -42,7 +42,7 @@ func TestPollerServes(t *testing.T) {
 		for round := range 3 {
 			for i, c := range cs {
 				if err := readVia(c); err != nil {
-					t.Fatalf("NoPoller %v, round %d, client %d: Read: %v", noPoller, round, i, err)
+					t.Fatalf("without the poller %v, round %d, client %d: Read: %v", noPoller, round, i, err)
 				}
 			}
 		}
@@ -53,19 +53,19 @@ func TestPollerServes(t *testing.T) {
 			NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_State), AttributeID: uint32(ua.AttributeIDValue),
 			Value: ua.DataValue{Value: v}}}}, &wr)
 		if err != nil || len(wr.Results) != 1 || !wr.Results[0].IsBad() {
-			t.Fatalf("NoPoller %v: Write: %v %v", noPoller, err, wr.Results)
+			t.Fatalf("without the poller %v: Write: %v %v", noPoller, err, wr.Results)
 		}
 		if err := readVia(cs[0]); err != nil {
-			t.Fatalf("NoPoller %v: Read after the Write: %v", noPoller, err)
+			t.Fatalf("without the poller %v: Read after the Write: %v", noPoller, err)
 		}
 		time.Sleep(50 * time.Millisecond) // goroutines hand their connections back
 		added := runtime.NumGoroutine() - base
-		t.Logf("NoPoller %v: %d goroutines more with 40 idle sessions", noPoller, added)
+		t.Logf("without the poller %v: %d goroutines more with 40 idle sessions", noPoller, added)
 		if !noPoller && added >= 20 {
 			t.Errorf("40 idle sessions on the poller added %d goroutines", added)
 		}
 		if noPoller && added < 40 {
-			t.Errorf("40 idle sessions with NoPoller added %d goroutines, want one each", added)
+			t.Errorf("40 idle sessions without the poller added %d goroutines, want one each", added)
 		}
 	}
 }
@@ -75,7 +75,7 @@ func TestPollerServes(t *testing.T) {
 // poller goes on serving the others.
 func TestPollerSlowReader(t *testing.T) {
 	// A write may wait a minute: far longer than the others' reads below.
-	_, url := startServer(t, server.Config{Channel: &uasc.Config{WriteTimeout: time.Minute}})
+	_, url := startServer(t, server.Config{Poller: true, Channel: &uasc.Config{WriteTimeout: time.Minute}})
 	addr := url[len("opc.tcp://"):]
 	slow, err := uaclient.Dial(addr, 10*time.Second)
 	if err != nil {

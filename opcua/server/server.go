@@ -66,12 +66,12 @@ type Server struct {
 // poller is the server's poller, nil if none.
 func (s *Server) poller() *poller { return s.pollr.Load() }
 
-// startPoller starts the poller, unless Config.NoPoller or ReadSpin says
-// not to, at the first connection it can serve (a TCP socket), and
-// returns it (nil: none).
+// startPoller starts the poller, if Config.Poller asks for it and
+// ReadSpin does not forbid it, at the first connection it can serve (a
+// TCP socket), and returns it (nil: none).
 func (s *Server) startPoller() *poller {
 	s.pollOnce.Do(func() {
-		if !s.cfg.NoPoller && s.cfg.Channel.ReadSpin == 0 {
+		if s.cfg.Poller && s.cfg.Channel.ReadSpin == 0 {
 			if p := newPoller(s); p != nil {
 				s.pollr.Store(p)
 			}
