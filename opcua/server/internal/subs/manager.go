@@ -8,13 +8,13 @@ package subs
 
 import (
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/internal/sched"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
 )
@@ -189,6 +189,7 @@ type Manager struct {
 	batchSeq    uint64    // SourceChanged calls so far (under hookMu): srcBatch.seq
 	queuedCount int       // notifications in all items' queues (MaxQueuedNotifications)
 	yielded     time.Time // when the run loop last yielded (see yield)
+	yielder     *sched.Yielder
 
 	// The sampling budget (budget.go): when this round began, the
 	// samples taken in it and a session's share.
@@ -231,7 +232,10 @@ func New(d Deps) *Manager {
 func (m *Manager) start() {
 	m.once.Do(func() {
 		m.timer = time.NewTimer(time.Hour)
-		m.goTracked(m.run)
+		m.yielder = sched.New()
+		if !m.goTracked(m.run) {
+			m.yielder.Close()
+		}
 	})
 }
 
@@ -265,10 +269,12 @@ func (m *Manager) run() {
 		case f := <-m.calls:
 			f()
 		case <-m.wake:
+			m.takeCalls()
 			m.sourceChanges(time.Now())
 		case <-m.timer.C:
 		case <-m.done:
 			m.timer.Stop()
+			m.yielder.Close()
 			return
 		case <-drain:
 			now := time.Now()
@@ -279,6 +285,31 @@ func (m *Manager) run() {
 		m.prune()
 		m.tick(time.Now())
 		m.indexed.Store(len(m.bySource) > 0)
+		// Calls that wait one after another keep the loop from blocking:
+		// the scan engine's cycle must not wait for the last of them.
+		m.yield()
+	}
+}
+
+// maxTaken bounds the calls takeCalls runs before a round.
+const maxTaken = 64
+
+// takeCalls runs the service calls that wait for the run loop, before a
+// round of source changes. A round can be milliseconds of work, and the
+// run loop's select picks at random among what is ready: a Publish
+// request that waited behind rounds let the items' queues fill, a full
+// queue made each sample dearer, the rounds longer and the Publish
+// requests later still, until the subscriptions delivered a third of
+// their notifications (bench-fanout). A connection sends one call at a
+// time; maxTaken bounds the calls taken so with many connections.
+func (m *Manager) takeCalls() {
+	for range maxTaken {
+		select {
+		case f := <-m.calls:
+			f()
+		default:
+			return
+		}
 	}
 }
 
@@ -421,10 +452,14 @@ func (m *Manager) publishTouched(now time.Time) {
 // on a gateway with one core (GOMAXPROCS 1) the scan engine's next cycle
 // would wait for it, up to the scheduler's 10 ms preemption. The scan
 // cycle comes first: the run loop yields between keys and between
-// subscriptions, and notifications come later instead.
+// subscriptions, and notifications come later instead. It yields through
+// the network poller (sched.Yielder): a run loop that gave way with
+// runtime.Gosched kept the connections' requests unread while it was busy,
+// and the Publish requests that would have emptied its queues came 10 ms
+// apart.
 func (m *Manager) yield() {
 	if now := time.Now(); now.Sub(m.yielded) >= yieldEvery {
-		runtime.Gosched()
+		m.yielder.Yield()
 		m.yielded = time.Now()
 	}
 }
@@ -489,6 +524,7 @@ func (m *Manager) tick(now time.Time) {
 				if sub.deleted { // its lifetime expired: ss.subs lost it
 					i--
 				}
+				m.yield()
 			}
 		}
 		for _, sub := range ss.subs {
