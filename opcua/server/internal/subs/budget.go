@@ -6,38 +6,57 @@ import (
 	"github.com/edged/edged/opcua/ua"
 )
 
-// The run loop's sampling is budgeted: in each round (one base cycle) it
-// takes at most Limits.SamplesPerCycle samples, and a session at most its
-// share of them, the budget divided among the sessions that have
-// subscriptions. An item due beyond its session's share waits in the
-// session's backlog, oldest first, for what the round has left, shared
-// evenly among the sessions with a backlog, or for the next round; it is
-// then sampled in the images current by then, so that a session that asks
-// for more sampling than the budget gets its values at a slower rate (the
-// changes in between are not seen) instead of slowing every other
-// session, the service calls and the scan. The notifications a round
-// makes are bounded by its samples, and with them the publishing work.
+// The run loop's sampling is budgeted: it takes Limits.SamplesPerCycle
+// samples per base cycle, and a session its share of them, the budget
+// divided among the sessions that have subscriptions. Both are token
+// buckets, refilled at that rate as time passes and holding at most two
+// cycles' worth: images come once a cycle with the engine's jitter, and a
+// late image followed by one on time is two images' sampling within less
+// than a cycle, which the budget must not take for a session asking too
+// much. An item due beyond its session's share waits in the session's
+// backlog, oldest first, for what the budget has left, shared evenly among
+// the sessions with a backlog, or for the next refill; it is then sampled
+// in the images current by then, so that a session that asks for more
+// sampling than the budget gets its values at a slower rate (the changes
+// in between are not seen) instead of slowing every other session, the
+// service calls and the scan. The notifications a cycle makes are bounded
+// by its samples, and with them the publishing work.
 
-// startRound begins a round of the sampling budget once half a base cycle
-// has passed since the last one began: images come once a cycle, with the
-// engine's jitter, and each has a round of its own (at most two a cycle).
-func (m *Manager) startRound(now time.Time) {
-	if now.Sub(m.roundStart) < m.lim.MinPublishingInterval/2 && !now.Before(m.roundStart) {
-		return
-	}
-	m.roundStart, m.roundSpent = now, 0
+// budgetBurst is how many cycles' worth of samples a bucket holds.
+const budgetBurst = 4
+
+// refill adds to the budget the samples of the time since the last refill:
+// the whole budget and each session's share of it. A bucket starts with one
+// cycle's worth; a clock going back adds nothing.
+func (m *Manager) refill(now time.Time) {
 	n := 0
 	for _, ss := range m.sessions {
-		ss.spent = 0
 		if len(ss.subs) > 0 {
 			n++
 		}
 	}
-	m.quota = max(m.lim.SamplesPerCycle/max(n, 1), 1)
+	budget := float64(m.lim.SamplesPerCycle)
+	share := max(budget/float64(max(n, 1)), 1)
+	cycles := 1.0
+	if !m.refilled.IsZero() {
+		cycles = float64(now.Sub(m.refilled)) / float64(m.lim.MinPublishingInterval)
+		if cycles <= 0 {
+			return
+		}
+	}
+	m.refilled = now
+	m.credit = min(m.credit+cycles*budget, budgetBurst*budget)
+	for _, ss := range m.sessions {
+		if !ss.refilled {
+			ss.refilled, ss.credit = true, share
+			continue
+		}
+		ss.credit = min(ss.credit+cycles*share, budgetBurst*share)
+	}
 }
 
 // admit reports whether it may be sampled now, within its session's share
-// of the round; if not, it goes to the session's backlog. While the
+// of the budget; if not, it goes to the session's backlog. While the
 // session has a backlog, its items queue behind the ones waiting there, so
 // that none waits longer than the others.
 func (m *Manager) admit(it *monItem) bool {
@@ -45,9 +64,9 @@ func (m *Manager) admit(it *monItem) bool {
 		return false
 	}
 	ss := it.sub.ss
-	if len(ss.backlog) == 0 && ss.spent < m.quota && m.roundSpent < m.lim.SamplesPerCycle {
-		ss.spent++
-		m.roundSpent++
+	if len(ss.backlog) == 0 && ss.credit >= 1 && m.credit >= 1 {
+		ss.credit--
+		m.credit--
 		return true
 	}
 	it.backlogged = true
@@ -66,15 +85,20 @@ func (m *Manager) hasBacklog() bool {
 }
 
 // drainSlice bounds the samples one call of drainBacklogs takes, and a
-// session's share of a round taken while the changes come in: between two
-// slices the run loop answers the service calls waiting for it.
+// session's share of the budget taken while the changes come in: between
+// two slices the run loop answers the service calls waiting for it.
 const drainSlice = 1000
 
 // drainBacklogs samples backlogged items, in the current images, with what
-// is left of the round's budget, shared evenly among the sessions that
-// have a backlog, drainSlice samples at most; it reports whether there is
-// more to do in this round.
-func (m *Manager) drainBacklogs(now time.Time) bool {
+// is left of the budget, shared evenly among the sessions that have a
+// backlog, slice samples at most; it reports whether there is more to do
+// now (rather than after the next refill). Between service calls the run
+// loop drains drainSlice at a time; a round of source changes, once the
+// sessions within their shares sampled its images, drains all the budget
+// allows at once, as its images would take: a backlog drained at once
+// samples the image that was just sampled for the others, and the session
+// is back to sampling images itself at the next one.
+func (m *Manager) drainBacklogs(now time.Time, slice int) bool {
 	if !m.hasBacklog() {
 		// The common case, every image: no hook lock (SourceChanged's,
 		// on the engine's goroutine), no read context reset.
@@ -84,9 +108,9 @@ func (m *Manager) drainBacklogs(now time.Time) bool {
 	seq := m.batchSeq // the items are sampled in images newer than the pending changes
 	m.hookMu.Unlock()
 	m.rc.Reset()
-	slice := drainSlice
+	defer m.endDrain()
 	for {
-		left := min(m.lim.SamplesPerCycle-m.roundSpent, slice)
+		left := min(int(m.credit), slice)
 		n := 0
 		for _, ss := range m.sessions {
 			if len(ss.backlog) > 0 {
@@ -97,20 +121,20 @@ func (m *Manager) drainBacklogs(now time.Time) bool {
 			return false
 		}
 		if left <= 0 {
-			return slice == 0 && m.roundSpent < m.lim.SamplesPerCycle
+			return slice == 0 && m.credit >= 1
 		}
 		share := max(left/n, 1)
 		for _, ss := range m.sessions {
 			if len(ss.backlog) == 0 {
 				continue
 			}
-			k := min(share, len(ss.backlog), m.lim.SamplesPerCycle-m.roundSpent, slice)
+			k := min(share, len(ss.backlog), int(m.credit), slice)
 			if k <= 0 {
 				break
 			}
 			m.sampleBacklog(ss.backlog[:k], seq, now)
-			ss.spent += k
-			m.roundSpent += k
+			ss.credit = max(ss.credit-float64(k), 0)
+			m.credit -= float64(k)
 			slice -= k
 			rest := copy(ss.backlog, ss.backlog[k:])
 			clear(ss.backlog[rest:])
@@ -119,11 +143,13 @@ func (m *Manager) drainBacklogs(now time.Time) bool {
 	}
 }
 
-// sampleBacklog samples the items of list in the current images, sharing
-// one Read among consecutive items on one node.
+// sampleBacklog samples the items of list in the current images. Items on
+// one node share one Read and its sample, as in sampleKey, across the
+// sessions' backlogs too (m.drained, kept until the drain ends): the
+// backlogs of many sessions hold the same variables in the same order,
+// and a backlog read per item would cost each session what an image costs
+// them all, so a backlog once made would never drain.
 func (m *Manager) sampleBacklog(list []*monItem, seq uint64, now time.Time) {
-	var s *sample
-	var node *ua.NodeID
 	for i, it := range list {
 		it.backlogged = false
 		if it.deleted || it.mode == ua.MonitoringModeDisabled {
@@ -133,16 +159,33 @@ func (m *Manager) sampleBacklog(list []*monItem, seq uint64, now time.Time) {
 		if it.ownRead {
 			m.sample(it, now)
 		} else {
-			if node == nil || *node != it.rv.NodeID {
-				m.release(s)
-				s, node = m.newSample(), &it.rv.NodeID
-				m.space.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &s.dv)
+			d, ok := m.drained[it.key]
+			if !ok || *d.node != it.rv.NodeID {
+				if ok {
+					m.release(d.s)
+				}
+				d = drainedRead{m.newSample(), &it.rv.NodeID}
+				m.space.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &d.s.dv)
+				m.drained[it.key] = d
 			}
-			m.sampled(it, s, now)
+			m.sampled(it, d.s, now)
 		}
 		if i%64 == 63 {
 			m.yield()
 		}
 	}
-	m.release(s)
+}
+
+// drainedRead is a Read that sampleBacklog shares among the items on node.
+type drainedRead struct {
+	s    *sample
+	node *ua.NodeID // of an item in the backlog being drained
+}
+
+// endDrain lets go of the samples sampleBacklog shared.
+func (m *Manager) endDrain() {
+	for _, d := range m.drained {
+		m.release(d.s)
+	}
+	clear(m.drained)
 }

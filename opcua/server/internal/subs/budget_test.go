@@ -11,10 +11,11 @@ import (
 
 // TestSamplingBudgetIsShared: with a budget of 100 samples per cycle, a
 // session with 1,000 items on a variable that changes in every cycle
-// takes no more than its share of each round, and another session's item
-// on it is sampled in every round; the big session's items wait in its
-// backlog, oldest first, so that each is sampled within the rounds its
-// share needs, in the image current then.
+// takes no more than the budget per cycle (after a burst of at most
+// budgetBurst cycles' worth), and another session's item on it is sampled
+// in every cycle; the big session's items wait in its backlog, oldest
+// first, so that each is sampled within the cycles the budget needs, in
+// the image current then.
 func TestSamplingBudgetIsShared(t *testing.T) {
 	const budget, bigItems = 100, 1000
 	f := newSubFixture(t, Config{Subscriptions: Limits{SamplesPerCycle: budget}})
@@ -44,6 +45,7 @@ func TestSamplingBudgetIsShared(t *testing.T) {
 		now := time.Now().Add(time.Second)
 		seen := map[*monItem]int{} // the round in which each big item was first sampled again
 		const rounds = 12
+		total := 0
 		for round := 1; round <= rounds; round++ {
 			now = now.Add(5 * time.Millisecond)
 			f.vars.Set(float64(round))
@@ -58,8 +60,10 @@ func TestSamplingBudgetIsShared(t *testing.T) {
 					}
 				}
 			}
-			if sampled+1 > budget {
-				t.Errorf("round %d: the big session took %d samples, the budget is %d in all", round, sampled, budget)
+			total += sampled + 1
+			if sampled+1 > budgetBurst*budget || total > (round+budgetBurst-1)*budget {
+				t.Errorf("round %d: the big session took %d samples, %d in all with the other's, the budget is %d a cycle, %d cycles' worth at most at once",
+					round, sampled, total, budget, budgetBurst)
 			}
 			if !smallItem.lastSample.Equal(now) {
 				t.Errorf("round %d: the other session's item was not sampled", round)
@@ -69,13 +73,55 @@ func TestSamplingBudgetIsShared(t *testing.T) {
 			}
 		}
 		// 99 samples a round for the big session: all its 1,000 items
-		// were sampled again within 11 rounds.
+		// were sampled again within 11 rounds, or 10 with the burst.
 		if len(seen) != bigItems {
 			t.Errorf("%d of the big session's %d items sampled in %d rounds, want all", len(seen), bigItems, rounds)
 		}
 		for it, r := range seen {
 			if v, _ := it.last.dv.Value.Float64(); v < float64(r) {
 				t.Errorf("item %d sampled in round %d has value %v, an older image", it.handle, r, v)
+			}
+		}
+	})
+}
+
+// TestSamplingBudgetTakesJitter: a session within the budget is never
+// held back by the engine's jitter: an image late by most of a cycle
+// followed by one on time is sampled in full, though two images' samples
+// come within a millisecond.
+func TestSamplingBudgetTakesJitter(t *testing.T) {
+	const budget, items = 100, 80
+	f := newSubFixture(t, Config{Subscriptions: Limits{SamplesPerCycle: budget}})
+	sub := f.createSub(5, 10, 300)
+	reqs := make([]ua.MonitoredItemCreateRequest, items)
+	for i := range reqs {
+		reqs[i] = item("ext", ua.AttributeIDValue, 5, 1, nil)
+		reqs[i].RequestedParameters.ClientHandle = uint32(i)
+	}
+	for _, r := range f.createItems(sub, reqs...) {
+		if r.StatusCode != status.Good {
+			t.Fatal(r.StatusCode)
+		}
+	}
+	m := f.s.subs
+	m.call(func() {
+		s := m.subs[sub]
+		start := time.Now().Add(time.Second)
+		// Cycle k's image comes at 5k ms, but cycle 4's is 4 ms late.
+		at := []time.Duration{5, 10, 15, 24, 25, 30, 35}
+		for k, d := range at {
+			now := start.Add(d * time.Millisecond)
+			f.vars.Set(float64(k + 1))
+			f.s.SourceChanged(f.src, []uint32{1})
+			m.sourceChanges(now)
+			sampled := 0
+			for _, it := range s.items {
+				if it.lastSample.Equal(now) {
+					sampled++
+				}
+			}
+			if sampled != items || len(s.ss.backlog) != 0 {
+				t.Errorf("image at %v: %d of %d items sampled, %d in the backlog", d*time.Millisecond, sampled, items, len(s.ss.backlog))
 			}
 		}
 	})

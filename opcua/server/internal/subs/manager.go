@@ -128,10 +128,11 @@ type sessSubs struct {
 	subs    []*subscription
 	queue   []pubReq
 	pending []statusMsg
-	// spent: samples of this round of the budget; backlog: items
-	// due beyond the session's share, oldest first (budget.go).
-	spent   int
-	backlog []*monItem
+	// credit: the session's share of the sampling budget, once
+	// refilled; backlog: items due beyond it, oldest first (budget.go).
+	credit   float64
+	refilled bool
+	backlog  []*monItem
 	// orphan: the session closed (CloseSession without
 	// DeleteSubscriptions, or it timed out) and its subscriptions live on
 	// until they expire or are transferred; see sessionClosed.
@@ -191,12 +192,12 @@ type Manager struct {
 	yielded     time.Time // when the run loop last yielded (see yield)
 	yielder     *sched.Yielder
 
-	// The sampling budget (budget.go): when this round began, the
-	// samples taken in it and a session's share.
-	roundStart time.Time
-	roundSpent int
-	quota      int
-	draining   bool // backlogs wait and the round has budget left: drain them between calls
+	// The sampling budget (budget.go): the samples it has left, and
+	// when it was last refilled.
+	credit   float64
+	refilled time.Time
+	draining bool                   // backlogs wait and the budget has samples left: drain them between calls
+	drained  map[srcKey]drainedRead // the Reads one drain shares (sampleBacklog)
 	// retransBytes: the encoded notifications in all retransmission
 	// queues (MaxRetransmissionBytes).
 	retransBytes int
@@ -225,6 +226,7 @@ func New(d Deps) *Manager {
 	m.sessions = make(map[Session]*sessSubs)
 	m.bySource = make(map[srcKey][]*monItem)
 	m.stale = make(map[srcKey]struct{})
+	m.drained = make(map[srcKey]drainedRead)
 	return m
 }
 
@@ -278,7 +280,7 @@ func (m *Manager) run() {
 			return
 		case <-drain:
 			now := time.Now()
-			m.draining = m.drainBacklogs(now)
+			m.draining = m.drainBacklogs(now, drainSlice)
 			m.publishTouched(now)
 			continue
 		}
@@ -393,7 +395,7 @@ func (m *Manager) sourceChanges(now time.Time) {
 		clear(m.workB)
 		m.workB = append(m.workB[:0], srcBatch{end: len(m.work), seq: math.MaxUint64})
 	}
-	m.startRound(now)
+	m.refill(now)
 	slack := m.lim.MinPublishingInterval / 2
 	start := 0
 	for _, b := range m.workB {
@@ -425,7 +427,7 @@ func (m *Manager) sourceChanges(now time.Time) {
 		clear(m.deferred[len(keep):])
 		m.deferred = keep
 	}
-	m.draining = m.drainBacklogs(now)
+	m.draining = m.drainBacklogs(now, math.MaxInt)
 	m.publishTouched(now)
 }
 
@@ -499,12 +501,12 @@ func (m *Manager) clearTouched() {
 // tick runs the publishing cycles that are due, drops closed sessions and
 // timed-out Publish requests, and sets the timer to the next cycle.
 func (m *Manager) tick(now time.Time) {
-	m.startRound(now)
+	m.refill(now)
 	m.sampleDue(now)
-	m.draining = m.drainBacklogs(now)
+	m.draining = m.drainBacklogs(now, drainSlice)
 	next := now.Add(time.Hour)
 	if m.hasBacklog() {
-		next = m.roundStart.Add(m.lim.MinPublishingInterval / 2) // the next round
+		next = now.Add(m.lim.MinPublishingInterval / 2) // budget for more of it
 	}
 	for s, ss := range m.sessions {
 		if s.Closed() && !ss.orphan {
