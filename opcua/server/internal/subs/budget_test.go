@@ -20,18 +20,7 @@ func TestSamplingBudgetIsShared(t *testing.T) {
 	const budget, bigItems = 100, 1000
 	f := newSubFixture(t, Config{Subscriptions: Limits{SamplesPerCycle: budget}})
 	big := f.createSub(5, 10, 300)
-	reqs := make([]ua.MonitoredItemCreateRequest, bigItems)
-	for i := range reqs {
-		reqs[i] = item("ext", ua.AttributeIDValue, 5, 1, nil)
-		reqs[i].RequestedParameters.ClientHandle = uint32(i)
-	}
-	for first := 0; first < bigItems; first += 500 {
-		for _, r := range f.createItems(big, reqs[first:first+500]...) {
-			if r.StatusCode != status.Good {
-				t.Fatal(r.StatusCode)
-			}
-		}
-	}
+	createExtItems(t, f, big, bigItems)
 	other := newTestConn(t, f.s, 2)
 	other.openSession()
 	small := subtest.CreateSub(t, other.call, 5, 10, 300)
@@ -93,16 +82,7 @@ func TestSamplingBudgetTakesJitter(t *testing.T) {
 	const budget, items = 100, 80
 	f := newSubFixture(t, Config{Subscriptions: Limits{SamplesPerCycle: budget}})
 	sub := f.createSub(5, 10, 300)
-	reqs := make([]ua.MonitoredItemCreateRequest, items)
-	for i := range reqs {
-		reqs[i] = item("ext", ua.AttributeIDValue, 5, 1, nil)
-		reqs[i].RequestedParameters.ClientHandle = uint32(i)
-	}
-	for _, r := range f.createItems(sub, reqs...) {
-		if r.StatusCode != status.Good {
-			t.Fatal(r.StatusCode)
-		}
-	}
+	createExtItems(t, f, sub, items)
 	m := f.s.subs
 	m.call(func() {
 		s := m.subs[sub]
@@ -125,6 +105,24 @@ func TestSamplingBudgetTakesJitter(t *testing.T) {
 			}
 		}
 	})
+}
+
+// createExtItems creates n items on the fixture's variable in sub, with
+// client handles 0..n-1, 500 a call.
+func createExtItems(t *testing.T, f *subFixture, sub uint32, n int) {
+	t.Helper()
+	reqs := make([]ua.MonitoredItemCreateRequest, n)
+	for i := range reqs {
+		reqs[i] = item("ext", ua.AttributeIDValue, 5, 1, nil)
+		reqs[i].RequestedParameters.ClientHandle = uint32(i)
+	}
+	for first := 0; first < n; first += 500 {
+		for _, r := range f.createItems(sub, reqs[first:min(first+500, n)]...) {
+			if r.StatusCode != status.Good {
+				t.Fatal(r.StatusCode)
+			}
+		}
+	}
 }
 
 func firstItem(sub *subscription) *monItem {

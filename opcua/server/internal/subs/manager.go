@@ -8,13 +8,13 @@ package subs
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/edged/edged/opcua/addrspace"
-	"github.com/edged/edged/opcua/internal/sched"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
 )
@@ -190,7 +190,6 @@ type Manager struct {
 	batchSeq    uint64    // SourceChanged calls so far (under hookMu): srcBatch.seq
 	queuedCount int       // notifications in all items' queues (MaxQueuedNotifications)
 	yielded     time.Time // when the run loop last yielded (see yield)
-	yielder     *sched.Yielder
 
 	// The sampling budget (budget.go): the samples it has left, and
 	// when it was last refilled.
@@ -234,10 +233,7 @@ func New(d Deps) *Manager {
 func (m *Manager) start() {
 	m.once.Do(func() {
 		m.timer = time.NewTimer(time.Hour)
-		m.yielder = sched.New()
-		if !m.goTracked(m.run) {
-			m.yielder.Close()
-		}
+		m.goTracked(m.run)
 	})
 }
 
@@ -276,7 +272,6 @@ func (m *Manager) run() {
 		case <-m.timer.C:
 		case <-m.done:
 			m.timer.Stop()
-			m.yielder.Close()
 			return
 		case <-drain:
 			now := time.Now()
@@ -309,6 +304,7 @@ func (m *Manager) takeCalls() {
 		select {
 		case f := <-m.calls:
 			f()
+			m.yield()
 		default:
 			return
 		}
@@ -454,14 +450,10 @@ func (m *Manager) publishTouched(now time.Time) {
 // on a gateway with one core (GOMAXPROCS 1) the scan engine's next cycle
 // would wait for it, up to the scheduler's 10 ms preemption. The scan
 // cycle comes first: the run loop yields between keys and between
-// subscriptions, and notifications come later instead. It yields through
-// the network poller (sched.Yielder): a run loop that gave way with
-// runtime.Gosched kept the connections' requests unread while it was busy,
-// and the Publish requests that would have emptied its queues came 10 ms
-// apart.
+// subscriptions, and notifications come later instead.
 func (m *Manager) yield() {
 	if now := time.Now(); now.Sub(m.yielded) >= yieldEvery {
-		m.yielder.Yield()
+		runtime.Gosched()
 		m.yielded = time.Now()
 	}
 }
