@@ -9,8 +9,8 @@ import (
 // The run loop's sampling is budgeted: it takes Limits.SamplesPerCycle
 // samples per base cycle, and a session its share of them, the budget
 // divided among the sessions that have subscriptions. Both are token
-// buckets, refilled at that rate as time passes and holding at most two
-// cycles' worth: images come once a cycle with the engine's jitter, and a
+// buckets, refilled at that rate as time passes and holding at most
+// budgetBurst cycles' worth: images come once a cycle with the engine's jitter, and a
 // late image followed by one on time is two images' sampling within less
 // than a cycle, which the budget must not take for a session asking too
 // much. An item due beyond its session's share waits in the session's

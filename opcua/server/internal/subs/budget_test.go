@@ -37,18 +37,11 @@ func TestSamplingBudgetIsShared(t *testing.T) {
 		total := 0
 		for round := 1; round <= rounds; round++ {
 			now = now.Add(5 * time.Millisecond)
-			f.vars.Set(float64(round))
-			f.s.SourceChanged(f.src, []uint32{1})
-			m.sourceChanges(now)
-			sampled := 0
-			for _, it := range bigSub.items {
-				if it.lastSample.Equal(now) {
-					sampled++
-					if seen[it] == 0 {
-						seen[it] = round
-					}
+			sampled := imageAt(f, now, float64(round), bigSub, func(it *monItem) {
+				if seen[it] == 0 {
+					seen[it] = round
 				}
-			}
+			})
 			total += sampled + 1
 			if sampled+1 > budgetBurst*budget || total > (round+budgetBurst-1)*budget {
 				t.Errorf("round %d: the big session took %d samples, %d in all with the other's, the budget is %d a cycle, %d cycles' worth at most at once",
@@ -91,20 +84,29 @@ func TestSamplingBudgetTakesJitter(t *testing.T) {
 		at := []time.Duration{5, 10, 15, 24, 25, 30, 35}
 		for k, d := range at {
 			now := start.Add(d * time.Millisecond)
-			f.vars.Set(float64(k + 1))
-			f.s.SourceChanged(f.src, []uint32{1})
-			m.sourceChanges(now)
-			sampled := 0
-			for _, it := range s.items {
-				if it.lastSample.Equal(now) {
-					sampled++
-				}
-			}
+			sampled := imageAt(f, now, float64(k+1), s, func(*monItem) {})
 			if sampled != items || len(s.ss.backlog) != 0 {
 				t.Errorf("image at %v: %d of %d items sampled, %d in the backlog", d*time.Millisecond, sampled, items, len(s.ss.backlog))
 			}
 		}
 	})
+}
+
+// imageAt publishes v as the fixture's variable's new image and has the
+// run loop (the caller) sample it at now; it returns how many of sub's
+// items were sampled, calling each with them.
+func imageAt(f *subFixture, now time.Time, v float64, sub *subscription, each func(*monItem)) int {
+	f.vars.Set(v)
+	f.s.SourceChanged(f.src, []uint32{1})
+	f.s.subs.sourceChanges(now)
+	n := 0
+	for _, it := range sub.items {
+		if it.lastSample.Equal(now) {
+			n++
+			each(it)
+		}
+	}
+	return n
 }
 
 // createExtItems creates n items on the fixture's variable in sub, with
