@@ -537,13 +537,14 @@ func (e *Engine) Run(ctx context.Context) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	n := uint64(1)
-	busy := 0 // cycles left to wait as without a timerfd, see busyLate
+	busy := 0  // cycles left to wait as without a timerfd, see busyLate
+	quiet := 0 // wake-ups on time in a row, see quietLate
 	for {
 		due := t0.Add(time.Duration(n-1) * e.period)
 		if e.ownThreadWait || polled != nil {
 			switch {
 			case polled != nil && busy == 0:
-				polled.sleepUntil(due)
+				polled.sleepUntil(due, quiet < quietCycles)
 			case polled != nil:
 				// Busy (a wake-up came late lately): the runtime's timer,
 				// which a busy scheduler runs on time, to PreciseWake
@@ -572,8 +573,14 @@ func (e *Engine) Run(ctx context.Context) error {
 		}
 		now := time.Now()
 		late := now.Sub(t0.Add(time.Duration(n-1) * e.period))
-		if polled != nil && late > busyLate {
-			busy = busyCycles
+		switch {
+		case polled == nil:
+		case late > busyLate:
+			busy, quiet = busyCycles, 0
+		case late > quietLate || busy > 0:
+			quiet = 0
+		default:
+			quiet++
 		}
 		if late >= e.period {
 			skip := uint64(late / e.period)
@@ -600,9 +607,19 @@ func (e *Engine) Run(ctx context.Context) error {
 // but leaves it to wait for a P, where a thread in nanosleep keeps its
 // own until the end (bench-fanout, the robustness suite's subscription
 // flood).
+//
+// quietLate is how late a wake-up may come and still count as on time:
+// after quietCycles of them in a row the timerfd's read has no deadline
+// until one comes later. The deadline's runtime timer wakes the
+// runtime's monitor thread, which sleeps until the next timer while the
+// process is idle, in every cycle: two context switches a cycle, about
+// 400 a second at 5 ms for nothing. Quiet, the first wake-up of a load
+// that starts may come late (docs/performance.md, Idle).
 const (
-	busyLate   = time.Millisecond
-	busyCycles = 200
+	busyLate    = time.Millisecond
+	busyCycles  = 200
+	quietLate   = 250 * time.Microsecond
+	quietCycles = 200
 )
 
 // takeReconf applies a change that Reconfigure is waiting to hand over

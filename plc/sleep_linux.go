@@ -32,11 +32,13 @@ func sleepUntil(t time.Time) {
 // the precision of the kernel's high-resolution timers, not in the whole
 // milliseconds in which the runtime's idle poller counts its own timers.
 // A busy process looks at its poller seldom (when a P runs out of work,
-// or every 10 ms), but runs its timers on time: the read's deadline, a
-// runtime timer a little after the expiry (wakeSlack), wakes the
-// sleeper then. The timer is armed and read with raw system calls
-// (neither blocks): a runtime system call wakes the runtime's monitor
-// thread, which sleeps while the process is idle. See Config.PreciseWake.
+// or every 10 ms), but runs its timers on time: unless the process has
+// been quiet, the read also has the expiry as its deadline, a runtime
+// timer that wakes the sleeper then. Quiet, it has none: the runtime's
+// monitor thread sleeps until the next runtime timer, and a deadline
+// every cycle would wake it every cycle. The timer is armed and read
+// with raw system calls (neither blocks): a runtime system call wakes
+// the monitor too. See Config.PreciseWake and Engine.Run.
 type polledTimer struct {
 	fd int
 	f  *os.File // fd, non-blocking, in the poller
@@ -45,13 +47,8 @@ type polledTimer struct {
 	read   func(fd uintptr) bool
 	errno  syscall.Errno
 	buffer [8]byte
+	armed  bool // the read has a deadline
 }
-
-// wakeSlack is how long after the timerfd's expiry the read's deadline
-// falls: at least the millisecond by which an idle runtime rounds the
-// wait for a timer, so that the deadline never wakes an idle process
-// before the timerfd does.
-const wakeSlack = 0
 
 // newPolledTimer returns a polledTimer, or nil when the kernel has no
 // timerfd.
@@ -73,8 +70,8 @@ func newPolledTimer() *polledTimer {
 }
 
 // sleepUntil parks the calling goroutine until t: the timerfd's expiry,
-// or wakeSlack later the read's deadline.
-func (p *polledTimer) sleepUntil(t time.Time) {
+// or, with deadline, the read's deadline at t.
+func (p *polledTimer) sleepUntil(t time.Time, deadline bool) {
 	d := time.Until(t)
 	if d <= 0 {
 		return
@@ -84,7 +81,13 @@ func (p *polledTimer) sleepUntil(t time.Time) {
 		sleepUntil(t)
 		return
 	}
-	p.f.SetReadDeadline(t.Add(wakeSlack))
+	if deadline {
+		p.f.SetReadDeadline(t)
+		p.armed = true
+	} else if p.armed {
+		p.f.SetReadDeadline(time.Time{})
+		p.armed = false
+	}
 	for time.Now().Before(t) {
 		if err := p.rc.Read(p.read); err != nil {
 			return // the deadline (or a closed timer): late, not early

@@ -12,6 +12,6 @@ func sleepUntil(t time.Time) { time.Sleep(time.Until(t)) }
 // and sleepUntil.
 type polledTimer struct{}
 
-func newPolledTimer() *polledTimer            { return nil }
-func (p *polledTimer) sleepUntil(t time.Time) { sleepUntil(t) }
-func (p *polledTimer) close()                 {}
+func newPolledTimer() *polledTimer                           { return nil }
+func (p *polledTimer) sleepUntil(t time.Time, deadline bool) { sleepUntil(t) }
+func (p *polledTimer) close()                                {}
