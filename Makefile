@@ -47,7 +47,7 @@ PEER_SCENARIOS ?= 10x100x1,1x1x1
 PEER_SECURITY  ?= None Basic256Sha256/Sign Basic256Sha256/SignAndEncrypt
 PEER_PORT      ?= 48491
 PEER_EDGED_PORT ?= 48492
-# PEER_EDGED_FLAGS: more flags of edged, e.g. --sim-in-memory.
+# PEER_EDGED_FLAGS: more flags of edged, e.g. --poller or --sim-in-memory=false.
 PEER_EDGED_FLAGS ?=
 PEER_EDGED_READ := ns=2;s=sim.Sine,ns=2;s=sim.Counter,ns=2;s=sim.Toggle,ns=2;s=sim.Ramp,ns=2;s=sim.Setpoint,ns=2;s=sim.Command,ns=2;s=sim.Status,ns=2;s=io.DI1,ns=2;s=io.DI2,ns=2;s=io.DI3,ns=2;s=io.DI4,ns=2;s=io.DO1,ns=2;s=io.DO2,ns=2;s=io.DO3,ns=2;s=io.DO4
 PEER_OPEN62541_READ := $(shell for i in 0 1 2 3 4; do printf 'ns=1;s=Gateway.D00%s,ns=1;s=Gateway.U00%s,ns=1;s=Gateway.B00%s,' $$i $$i $$i; done | sed 's/,$$//')

@@ -141,9 +141,9 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 	fs.BoolVar(&cfg.poller, "poller", false,
 		"serve the connections between requests from one poller goroutine that answers their\n"+
 			"reads and Publish requests in the same pass (fewer wake-ups); see docs/performance.md")
-	fs.BoolVar(&cfg.simInMemory, "sim-in-memory", false,
-		"poll the built-in simulator over an in-memory connection on the scan's goroutine, not loopback TCP:\n"+
-			"less CPU idle; see docs/simulator.md for why it is not the default")
+	fs.BoolVar(&cfg.simInMemory, "sim-in-memory", true,
+		"poll the built-in simulator over an in-memory connection on the scan's goroutine; false: over loopback TCP,\n"+
+			"as an outside Modbus client would (the slave listens there either way); see docs/simulator.md")
 	fs.BoolVar(&cfg.allowInsecure, "allow-insecure", false,
 		"offer SecurityPolicy None for sessions too (without: None serves discovery only); for tests and demos, never on a plant network")
 	anonRole := fs.String("anonymous-role", "Observer",

@@ -6,7 +6,7 @@
 // It has two roles:
 //
 //	fanbench [-sessions 20] [-items 1000] [-publish 5ms] [-sampling 5ms] [-queue 10] [-inflight 5]
-//	         [-duration 10s] [-warmup 3s] [-load-prefix 'taskset -c 1'] [-sim-in-memory]
+//	         [-duration 10s] [-warmup 3s] [-load-prefix 'taskset -c 1'] [-sim-in-memory=false]
 //	fanbench load -url URL -ns N -sessions 20 -items 1000 ...
 //
 // The main role runs what edged runs, in its own process (which `make
@@ -15,9 +15,9 @@
 // 1..4, 250 tags each, each device on its own registers: uint16, int32,
 // float32 and float64 holding registers), polled through the real driver
 // (plc/devices) by the scan engine at 5 ms, and shown over OPC UA by the
-// binding and opcua/server on a loopback port. With -sim-in-memory the
-// driver polls the slave in memory (sim.Options.InMemory) instead of over
-// loopback TCP.
+// binding and opcua/server on a loopback port. The driver polls the slave
+// in memory (sim.Options.InMemory), as edged does; with
+// -sim-in-memory=false over loopback TCP.
 //
 // Every tag changes in every cycle, and never twice between two polls: a
 // subscriber to the engine's images (run by the engine after each publish,
@@ -262,7 +262,7 @@ func benchMain(args []string, out io.Writer) error {
 	fs.IntVar(&f.inflight, "inflight", 5, "Publish requests in flight per session")
 	fs.StringVar(&f.loadPrefix, "load-prefix", "", "`command` words put before the load role's (e.g. 'taskset -c 1')")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the server process over the measured window to `file`")
-	fs.BoolVar(&f.inMemory, "sim-in-memory", false, "poll the simulator in memory (sim.Options.InMemory) instead of over loopback TCP")
+	fs.BoolVar(&f.inMemory, "sim-in-memory", true, "poll the simulator in memory (sim.Options.InMemory), as edged does; false: over loopback TCP")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -51,7 +51,7 @@ const (
 	defaultListenAddr = config.SimulatorAddress
 )
 
-// Options configure a Sim. The zero value is what edged runs.
+// Options configure a Sim. The zero value polls over loopback TCP.
 type Options struct {
 	// Addr is the slave's listen address; "" is config.SimulatorAddress
 	// (127.0.0.1, a free port).
@@ -61,10 +61,9 @@ type Options struct {
 	Manual bool
 	// InMemory has edged's own driver poll the simulator over Dial's
 	// in-memory connection, on the scan's goroutine (internal/stack),
-	// instead of loopback TCP: a fifth of the idle CPU and context
-	// switches. Off by default: with it, 20 sessions of 1,000 items at
-	// 5 ms (make bench-fanout) got a fifth of their notifications, the
-	// subscription engine falling behind (see docs/performance.md).
+	// instead of loopback TCP: a third of the idle CPU and context
+	// switches. edged sets it unless --sim-in-memory=false; the slave
+	// listens on TCP either way.
 	InMemory bool
 }
 
