@@ -52,7 +52,7 @@ func (s *Space) Browse(d *ua.BrowseDescription, maxRefs uint32, res *ua.BrowseRe
 	res.References = res.References[:0]
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	n := s.nodes[d.NodeID]
+	n := s.nodes.get(d.NodeID)
 	if n == nil {
 		res.StatusCode = status.BadNodeIDUnknown
 		return
@@ -63,7 +63,7 @@ func (s *Space) Browse(d *ua.BrowseDescription, maxRefs uint32, res *ua.BrowseRe
 	}
 	var typ *Node
 	if !d.ReferenceTypeID.IsNull() {
-		if typ = s.nodes[d.ReferenceTypeID]; typ == nil || typ.Class != ua.NodeClassReferenceType {
+		if typ = s.nodes.get(d.ReferenceTypeID); typ == nil || typ.Class != ua.NodeClassReferenceType {
 			res.StatusCode = status.BadReferenceTypeIDInvalid
 			return
 		}
@@ -90,7 +90,7 @@ func (s *Space) BrowseNext(c *BrowseCursor, maxRefs uint32, res *ua.BrowseResult
 	res.References = res.References[:0]
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if c.node == nil || s.nodes[c.node.ID] != c.node || c.node.refsVer != c.ver {
+	if c.node == nil || s.nodes.get(c.node.ID) != c.node || c.node.refsVer != c.ver {
 		*c = BrowseCursor{}
 		res.StatusCode = status.BadContinuationPointInvalid
 		return
@@ -207,7 +207,7 @@ func (s *Space) TranslateBrowsePath(bp *ua.BrowsePath, res *ua.BrowsePathResult)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	start := s.nodes[bp.StartingNode]
+	start := s.nodes.get(bp.StartingNode)
 	if start == nil {
 		res.StatusCode = status.BadNodeIDUnknown
 		return
@@ -218,7 +218,7 @@ func (s *Space) TranslateBrowsePath(bp *ua.BrowsePath, res *ua.BrowsePathResult)
 		e := &elems[i]
 		var typ *Node
 		if !e.ReferenceTypeID.IsNull() {
-			if typ = s.nodes[e.ReferenceTypeID]; typ == nil || typ.Class != ua.NodeClassReferenceType {
+			if typ = s.nodes.get(e.ReferenceTypeID); typ == nil || typ.Class != ua.NodeClassReferenceType {
 				break // no reference matches: BadNoMatch
 			}
 		}

@@ -45,7 +45,7 @@ func (s *Space) AddMethod(m *Method) error {
 		return fmt.Errorf("%w: method %v needs a string NodeId and a handler", ErrInvalidNode, m.ID)
 	}
 	s.mu.RLock()
-	obj := s.nodes[m.Object]
+	obj := s.nodes.get(m.Object)
 	s.mu.RUnlock()
 	if obj == nil || obj.Class != ua.NodeClassObject {
 		return fmt.Errorf("%w: method %v: object %v", ErrUnknownNode, m.ID, m.Object)
@@ -111,7 +111,7 @@ func (s *Space) SetMethodHandler(nid ua.NodeID, h MethodHandler) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := s.nodes[nid]
+	n := s.nodes.get(nid)
 	if n == nil {
 		return fmt.Errorf("%w: method %v", ErrUnknownNode, nid)
 	}
@@ -132,7 +132,7 @@ func (s *Space) SetMethodHandler(nid ua.NodeID, h MethodHandler) error {
 // property returns the property of n with BrowseName 0:name, nil if it has
 // none. The caller holds s.mu.
 func (s *Space) property(n *Node, name string) *Node {
-	hasProperty := s.nodes[ua.NewNumericNodeID(0, id.HasProperty)]
+	hasProperty := s.nodes.get(ua.NewNumericNodeID(0, id.HasProperty))
 	for _, r := range n.refs {
 		if r.inverse || r.target == nil || !isSubtype(r.typ, hasProperty) {
 			continue
@@ -203,18 +203,18 @@ func (s *Space) Call(ctx context.Context, req *ua.CallMethodRequest, user User, 
 func (s *Space) checkCall(req *ua.CallMethodRequest, user User, res *ua.CallMethodResult) (ua.StatusCode, MethodHandler) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	obj := s.nodes[req.ObjectID]
+	obj := s.nodes.get(req.ObjectID)
 	if obj == nil {
 		return status.BadNodeIDUnknown, nil
 	}
 	if obj.Class != ua.NodeClassObject {
 		return status.BadNodeClassInvalid, nil
 	}
-	m := s.nodes[req.MethodID]
+	m := s.nodes.get(req.MethodID)
 	if m == nil || m.Class != ua.NodeClassMethod {
 		return status.BadMethodInvalid, nil
 	}
-	hasComponent := s.nodes[ua.NewNumericNodeID(0, id.HasComponent)]
+	hasComponent := s.nodes.get(ua.NewNumericNodeID(0, id.HasComponent))
 	component := false
 	for _, r := range obj.refs {
 		if r.target == m && !r.inverse && isSubtype(r.typ, hasComponent) {
@@ -246,7 +246,7 @@ func (s *Space) checkCall(req *ua.CallMethodRequest, user User, res *ua.CallMeth
 		a := Node{Class: ua.NodeClassVariable, DataType: args[i].DataType, ValueRank: args[i].ValueRank}
 		v := in[i]
 		st := status.Good
-		if s.nodes[a.DataType] == nil || s.checkValue(&a, &v) != status.Good {
+		if s.nodes.get(a.DataType) == nil || s.checkValue(&a, &v) != status.Good {
 			st, bad = status.BadTypeMismatch, true
 		}
 		res.InputArgumentResults = append(res.InputArgumentResults, st)

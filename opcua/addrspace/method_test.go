@@ -104,7 +104,7 @@ func TestCallNotExecutable(t *testing.T) {
 		t.Errorf("method without a handler: %v", res.StatusCode)
 	}
 	f.s.mu.Lock()
-	f.s.nodes[f.id("Plant.Add")].Executable = false
+	f.s.nodes.get(f.id("Plant.Add")).Executable = false
 	f.s.mu.Unlock()
 	f.s.Call(context.Background(), &ua.CallMethodRequest{ObjectID: f.id("Plant"), MethodID: f.id("Plant.Add"),
 		InputArguments: []ua.Variant{ua.MustVariant(int32(1)), ua.MustVariant([]float64{1})}}, nil, &res)

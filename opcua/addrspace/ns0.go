@@ -73,7 +73,7 @@ func ns0Str(i uint16) string {
 func loadNS0(s *Space) {
 	nodes := make([]Node, ns0NodeCount)
 	byID := func(id uint32) *Node {
-		return s.nodes[ua.NewNumericNodeID(0, id)]
+		return s.nodes.get(ua.NewNumericNodeID(0, id))
 	}
 	for i := range ns0Nodes {
 		t := &ns0Nodes[i]
@@ -103,7 +103,7 @@ func loadNS0(s *Space) {
 		if t.value != 0 {
 			n.Value.Value = ns0Value(int(t.value))
 		}
-		s.nodes[n.ID] = n
+		s.nodes.put(n)
 	}
 	refs := make([]ref, ns0RefCount)
 	for i := range ns0Nodes {
@@ -142,6 +142,6 @@ func loadNS0Args(s *Space) {
 	}
 	for _, p := range ns0ArgProps {
 		end := int(p.first) + int(p.n)
-		s.nodes[ua.NewNumericNodeID(0, p.id)].Value.Value = ua.MustVariant(eos[p.first:end:end])
+		s.nodes.get(ua.NewNumericNodeID(0, p.id)).Value.Value = ua.MustVariant(eos[p.first:end:end])
 	}
 }

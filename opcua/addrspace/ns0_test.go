@@ -64,7 +64,7 @@ func TestNS0MustHave(t *testing.T) {
 func TestNS0ReferencesBothEnds(t *testing.T) {
 	s := New()
 	n := 0
-	for _, node := range s.nodes {
+	for _, node := range s.nodes.all() {
 		for _, r := range node.refs {
 			n++
 			if r.typ == nil || r.typ.Class != ua.NodeClassReferenceType {
@@ -73,7 +73,7 @@ func TestNS0ReferencesBothEnds(t *testing.T) {
 			if r.target == nil {
 				t.Fatalf("%v: reference without local target", node.ID)
 			}
-			if s.nodes[r.target.ID] != r.target {
+			if s.nodes.get(r.target.ID) != r.target {
 				t.Fatalf("%v: target %v not in the space", node.ID, r.target.ID)
 			}
 			if !r.target.hasRef(r.typ, node, nil, !r.inverse) {
@@ -164,9 +164,9 @@ func TestNS0Attributes(t *testing.T) {
 // space; and a few against the NodeSet.
 func TestNS0MethodArguments(t *testing.T) {
 	s := New()
-	hasProperty := s.nodes[nid(id.HasProperty)]
+	hasProperty := s.nodes.get(nid(id.HasProperty))
 	props := 0
-	for _, m := range s.nodes {
+	for _, m := range s.nodes.all() {
 		if m.Class != ua.NodeClassMethod {
 			continue
 		}
@@ -193,7 +193,7 @@ func TestNS0MethodArguments(t *testing.T) {
 					t.Errorf("%v [%d]: body %T", p.ID, i, eos[i].Body)
 					continue
 				}
-				if dt := s.nodes[a.DataType]; a.Name == "" || dt == nil || dt.Class != ua.NodeClassDataType ||
+				if dt := s.nodes.get(a.DataType); a.Name == "" || dt == nil || dt.Class != ua.NodeClassDataType ||
 					a.ValueRank < ValueRankScalarOrOneDimension || a.ValueRank > 3 {
 					t.Errorf("%v [%d]: %+v", p.ID, i, a)
 				}
@@ -253,7 +253,7 @@ func TestNS0MethodArguments(t *testing.T) {
 func TestNS0EnumValues(t *testing.T) {
 	s := New()
 	n := 0
-	for id, node := range s.nodes {
+	for id, node := range s.nodes.all() {
 		if node.BrowseName.Name != "EnumValues" || id.Namespace != 0 {
 			continue
 		}

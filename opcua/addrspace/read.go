@@ -98,7 +98,7 @@ func (s *Space) Read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToRetu
 }
 
 func (s *Space) read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToReturn, dv *ua.DataValue) ua.StatusCode {
-	n := s.nodes[rv.NodeID]
+	n := s.nodes.get(rv.NodeID)
 	if n == nil {
 		return status.BadNodeIDUnknown
 	}
@@ -164,7 +164,7 @@ func (s *Space) read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToRetu
 
 // checkEncoding checks a DataEncoding (see Read).
 func (s *Space) checkEncoding(n *Node, attr ua.AttributeID, enc ua.QualifiedName) ua.StatusCode {
-	if attr != ua.AttributeIDValue || n.Class != ua.NodeClassVariable || !isSubtype(s.nodes[n.DataType], s.structure) {
+	if attr != ua.AttributeIDValue || n.Class != ua.NodeClassVariable || !isSubtype(s.nodes.get(n.DataType), s.structure) {
 		return status.BadDataEncodingInvalid
 	}
 	if enc.NamespaceIndex != 0 {

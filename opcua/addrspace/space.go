@@ -182,7 +182,7 @@ type Clock func() time.Time
 // Space is an address space. Its zero value is not usable: call New.
 type Space struct {
 	mu         sync.RWMutex
-	nodes      map[ua.NodeID]*Node
+	nodes      nodeTable
 	namespaces []string
 	sources    []ValueSource // by SourceID-1
 	clock      Clock
@@ -216,21 +216,21 @@ const NamespaceURI0 = "http://opcfoundation.org/UA/"
 // New returns a Space holding namespace 0. Its clock is time.Now.
 func New() *Space {
 	s := &Space{
-		nodes:      make(map[ua.NodeID]*Node, ns0NodeCount+64),
+		nodes:      newNodeTable(ns0NodeCount + 64),
 		namespaces: []string{NamespaceURI0},
 		clock:      time.Now,
 	}
 	loadNS0(s)
 	now := s.clock()
-	for _, n := range s.nodes {
+	for _, n := range s.nodes.all() {
 		stamp(n, now)
 	}
-	s.hasSubtype = s.nodes[ua.NewNumericNodeID(0, idHasSubtype)]
-	s.hasTypeDefinition = s.nodes[ua.NewNumericNodeID(0, idHasTypeDefinition)]
-	s.hasEncoding = s.nodes[ua.NewNumericNodeID(0, idHasEncoding)]
-	s.structure = s.nodes[ua.NewNumericNodeID(0, idStructure)]
-	s.baseDataType = s.nodes[ua.NewNumericNodeID(0, idBaseDataType)]
-	s.namespaceArray = s.nodes[ua.NewNumericNodeID(0, idNamespaceArray)]
+	s.hasSubtype = s.nodes.get(ua.NewNumericNodeID(0, idHasSubtype))
+	s.hasTypeDefinition = s.nodes.get(ua.NewNumericNodeID(0, idHasTypeDefinition))
+	s.hasEncoding = s.nodes.get(ua.NewNumericNodeID(0, idHasEncoding))
+	s.structure = s.nodes.get(ua.NewNumericNodeID(0, idStructure))
+	s.baseDataType = s.nodes.get(ua.NewNumericNodeID(0, idBaseDataType))
+	s.namespaceArray = s.nodes.get(ua.NewNumericNodeID(0, idNamespaceArray))
 	s.setNamespaceArray()
 	return s
 }
@@ -286,7 +286,7 @@ func (s *Space) setNamespaceArray() {
 // or Set method runs (during setup, in tests); Read reads them safely.
 func (s *Space) Node(id ua.NodeID) *Node {
 	s.mu.RLock()
-	n := s.nodes[id]
+	n := s.nodes.get(id)
 	s.mu.RUnlock()
 	return n
 }
@@ -295,7 +295,7 @@ func (s *Space) Node(id ua.NodeID) *Node {
 func (s *Space) Len() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return len(s.nodes)
+	return s.nodes.len()
 }
 
 // References returns the references of node id, as listed at that node,
@@ -303,7 +303,7 @@ func (s *Space) Len() int {
 func (s *Space) References(id ua.NodeID) []Reference {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	n := s.nodes[id]
+	n := s.nodes.get(id)
 	if n == nil {
 		return nil
 	}
@@ -349,7 +349,7 @@ func (s *Space) AddNode(n *Node, refs ...Reference) error {
 	default:
 		return fmt.Errorf("%w: %v: node class %v", ErrInvalidNode, n.ID, n.Class)
 	}
-	if s.nodes[n.ID] != nil {
+	if s.nodes.get(n.ID) != nil {
 		return fmt.Errorf("%w: %v", ErrNodeExists, n.ID)
 	}
 	if n.DisplayName == (ua.LocalizedText{}) {
@@ -376,7 +376,7 @@ func (s *Space) AddNode(n *Node, refs ...Reference) error {
 		rs = append(rs, resolved{typ, target, remote, r.IsInverse})
 	}
 	stamp(n, s.clock())
-	s.nodes[n.ID] = n
+	s.nodes.put(n)
 	for _, r := range rs {
 		s.link(n, r.typ, r.target, r.remote, r.inverse)
 	}
@@ -397,7 +397,7 @@ func stamp(n *Node, t time.Time) {
 func (s *Space) AddReference(source, typ ua.NodeID, target ua.ExpandedNodeID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	src := s.nodes[source]
+	src := s.nodes.get(source)
 	if src == nil {
 		return fmt.Errorf("%w: %v", ErrUnknownNode, source)
 	}
@@ -410,7 +410,7 @@ func (s *Space) AddReference(source, typ ua.NodeID, target ua.ExpandedNodeID) er
 }
 
 func (s *Space) resolveRef(typ ua.NodeID, target ua.ExpandedNodeID, self *Node) (t, tgt *Node, remote *ua.ExpandedNodeID, err error) {
-	t = s.nodes[typ]
+	t = s.nodes.get(typ)
 	if t == nil || t.Class != ua.NodeClassReferenceType {
 		return nil, nil, nil, fmt.Errorf("%w: %v", ErrNotReference, typ)
 	}
@@ -421,7 +421,7 @@ func (s *Space) resolveRef(typ ua.NodeID, target ua.ExpandedNodeID, self *Node) 
 	if self != nil && target.NodeID == self.ID {
 		return t, self, nil, nil
 	}
-	if tgt = s.nodes[target.NodeID]; tgt == nil {
+	if tgt = s.nodes.get(target.NodeID); tgt == nil {
 		return nil, nil, nil, fmt.Errorf("%w: reference target %v", ErrUnknownNode, target.NodeID)
 	}
 	return t, tgt, nil, nil
@@ -466,7 +466,7 @@ func (n *Node) hasRef(typ, target *Node, remote *ua.ExpandedNodeID, inverse bool
 func (s *Space) IsSubtype(t, super ua.NodeID) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return isSubtype(s.nodes[t], s.nodes[super])
+	return isSubtype(s.nodes.get(t), s.nodes.get(super))
 }
 
 // isSubtype walks from t up the supertype chain to super.
@@ -547,7 +547,7 @@ func (s *Space) SetValue(id ua.NodeID, v ua.Variant) error {
 }
 
 func (s *Space) variable(id ua.NodeID) (*Node, error) {
-	n := s.nodes[id]
+	n := s.nodes.get(id)
 	if n == nil {
 		return nil, fmt.Errorf("%w: %v", ErrUnknownNode, id)
 	}
@@ -566,7 +566,7 @@ func (s *Space) variable(id ua.NodeID) (*Node, error) {
 func (s *Space) RemoveNode(id ua.NodeID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := s.nodes[id]
+	n := s.nodes.get(id)
 	if n == nil {
 		return fmt.Errorf("%w: %v", ErrUnknownNode, id)
 	}
@@ -616,7 +616,7 @@ func (s *Space) RemoveNode(id ua.NodeID) error {
 				t.super = nil
 			}
 		}
-		delete(s.nodes, m.ID)
+		s.nodes.del(m.ID)
 	}
 	return nil
 }

@@ -175,9 +175,9 @@ func TestRemoveNode(t *testing.T) {
 		}
 	}
 	// No reference to a removed node is left anywhere.
-	for _, n := range f.s.nodes {
+	for _, n := range f.s.nodes.all() {
 		for _, r := range n.refs {
-			if r.target != nil && f.s.nodes[r.target.ID] != r.target {
+			if r.target != nil && f.s.nodes.get(r.target.ID) != r.target {
 				t.Fatalf("%v keeps a reference to removed %v", n.ID, r.target.ID)
 			}
 		}

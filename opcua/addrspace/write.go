@@ -54,7 +54,7 @@ func (s *Space) Write(wv *ua.WriteValue, user User) ua.StatusCode {
 func (s *Space) WriteStart(wv *ua.WriteValue, user User) (ua.StatusCode, Pending) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := s.nodes[wv.NodeID]
+	n := s.nodes.get(wv.NodeID)
 	if n == nil {
 		return status.BadNodeIDUnknown, nil
 	}
@@ -97,7 +97,7 @@ func (s *Space) writeValue(n *Node, wv *ua.WriteValue, r *NumericRange, user Use
 		}
 	} else if r.n > 1 {
 		return status.BadWriteNotSupported, nil
-	} else if !s.builtinMatches(s.nodes[n.DataType], v) && !(v.Type() == ua.TypeByteString && isByteArrayType(s, n)) {
+	} else if !s.builtinMatches(s.nodes.get(n.DataType), v) && !(v.Type() == ua.TypeByteString && isByteArrayType(s, n)) {
 		return status.BadTypeMismatch, nil
 	}
 	// A wrongly typed value is Bad_TypeMismatch, with timestamps or not.
@@ -135,7 +135,7 @@ func (s *Space) writeValue(n *Node, wv *ua.WriteValue, r *NumericRange, user Use
 // isByteArrayType reports whether n holds an array of Byte, which a
 // ByteString may be written to.
 func isByteArrayType(s *Space, n *Node) bool {
-	return builtinOf(s.nodes[n.DataType]) == ua.TypeByte && n.ValueRank != ValueRankScalar
+	return builtinOf(s.nodes.get(n.DataType)) == ua.TypeByte && n.ValueRank != ValueRankScalar
 }
 
 // CheckValue reports whether v suits variable (or VariableType) id: its
@@ -150,7 +150,7 @@ func isByteArrayType(s *Space, n *Node) bool {
 func (s *Space) CheckValue(id ua.NodeID, v ua.Variant) ua.StatusCode {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	n := s.nodes[id]
+	n := s.nodes.get(id)
 	if n == nil || n.Class != ua.NodeClassVariable && n.Class != ua.NodeClassVariableType {
 		return status.BadTypeMismatch
 	}
@@ -168,7 +168,7 @@ const (
 )
 
 func (s *Space) checkValue(n *Node, v *ua.Variant) ua.StatusCode {
-	dt := s.nodes[n.DataType]
+	dt := s.nodes.get(n.DataType)
 	if v.IsNull() {
 		if dt == s.baseDataType {
 			return status.Good
@@ -269,7 +269,7 @@ func (s *Space) bodiesMatch(dt *Node, v ua.Variant) bool {
 		if eo.Body != nil {
 			enc = eo.Body.BinaryEncodingID()
 		}
-		en := s.nodes[enc]
+		en := s.nodes.get(enc)
 		if en == nil {
 			return true // cannot tell
 		}
