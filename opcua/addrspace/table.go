@@ -16,7 +16,6 @@ type nodeTable struct {
 	numeric map[uint64]*Node   // namespace<<32 | number
 	text    []map[string]*Node // by namespace
 	other   map[ua.NodeID]*Node
-	n       int
 }
 
 func newNodeTable(numeric int) nodeTable {
@@ -42,7 +41,6 @@ func (t *nodeTable) get(id ua.NodeID) *Node {
 
 // put adds or replaces n under n.ID.
 func (t *nodeTable) put(n *Node) {
-	had := t.get(n.ID) != nil
 	switch n.ID.Type {
 	case ua.IDNumeric:
 		t.numeric[numericKey(&n.ID)] = n
@@ -59,29 +57,30 @@ func (t *nodeTable) put(n *Node) {
 	default:
 		t.other[n.ID] = n
 	}
-	if !had {
-		t.n++
-	}
 }
 
 // del removes the node with id, if there is one.
 func (t *nodeTable) del(id ua.NodeID) {
-	if t.get(id) == nil {
-		return
-	}
-	t.n--
 	switch id.Type {
 	case ua.IDNumeric:
 		delete(t.numeric, numericKey(&id))
 	case ua.IDString:
-		delete(t.text[id.Namespace], id.Text)
+		if int(id.Namespace) < len(t.text) {
+			delete(t.text[id.Namespace], id.Text)
+		}
 	default:
 		delete(t.other, id)
 	}
 }
 
 // len returns the number of nodes.
-func (t *nodeTable) len() int { return t.n }
+func (t *nodeTable) len() int {
+	n := len(t.numeric) + len(t.other)
+	for _, m := range t.text {
+		n += len(m)
+	}
+	return n
+}
 
 // all yields every node, in no order.
 func (t *nodeTable) all() iter.Seq2[ua.NodeID, *Node] {
