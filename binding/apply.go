@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
 	"github.com/edged/edged/plc/config"
@@ -76,9 +77,9 @@ func (b *Binding) removeDeviceProperties(d *config.Device) {
 	}
 }
 
-// addTagProperties adds the properties Address and ScanClass of tag t
-// (variable nid).
-func (b *Binding) addTagProperties(cfg *config.Config, nid ua.NodeID, t *config.Tag) error {
+// appendTagProperties appends the properties Address and ScanClass of
+// tag t to props. Tags of one scan class share its text.
+func (b *Binding) appendTagProperties(props []addrspace.Property, cfg *config.Config, t *config.Tag) []addrspace.Property {
 	addr := t.Address
 	if t.Unit != nil {
 		addr = fmt.Sprintf("%s (unit %d)", addr, *t.Unit)
@@ -86,14 +87,18 @@ func (b *Binding) addTagProperties(cfg *config.Config, nid ua.NodeID, t *config.
 	if t.Bit != nil {
 		addr = fmt.Sprintf("%s bit %d", addr, *t.Bit)
 	}
-	class := fmt.Sprintf("%s (%d ms)", t.ScanClass, cfg.ScanClasses[t.ScanClass]*cfg.BaseCycleMs)
-	for _, p := range []struct{ name, v string }{{"Address", addr}, {"ScanClass", class}} {
-		pid := ua.NewStringNodeID(nid.Namespace, nid.Text+"."+p.name)
-		if err := b.addPropertyAs(nid, pid, ua.QualifiedName{NamespaceIndex: b.ns, Name: p.name}, id.String, ua.MustVariant(p.v)); err != nil {
-			return err
+	text := fmt.Sprintf("%s (%d ms)", t.ScanClass, cfg.ScanClasses[t.ScanClass]*cfg.BaseCycleMs)
+	class, ok := b.classText[text]
+	if !ok {
+		class = ua.MustVariant(text)
+		if b.classText == nil {
+			b.classText = make(map[string]ua.Variant)
 		}
+		b.classText[text] = class
 	}
-	return nil
+	return append(props,
+		addrspace.Property{Name: ua.QualifiedName{NamespaceIndex: b.ns, Name: "Address"}, DataType: id.String, Value: ua.MustVariant(addr)},
+		addrspace.Property{Name: ua.QualifiedName{NamespaceIndex: b.ns, Name: "ScanClass"}, DataType: id.String, Value: class})
 }
 
 // Check reports what keeps cfg (valid for package config) from being

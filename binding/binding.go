@@ -7,6 +7,7 @@ package binding
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,6 +39,8 @@ type Binding struct {
 	// diagDevs are the devices of the Diagnostics folder, in the order of
 	// their handles.
 	diagDevs []string
+	// classText holds the ScanClass properties' values, one per text.
+	classText map[string]ua.Variant
 }
 
 // New adds the tags of cfg, served by e, and the Diagnostics object to as.
@@ -130,12 +133,6 @@ func (b *Binding) addTag(cfg *config.Config, d *config.Device, t *config.Tag, fo
 	if pt.Access == plc.ReadWrite {
 		n.Sink = b.sink
 	}
-	if err := b.as.AddNode(n,
-		ref(id.HasComponent, true, folder),
-		ref(id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.BaseDataVariableType)),
-	); err != nil {
-		return err
-	}
 	if t.Units != "" {
 		u, ok := config.LookupUnit(t.Units)
 		if !ok {
@@ -147,23 +144,18 @@ func (b *Binding) addTag(cfg *config.Config, d *config.Device, t *config.Tag, fo
 			DisplayName:  ua.LocalizedText{Locale: "en", Text: u.DisplayName},
 			Description:  ua.LocalizedText{Locale: "en", Text: u.Description},
 		}
-		if err := b.addProperty(nid, "EngineeringUnits", id.EUInformation, ua.MustVariant(ua.ExtensionObject{Body: eu})); err != nil {
-			return err
-		}
+		n.Properties = append(n.Properties, addrspace.Property{Name: ua.QualifiedName{Name: "EngineeringUnits"}, DataType: id.EUInformation, Value: ua.MustVariant(ua.ExtensionObject{Body: eu})})
 	}
 	if s := t.Scaling; s != nil {
 		r := &ua.Range{Low: s.EUMin, High: s.EUMax}
-		if err := b.addProperty(nid, "EURange", id.Range, ua.MustVariant(ua.ExtensionObject{Body: r})); err != nil {
-			return err
-		}
+		n.Properties = append(n.Properties, addrspace.Property{Name: ua.QualifiedName{Name: "EURange"}, DataType: id.Range, Value: ua.MustVariant(ua.ExtensionObject{Body: r})})
 	}
-	return b.addTagProperties(cfg, nid, t)
-}
-
-// addProperty adds the static property name (a BrowseName of namespace 0,
-// as the standard properties have) of DataType dt to variable owner.
-func (b *Binding) addProperty(owner ua.NodeID, name string, dt uint32, v ua.Variant) error {
-	return b.addPropertyAs(owner, ua.NewStringNodeID(owner.Namespace, owner.Text+"."+name), ua.QualifiedName{Name: name}, dt, v)
+	n.Properties = b.appendTagProperties(n.Properties, cfg, t)
+	n.Properties = slices.Clip(n.Properties)
+	return b.as.AddNode(n,
+		ref(id.HasComponent, true, folder),
+		ref(id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.BaseDataVariableType)),
+	)
 }
 
 // addPropertyAs adds the static property nid, named bn, to owner.

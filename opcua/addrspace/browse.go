@@ -52,7 +52,7 @@ func (s *Space) Browse(d *ua.BrowseDescription, maxRefs uint32, res *ua.BrowseRe
 	res.References = res.References[:0]
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	n := s.nodes.get(d.NodeID)
+	n := s.lookup(d.NodeID)
 	if n == nil {
 		res.StatusCode = status.BadNodeIDUnknown
 		return
@@ -90,7 +90,7 @@ func (s *Space) BrowseNext(c *BrowseCursor, maxRefs uint32, res *ua.BrowseResult
 	res.References = res.References[:0]
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if c.node == nil || s.nodes.get(c.node.ID) != c.node || c.node.refsVer != c.ver {
+	if c.node == nil || !s.holds(c.node) || c.node.refsVer != c.ver {
 		*c = BrowseCursor{}
 		res.StatusCode = status.BadContinuationPointInvalid
 		return
@@ -105,36 +105,62 @@ func (s *Space) browse(c *BrowseCursor, maxRefs uint32, res *ua.BrowseResult) {
 	if maxRefs == 0 {
 		maxRefs = math.MaxUint32
 	}
-	refs := c.node.refs
-	for ; c.pos < len(refs); c.pos++ {
-		r := &refs[c.pos]
-		if !c.matches(r) {
+	// The node's references, then the HasProperty ones of its Properties.
+	refs, props := c.node.refs, c.node.Properties
+	for ; c.pos < len(refs)+len(props); c.pos++ {
+		if c.pos < len(refs) {
+			r := &refs[c.pos]
+			var class ua.NodeClass
+			if r.target != nil {
+				class = r.target.Class
+			}
+			if !c.matches(r.typ, r.inverse, class) {
+				continue
+			}
+		} else if !c.matches(s.hasProperty, false, ua.NodeClassVariable) {
 			continue
 		}
 		if uint32(len(res.References)) == maxRefs {
 			return // c.pos is the next match
 		}
 		res.References = append(res.References, ua.ReferenceDescription{})
-		s.describe(r, c.resultMask, &res.References[len(res.References)-1])
+		rd := &res.References[len(res.References)-1]
+		if c.pos < len(refs) {
+			s.describe(&refs[c.pos], c.resultMask, rd)
+		} else {
+			s.describeProperty(c.node, &props[c.pos-len(refs)], c.resultMask, rd)
+		}
 	}
 	*c = BrowseCursor{}
 }
 
-func (c *BrowseCursor) matches(r *ref) bool {
+// holds reports whether n is still the Space's (for the node of a
+// Property: its holder is).
+func (s *Space) holds(n *Node) bool {
+	if n.owner != nil {
+		n = n.owner
+	}
+	return s.nodes.get(n.ID) == n
+}
+
+// matches reports whether a reference of type typ, inverse or not, to a
+// target of node class class (0: unknown, a remote target) is one c
+// returns.
+func (c *BrowseCursor) matches(typ *Node, inverse bool, class ua.NodeClass) bool {
 	switch c.dir {
 	case ua.BrowseDirectionForward:
-		if r.inverse {
+		if inverse {
 			return false
 		}
 	case ua.BrowseDirectionInverse:
-		if !r.inverse {
+		if !inverse {
 			return false
 		}
 	}
-	if c.refType != nil && r.typ != c.refType && !(c.subtypes && isSubtype(r.typ, c.refType)) {
+	if c.refType != nil && typ != c.refType && !(c.subtypes && isSubtype(typ, c.refType)) {
 		return false
 	}
-	if c.classMask != 0 && r.target != nil && uint32(r.target.Class)&c.classMask == 0 {
+	if c.classMask != 0 && class != 0 && uint32(class)&c.classMask == 0 {
 		return false
 	}
 	return true
@@ -207,7 +233,7 @@ func (s *Space) TranslateBrowsePath(bp *ua.BrowsePath, res *ua.BrowsePathResult)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	start := s.nodes.get(bp.StartingNode)
+	start := s.lookup(bp.StartingNode)
 	if start == nil {
 		res.StatusCode = status.BadNodeIDUnknown
 		return
@@ -240,6 +266,20 @@ func (s *Space) TranslateBrowsePath(bp *ua.BrowsePath, res *ua.BrowsePathResult)
 					addTarget(res, ua.ExpandedNodeID{NodeID: r.target.ID}, math.MaxUint32)
 				} else if !containsNode(next, r.target) {
 					next = append(next, r.target)
+				}
+			}
+			if e.IsInverse || typ != nil && s.hasProperty != typ && !(e.IncludeSubtypes && isSubtype(s.hasProperty, typ)) {
+				continue
+			}
+			for j := range n.Properties {
+				p := &n.Properties[j]
+				if e.TargetName.Name != "" && p.Name != e.TargetName {
+					continue
+				}
+				if i == len(elems)-1 {
+					addTarget(res, ua.ExpandedNodeID{NodeID: ua.NewStringNodeID(n.ID.Namespace, p.id)}, math.MaxUint32)
+				} else {
+					next = append(next, s.lookup(ua.NewStringNodeID(n.ID.Namespace, p.id)))
 				}
 			}
 		}

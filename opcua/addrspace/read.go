@@ -21,6 +21,7 @@ type ReadContext struct {
 	snaps   []Snapshot // by SourceID-1
 	now     time.Time
 	haveNow bool
+	prop    Node // the node of a Property being read
 }
 
 // Reset starts a new request: the next operation takes fresh snapshots
@@ -98,7 +99,7 @@ func (s *Space) Read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToRetu
 }
 
 func (s *Space) read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToReturn, dv *ua.DataValue) ua.StatusCode {
-	n := s.nodes.get(rv.NodeID)
+	n := s.lookupInto(&rv.NodeID, &rc.prop)
 	if n == nil {
 		return status.BadNodeIDUnknown
 	}

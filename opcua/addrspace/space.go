@@ -78,8 +78,12 @@ type Node struct {
 	// to interpret; the server reads it as the roles that may call a
 	// method, 0 for its default rule.
 	Roles uint32
+	// Properties are the node's static properties that are not nodes of
+	// their own (see Property); the node needs a string NodeId.
+	Properties []Property
 
 	method  *method // set by AddMethod
+	owner   *Node   // of a node made for a Property: the node holding it
 	refs    []ref
 	refsVer uint32 // counts changes of refs, to invalidate BrowseCursors
 	super   *Node  // the supertype of a type node (inverse HasSubtype)
@@ -189,6 +193,7 @@ type Space struct {
 
 	// Well-known nodes, resolved once.
 	hasSubtype, hasTypeDefinition, hasEncoding *Node
+	hasProperty, propertyType                  *Node
 	namespaceArray                             *Node
 	structure, baseDataType                    *Node
 }
@@ -206,6 +211,7 @@ const (
 	idHasComponent        = 47
 	idHasOrderedComponent = 49
 	idHasTypeDefinition   = 40
+	idPropertyType        = 68
 	idHasEncoding         = 38
 	idNamespaceArray      = 2255
 )
@@ -228,6 +234,8 @@ func New() *Space {
 	s.hasSubtype = s.nodes.get(ua.NewNumericNodeID(0, idHasSubtype))
 	s.hasTypeDefinition = s.nodes.get(ua.NewNumericNodeID(0, idHasTypeDefinition))
 	s.hasEncoding = s.nodes.get(ua.NewNumericNodeID(0, idHasEncoding))
+	s.hasProperty = s.nodes.get(ua.NewNumericNodeID(0, idHasProperty))
+	s.propertyType = s.nodes.get(ua.NewNumericNodeID(0, idPropertyType))
 	s.structure = s.nodes.get(ua.NewNumericNodeID(0, idStructure))
 	s.baseDataType = s.nodes.get(ua.NewNumericNodeID(0, idBaseDataType))
 	s.namespaceArray = s.nodes.get(ua.NewNumericNodeID(0, idNamespaceArray))
@@ -282,16 +290,17 @@ func (s *Space) setNamespaceArray() {
 }
 
 // Node returns the node with id, nil if there is none. It does not
-// allocate. The node is the Space's: read its fields only while no Write
-// or Set method runs (during setup, in tests); Read reads them safely.
+// allocate, but for a Property, whose node it makes. The node is the
+// Space's: read its fields only while no Write or Set method runs (during
+// setup, in tests); Read reads them safely.
 func (s *Space) Node(id ua.NodeID) *Node {
 	s.mu.RLock()
-	n := s.nodes.get(id)
+	n := s.lookup(id)
 	s.mu.RUnlock()
 	return n
 }
 
-// Len returns the number of nodes.
+// Len returns the number of nodes, not counting Properties.
 func (s *Space) Len() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -303,13 +312,16 @@ func (s *Space) Len() int {
 func (s *Space) References(id ua.NodeID) []Reference {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	n := s.nodes.get(id)
+	n := s.lookup(id)
 	if n == nil {
 		return nil
 	}
-	out := make([]Reference, len(n.refs))
+	out := make([]Reference, len(n.refs), len(n.refs)+len(n.Properties))
 	for i, r := range n.refs {
 		out[i] = Reference{TypeID: r.typ.ID, IsInverse: r.inverse, Target: r.targetID()}
+	}
+	for i := range n.Properties {
+		out = append(out, Reference{TypeID: s.hasProperty.ID, Target: ua.ExpandedNodeID{NodeID: ua.NewStringNodeID(n.ID.Namespace, n.Properties[i].id)}})
 	}
 	return out
 }
@@ -336,11 +348,13 @@ var (
 // with a server index or namespace URI is kept as remote. n must have a
 // non-null ID in a known namespace, a node class and a BrowseName; an
 // empty DisplayName becomes the BrowseName's name. A Variable without a
-// DataType gets BaseDataType. The Space owns n from now on.
+// DataType gets BaseDataType. n's Properties need a string NodeId, names
+// unique among them and DataTypes of namespace 0, and their NodeIds must
+// be free. The Space owns n from now on.
 func (s *Space) AddNode(n *Node, refs ...Reference) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n.ID.IsNull() || int(n.ID.Namespace) >= len(s.namespaces) || n.BrowseName.Name == "" || n.refs != nil {
+	if n.ID.IsNull() || int(n.ID.Namespace) >= len(s.namespaces) || n.BrowseName.Name == "" || n.refs != nil || n.owner != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidNode, n.ID)
 	}
 	switch n.Class {
@@ -351,6 +365,9 @@ func (s *Space) AddNode(n *Node, refs ...Reference) error {
 	}
 	if s.nodes.get(n.ID) != nil {
 		return fmt.Errorf("%w: %v", ErrNodeExists, n.ID)
+	}
+	if owner, _ := s.heldProperty(&n.ID); owner != nil {
+		return fmt.Errorf("%w: %v (a property of %v)", ErrNodeExists, n.ID, owner.ID)
 	}
 	if n.DisplayName == (ua.LocalizedText{}) {
 		n.DisplayName.Text = n.BrowseName.Name
@@ -375,7 +392,11 @@ func (s *Space) AddNode(n *Node, refs ...Reference) error {
 		}
 		rs = append(rs, resolved{typ, target, remote, r.IsInverse})
 	}
-	stamp(n, s.clock())
+	now := s.clock()
+	if err := s.addProperties(n, now); err != nil {
+		return err
+	}
+	stamp(n, now)
 	s.nodes.put(n)
 	for _, r := range rs {
 		s.link(n, r.typ, r.target, r.remote, r.inverse)

@@ -54,7 +54,7 @@ func (s *Space) Write(wv *ua.WriteValue, user User) ua.StatusCode {
 func (s *Space) WriteStart(wv *ua.WriteValue, user User) (ua.StatusCode, Pending) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := s.nodes.get(wv.NodeID)
+	n := s.lookup(wv.NodeID)
 	if n == nil {
 		return status.BadNodeIDUnknown, nil
 	}
@@ -150,7 +150,7 @@ func isByteArrayType(s *Space, n *Node) bool {
 func (s *Space) CheckValue(id ua.NodeID, v ua.Variant) ua.StatusCode {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	n := s.nodes.get(id)
+	n := s.lookup(id)
 	if n == nil || n.Class != ua.NodeClassVariable && n.Class != ua.NodeClassVariableType {
 		return status.BadTypeMismatch
 	}
