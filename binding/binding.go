@@ -191,10 +191,14 @@ var dataTypes = map[plc.Type]uint32{
 // imageSource is the engine as a ValueSource: its snapshots are images.
 type imageSource plc.Engine
 
-// Snapshot returns the engine's current image, which never changes.
+// Snapshot returns the engine's current image, which does not change
+// until it is released (addrspace.Releaser).
 func (s *imageSource) Snapshot() addrspace.Snapshot {
-	return (*imageSnapshot)((*plc.Engine)(s).Image())
+	return (*imageSnapshot)((*plc.Engine)(s).Acquire())
 }
+
+// Release gives the image back to the engine for reuse.
+func (im *imageSnapshot) Release() { (*plc.Image)(im).Release() }
 
 // imageSnapshot is an image as a Snapshot.
 type imageSnapshot plc.Image

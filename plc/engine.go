@@ -120,8 +120,9 @@ type Engine struct {
 
 	cur         atomic.Pointer[Image]
 	spare       *Image        // a claimed image for the next publish
+	held        []*Image      // earlier images readers held when they were replaced (at most maxHeld)
 	recycled    atomic.Uint64 // publishes that set an image aside for reuse
-	allocated   atomic.Uint64 // publishes that could not: a reader kept the previous image
+	allocated   atomic.Uint64 // publishes that allocated one: readers held the earlier ones
 	subMu       sync.Mutex
 	subs        atomic.Pointer[[]*subscriber]
 	lastPublish atomic.Int64 // Unix ns
@@ -326,6 +327,7 @@ func New(cfg Config) (*Engine, error) {
 	e.subs.Store(new([]*subscriber))
 	e.lastStr = make([]string, len(e.work.strs))
 	e.publishLayout()
+	e.held = make([]*Image, 0, maxHeld)
 	im := e.newImage()
 	copy(im.state.entries, e.work.entries)
 	im.pin.Store(pinFree)
@@ -367,11 +369,18 @@ func (e *Engine) Lookup(device, name string) (Handle, bool) {
 // of cycle 0 with every tag status.BadWaitingForInitialData.
 //
 // Image marks the image kept, so the engine never reuses it (see Image
-// for the protocol); an image nobody took this way is reused two cycles
-// later, so that publishing allocates nothing while nobody reads.
-func (e *Engine) Image() *Image {
+// for the protocol): the publish after next allocates one. A reader that
+// is done with it soon takes it with Acquire instead.
+func (e *Engine) Image() *Image { return e.take(true) }
+
+// Acquire returns the newest image like Image, held until the caller's
+// Release: the engine reuses it once it is released (and no longer
+// current), so that readers that come and go allocate nothing.
+func (e *Engine) Acquire() *Image { return e.take(false) }
+
+func (e *Engine) take(keep bool) *Image {
 	for {
-		if im := e.cur.Load(); im.retain() {
+		if im := e.cur.Load(); im.hold(keep) {
 			return im
 		}
 		// The engine claimed it for reuse, so it is no longer current:
@@ -1023,7 +1032,13 @@ func (e *Engine) publish(n uint64, nowNs int64) {
 	prev := e.cur.Load()
 	im := e.spare // claimed: no reader has it (see Image)
 	e.spare = nil
+	if im == nil {
+		im = e.reclaim()
+	}
 	if im == nil || len(im.state.entries) != len(e.work.entries) || len(im.state.strs) != len(e.work.strs) {
+		if im == nil && e.pubSeq > 0 {
+			e.allocated.Add(1)
+		}
 		im = e.newImage() // (or Reconfigure changed the tags)
 	}
 	im.state.slot = e.work.slot
@@ -1050,14 +1065,40 @@ func (e *Engine) publish(n uint64, nowNs int64) {
 	if prev.pin.CompareAndSwap(pinFree, pinClaimed) {
 		e.spare = prev
 		e.recycled.Add(1)
-	} else {
-		e.allocated.Add(1)
+	} else if prev.pin.Load()&pinKept == 0 {
+		if len(e.held) == maxHeld {
+			e.held = append(e.held[:0], e.held[1:]...) // forget the oldest
+		}
+		e.held = append(e.held, prev)
 	}
 	e.lastPublish.Store(time.Now().UnixNano())
 	e.answerWrites()
 	for _, s := range *e.subs.Load() {
 		s.fn(im)
 	}
+}
+
+// maxHeld bounds the replaced images the engine waits for readers to
+// release (Engine.Acquire); one beyond it is left to the collector.
+const maxHeld = 4
+
+// reclaim claims one of the images readers held when they were replaced
+// and have released since, nil if none; it forgets those kept for good.
+func (e *Engine) reclaim() *Image {
+	var got *Image
+	keep := e.held[:0]
+	for _, im := range e.held {
+		switch {
+		case got == nil && im.pin.CompareAndSwap(pinFree, pinClaimed):
+			got = im
+			e.recycled.Add(1)
+		case im.pin.Load()&pinKept == 0:
+			keep = append(keep, im)
+		}
+	}
+	clear(e.held[len(keep):])
+	e.held = keep
+	return got
 }
 
 // answerWrites answers Good to the writes the devices performed since

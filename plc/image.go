@@ -40,33 +40,37 @@ func (s *tagState) text(h Handle) string {
 
 // Image is one published process image: per tag its value, status and
 // source timestamp, as one cycle left them. An Image obtained from
-// Engine.Image never changes, so any number of goroutines may read it, and
-// hold it, without locks; reading it never allocates.
+// Engine.Image or Engine.Acquire does not change while it is held, so any
+// number of goroutines may read it without locks; reading it never
+// allocates.
 //
 // # Reuse
 //
-// To publish without allocating, the engine reuses images that no reader
-// kept. Each image has a pin word: pinClaimed while the engine writes it,
-// pinFree once published, pinKept once a reader took it. The rules:
+// To publish without allocating, the engine reuses images no reader
+// holds. Each image has a pin word: pinClaimed while the engine writes it;
+// once published, the number of readers holding it for a while
+// (Acquire, until Release), with the bit pinKept once a reader kept it for
+// good (Image, Retain). The rules:
 //
-//  1. The engine writes an image only while it is pinClaimed; it stores
-//     pinFree after the writes and before the atomic pointer swap that
-//     publishes it.
-//  2. The engine claims an image (CAS pinFree→pinClaimed) only after it
-//     has swapped in its successor, and never claims a pinKept image:
-//     pinKept is final.
-//  3. A reader (Engine.Image, Image.Retain) may read an image only after
-//     it made its pin pinKept (CAS pinFree→pinKept, or found pinKept);
-//     finding pinClaimed it reloads the current image, which is then a
-//     newer one.
+//  1. The engine writes an image only while it is pinClaimed; it stores 0
+//     after the writes and before the atomic pointer swap that publishes
+//     it.
+//  2. The engine claims an image (CAS 0→pinClaimed) only after it has
+//     swapped in its successor: so never one a reader holds or kept
+//     (pinKept is final). An image a reader held at that moment is set
+//     aside, a few at most, and claimed at a later publish once its
+//     readers released it.
+//  3. A reader may read an image only after it raised its pin (a CAS from
+//     a value that is not pinClaimed); finding pinClaimed it reloads the
+//     current image, which is then a newer one.
 //
-// So when a reader's retain succeeds, the image is not being written (the
-// pin was not pinClaimed) and will never be written again (pinKept is
-// final, rule 2); its contents are complete, since the reader's atomic
-// operation on the pin is ordered after the engine's pinFree store, which
-// follows the writes (rule 1). The race detector checks this in
-// TestConcurrentReaders and TestImageKept. The cost of a kept image is one
-// allocation at a later publish.
+// So when a reader's CAS succeeds, the image is not being written and will
+// not be until the reader's Release (rule 2); its contents are complete,
+// since the reader's atomic operation on the pin is ordered after the
+// engine's store of 0, which follows the writes (rule 1). The race
+// detector checks this in TestConcurrentReaders and TestImageKept. The
+// cost of a kept image is one allocation at a later publish; a reader
+// that acquires and releases within a cycle or two costs none.
 type Image struct {
 	cycle   uint64
 	time    int64
@@ -76,21 +80,27 @@ type Image struct {
 }
 
 const (
-	pinClaimed int32 = iota
-	pinFree
-	pinKept
+	pinClaimed int32 = -1
+	pinFree    int32 = 0
+	pinKept    int32 = 1 << 30 // or-ed into the count of readers
 )
 
-// retain makes im's pin pinKept; false if the engine claimed it.
-func (im *Image) retain() bool {
+// hold adds a reader to im's pin, and with keep marks it kept; false if
+// the engine claimed it.
+func (im *Image) hold(keep bool) bool {
 	for {
-		switch im.pin.Load() {
-		case pinKept:
-			return true
-		case pinClaimed:
+		v := im.pin.Load()
+		if v == pinClaimed {
 			return false
 		}
-		if im.pin.CompareAndSwap(pinFree, pinKept) {
+		n := v + 1
+		if keep {
+			if v&pinKept != 0 {
+				return true
+			}
+			n = v | pinKept
+		}
+		if im.pin.CompareAndSwap(v, n) {
 			return true
 		}
 	}
@@ -102,8 +112,22 @@ func (im *Image) retain() bool {
 // the call; Retain panics if im is being reused, which happens only when
 // it is called later.
 func (im *Image) Retain() {
-	if !im.retain() {
+	if !im.hold(true) {
 		panic("plc: Image.Retain of an image being reused; call it during the Subscribe callback")
+	}
+}
+
+// Release ends a hold of Engine.Acquire: the caller must not read im
+// after it. Each Acquire is released once; a Release without one panics.
+func (im *Image) Release() {
+	for {
+		v := im.pin.Load()
+		if v == pinClaimed || v&^pinKept == 0 {
+			panic("plc: Image.Release without Engine.Acquire")
+		}
+		if im.pin.CompareAndSwap(v, v-1) {
+			return
+		}
 	}
 }
 

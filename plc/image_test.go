@@ -55,12 +55,19 @@ func TestConcurrentReaders(t *testing.T) {
 	var wg sync.WaitGroup
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	for range 4 {
+	for r := range 4 {
 		wg.Go(func() {
 			var last uint64
 			reads := 0
 			for ctx.Err() == nil {
-				im := e.Image()
+				// Half the readers keep their images, half acquire and
+				// release them, so that the engine reuses theirs.
+				var im *plc.Image
+				if r%2 == 0 {
+					im = e.Image()
+				} else {
+					im = e.Acquire()
+				}
 				if im.Cycle() < last {
 					t.Errorf("cycle went back from %d to %d", last, im.Cycle())
 					return
@@ -74,6 +81,9 @@ func TestConcurrentReaders(t *testing.T) {
 							return
 						}
 					}
+				}
+				if r%2 == 1 {
+					im.Release()
 				}
 				reads++
 			}
@@ -121,6 +131,75 @@ func TestCycleAllocs(t *testing.T) {
 	if withReader > maxCycleAllocs+3 {
 		t.Errorf("%.1f allocations per cycle with a reader, want at most %d", withReader, maxCycleAllocs+3)
 	}
+	// Readers that acquire and release (as a Read does) cost nothing,
+	// even when one holds an image across a publish.
+	var held *plc.Image
+	acquiring := testing.AllocsPerRun(100, func() {
+		im := e.Acquire()
+		n++
+		e.CycleForTest(ctx, n)
+		if held != nil {
+			held.Release()
+		}
+		held = e.Acquire()
+		im.Release()
+	})
+	held.Release()
+	t.Logf("%.1f allocations per cycle with readers acquiring and releasing", acquiring)
+	if acquiring > maxCycleAllocs {
+		t.Errorf("%.1f allocations per cycle with readers acquiring, want at most %d", acquiring, maxCycleAllocs)
+	}
+}
+
+// TestImageAcquired: an image held with Engine.Acquire keeps its contents
+// across publishes until its Release; the engine sets it aside and
+// reuses it after that, allocating only while readers hold every image
+// it has; a Release without an Acquire panics.
+func TestImageAcquired(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, fakes := build(t, plc.Config{Tags: []plc.Tag{{Device: "d", Name: "a", Type: plc.UInt32}}}, "d")
+		f := fakes["d"]
+		cycle := uint32(0)
+		e.Subscribe(func(im *plc.Image) {
+			cycle++
+			f.Set(0, plc.UInt32Value(cycle))
+		})
+		c := clock{time.Now()}
+		stop := start(t, e)
+		defer stop()
+		c.at(12 * ms)
+		var d0, d1, d2 plc.Diagnostics
+		e.Diagnostics(&d0)
+		im := e.Acquire()
+		want := im.Sample(0)
+		c.at(62 * ms) // 10 publishes while im is held
+		if got := im.Sample(0); im.Cycle() != 3 || got != want {
+			t.Errorf("held image changed: cycle %d, %+v, want cycle 3, %+v", im.Cycle(), got, want)
+		}
+		e.Diagnostics(&d1)
+		// im's successor became the spare; the publish after that found
+		// no image free and made one; from then on two sufficed.
+		if a := d1.ImagesAllocated - d0.ImagesAllocated; a != 1 {
+			t.Errorf("%d images allocated while one was held, want 1", a)
+		}
+		im.Release()
+		c.at(162 * ms)
+		e.Diagnostics(&d2)
+		if a := d2.ImagesAllocated - d1.ImagesAllocated; a != 0 {
+			t.Errorf("%d images allocated after the release, want 0", a)
+		}
+		if r := d2.ImagesReused - d1.ImagesReused; r != 20 {
+			t.Errorf("%d images reused in 20 publishes after the release, want 20", r)
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("a second Release did not panic")
+				}
+			}()
+			im.Release()
+		}()
+	})
 }
 
 // TestImageKept: an image taken with Engine.Image keeps its contents

@@ -19,16 +19,45 @@ type ReadContext struct {
 	User User
 
 	snaps   []Snapshot // by SourceID-1
+	taken   []bool     // by SourceID-1: snaps[i] was taken here, to release
 	now     time.Time
 	haveNow bool
 	prop    Node // the node of a Property being read
 }
 
 // Reset starts a new request: the next operation takes fresh snapshots
-// and a fresh server timestamp. It keeps User.
+// and a fresh server timestamp. It keeps User. It releases the snapshots
+// of the last request, like Done.
 func (rc *ReadContext) Reset() {
-	clear(rc.snaps)
+	rc.Done()
 	rc.haveNow = false
+}
+
+// Done releases the snapshots the request took (see Releaser), so that
+// their sources may reuse them: call it after a request's last operation
+// when the next request may be long in coming.
+func (rc *ReadContext) Done() {
+	for i, t := range rc.taken {
+		if t {
+			ReleaseSnapshot(rc.snaps[i])
+			rc.taken[i] = false
+		}
+	}
+	clear(rc.snaps)
+}
+
+// grow makes room in snaps and taken for n sources.
+func (rc *ReadContext) grow(n int) {
+	if cap(rc.snaps) >= n {
+		rc.snaps = rc.snaps[:n]
+	} else {
+		rc.snaps = append(rc.snaps[:cap(rc.snaps)], make([]Snapshot, n-cap(rc.snaps))...)
+	}
+	if cap(rc.taken) >= n {
+		rc.taken = rc.taken[:n]
+	} else {
+		rc.taken = append(rc.taken[:cap(rc.taken)], make([]bool, n-cap(rc.taken))...)
+	}
 }
 
 // serverTime returns the request's server timestamp.
@@ -43,15 +72,10 @@ func (rc *ReadContext) serverTime(s *Space) time.Time {
 func (rc *ReadContext) snapshot(s *Space, id SourceID) Snapshot {
 	i := int(id) - 1
 	if i >= len(rc.snaps) {
-		n := len(s.sources)
-		if cap(rc.snaps) >= n {
-			rc.snaps = rc.snaps[:n]
-		} else {
-			rc.snaps = append(rc.snaps[:cap(rc.snaps)], make([]Snapshot, n-cap(rc.snaps))...)
-		}
+		rc.grow(len(s.sources))
 	}
 	if rc.snaps[i] == nil {
-		rc.snaps[i] = s.sources[i].Snapshot()
+		rc.snaps[i], rc.taken[i] = s.sources[i].Snapshot(), true
 	}
 	return rc.snaps[i]
 }

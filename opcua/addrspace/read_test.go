@@ -459,3 +459,62 @@ func TestReadNoImageYet(t *testing.T) {
 type nilSource struct{}
 
 func (nilSource) Snapshot() Snapshot { return nil }
+
+// heldImages is a ValueSource whose snapshots count their holders: each
+// Snapshot adds one, each Release takes one away.
+type heldImages struct {
+	imageSource
+	held, taken int
+}
+
+type heldImage struct {
+	*image
+	src *heldImages
+}
+
+func (s *heldImages) Snapshot() Snapshot {
+	s.held++
+	s.taken++
+	return heldImage{s.cur.Load(), s}
+}
+
+func (im heldImage) Release() { im.src.held-- }
+
+// TestReadReleases: a ReadContext releases the snapshots it took at Done
+// (and at Reset), one per source per request, and not those given to it
+// with UseSnapshot.
+func TestReadReleases(t *testing.T) {
+	f := newFixture(t)
+	src := &heldImages{}
+	src.cur.Store(&image{vals: []int64{10, 11, 12}})
+	sid := f.s.AddSource(src)
+	if err := f.s.SetSource(f.id("Ext0"), sid, 0); err != nil {
+		t.Fatal(err)
+	}
+	var rc ReadContext
+	var dv ua.DataValue
+	rv := ua.ReadValueID{NodeID: f.id("Ext0"), AttributeID: 13}
+	for range 3 {
+		f.s.Read(&rc, &rv, ua.TimestampsToReturnNeither, &dv)
+	}
+	if v, _ := dv.Value.Int64(); v != 10 || src.taken != 1 || src.held != 1 {
+		t.Fatalf("value %v, %d snapshots taken, %d held; want 10, 1, 1", dv.Value, src.taken, src.held)
+	}
+	rc.Done()
+	if src.held != 0 {
+		t.Errorf("%d snapshots held after Done, want 0", src.held)
+	}
+	f.s.Read(&rc, &rv, ua.TimestampsToReturnNeither, &dv)
+	rc.Reset()
+	if src.taken != 2 || src.held != 0 {
+		t.Errorf("after a Read and Reset: %d taken, %d held; want 2, 0", src.taken, src.held)
+	}
+	mine := src.Snapshot()
+	f.s.Read(&rc, &rv, ua.TimestampsToReturnNeither, &dv) // takes one
+	rc.UseSnapshot(f.s, sid, mine)                        // releases it, reads mine
+	f.s.Read(&rc, &rv, ua.TimestampsToReturnNeither, &dv)
+	rc.Done()
+	if src.taken != 4 || src.held != 1 {
+		t.Errorf("with UseSnapshot: %d taken, %d held; want 4, 1 (the caller's)", src.taken, src.held)
+	}
+}

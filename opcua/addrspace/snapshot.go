@@ -17,8 +17,8 @@ func (s *Space) Source(id SourceID) ValueSource {
 
 // UseSnapshot makes the following operations of the request read source
 // id from snap instead of the snapshot they would take, until the next
-// Reset. A nil snap or an unknown id changes nothing. After the first
-// requests it allocates nothing.
+// Reset; snap stays the caller's to release. A nil snap or an unknown id
+// changes nothing. After the first requests it allocates nothing.
 func (rc *ReadContext) UseSnapshot(s *Space, id SourceID, snap Snapshot) {
 	if snap == nil || id == 0 {
 		return
@@ -31,11 +31,11 @@ func (rc *ReadContext) UseSnapshot(s *Space, id SourceID, snap Snapshot) {
 		return
 	}
 	if i >= len(rc.snaps) {
-		if cap(rc.snaps) >= n {
-			rc.snaps = rc.snaps[:n]
-		} else {
-			rc.snaps = append(rc.snaps[:cap(rc.snaps)], make([]Snapshot, n-cap(rc.snaps))...)
-		}
+		rc.grow(n)
+	}
+	if rc.taken[i] {
+		ReleaseSnapshot(rc.snaps[i])
+		rc.taken[i] = false
 	}
 	rc.snaps[i] = snap
 }

@@ -116,6 +116,22 @@ type Snapshot interface {
 	Value(h uint32, dv *ua.DataValue)
 }
 
+// Releaser is a Snapshot whose source reuses its storage once its readers
+// are done with it: whoever took the snapshot from ValueSource.Snapshot
+// calls Release once, after its last Value (ReadContext does this for
+// the snapshots it takes). A snapshot that is not released still reads
+// correctly; its source just cannot reuse it.
+type Releaser interface {
+	Release()
+}
+
+// ReleaseSnapshot releases snap if it is a Releaser; nil does nothing.
+func ReleaseSnapshot(snap Snapshot) {
+	if r, ok := snap.(Releaser); ok {
+		r.Release()
+	}
+}
+
 // SourceFunc is a ValueSource that is its own snapshot: f is called for
 // every read, under the Space's read lock, so it must be quick and must
 // not call into the Space. It suits live values such as the server's

@@ -50,6 +50,7 @@ func (sp *space) read(scr *scratch, s *session, req *ua.ReadRequest, out []ua.Da
 	for i := range req.NodesToRead {
 		sp.as.Read(&scr.rc, &req.NodesToRead[i], req.TimestampsToReturn, &out[i])
 	}
+	scr.rc.Done()
 }
 
 // writeStart starts the operations with the session user's rights: out

@@ -341,6 +341,7 @@ func (m *Manager) SourceChanged(src addrspace.SourceID, changed []uint32) {
 	m.hookMu.Lock()
 	if len(m.changed)+len(changed) > maxPendingChanges {
 		m.overrun = true // the run loop is behind: bound the memory
+		addrspace.ReleaseSnapshot(snap)
 	} else {
 		for _, h := range changed {
 			m.changed = append(m.changed, srcKey{src, h})
@@ -388,7 +389,7 @@ func (m *Manager) sourceChanges(now time.Time) {
 		for k := range m.bySource {
 			m.work = append(m.work, k)
 		}
-		clear(m.workB)
+		releaseBatches(m.workB)
 		m.workB = append(m.workB[:0], srcBatch{end: len(m.work), seq: math.MaxUint64})
 	}
 	m.refill(now)
@@ -405,8 +406,8 @@ func (m *Manager) sourceChanges(now time.Time) {
 		}
 		start = b.end
 	}
-	clear(m.workB) // let the images go
 	m.rc.Reset()
+	releaseBatches(m.workB) // let the images go
 	if len(m.deferred) > 0 {
 		keep := m.deferred[:0]
 		for _, it := range m.deferred {

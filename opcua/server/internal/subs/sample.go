@@ -41,10 +41,21 @@ func (m *Manager) addBatch(src addrspace.SourceID, snap addrspace.Snapshot) {
 	m.batchSeq++
 	if n := len(m.batches); n >= maxPendingImages {
 		last := &m.batches[n-1]
+		addrspace.ReleaseSnapshot(last.snap)
+		addrspace.ReleaseSnapshot(snap)
 		last.end, last.snap, last.seq = len(m.changed), nil, m.batchSeq
 		return
 	}
 	m.batches = append(m.batches, srcBatch{src, snap, len(m.changed), m.batchSeq})
+}
+
+// releaseBatches releases the images of bs (taken by SourceChanged) and
+// clears it.
+func releaseBatches(bs []srcBatch) {
+	for i := range bs {
+		addrspace.ReleaseSnapshot(bs[i].snap)
+	}
+	clear(bs)
 }
 
 // sampledNow records that it was just sampled in the current images, out

@@ -423,6 +423,60 @@ func TestSourceChangedKeepsNoImageUnwatched(t *testing.T) {
 	}
 }
 
+// releasedImages is a testImages whose snapshots count their holders.
+type releasedImages struct {
+	testImages
+	held atomic.Int32
+}
+
+type releasedImage struct {
+	*testImage
+	src *releasedImages
+}
+
+func (s *releasedImages) Snapshot() addrspace.Snapshot {
+	s.held.Add(1)
+	return releasedImage{s.cur.Load(), s}
+}
+
+func (im releasedImage) Release() { im.src.held.Add(-1) }
+
+// TestSourceChangedReleasesImages: the images SourceChanged takes are
+// released once the run loop sampled them, also when more calls came
+// than it keeps images for, and when changes overflowed.
+func TestSourceChangedReleasesImages(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	imgs := &releasedImages{}
+	imgs.cur.Store(&testImage{v: 1})
+	src := f.s.AddressSpace().AddSource(imgs)
+	sub := f.createSub(5, 10, 300)
+	f.createItems(sub, item("ext", ua.AttributeIDValue, 0, 10, nil))
+	m := f.s.subs
+	m.call(func() {})
+	for _, calls := range []int{1, 5, maxPendingImages + 3} {
+		for range calls {
+			f.s.SourceChanged(src, []uint32{1})
+		}
+		if n := imgs.held.Load(); calls <= maxPendingImages && n != int32(calls) {
+			t.Errorf("%d calls: %d images held before the run loop, want %d", calls, n, calls)
+		}
+		m.call(func() { m.sourceChanges(time.Now()) })
+		if n := imgs.held.Load(); n != 0 {
+			t.Errorf("%d calls: %d images held after the run loop, want 0", calls, n)
+		}
+	}
+	big := make([]uint32, maxPendingChanges+1)
+	for i := range big {
+		big[i] = 1
+	}
+	f.s.SourceChanged(src, []uint32{1})
+	f.s.SourceChanged(src, big) // overflows: sampled in the current images
+	m.call(func() { m.sourceChanges(time.Now()) })
+	if n := imgs.held.Load(); n != 0 {
+		t.Errorf("after an overflow: %d images held, want 0", n)
+	}
+}
+
 // TestCatchUpAfterIdleCycle: the publishing timer fires a moment before
 // the image it waits for, runs an idle cycle, and the image's change goes
 // out at once instead of one publishing interval later; after a cycle that
