@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -67,6 +68,7 @@ type modbusDevice struct {
 	data  [][]byte     // block → response data
 	down  []plc.Status // client → the communication failure of this poll, 0 if none
 	one   []byte       // a point read alone
+	rctx  *reqCtx      // the last request context made (req)
 
 	// Statistics, read by Stats from any goroutine.
 	mu      sync.Mutex
@@ -232,10 +234,11 @@ func (m *modbusDevice) index(h plc.Handle) int32 {
 	return m.local[h]
 }
 
-// reqCtx is the context of one request: the poll's (or write's) context
-// with the earlier deadline of the request's timeout. It is immutable and
-// made per request (one small allocation), because the driver may derive
-// contexts from it (a dial's) whose goroutines outlive the request.
+// reqCtx is the context of requests: the poll's (or write's) context
+// with the earlier deadline of the request's timeout. It is immutable,
+// because the driver may derive contexts from it (a dial's) whose
+// goroutines outlive the request, so req shares one between the requests
+// of a short while (reqReuse) rather than make one per request.
 type reqCtx struct {
 	context.Context
 	deadline time.Time
@@ -254,14 +257,27 @@ func (c *reqCtx) AfterFunc(f func()) (stop func() bool) {
 	return context.AfterFunc(c.Context, f)
 }
 
+// reqReuse is the fraction of the device's timeout for which req reuses
+// a request context: a request's deadline comes after at least 7/8 of
+// the timeout, never after all of it, and a device polled every cycle
+// makes a context every 125 ms of a 1 s timeout, not one per request.
+const reqReuse = 8
+
 // req returns the context of a request under ctx: ctx itself when its
-// deadline comes before the device's timeout, else a reqCtx.
+// deadline comes before the device's timeout, else a reqCtx whose
+// deadline is at most the timeout away.
 func (m *modbusDevice) req(ctx context.Context) context.Context {
-	dl := time.Now().Add(m.timeout)
+	now := time.Now()
+	dl := now.Add(m.timeout)
 	if pd, ok := ctx.Deadline(); ok && !pd.After(dl) {
 		return ctx
 	}
-	return &reqCtx{Context: ctx, deadline: dl}
+	// (Interfaces of a type that is not comparable would panic on ==.)
+	if c := m.rctx; c != nil && reflect.TypeOf(ctx).Comparable() && c.Context == ctx && c.deadline.Sub(now) >= m.timeout-m.timeout/reqReuse {
+		return c
+	}
+	m.rctx = &reqCtx{Context: ctx, deadline: dl}
+	return m.rctx
 }
 
 // Inline implements plc.Inline: true on a link to the simulator in
