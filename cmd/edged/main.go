@@ -27,6 +27,14 @@ var version = "dev"
 // server's RequestMemory) stays well below a small gateway's memory.
 const defaultMemoryLimit = 96 << 20
 
+// defaultGCPercent is the garbage collector's GOGC when the environment
+// sets none: the heap may grow a quarter beyond what is live before a
+// collection, not the Go default of as much again. edged allocates
+// little once running (nothing per Read or notification), so the
+// collections this makes more frequent are few; see docs/performance.md,
+// Memory.
+const defaultGCPercent = 25
+
 // stdin is where `edged user` reads a password that does not come from a
 // terminal; tests replace it.
 var stdin io.Reader = os.Stdin
@@ -34,6 +42,9 @@ var stdin io.Reader = os.Stdin
 func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
+	}
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(defaultGCPercent)
 	}
 	stack.EnsureProcs()
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))

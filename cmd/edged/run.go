@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -123,8 +124,13 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		}
 	}
 	printTags(out, conf, b)
+	apply := func(ctx context.Context, c *pconfig.Config) error {
+		err := st.Apply(ctx, c)
+		go debug.FreeOSMemory() // what the change no longer needs
+		return err
+	}
 	svc, err := b.AddConfiguration(binding.ConfigOptions{
-		Store: versions, Audit: cfgstore.NewAudit(versions.Dir()), Apply: st.Apply, Logger: scfg.Logger,
+		Store: versions, Audit: cfgstore.NewAudit(versions.Dir()), Apply: apply, Logger: scfg.Logger,
 	})
 	if err != nil {
 		st.Close(context.Background())
@@ -132,6 +138,10 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	defer svc.Close()
 	st.Start()
+	// Give back to the system the pages the start needed and no longer
+	// does (the configuration's parsing, the address space's building):
+	// the runtime's scavenger would return them only over minutes.
+	debug.FreeOSMemory()
 	if rt.Priority > 0 || rt.CPU >= 0 {
 		if err := st.RealTimeErr(); err != nil {
 			fmt.Fprintf(out, "edged: WARNING: the scan runs with normal scheduling: %v\n", err)
