@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/metrics"
 	"syscall"
 
 	"github.com/edged/edged/internal/stack"
@@ -27,13 +28,42 @@ var version = "dev"
 // server's RequestMemory) stays well below a small gateway's memory.
 const defaultMemoryLimit = 96 << 20
 
-// defaultGCPercent is the garbage collector's GOGC when the environment
-// sets none: the heap may grow a quarter beyond what is live before a
-// collection, not the Go default of as much again. edged allocates
-// little once running (nothing per Read or notification), so the
-// collections this makes more frequent are few; see docs/performance.md,
+// gcHeadroom is how far the heap may grow beyond what is live before a
+// collection, when the environment sets no GOGC: a quarter of the live
+// heap, at least minGCHeadroom. Go's default (GOGC 100) lets it double,
+// which with 10,000 tags is 25 MB; below 16 MiB live edged keeps the
+// default, since a smaller heap goal keeps the runtime's scavenger busier
+// than it saves (idle context switches). edged allocates little once
+// running (nothing per Read or notification); see docs/performance.md,
 // Memory.
-const defaultGCPercent = 25
+const (
+	gcHeadroom    = 25 // percent of the live heap
+	minGCHeadroom = 4 << 20
+)
+
+// tuneGC sets GOGC from the live heap (gcHeadroom), unless the
+// environment sets it; edged calls it after a collection (the start's,
+// a configuration change's).
+func tuneGC() {
+	if os.Getenv("GOGC") != "" {
+		return
+	}
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	debug.SetGCPercent(gcPercent(s[0].Value.Uint64()))
+}
+
+// gcPercent is the GOGC that gives a live heap of live bytes its
+// headroom: gcHeadroom, at least minGCHeadroom, at most Go's default.
+func gcPercent(live uint64) int {
+	if live == 0 {
+		return 100
+	}
+	return int(min(100, max(gcHeadroom, minGCHeadroom*100/live)))
+}
 
 // stdin is where `edged user` reads a password that does not come from a
 // terminal; tests replace it.
@@ -42,9 +72,6 @@ var stdin io.Reader = os.Stdin
 func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(defaultMemoryLimit)
-	}
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(defaultGCPercent)
 	}
 	stack.EnsureProcs()
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))

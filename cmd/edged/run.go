@@ -126,7 +126,10 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	printTags(out, conf, b)
 	apply := func(ctx context.Context, c *pconfig.Config) error {
 		err := st.Apply(ctx, c)
-		go debug.FreeOSMemory() // what the change no longer needs
+		go func() {
+			debug.FreeOSMemory() // what the change no longer needs
+			tuneGC()
+		}()
 		return err
 	}
 	svc, err := b.AddConfiguration(binding.ConfigOptions{
@@ -142,6 +145,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	// does (the configuration's parsing, the address space's building):
 	// the runtime's scavenger would return them only over minutes.
 	debug.FreeOSMemory()
+	tuneGC()
 	if rt.Priority > 0 || rt.CPU >= 0 {
 		if err := st.RealTimeErr(); err != nil {
 			fmt.Fprintf(out, "edged: WARNING: the scan runs with normal scheduling: %v\n", err)
