@@ -327,7 +327,7 @@ func (c *Channel) handshake() error {
 
 // readHello reads the client's Hello.
 func (c *Channel) readHello() (*hello, error) {
-	c.rbuf = make([]byte, c.cfg.ReceiveBufferSize)
+	c.rbuf = make([]byte, min(initialRecvBuf, int(c.cfg.ReceiveBufferSize)))
 	c.recvBufSize = maxHelloLen
 	b, err := c.readChunk(phaseHello)
 	if err != nil {

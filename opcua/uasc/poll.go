@@ -83,7 +83,11 @@ func (c *Channel) ReadAvailable() (int, error) {
 	if c.w == len(c.rbuf) {
 		return 0, nil
 	}
-	return c.raw.tryRead(c.rbuf[c.w:], &c.w)
+	n, err := c.raw.tryRead(c.rbuf[c.w:], &c.w)
+	if c.w == len(c.rbuf) {
+		c.growRecv() // a read filled it: the client sends more at a time
+	}
+	return n, err
 }
 
 // NextSimple reports whether the receive buffer begins with the whole

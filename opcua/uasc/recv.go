@@ -151,7 +151,7 @@ func (c *Channel) readChunk(ph phase) ([]byte, error) {
 	if err := c.checkHeader(ph, h, size); err != nil {
 		return nil, err
 	}
-	n := int(size) // ≤ recvBufSize ≤ len(rbuf), so it fits an int
+	n := int(size) // ≤ recvBufSize, so it fits an int (fill grows rbuf to it)
 	for c.w-c.r < n {
 		if err := c.fill(n); err != nil {
 			return nil, err
@@ -199,8 +199,29 @@ func (c *Channel) checkHeader(ph phase, h []byte, size uint32) error {
 	return nil
 }
 
+// initialRecvBuf is the receive buffer a channel starts with: enough for
+// the Hello and for the requests of a client that polls. It grows to the
+// negotiated size (growRecv) for a chunk that does not fit, or once a
+// read filled it (a client that pipelines), so that a connection of
+// small requests does not hold a buffer of 64 KiB.
+const initialRecvBuf = 8192
+
+// growRecv makes rbuf the negotiated receive buffer size, keeping its
+// unread bytes. The old buffer is not written again, so what aliases it
+// stays as it was.
+func (c *Channel) growRecv() {
+	if c.recvBufSize <= len(c.rbuf) {
+		return
+	}
+	b := make([]byte, c.recvBufSize)
+	c.w = copy(b, c.rbuf[c.r:c.w])
+	c.r = 0
+	c.rbuf = b
+}
+
 // fill reads more bytes into rbuf; need is how many bytes from c.r the
-// caller wants contiguous (at most len(rbuf)). It sets the read deadline:
+// caller wants contiguous (at most the negotiated receive buffer size,
+// to which rbuf grows). It sets the read deadline:
 // between messages the expiry of the newest token (or the end of the
 // handshake); when it has to wait for the rest of a message, also
 // MessageTimeout from the first such wait (msgStart). A message that
@@ -214,6 +235,9 @@ func (c *Channel) fill(need int) error {
 	} else if len(c.rbuf)-c.r < need {
 		c.w = copy(c.rbuf, c.rbuf[c.r:c.w])
 		c.r = 0
+	}
+	if need > len(c.rbuf) {
+		c.growRecv() // need ≤ recvBufSize (checkHeader)
 	}
 	partial := c.w > c.r || c.inMsg || c.opnChunks > 0
 	if partial && c.msgStart.IsZero() {
@@ -257,6 +281,9 @@ func (c *Channel) fill(need int) error {
 	c.w += n
 	if err != nil && n == 0 {
 		return c.readError(err, partial)
+	}
+	if c.w == len(c.rbuf) {
+		c.growRecv() // a read filled it: the client sends more at a time
 	}
 	return nil
 }
