@@ -18,8 +18,7 @@ type ReadContext struct {
 	// User is the session's user; nil has every right the nodes grant.
 	User User
 
-	snaps   []Snapshot // by SourceID-1
-	taken   []bool     // by SourceID-1: snaps[i] was taken here, to release
+	snaps   []reqSnap // by SourceID-1
 	now     time.Time
 	haveNow bool
 	prop    Node // the node of a Property being read
@@ -33,30 +32,31 @@ func (rc *ReadContext) Reset() {
 	rc.haveNow = false
 }
 
+// reqSnap is a request's snapshot of one source: taken by the request
+// (to release at Done) or given to it (UseSnapshot).
+type reqSnap struct {
+	snap  Snapshot
+	taken bool
+}
+
 // Done releases the snapshots the request took (see Releaser), so that
 // their sources may reuse them: call it after a request's last operation
 // when the next request may be long in coming.
 func (rc *ReadContext) Done() {
-	for i, t := range rc.taken {
-		if t {
-			ReleaseSnapshot(rc.snaps[i])
-			rc.taken[i] = false
+	for i := range rc.snaps {
+		if rc.snaps[i].taken {
+			ReleaseSnapshot(rc.snaps[i].snap)
 		}
 	}
 	clear(rc.snaps)
 }
 
-// grow makes room in snaps and taken for n sources.
+// grow makes room in snaps for n sources.
 func (rc *ReadContext) grow(n int) {
 	if cap(rc.snaps) >= n {
 		rc.snaps = rc.snaps[:n]
 	} else {
-		rc.snaps = append(rc.snaps[:cap(rc.snaps)], make([]Snapshot, n-cap(rc.snaps))...)
-	}
-	if cap(rc.taken) >= n {
-		rc.taken = rc.taken[:n]
-	} else {
-		rc.taken = append(rc.taken[:cap(rc.taken)], make([]bool, n-cap(rc.taken))...)
+		rc.snaps = append(rc.snaps[:cap(rc.snaps)], make([]reqSnap, n-cap(rc.snaps))...)
 	}
 }
 
@@ -74,10 +74,10 @@ func (rc *ReadContext) snapshot(s *Space, id SourceID) Snapshot {
 	if i >= len(rc.snaps) {
 		rc.grow(len(s.sources))
 	}
-	if rc.snaps[i] == nil {
-		rc.snaps[i], rc.taken[i] = s.sources[i].Snapshot(), true
+	if rc.snaps[i].snap == nil {
+		rc.snaps[i] = reqSnap{s.sources[i].Snapshot(), true}
 	}
-	return rc.snaps[i]
+	return rc.snaps[i].snap
 }
 
 // Names of the data encodings (DataEncoding of ReadValueId).

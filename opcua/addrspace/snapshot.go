@@ -33,9 +33,8 @@ func (rc *ReadContext) UseSnapshot(s *Space, id SourceID, snap Snapshot) {
 	if i >= len(rc.snaps) {
 		rc.grow(n)
 	}
-	if rc.taken[i] {
-		ReleaseSnapshot(rc.snaps[i])
-		rc.taken[i] = false
+	if rc.snaps[i].taken {
+		ReleaseSnapshot(rc.snaps[i].snap)
 	}
-	rc.snaps[i] = snap
+	rc.snaps[i] = reqSnap{snap: snap}
 }
