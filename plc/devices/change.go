@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -23,7 +24,7 @@ type Drivers struct {
 // group is the drivers of one group.
 type group struct {
 	key  string
-	sig  string // the configuration of its devices: equal sig, same drivers
+	sig  [sha256.Size]byte // of the configuration of its devices: equal sig, same drivers
 	devs map[string]plc.Device
 	cl   closers
 }
@@ -42,9 +43,11 @@ func groupKey(cfg *config.Config, d *config.Device) string {
 	return "dev:" + d.Name
 }
 
-// groupSig is the configuration of the devices of group key in cfg, in
-// their order, with the board for the kinds whose drivers depend on it.
-func groupSig(cfg *config.Config, key string) string {
+// groupSig is the SHA-256 of the configuration of the devices of group
+// key in cfg, in their order, with the board for the kinds whose drivers
+// depend on it (a hash, not the text: a group of 1,000 tags would keep
+// about 100 KB).
+func groupSig(cfg *config.Config, key string) [sha256.Size]byte {
 	var devs []config.Device
 	board := ""
 	for i := range cfg.Devices {
@@ -62,7 +65,7 @@ func groupSig(cfg *config.Config, key string) string {
 		Base  int
 		Scan  map[string]int
 	}{board, devs, cfg.BaseCycleMs, cfg.ScanClasses})
-	return string(b)
+	return sha256.Sum256(b)
 }
 
 // Change returns the engine's configuration of cfg (validated here),
