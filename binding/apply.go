@@ -2,6 +2,7 @@ package binding
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -121,12 +122,16 @@ func (b *Binding) Check(cfg *config.Config) error {
 // added; a changed tag is shown anew under its NodeId (its monitored
 // items go on: they follow the NodeId and the engine's handle, which
 // stays); a device whose settings changed gets its properties anew.
-// Unchanged tags are not touched.
+// Unchanged tags are not touched. As New, Apply keeps cfg: a change is a
+// configuration of its own, never the one shown changed in place.
 func (b *Binding) Apply(cfg *config.Config) error {
+	if cfg == b.cfg {
+		return errors.New("binding: Apply of the configuration shown: a change needs a configuration of its own")
+	}
 	if err := b.Check(cfg); err != nil {
 		return err
 	}
-	next := cloneConfig(cfg)
+	next := cfg
 	old := map[string]*config.Device{}
 	for i := range b.cfg.Devices {
 		old[b.cfg.Devices[i].Name] = &b.cfg.Devices[i]
