@@ -741,14 +741,14 @@ func variantVectors(t testing.TB) []vector {
 		}),
 		// One dimension is not what encoders write (§5.2.2.16); it is
 		// accepted, and passed on as a plain one-dimensional array.
-		decodeOnly(codecVector("Variant one ArrayDimension accepted", Variant{typ: TypeBoolean, array: true, obj: []bool{true}, dims: []int32{1}}, []byte{
+		decodeOnly(codecVector("Variant one ArrayDimension accepted", Variant{typ: TypeBoolean, array: true, obj: []bool{true}, dims: &[]int32{1}}, []byte{
 			0xC1,                   // Boolean | array | ArrayDimensions
 			0x01, 0x00, 0x00, 0x00, // ArrayLength 1
 			0x01,                   // true
 			0x01, 0x00, 0x00, 0x00, // 1 dimension
 			0x01, 0x00, 0x00, 0x00, // 1
 		})),
-		encodeOnly(codecVector("Variant one ArrayDimension encodes without it", Variant{typ: TypeBoolean, array: true, obj: []bool{true}, dims: []int32{1}}, []byte{
+		encodeOnly(codecVector("Variant one ArrayDimension encodes without it", Variant{typ: TypeBoolean, array: true, obj: []bool{true}, dims: &[]int32{1}}, []byte{
 			0x81,                   // Boolean | array
 			0x01, 0x00, 0x00, 0x00, // ArrayLength 1
 			0x01, // true

@@ -66,8 +66,9 @@ func (v *Variant) Encode(b []byte) []byte {
 	}
 	b = v.appendArray(append(b, mask), v.typ)
 	if withDims {
-		b = AppendInt32(b, int32(len(v.dims)))
-		for _, n := range v.dims {
+		dims := *v.dims
+		b = AppendInt32(b, int32(len(dims)))
+		for _, n := range dims {
 			b = AppendInt32(b, n)
 		}
 	}
@@ -79,10 +80,11 @@ func (v *Variant) Encode(b []byte) []byte {
 // greater than 0" (OPC 10000-6 §5.2.2.16). Otherwise the values go out as a
 // one-dimensional array.
 func (v *Variant) encodesDims() bool {
-	if len(v.dims) < 2 {
+	dims := v.ArrayDimensions()
+	if len(dims) < 2 {
 		return false
 	}
-	for _, n := range v.dims {
+	for _, n := range dims {
 		if n <= 0 {
 			return false
 		}
@@ -438,14 +440,19 @@ func (v *Variant) decodeDims(d *Decoder, n int) {
 		d.Fail(status.BadDecodingError)
 		return
 	}
-	v.dims = GrowArray(d, v.dims, count)
-	for i := range v.dims {
-		v.dims[i] = d.ReadInt32()
+	// Reused as the values are: a copy of v shares both with v.
+	if v.dims == nil {
+		v.dims = new([]int32)
 	}
+	dims := GrowArray(d, *v.dims, count)
+	for i := range dims {
+		dims[i] = d.ReadInt32()
+	}
+	*v.dims = dims
 	if d.err != nil {
 		return
 	}
-	if p, ok := dimsProduct(v.dims, int64(n)); !ok || p != int64(n) {
+	if p, ok := dimsProduct(dims, int64(n)); !ok || p != int64(n) {
 		d.Fail(status.BadDecodingError)
 	}
 }
@@ -499,8 +506,8 @@ func (v Variant) IsArray() bool { return v.array }
 // for a scalar or a one-dimensional array. The slice is v's own: do not
 // modify it.
 func (v Variant) ArrayDimensions() []int32 {
-	if len(v.dims) == 0 {
+	if v.dims == nil || len(*v.dims) == 0 {
 		return nil
 	}
-	return v.dims
+	return *v.dims
 }

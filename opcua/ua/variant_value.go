@@ -206,7 +206,8 @@ func NewMatrix(values any, dims []int32) (Variant, error) {
 	if p != n {
 		return Variant{}, fmt.Errorf("ua: NewMatrix: dimensions %v do not match %d values", dims, n)
 	}
-	v.dims = slices.Clone(dims)
+	d := slices.Clone(dims)
+	v.dims = &d
 	return v, nil
 }
 
@@ -494,7 +495,7 @@ func (v Variant) ByteString() ([]byte, bool) {
 // compare as encoded (ExtensionObjects with a Body are encoded for it,
 // which allocates); nothing else allocates.
 func (v Variant) Equal(w Variant) bool {
-	if v.typ != w.typ || v.array != w.array || !slices.Equal(v.dims, w.dims) {
+	if v.typ != w.typ || v.array != w.array || !slices.Equal(v.ArrayDimensions(), w.ArrayDimensions()) {
 		return false
 	}
 	if v.array {
@@ -649,8 +650,8 @@ func (v Variant) String() string {
 		return "null"
 	case !v.array:
 		return fmt.Sprintf("%v(%v)", v.typ, v.Value())
-	case len(v.dims) > 0:
-		return fmt.Sprintf("[]%v%v dims %v", v.typ, v.obj, v.dims)
+	case len(v.ArrayDimensions()) > 0:
+		return fmt.Sprintf("[]%v%v dims %v", v.typ, v.obj, v.ArrayDimensions())
 	}
 	return fmt.Sprintf("[]%v%v", v.typ, v.obj)
 }
