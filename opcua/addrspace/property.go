@@ -17,12 +17,13 @@ import (
 // them (a gateway's tags) saves the few hundred bytes each of a node, its
 // references and its entry in the node table.
 type Property struct {
-	Name     ua.QualifiedName // not empty, without "."
-	DataType uint32           // a DataType of namespace 0
-	Value    ua.Variant       // not changed once the node is added
+	Name  ua.QualifiedName // not empty, without "."
+	Value ua.Variant       // not changed once the node is added
 
-	id    string    // the NodeId's string, set by AddNode
-	since time.Time // when it entered the space: its SourceTimestamp
+	id    string // the NodeId's string, set by AddNode
+	since int64  // when it entered the space (Unix ns): its SourceTimestamp
+
+	DataType uint32 // a DataType of namespace 0
 }
 
 // addProperties checks and completes the Properties of n, about to be
@@ -51,7 +52,7 @@ func (s *Space) addProperties(n *Node, now time.Time) error {
 		if s.nodes.get(ua.NewStringNodeID(n.ID.Namespace, p.id)) != nil {
 			return fmt.Errorf("%w: %v", ErrNodeExists, ua.NewStringNodeID(n.ID.Namespace, p.id))
 		}
-		p.since = now
+		p.since = now.UnixNano()
 	}
 	return nil
 }
@@ -124,7 +125,7 @@ func (s *Space) propertyNode(owner *Node, i int, n *Node) {
 		Class:       ua.NodeClassVariable,
 		BrowseName:  p.Name,
 		DisplayName: ua.LocalizedText{Text: p.Name.Name},
-		Value:       ua.DataValue{Value: p.Value, SourceTimestamp: p.since},
+		Value:       ua.DataValue{Value: p.Value, SourceTimestamp: time.Unix(0, p.since).UTC()},
 		DataType:    ua.NewNumericNodeID(0, p.DataType),
 		ValueRank:   rank,
 		AccessLevel: uint8(ua.AccessLevelTypeCurrentRead),

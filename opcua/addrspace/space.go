@@ -37,10 +37,10 @@ type Reference struct {
 // writes (Space.Node), and change only through the Space's methods.
 type Node struct {
 	ID          ua.NodeID
-	Class       ua.NodeClass
 	BrowseName  ua.QualifiedName
 	DisplayName ua.LocalizedText
 	Description ua.LocalizedText
+	Class       ua.NodeClass
 	// WriteMask says which attributes Write may change (ua.AttributeWriteMask
 	// bits); the UserWriteMask attribute is WriteMask and-ed with the
 	// User's.
@@ -48,27 +48,26 @@ type Node struct {
 
 	// Variable and VariableType. Value is the value when Source is 0; the
 	// UserAccessLevel attribute is AccessLevel and-ed with the User's.
+	// (The fields of all classes are in the order that packs them: a
+	// gateway holds a node per tag.)
 	Value                   ua.DataValue
 	DataType                ua.NodeID
-	ValueRank               int32
 	ArrayDimensions         []uint32
-	AccessLevel             uint8
 	MinimumSamplingInterval float64
-	Historizing             bool
+	ValueRank               int32
 	// Source, when not 0, serves the value (see AddSource): Handle
 	// identifies the variable in the source's snapshots.
-	Source SourceID
-	Handle uint32
-	// Sink, when set, receives the Writes of the Value (with Handle).
-	Sink ValueSink
+	Source      SourceID
+	Handle      uint32
+	AccessLevel uint8
+	Historizing bool
 
 	// Object and View.
 	EventNotifier uint8
 	// ObjectType, VariableType, ReferenceType, DataType.
 	IsAbstract bool
 	// ReferenceType.
-	Symmetric   bool
-	InverseName ua.LocalizedText
+	Symmetric bool
 	// View.
 	ContainsNoLoops bool
 	// Method. The UserExecutable attribute is Executable and-ed with the
@@ -78,6 +77,12 @@ type Node struct {
 	// to interpret; the server reads it as the roles that may call a
 	// method, 0 for its default rule.
 	Roles uint32
+
+	// Sink, when set, receives the Writes of the Value (with Handle), of a
+	// Variable.
+	Sink ValueSink
+	// InverseName, of a ReferenceType.
+	InverseName ua.LocalizedText
 	// Properties are the node's static properties that are not nodes of
 	// their own (see Property); the node needs a string NodeId.
 	Properties []Property
