@@ -119,8 +119,10 @@ help:
 	@echo "make check-binaries  static/arch/size/--version checks of the ARM binaries"
 	@echo "make clean           remove $(BIN)/"
 
+# Static (no cgo), as the ARM binaries: no C library mapped, the pure-Go
+# resolver and user lookups.
 build:
-	$(GO) build -buildvcs=false -ldflags "$(STAMP)" -o $(BIN)/edged ./cmd/edged
+	CGO_ENABLED=0 $(GO) build -buildvcs=false -ldflags "$(STAMP)" -o $(BIN)/edged ./cmd/edged
 
 arm64:
 	GOOS=linux GOARCH=arm64 $(XBUILD) -o $(BIN)/edged-linux-arm64 ./cmd/edged
