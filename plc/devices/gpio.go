@@ -20,7 +20,7 @@ type gpioDevice struct {
 	name  string
 	drv   *gpio.Driver
 	pins  map[string]int // pin name → index in the readings of Scan
-	local []int32        // handle → pin index, -1 when not this device's
+	local handleMap      // handle → pin index
 	names []string       // handle's pin name, by pin index
 
 	mu      sync.Mutex
@@ -54,14 +54,7 @@ func newGPIO(d *config.Device, prof board.Profile, be gpio.Backend) (*gpioDevice
 
 // Bind implements plc.Device: a tag's address is its pin.
 func (g *gpioDevice) Bind(bound []plc.BoundTag) error {
-	maxH := -1
-	for _, b := range bound {
-		maxH = max(maxH, int(b.Handle))
-	}
-	local := make([]int32, maxH+1)
-	for i := range local {
-		local[i] = -1
-	}
+	local := newHandleMap(bound)
 	var errs []error
 	for _, b := range bound {
 		p, ok := g.pins[b.Tag.Address]
@@ -73,7 +66,7 @@ func (g *gpioDevice) Bind(bound []plc.BoundTag) error {
 			errs = append(errs, fmt.Errorf("devices[%s].tags[%s].type: %v on a GPIO pin: only Bool", g.name, b.Tag.Name, b.Tag.Type))
 			continue
 		}
-		local[b.Handle] = int32(p)
+		local.set(b.Handle, int32(p))
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
@@ -93,11 +86,12 @@ func (g *gpioDevice) Poll(ctx context.Context, due []plc.Handle, out []plc.Sampl
 	failed := 0
 	var first error
 	for k, h := range due {
-		if int(h) >= len(g.local) || g.local[h] < 0 {
+		i := g.local.get(h)
+		if i < 0 {
 			out[k] = plc.Sample{Status: status.BadNodeIDUnknown}
 			continue
 		}
-		r := &rs[g.local[h]]
+		r := &rs[i]
 		switch {
 		case r.Err == nil:
 			out[k] = plc.Sample{Value: plc.BoolValue(r.Value), Status: status.Good}
@@ -123,10 +117,11 @@ func (g *gpioDevice) Poll(ctx context.Context, due []plc.Handle, out []plc.Sampl
 
 // Write implements plc.Device: it drives the output pin of h.
 func (g *gpioDevice) Write(ctx context.Context, h plc.Handle, v plc.Value) error {
-	if int(h) >= len(g.local) || g.local[h] < 0 {
+	i := g.local.get(h)
+	if i < 0 {
 		return fmt.Errorf("devices[%s]: handle %d: %w", g.name, h, status.BadNodeIDUnknown)
 	}
-	name := g.names[g.local[h]]
+	name := g.names[i]
 	err := g.drv.Write(name, v.Bool())
 	g.mu.Lock()
 	g.writes++

@@ -46,7 +46,7 @@ const blockSplit plc.Status = 1
 type modbusDevice struct {
 	inline  bool
 	name    string
-	cfg     map[string]*config.Tag
+	cfg     []config.Tag // the device's configured tags (Bind looks them up)
 	def     modbus.Order
 	timeout time.Duration
 	popt    modbus.PlanOptions
@@ -56,7 +56,7 @@ type modbusDevice struct {
 
 	// Set by Bind.
 	tags    []mtag
-	local   []int32 // handle → index in tags, -1 when not this device's
+	local   handleMap // handle → index in tags
 	blocks  []modbus.Block
 	bclient []int32 // block → client
 	split   []bool  // block read point by point (an exception on the merged block)
@@ -100,11 +100,8 @@ func newModbus(d *config.Device, s modbusSettings) (*modbusDevice, error) {
 		return nil, fmt.Errorf("devices[%s]: order: %w", d.Name, err)
 	}
 	m := &modbusDevice{
-		name: d.Name, cfg: map[string]*config.Tag{}, def: def, timeout: s.timeout,
+		name: d.Name, cfg: d.Tags, def: def, timeout: s.timeout,
 		popt: s.plan, unit: s.unit, byUnit: map[uint8]int32{}, inline: s.inline,
-	}
-	for i := range d.Tags {
-		m.cfg[d.Tags[i].Name] = &d.Tags[i]
 	}
 	units := make([]uint8, 0, len(s.units))
 	for u := range s.units {
@@ -162,11 +159,14 @@ func (m *modbusDevice) point(t *config.Tag) (modbus.Point, error) {
 func (m *modbusDevice) Bind(bound []plc.BoundTag) error {
 	tags := make([]mtag, 0, len(bound))
 	points := make([]modbus.Point, 0, len(bound))
-	maxH := -1
+	cfg := make(map[string]*config.Tag, len(m.cfg))
+	for i := range m.cfg {
+		cfg[m.cfg[i].Name] = &m.cfg[i]
+	}
 	var errs []error
 	for _, b := range bound {
 		tp := "devices[" + m.name + "].tags[" + b.Tag.Name + "]"
-		t, ok := m.cfg[b.Tag.Name]
+		t, ok := cfg[b.Tag.Name]
 		if !ok {
 			errs = append(errs, fmt.Errorf("%s: not in the device's configuration", tp))
 			continue
@@ -187,7 +187,6 @@ func (m *modbusDevice) Bind(bound []plc.BoundTag) error {
 		}
 		tags = append(tags, mtag{handle: b.Handle, name: b.Tag.Name, typ: b.Tag.Type, point: p, client: ci})
 		points = append(points, p)
-		maxH = max(maxH, int(b.Handle))
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
@@ -196,12 +195,9 @@ func (m *modbusDevice) Bind(bound []plc.BoundTag) error {
 	if err != nil {
 		return fmt.Errorf("devices[%s]: plan: %w", m.name, err)
 	}
-	local := make([]int32, maxH+1)
-	for i := range local {
-		local[i] = -1
-	}
+	local := newHandleMap(bound)
 	for i := range tags {
-		local[tags[i].handle] = int32(i)
+		local.set(tags[i].handle, int32(i))
 	}
 	bclient := make([]int32, len(blocks))
 	for b := range blocks {
@@ -228,10 +224,7 @@ func (m *modbusDevice) Bind(bound []plc.BoundTag) error {
 
 // index returns the index in m.tags of handle h, -1 if none.
 func (m *modbusDevice) index(h plc.Handle) int32 {
-	if int(h) >= len(m.local) {
-		return -1
-	}
-	return m.local[h]
+	return m.local.get(h)
 }
 
 // reqCtx is the context of requests: the poll's (or write's) context
