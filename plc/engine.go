@@ -95,7 +95,8 @@ type Engine struct {
 	lay     atomic.Pointer[layout]
 	devList atomic.Pointer[[]*device]
 	// Reconfigure: its changes to Run's goroutine, and the handles of the
-	// tags it ever had, by device and name (never reused for another).
+	// tags it ever had, by device and name (never reused for another;
+	// replaced, never changed: the layout's byName is the same map).
 	reMu     sync.Mutex
 	reconf   chan *plan
 	handles  map[string]Handle
@@ -167,7 +168,6 @@ type class struct {
 // device is Run's state for one Device.
 type device struct {
 	name    string
-	tagKeys []string // the keys (tagKey) of its tags, in handle order
 	dev     Device
 	handles []Handle
 	classes []class
@@ -309,7 +309,6 @@ func New(cfg Config) (*Engine, error) {
 		e.tagDev[i] = int32(di)
 		d := e.devs[di]
 		d.handles = append(d.handles, Handle(i))
-		d.tagKeys = append(d.tagKeys, key)
 		e.work.entries[i] = entry{status: status.BadWaitingForInitialData}
 		e.work.slot[i] = -1
 		if t.Type == String {
@@ -360,8 +359,12 @@ func (e *Engine) Tag(h Handle) Tag {
 
 // Lookup returns the handle of the tag device.name.
 func (e *Engine) Lookup(device, name string) (Handle, bool) {
-	h, ok := e.lay.Load().byName[tagKey(device, name)]
-	return h, ok
+	l := e.lay.Load()
+	h, ok := l.byName[tagKey(device, name)]
+	if !ok || int(h) >= len(l.tags) || l.tags[h].Device == "" { // removed
+		return 0, false
+	}
+	return h, true
 }
 
 // Image returns the newest image, to keep as long as the caller likes. It

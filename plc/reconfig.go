@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 // them (Tag, Lookup, Write): replaced whole, never changed.
 type layout struct {
 	tags   []Tag
-	byName map[string]Handle
+	byName map[string]Handle // Engine.handles: also of tags removed (tags[h].Device "")
 }
 
 // resultSlack is room in the results channel beyond one per device, for
@@ -63,13 +64,7 @@ func (e *Engine) bindDevice(d *device, tags []Tag) error {
 // publishLayout makes the current tags and devices those that other
 // goroutines see.
 func (e *Engine) publishLayout() {
-	byName := make(map[string]Handle, len(e.tags))
-	for h, t := range e.tags {
-		if t.Device != "" {
-			byName[tagKey(t.Device, t.Name)] = Handle(h)
-		}
-	}
-	e.lay.Store(&layout{tags: e.tags, byName: byName})
+	e.lay.Store(&layout{tags: e.tags, byName: e.handles})
 	devs := slices.Clone(e.devs)
 	e.devList.Store(&devs)
 }
@@ -84,10 +79,11 @@ func sameTag(a, b *Tag) bool {
 
 // plan is a change prepared by Reconfigure for Run's goroutine.
 type plan struct {
-	tags   []Tag   // by handle
-	tagDev []int32 // by handle
-	devs   []*device
-	retire []*device
+	tags    []Tag             // by handle
+	tagDev  []int32           // by handle
+	handles map[string]Handle // Engine.handles with the handles given now: a new map
+	devs    []*device
+	retire  []*device
 	// keep[h]: tag h keeps its state (same definition, and it existed);
 	// else it starts again (Bad_WaitingForInitialData), or, not in use,
 	// is Bad_NodeIdUnknown.
@@ -159,7 +155,6 @@ func (e *Engine) Reconfigure(ctx context.Context, cfg Config) error {
 	next := Handle(len(old.tags))
 	fresh := map[string]Handle{} // handles given in this call
 	newHandles := make([][]Handle, len(p.devs))
-	newKeys := make([][]string, len(p.devs))
 	for i := range cfg.Tags {
 		t := cfg.Tags[i]
 		di, ok := devIdx[t.Device]
@@ -187,8 +182,9 @@ func (e *Engine) Reconfigure(ctx context.Context, cfg Config) error {
 		}
 		assigned[key] = h
 		newHandles[di] = append(newHandles[di], h)
-		newKeys[di] = append(newKeys[di], key)
 	}
+	p.handles = maps.Clone(e.handles)
+	maps.Copy(p.handles, fresh)
 	n := int(next)
 	p.tags = make([]Tag, n)
 	p.tagDev = make([]int32, n)
@@ -217,7 +213,7 @@ func (e *Engine) Reconfigure(ctx context.Context, cfg Config) error {
 			}
 			continue
 		}
-		d.handles, d.tagKeys = newHandles[i], newKeys[i]
+		d.handles = newHandles[i]
 		if err := e.bindDevice(d, p.tags); err != nil {
 			return err
 		}
@@ -241,9 +237,6 @@ func (e *Engine) Reconfigure(ctx context.Context, cfg Config) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-	}
-	for k, h := range fresh {
-		e.handles[k] = h
 	}
 	// A dropped device's goroutine ends after its poll, within
 	// PollTimeout unless its driver ignores the deadline; then closing
@@ -292,7 +285,7 @@ func (e *Engine) applyPlan(ctx context.Context, p *plan) {
 	}
 	e.work = tagState{entries: entries, slot: slot, strs: strs}
 	e.lastStr = lastStr
-	e.tags, e.tagDev = p.tags, p.tagDev
+	e.tags, e.tagDev, e.handles = p.tags, p.tagDev, p.handles
 
 	now := time.Now().UnixNano()
 	for h := range p.tags {
