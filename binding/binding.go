@@ -166,7 +166,7 @@ func (b *Binding) addPropertyAs(owner, nid ua.NodeID, bn ua.QualifiedName, dt ui
 		ID:          nid,
 		Class:       ua.NodeClassVariable,
 		BrowseName:  bn,
-		Value:       ua.DataValue{Value: v},
+		Value:       &ua.DataValue{Value: v},
 		DataType:    ua.NewNumericNodeID(0, dt),
 		ValueRank:   addrspace.ValueRankScalar,
 		AccessLevel: uint8(ua.AccessLevelTypeCurrentRead),

@@ -23,7 +23,7 @@ func benchmarkRead(b *testing.B, n int, external bool) {
 	for i := range nodes {
 		name := fmt.Sprintf("V%d", i)
 		node := &Node{ID: f.id(name), Class: ua.NodeClassVariable, BrowseName: ua.QualifiedName{NamespaceIndex: f.ns, Name: name},
-			DataType: nid(id.Int64), ValueRank: ValueRankScalar, AccessLevel: 1, Value: val(int64(i))}
+			DataType: nid(id.Int64), ValueRank: ValueRankScalar, AccessLevel: 1, Value: pval(int64(i))}
 		if external {
 			node.Source, node.Handle = f.sid, uint32(i%3)
 		}

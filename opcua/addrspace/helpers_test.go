@@ -85,34 +85,34 @@ func newFixture(t testing.TB) *fixture {
 	add(&Node{ID: f.id("Plant"), Class: ua.NodeClassObject, BrowseName: qn("Plant"), WriteMask: uint32(ua.AttributeWriteMaskDisplayName)},
 		mkRef(id.Organizes, nid(id.ObjectsFolder), true), mkRef(id.HasTypeDefinition, nid(id.FolderType), false))
 	add(&Node{ID: f.id("Int"), Class: ua.NodeClassVariable, BrowseName: qn("Int"), DataType: nid(id.Int32),
-		ValueRank: ValueRankScalar, AccessLevel: rw, Value: ua.DataValue{Value: ua.MustVariant(int32(7)), SourceTimestamp: testTime.Add(-time.Hour)}},
+		ValueRank: ValueRankScalar, AccessLevel: rw, Value: &ua.DataValue{Value: ua.MustVariant(int32(7)), SourceTimestamp: testTime.Add(-time.Hour)}},
 		mkRef(id.HasComponent, f.id("Plant"), true), mkRef(id.HasTypeDefinition, nid(id.BaseDataVariableType), false))
 	add(&Node{ID: f.id("RO"), Class: ua.NodeClassVariable, BrowseName: qn("RO"), DataType: nid(id.Double),
-		ValueRank: ValueRankScalar, AccessLevel: 1, Value: ua.DataValue{Value: ua.MustVariant(1.5)}},
+		ValueRank: ValueRankScalar, AccessLevel: 1, Value: &ua.DataValue{Value: ua.MustVariant(1.5)}},
 		mkRef(id.HasComponent, f.id("Plant"), true))
 	add(&Node{ID: f.id("NoRead"), Class: ua.NodeClassVariable, BrowseName: qn("NoRead"), DataType: nid(id.Double),
 		ValueRank: ValueRankScalar, AccessLevel: 0},
 		mkRef(id.HasComponent, f.id("Plant"), true))
 	add(&Node{ID: f.id("Arr"), Class: ua.NodeClassVariable, BrowseName: qn("Arr"), DataType: nid(id.Double),
-		ValueRank: 1, ArrayDimensions: []uint32{0}, AccessLevel: rw, Value: ua.DataValue{Value: ua.MustVariant([]float64{0, 1, 2, 3, 4, 5})}},
+		ValueRank: 1, ArrayDimensions: []uint32{0}, AccessLevel: rw, Value: &ua.DataValue{Value: ua.MustVariant([]float64{0, 1, 2, 3, 4, 5})}},
 		mkRef(id.HasComponent, f.id("Plant"), true))
 	add(&Node{ID: f.id("Str"), Class: ua.NodeClassVariable, BrowseName: qn("Str"), DataType: nid(id.String),
-		ValueRank: ValueRankScalar, AccessLevel: rw, Value: ua.DataValue{Value: ua.MustVariant("abcdef")}},
+		ValueRank: ValueRankScalar, AccessLevel: rw, Value: &ua.DataValue{Value: ua.MustVariant("abcdef")}},
 		mkRef(id.HasProperty, f.id("Plant"), true), mkRef(id.HasTypeDefinition, nid(id.PropertyType), false))
 	add(&Node{ID: f.id("Bytes"), Class: ua.NodeClassVariable, BrowseName: qn("Bytes"), DataType: nid(id.ByteString),
-		ValueRank: ValueRankScalar, AccessLevel: rw, Value: ua.DataValue{Value: ua.MustVariant([]byte{1, 2, 3, 4})}},
+		ValueRank: ValueRankScalar, AccessLevel: rw, Value: &ua.DataValue{Value: ua.MustVariant([]byte{1, 2, 3, 4})}},
 		mkRef(id.HasComponent, f.id("Plant"), true))
 	add(&Node{ID: f.id("Matrix"), Class: ua.NodeClassVariable, BrowseName: qn("Matrix"), DataType: nid(id.Int32),
-		ValueRank: 2, ArrayDimensions: []uint32{3, 4}, AccessLevel: rw, Value: ua.DataValue{Value: matrix}},
+		ValueRank: 2, ArrayDimensions: []uint32{3, 4}, AccessLevel: rw, Value: &ua.DataValue{Value: matrix}},
 		mkRef(id.HasComponent, f.id("Plant"), true))
 	add(&Node{ID: f.id("Strs"), Class: ua.NodeClassVariable, BrowseName: qn("Strs"), DataType: nid(id.String),
-		ValueRank: 1, AccessLevel: rw, Value: ua.DataValue{Value: ua.MustVariant([]string{"alpha", "beta", "gamma"})}},
+		ValueRank: 1, AccessLevel: rw, Value: &ua.DataValue{Value: ua.MustVariant([]string{"alpha", "beta", "gamma"})}},
 		mkRef(id.HasComponent, f.id("Plant"), true))
 	add(&Node{ID: f.id("Any"), Class: ua.NodeClassVariable, BrowseName: qn("Any"), DataType: nid(id.BaseDataType),
 		ValueRank: ValueRankAny, AccessLevel: rw},
 		mkRef(id.HasComponent, f.id("Plant"), true))
 	add(&Node{ID: f.id("Num"), Class: ua.NodeClassVariable, BrowseName: qn("Num"), DataType: nid(id.Number),
-		ValueRank: ValueRankScalarOrOneDimension, AccessLevel: rw, Value: ua.DataValue{Value: ua.MustVariant(int16(1))}},
+		ValueRank: ValueRankScalarOrOneDimension, AccessLevel: rw, Value: &ua.DataValue{Value: ua.MustVariant(int16(1))}},
 		mkRef(id.HasComponent, f.id("Plant"), true))
 	add(&Node{ID: f.id("Time"), Class: ua.NodeClassVariable, BrowseName: qn("Time"), DataType: nid(id.UtcTime),
 		ValueRank: ValueRankScalar, AccessLevel: rw | uint8(ua.AccessLevelTypeStatusWrite|ua.AccessLevelTypeTimestampWrite)},
@@ -124,7 +124,7 @@ func newFixture(t testing.TB) *fixture {
 		ValueRank: ValueRankScalar, AccessLevel: rw},
 		mkRef(id.HasComponent, f.id("Plant"), true))
 	add(&Node{ID: f.id("ByteArr"), Class: ua.NodeClassVariable, BrowseName: qn("ByteArr"), DataType: nid(id.Byte),
-		ValueRank: 1, AccessLevel: rw, Value: ua.DataValue{Value: ua.NewByteArray([]byte{9, 8, 7})}},
+		ValueRank: 1, AccessLevel: rw, Value: &ua.DataValue{Value: ua.NewByteArray([]byte{9, 8, 7})}},
 		mkRef(id.HasComponent, f.id("Plant"), true))
 	for i, name := range []string{"Ext0", "Ext1", "Ext2"} {
 		add(&Node{ID: f.id(name), Class: ua.NodeClassVariable, BrowseName: qn(name), DataType: nid(id.Int64),
@@ -138,10 +138,10 @@ func newFixture(t testing.TB) *fixture {
 	add(&Node{ID: f.id("MyType"), Class: ua.NodeClassObjectType, BrowseName: qn("MyType"), IsAbstract: true},
 		mkRef(id.HasSubtype, nid(id.BaseObjectType), true))
 	add(&Node{ID: f.id("MyVarType"), Class: ua.NodeClassVariableType, BrowseName: qn("MyVarType"), DataType: nid(id.Int32),
-		ValueRank: ValueRankScalar, Value: ua.DataValue{Value: ua.MustVariant(int32(3))}},
+		ValueRank: ValueRankScalar, Value: &ua.DataValue{Value: ua.MustVariant(int32(3))}},
 		mkRef(id.HasSubtype, nid(id.BaseDataVariableType), true))
 	add(&Node{ID: f.id("MyRef"), Class: ua.NodeClassReferenceType, BrowseName: qn("MyRef"),
-		InverseName: ua.LocalizedText{Text: "MyRefOf"}},
+		InverseName: &ua.LocalizedText{Text: "MyRefOf"}},
 		mkRef(id.HasSubtype, nid(id.HasComponent), true))
 	add(&Node{ID: f.id("MyData"), Class: ua.NodeClassDataType, BrowseName: qn("MyData")},
 		mkRef(id.HasSubtype, nid(id.Int32), true))

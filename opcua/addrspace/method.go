@@ -81,7 +81,7 @@ func (s *Space) AddMethod(m *Method) error {
 			ID:          ua.NewStringNodeID(m.ID.Namespace, m.ID.Text+"."+p.name),
 			Class:       ua.NodeClassVariable,
 			BrowseName:  ua.QualifiedName{Name: p.name},
-			Value:       ua.DataValue{Value: ua.MustVariant(v)},
+			Value:       &ua.DataValue{Value: ua.MustVariant(v)},
 			DataType:    ua.NewNumericNodeID(0, id.Argument),
 			ValueRank:   ValueRankOneDimension,
 			AccessLevel: uint8(ua.AccessLevelTypeCurrentRead),
@@ -121,7 +121,7 @@ func (s *Space) SetMethodHandler(nid ua.NodeID, h MethodHandler) error {
 	var ins []ua.Argument
 	if p := s.property(n, "InputArguments"); p != nil {
 		var ok bool
-		if ins, ok = arguments(p.Value.Value); !ok {
+		if ins, ok = arguments(p.StaticValue()); !ok {
 			return fmt.Errorf("%w: method %v: InputArguments %v holds no Argument array", ErrInvalidNode, nid, p.ID)
 		}
 	}

@@ -84,7 +84,6 @@ func loadNS0(s *Space) {
 			BrowseName:  ua.QualifiedName{Name: ns0Str(t.browseName)},
 			DisplayName: ua.LocalizedText{Text: ns0Str(t.displayName)},
 			Description: ua.LocalizedText{Text: ns0Str(t.description)},
-			InverseName: ua.LocalizedText{Text: ns0Str(t.inverseName)},
 
 			AccessLevel:             t.accessLevel,
 			EventNotifier:           t.eventNotifier,
@@ -100,8 +99,11 @@ func loadNS0(s *Space) {
 		if t.dataType != 0 {
 			n.DataType = ua.NewNumericNodeID(0, t.dataType)
 		}
+		if inv := ns0Str(t.inverseName); inv != "" {
+			n.InverseName = &ua.LocalizedText{Text: inv}
+		}
 		if t.value != 0 {
-			n.Value.Value = ns0Value(int(t.value))
+			n.Value = &ua.DataValue{Value: ns0Value(int(t.value))}
 		}
 		s.nodes.put(n)
 	}
@@ -142,6 +144,6 @@ func loadNS0Args(s *Space) {
 	}
 	for _, p := range ns0ArgProps {
 		end := int(p.first) + int(p.n)
-		s.nodes.get(ua.NewNumericNodeID(0, p.id)).Value.Value = ua.MustVariant(eos[p.first:end:end])
+		s.nodes.get(ua.NewNumericNodeID(0, p.id)).Value = &ua.DataValue{Value: ua.MustVariant(eos[p.first:end:end])}
 	}
 }

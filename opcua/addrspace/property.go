@@ -91,7 +91,7 @@ func (s *Space) lookup(nid ua.NodeID) *Node {
 		return nil
 	}
 	n := new(Node)
-	s.propertyNode(owner, i, n)
+	s.propertyNode(owner, i, n, new(ua.DataValue))
 	n.refs = []ref{
 		{typ: s.hasProperty, target: owner, inverse: true},
 		{typ: s.hasTypeDefinition, target: s.propertyType},
@@ -99,9 +99,10 @@ func (s *Space) lookup(nid ua.NodeID) *Node {
 	return n
 }
 
-// lookupInto is lookup, making the node of a property in *scratch without
-// its references (what Read needs, without allocating).
-func (s *Space) lookupInto(nid *ua.NodeID, scratch *Node) *Node {
+// lookupInto is lookup, making the node of a property in *scratch, its
+// Value in *dv, without its references (what Read needs, without
+// allocating).
+func (s *Space) lookupInto(nid *ua.NodeID, scratch *Node, dv *ua.DataValue) *Node {
 	if n := s.nodes.get(*nid); n != nil {
 		return n
 	}
@@ -109,12 +110,13 @@ func (s *Space) lookupInto(nid *ua.NodeID, scratch *Node) *Node {
 	if owner == nil {
 		return nil
 	}
-	s.propertyNode(owner, i, scratch)
+	s.propertyNode(owner, i, scratch, dv)
 	return scratch
 }
 
-// propertyNode fills n with property i of owner, but its references.
-func (s *Space) propertyNode(owner *Node, i int, n *Node) {
+// propertyNode fills n with property i of owner, but its references, and
+// dv with its Value.
+func (s *Space) propertyNode(owner *Node, i int, n *Node, dv *ua.DataValue) {
 	p := &owner.Properties[i]
 	rank := int32(ValueRankScalar)
 	if p.Value.IsArray() {
@@ -125,12 +127,13 @@ func (s *Space) propertyNode(owner *Node, i int, n *Node) {
 		Class:       ua.NodeClassVariable,
 		BrowseName:  p.Name,
 		DisplayName: ua.LocalizedText{Text: p.Name.Name},
-		Value:       ua.DataValue{Value: p.Value, SourceTimestamp: time.Unix(0, p.since).UTC()},
+		Value:       dv,
 		DataType:    ua.NewNumericNodeID(0, p.DataType),
 		ValueRank:   rank,
 		AccessLevel: uint8(ua.AccessLevelTypeCurrentRead),
 		owner:       owner,
 	}
+	*dv = ua.DataValue{Value: p.Value, SourceTimestamp: time.Unix(0, p.since).UTC()}
 }
 
 // describeProperty fills rd, as describe does, for the HasProperty

@@ -21,7 +21,8 @@ type ReadContext struct {
 	snaps   []reqSnap // by SourceID-1
 	now     time.Time
 	haveNow bool
-	prop    Node // the node of a Property being read
+	prop    Node         // the node of a Property being read
+	propDV  ua.DataValue // and its Value
 }
 
 // Reset starts a new request: the next operation takes fresh snapshots
@@ -123,7 +124,7 @@ func (s *Space) Read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToRetu
 }
 
 func (s *Space) read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToReturn, dv *ua.DataValue) ua.StatusCode {
-	n := s.lookupInto(&rv.NodeID, &rc.prop)
+	n := s.lookupInto(&rv.NodeID, &rc.prop, &rc.propDV)
 	if n == nil {
 		return status.BadNodeIDUnknown
 	}
@@ -163,8 +164,10 @@ func (s *Space) read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToRetu
 			dv.Status = status.Good
 			dv.SourceTimestamp, dv.SourcePicoseconds = time.Time{}, 0
 			snap.Value(n.Handle, dv)
+		} else if n.Value != nil {
+			*dv = *n.Value
 		} else {
-			*dv = n.Value
+			*dv = ua.DataValue{}
 		}
 		if ts != ua.TimestampsToReturnSource && ts != ua.TimestampsToReturnBoth {
 			dv.SourceTimestamp, dv.SourcePicoseconds = time.Time{}, 0
@@ -254,7 +257,11 @@ func (s *Space) readAttribute(rc *ReadContext, n *Node, a ua.AttributeID, v *ua.
 	case ua.AttributeIDSymmetric:
 		v.SetBool(n.Symmetric)
 	case ua.AttributeIDInverseName:
-		*v = ua.MustVariant(n.InverseName)
+		var inv ua.LocalizedText
+		if n.InverseName != nil {
+			inv = *n.InverseName
+		}
+		*v = ua.MustVariant(inv)
 	case ua.AttributeIDContainsNoLoops:
 		v.SetBool(n.ContainsNoLoops)
 	case ua.AttributeIDEventNotifier:

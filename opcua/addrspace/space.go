@@ -46,11 +46,13 @@ type Node struct {
 	// User's.
 	WriteMask uint32
 
-	// Variable and VariableType. Value is the value when Source is 0; the
-	// UserAccessLevel attribute is AccessLevel and-ed with the User's.
+	// Variable and VariableType. Value is the value when Source is 0 (nil
+	// for none, and when Source serves it: AddNode keeps a copy of its
+	// own); the UserAccessLevel attribute is AccessLevel and-ed with the
+	// User's.
 	// (The fields of all classes are in the order that packs them: a
 	// gateway holds a node per tag.)
-	Value                   ua.DataValue
+	Value                   *ua.DataValue
 	DataType                ua.NodeID
 	ArrayDimensions         []uint32
 	MinimumSamplingInterval float64
@@ -81,8 +83,8 @@ type Node struct {
 	// Sink, when set, receives the Writes of the Value (with Handle), of a
 	// Variable.
 	Sink ValueSink
-	// InverseName, of a ReferenceType.
-	InverseName ua.LocalizedText
+	// InverseName, of a ReferenceType; nil for none.
+	InverseName *ua.LocalizedText
 	// Properties are the node's static properties that are not nodes of
 	// their own (see Property); the node needs a string NodeId.
 	Properties []Property
@@ -306,7 +308,7 @@ func (s *Space) Namespaces() []string {
 // NamespaceArray value (the old one may be shared with a reader).
 func (s *Space) setNamespaceArray() {
 	if s.namespaceArray != nil {
-		s.namespaceArray.Value = ua.DataValue{Value: ua.MustVariant(slices.Clone(s.namespaces)), SourceTimestamp: s.clock()}
+		s.namespaceArray.setValue(ua.DataValue{Value: ua.MustVariant(slices.Clone(s.namespaces)), SourceTimestamp: s.clock()})
 	}
 }
 
@@ -417,6 +419,12 @@ func (s *Space) AddNode(n *Node, refs ...Reference) error {
 	if err := s.addProperties(n, now); err != nil {
 		return err
 	}
+	if n.Value != nil && n.Source == 0 {
+		v := *n.Value // the Space's own: Write and SetValue change it in place
+		n.Value = &v
+	} else if n.Source != 0 {
+		n.Value = nil // the source serves it
+	}
 	stamp(n, now)
 	s.nodes.put(n)
 	for _, r := range rs {
@@ -429,9 +437,23 @@ func (s *Space) AddNode(n *Node, refs ...Reference) error {
 // has none: the time the value entered the space. Values from sources
 // bring their own.
 func stamp(n *Node, t time.Time) {
-	if n.Class == ua.NodeClassVariable && n.Source == 0 && n.Value.SourceTimestamp.IsZero() {
+	if n.Class != ua.NodeClassVariable || n.Source != 0 {
+		return
+	}
+	if n.Value == nil {
+		n.Value = new(ua.DataValue)
+	}
+	if n.Value.SourceTimestamp.IsZero() {
 		n.Value.SourceTimestamp = t
 	}
+}
+
+// StaticValue returns the Value of n's static DataValue, null if none.
+func (n *Node) StaticValue() ua.Variant {
+	if n.Value == nil {
+		return ua.Variant{}
+	}
+	return n.Value.Value
 }
 
 // AddReference adds the reference of type typ from source to target at
@@ -584,8 +606,17 @@ func (s *Space) SetValue(id ua.NodeID, v ua.Variant) error {
 	if err != nil {
 		return err
 	}
-	n.Value = ua.DataValue{Value: v, SourceTimestamp: s.clock()}
+	n.setValue(ua.DataValue{Value: v, SourceTimestamp: s.clock()})
 	return nil
+}
+
+// setValue stores dv as the static Value of n, in the DataValue n has if
+// it has one (readers copy it under the Space's read lock).
+func (n *Node) setValue(dv ua.DataValue) {
+	if n.Value == nil {
+		n.Value = new(ua.DataValue)
+	}
+	*n.Value = dv
 }
 
 func (s *Space) variable(id ua.NodeID) (*Node, error) {

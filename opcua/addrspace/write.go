@@ -120,7 +120,7 @@ func (s *Space) writeValue(n *Node, wv *ua.WriteValue, r *NumericRange, user Use
 		}
 	} else {
 		var st ua.StatusCode
-		if nv, st = writeRange(n.Value.Value, v, r); st != status.Good {
+		if nv, st = writeRange(n.StaticValue(), v, r); st != status.Good {
 			return st, nil
 		}
 	}
@@ -128,7 +128,7 @@ func (s *Space) writeValue(n *Node, wv *ua.WriteValue, r *NumericRange, user Use
 	if ua.DateTimeTicks(ts) == 0 {
 		ts, ps = s.clock(), 0
 	}
-	n.Value = ua.DataValue{Value: nv, Status: dv.Status, SourceTimestamp: ts, SourcePicoseconds: ps}
+	n.setValue(ua.DataValue{Value: nv, Status: dv.Status, SourceTimestamp: ts, SourcePicoseconds: ps})
 	return status.Good, nil
 }
 

@@ -15,6 +15,9 @@ func (f *fixture) write(node string, attr ua.AttributeID, rng string, dv ua.Data
 
 func val(x any) ua.DataValue { return ua.DataValue{Value: ua.MustVariant(x)} }
 
+// pval is val for a Node's Value.
+func pval(x any) *ua.DataValue { v := val(x); return &v }
+
 func TestWriteValueTypes(t *testing.T) {
 	mismatch := status.BadTypeMismatch
 	m2, _ := ua.NewMatrix([]int32{1, 2, 3, 4}, []int32{2, 2})

@@ -406,7 +406,7 @@ func (s *Server) AddVariable(v GatewayVariable) error {
 		Class:       ua.NodeClassVariable,
 		BrowseName:  ua.QualifiedName{NamespaceIndex: s.ns, Name: v.Name},
 		Description: ua.LocalizedText{Locale: "en", Text: v.Description},
-		Value:       ua.DataValue{Value: v.Value, SourceTimestamp: s.clock()},
+		Value:       &ua.DataValue{Value: v.Value, SourceTimestamp: s.clock()},
 		DataType:    ua.NewNumericNodeID(0, v.DataType),
 		ValueRank:   -1,
 		AccessLevel: access,

@@ -516,12 +516,12 @@ func (m *Manager) euRange(n *addrspace.Node) *ua.Range {
 		if p == nil || p.BrowseName.Name != "EURange" || p.BrowseName.NamespaceIndex != 0 {
 			continue
 		}
-		if eo, ok := p.Value.Value.Value().(ua.ExtensionObject); ok {
+		if eo, ok := p.StaticValue().Value().(ua.ExtensionObject); ok {
 			if rg, ok := eo.Body.(*ua.Range); ok {
 				return rg
 			}
 		}
-		if eo, ok := p.Value.Value.Value().(*ua.ExtensionObject); ok && eo != nil {
+		if eo, ok := p.StaticValue().Value().(*ua.ExtensionObject); ok && eo != nil {
 			if rg, ok := eo.Body.(*ua.Range); ok {
 				return rg
 			}

@@ -47,7 +47,7 @@ func AddVars(t testing.TB, as *addrspace.Space) *Vars {
 	}
 	add("ext", addrspace.Node{Source: v.Src, Handle: 1})
 	add("slow", addrspace.Node{Source: v.Src, Handle: 2, MinimumSamplingInterval: 100})
-	add("static", addrspace.Node{Value: ua.DataValue{Value: ua.MustVariant(1.5)}})
+	add("static", addrspace.Node{Value: &ua.DataValue{Value: ua.MustVariant(1.5)}})
 	if err := as.AddNode(&addrspace.Node{
 		ID:          ua.NewStringNodeID(1, "ext.EURange"),
 		Class:       ua.NodeClassVariable,
@@ -55,7 +55,7 @@ func AddVars(t testing.TB, as *addrspace.Space) *Vars {
 		DataType:    ua.NewNumericNodeID(0, id.Range),
 		ValueRank:   addrspace.ValueRankScalar,
 		AccessLevel: uint8(ua.AccessLevelTypeCurrentRead),
-		Value:       ua.DataValue{Value: ua.MustVariant(ua.ExtensionObject{Body: &ua.Range{Low: 0, High: 200}})},
+		Value:       &ua.DataValue{Value: ua.MustVariant(ua.ExtensionObject{Body: &ua.Range{Low: 0, High: 200}})},
 	}, addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasProperty), IsInverse: true,
 		Target: ua.ExpandedNodeID{NodeID: ua.NewStringNodeID(1, "ext")}}); err != nil {
 		t.Fatal(err)
