@@ -174,13 +174,22 @@ type ExtensionObject struct {
 // its array elements, ByteString bytes and non-numeric scalars (GUID,
 // NodeID, DataValue, ...) with the original, and Decode reuses that
 // storage. A value that must outlive the next Decode into the same Variant
-// is copied first.
+// is copied first. (SetByteString allocates the slice's header, which the
+// Variant keeps behind a pointer, as it keeps ArrayDimensions: a Variant is
+// 56 bytes, and a node, a property or a DataValue holds one.)
 type Variant struct {
 	typ   TypeID
 	array bool
-	dims  *[]int32 // ArrayDimensions of a multi-dimensional array, else nil (a pointer: 16 bytes less in every Variant)
+	dims  *[]int32 // ArrayDimensions of a multi-dimensional array, else nil
 	num   uint64   // numeric scalars (floats as IEEE bits), Boolean, StatusCode, DateTime ticks
 	str   string   // String and XmlElement scalars
-	bytes []byte   // ByteString scalar, and a scalar of a reserved type id (26-31)
-	obj   any      // other scalars (as *GUID, *NodeID, ...) and arrays (as []T, see NewVariant)
+	obj   any      // other scalars (as *GUID, *NodeID, ...; ByteString and reserved type ids 26-31 as *[]byte) and arrays (as []T, see NewVariant)
+}
+
+// byteString returns the ByteString (or reserved-type) scalar v holds.
+func (v *Variant) byteString() []byte {
+	if p, ok := v.obj.(*[]byte); ok {
+		return *p
+	}
+	return nil
 }

@@ -755,7 +755,7 @@ func variantVectors(t testing.TB) []vector {
 		})),
 		// Type ids 26-31 are reserved: a decoder reads the value as a
 		// ByteString and passes it on with its type id.
-		codecVector("Variant reserved type 26 scalar", Variant{typ: 26, bytes: []byte{0xAA}}, []byte{
+		codecVector("Variant reserved type 26 scalar", Variant{typ: 26, obj: &[]byte{0xAA}}, []byte{
 			0x1A,                   // type id 26
 			0x01, 0x00, 0x00, 0x00, // ByteString length 1
 			0xAA,

@@ -127,7 +127,7 @@ func (v *Variant) appendScalar(b []byte, typ TypeID) []byte {
 	}
 	// TypeByteString and the reserved type ids 26-31. (A Variant scalar
 	// cannot be built, nor decoded, for TypeVariant.)
-	return AppendByteString(b, v.bytes)
+	return AppendByteString(b, v.byteString())
 }
 
 // appendPtr appends the scalar *T held in obj, or T's zero value.
@@ -314,7 +314,22 @@ func (v *Variant) decodeScalar(d *Decoder, typ TypeID) {
 	case TypeDiagnosticInfo:
 		decodePtr[DiagnosticInfo](v, d)
 	default: // TypeByteString and the reserved type ids
-		v.bytes = d.ReadByteString(v.bytes)
+		// The header is reused as the bytes are (see Variant); a new one
+		// only for a ByteString read.
+		var old []byte
+		p, ok := v.obj.(*[]byte)
+		if ok {
+			old = *p
+		}
+		b := d.ReadByteString(old)
+		switch {
+		case ok:
+			*p = b
+		case d.err == nil:
+			p = new([]byte)
+			*p = b
+			v.obj = p
+		}
 	}
 }
 

@@ -331,7 +331,7 @@ func (v Variant) Value() any {
 	case TypeDiagnosticInfo:
 		return deref[DiagnosticInfo](v.obj)
 	}
-	return v.bytes // ByteString and the reserved type ids
+	return v.byteString() // ByteString and the reserved type ids
 }
 
 // deref returns the *T held in obj as a T, T's zero value if none.
@@ -398,10 +398,17 @@ func (v *Variant) SetString(s string) {
 }
 
 // SetByteString makes v the ByteString b (shared, not copied; nil is the
-// null ByteString).
+// null ByteString). Unlike the other setters it allocates, 24 bytes for
+// the slice's header, unless b is nil (see Variant).
 func (v *Variant) SetByteString(b []byte) {
 	v.shape(TypeByteString, false)
-	v.bytes = b
+	if b == nil {
+		v.obj = nil
+		return
+	}
+	p := new([]byte) // a header of its own: a copy of v keeps its bytes
+	*p = b
+	v.obj = p
 }
 
 // The typed getters return the scalar and true when v is a scalar of
@@ -482,7 +489,7 @@ func (v Variant) ByteString() ([]byte, bool) {
 	if v.typ != TypeByteString || v.array {
 		return nil, false
 	}
-	return v.bytes, true
+	return v.byteString(), true
 }
 
 // Equal reports whether v and w hold the same value: the same type,
@@ -521,7 +528,7 @@ func (v Variant) Equal(w Variant) bool {
 	case TypeDiagnosticInfo:
 		return diagnosticInfoEqual(ptrOrZero[DiagnosticInfo](v.obj), ptrOrZero[DiagnosticInfo](w.obj))
 	case TypeByteString, 26, 27, 28, 29, 30, 31:
-		return bytesEqual(v.bytes, w.bytes)
+		return bytesEqual(v.byteString(), w.byteString())
 	case TypeFloat:
 		return float32Equal(math.Float32frombits(uint32(v.num)), math.Float32frombits(uint32(w.num)))
 	case TypeDouble:
