@@ -2,7 +2,9 @@ package stack
 
 import (
 	"context"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"testing"
 
 	"github.com/edged/edged/plc/sim"
@@ -11,10 +13,16 @@ import (
 // BenchmarkMemoryPerTag: the live heap of a running stack (simulator,
 // drivers, engine, server, binding) with 10,000 tags on 10 simulated
 // devices, less that of the simulator's 15 tags alone, per tag, after a
-// collection: what a tag costs. For the profile of where it goes:
-// go test -run X -bench MemoryPerTag -memprofile mem.out ./internal/stack
-// (go tool pprof -sample_index=inuse_space).
+// collection: what a tag costs. For where it goes, EDGED_HEAPPROFILE=FILE
+// writes the heap profile of the running 10,000-tag stack (-memprofile
+// would be taken after it closed):
+// EDGED_HEAPPROFILE=heap.out go test -run X -bench MemoryPerTag ./internal/stack
+// then go tool pprof -sample_index=inuse_space -top heap.out.
 func BenchmarkMemoryPerTag(b *testing.B) {
+	profile := os.Getenv("EDGED_HEAPPROFILE")
+	if profile != "" {
+		runtime.MemProfileRate = 512
+	}
 	live := func(n int) uint64 {
 		conf := configOf(n, "fast")
 		st, err := New(Config{Plant: &conf, Simulator: &sim.Options{Manual: true}})
@@ -25,6 +33,16 @@ func BenchmarkMemoryPerTag(b *testing.B) {
 		runtime.GC()
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
+		if profile != "" && n > 15 {
+			f, err := os.Create(profile)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
 		return m.HeapInuse
 	}
 	var per float64
