@@ -454,13 +454,19 @@ func TestSourceChangedReleasesImages(t *testing.T) {
 	m := f.s.subs
 	m.call(func() {})
 	for _, calls := range []int{1, 5, maxPendingImages + 3} {
-		for range calls {
-			f.s.SourceChanged(src, []uint32{1})
+		// On the run loop's goroutine, so that it cannot sample them
+		// before they are counted (SourceChanged does not wait for it).
+		var held int32
+		m.call(func() {
+			for range calls {
+				f.s.SourceChanged(src, []uint32{1})
+			}
+			held = imgs.held.Load()
+			m.sourceChanges(time.Now())
+		})
+		if calls <= maxPendingImages && held != int32(calls) {
+			t.Errorf("%d calls: %d images held before the run loop, want %d", calls, held, calls)
 		}
-		if n := imgs.held.Load(); calls <= maxPendingImages && n != int32(calls) {
-			t.Errorf("%d calls: %d images held before the run loop, want %d", calls, n, calls)
-		}
-		m.call(func() { m.sourceChanges(time.Now()) })
 		if n := imgs.held.Load(); n != 0 {
 			t.Errorf("%d calls: %d images held after the run loop, want 0", calls, n)
 		}
