@@ -116,22 +116,21 @@ func (b *Binding) Check(cfg *config.Config) error {
 	return nil
 }
 
-// Apply makes the address space show cfg, which the engine serves now
+// Apply makes the address space show next, which the engine serves now
 // (plc.Engine.Reconfigure returned): the folders of removed devices go
 // with their tags, methods and properties; new devices and tags are
 // added; a changed tag is shown anew under its NodeId (its monitored
 // items go on: they follow the NodeId and the engine's handle, which
 // stays); a device whose settings changed gets its properties anew.
-// Unchanged tags are not touched. As New, Apply keeps cfg: a change is a
+// Unchanged tags are not touched. As New, Apply keeps next: a change is a
 // configuration of its own, never the one shown changed in place.
-func (b *Binding) Apply(cfg *config.Config) error {
-	if cfg == b.cfg {
+func (b *Binding) Apply(next *config.Config) error {
+	if next == b.cfg {
 		return errors.New("binding: Apply of the configuration shown: a change needs a configuration of its own")
 	}
-	if err := b.Check(cfg); err != nil {
+	if err := b.Check(next); err != nil {
 		return err
 	}
-	next := cfg
 	old := map[string]*config.Device{}
 	for i := range b.cfg.Devices {
 		old[b.cfg.Devices[i].Name] = &b.cfg.Devices[i]

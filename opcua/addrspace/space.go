@@ -441,9 +441,8 @@ func stamp(n *Node, t time.Time) {
 		return
 	}
 	if n.Value == nil {
-		n.Value = new(ua.DataValue)
-	}
-	if n.Value.SourceTimestamp.IsZero() {
+		n.setValue(ua.DataValue{SourceTimestamp: t})
+	} else if n.Value.SourceTimestamp.IsZero() {
 		n.Value.SourceTimestamp = t
 	}
 }
