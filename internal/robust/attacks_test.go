@@ -20,8 +20,9 @@ import (
 // run starts a gateway and an observer, runs attack for the window, stops
 // it and checks the bounds. attack gets a stop channel and runs until it
 // is closed; before, it may prepare (that time is not observed): it
-// calls ready once the attack is under way.
-func run(t *testing.T, name string, attack func(g *gateway, ready func(), stop <-chan struct{})) {
+// calls ready once the attack is under way. It returns the gateway, still
+// running, for the caller's own checks.
+func run(t *testing.T, name string, attack func(g *gateway, ready func(), stop <-chan struct{})) *gateway {
 	g := startGateway(t)
 	o := newObserver(t, g)
 	time.Sleep(time.Second) // the scan and the simulator warm up
@@ -37,7 +38,8 @@ func run(t *testing.T, name string, attack func(g *gateway, ready func(), stop <
 	select {
 	case <-started:
 	case <-done:
-		t.Fatal("the attack ended before it started")
+		g.errorf(t, "the attack ended before it started")
+		t.FailNow()
 	}
 	o.start(t)
 	time.Sleep(window(t))
@@ -45,7 +47,8 @@ func run(t *testing.T, name string, attack func(g *gateway, ready func(), stop <
 	close(stop)
 	<-done
 	after := g.settle(t, base)
-	check(t, name, base, after, r)
+	check(t, g, name, base, after, r)
+	return g
 }
 
 // once runs f when n reaches want, unless stop is closed first.
@@ -252,12 +255,12 @@ func (n *newcomers) run(addr string, stop <-chan struct{}) {
 	}
 }
 
-func (n *newcomers) check(t *testing.T, name string) {
+func (n *newcomers) check(t *testing.T, g *gateway, name string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	t.Logf("%s: %d new clients tried, %d failed; handshake p99 %v", name, n.tries.Load(), n.fails.Load(), benchkit.Percentile(n.lat, 99))
 	if n.tries.Load() == 0 || n.fails.Load() > 0 {
-		t.Errorf("%s: %d of %d new clients were not admitted (last: %v)", name, n.fails.Load(), n.tries.Load(), n.lastErr)
+		g.errorf(t, "%s: %d of %d new clients were not admitted (last: %v)", name, n.fails.Load(), n.tries.Load(), n.lastErr)
 	}
 }
 
@@ -266,7 +269,7 @@ func (n *newcomers) check(t *testing.T, name string) {
 // opening again when edged closes them.
 func hold(t *testing.T, name string, conns int, session bool) {
 	var nc newcomers
-	run(t, name, func(g *gateway, ready func(), stop <-chan struct{}) {
+	g := run(t, name, func(g *gateway, ready func(), stop <-chan struct{}) {
 		var opened atomic.Int32
 		go once(&opened, conns, stop, func() {
 			ready()
@@ -296,7 +299,7 @@ func hold(t *testing.T, name string, conns int, session bool) {
 			}
 		})
 	})
-	nc.check(t, name)
+	nc.check(t, g, name)
 }
 
 func TestUnactivatedSessions(t *testing.T) {

@@ -21,25 +21,31 @@ import (
 	"github.com/edged/edged/opcua/ua"
 )
 
-// edgedBin is the edged binary TestMain builds, or ROBUST_EDGED names.
-var edgedBin string
+// edgedBin is the edged binary TestMain builds, or ROBUST_EDGED names;
+// wakeupBin the probe of the machine's stalls (./wakeup), which it builds.
+var edgedBin, wakeupBin string
 
 func TestMain(m *testing.M) {
-	if edgedBin = os.Getenv("ROBUST_EDGED"); edgedBin != "" { // a binary built before
-		os.Exit(m.Run())
-	}
 	dir, err := os.MkdirTemp("", "robust")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	edgedBin = filepath.Join(dir, "edged")
-	build := exec.Command("go", "build", "-o", edgedBin, "github.com/edged/edged/cmd/edged")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "robust: build edged:", err)
-		os.Exit(2)
+	build := func(out, pkg string) {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "robust: build %s: %v\n", pkg, err)
+			os.RemoveAll(dir)
+			os.Exit(2)
+		}
 	}
+	if edgedBin = os.Getenv("ROBUST_EDGED"); edgedBin == "" { // else a binary built before
+		edgedBin = filepath.Join(dir, "edged")
+		build(edgedBin, "github.com/edged/edged/cmd/edged")
+	}
+	wakeupBin = filepath.Join(dir, "wakeup")
+	build(wakeupBin, "github.com/edged/edged/internal/robust/wakeup")
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -61,19 +67,92 @@ func window(t *testing.T) time.Duration {
 
 var endpointLine = regexp.MustCompile(`listening on (\S+)\)`)
 
-// gateway is a running edged with its built-in simulator.
+// gateway is a running edged with its built-in simulator, and the probe
+// beside it.
 type gateway struct {
-	cmd  *exec.Cmd
-	addr string
-	mu   sync.Mutex
-	out  bytes.Buffer
+	cmd   *exec.Cmd
+	addr  string
+	mu    sync.Mutex
+	out   bytes.Buffer
+	probe *probe
+	fails []string // what errorf reported, repeated after edged's output
+}
+
+// errorf reports a failed bound, as t.Errorf; the cleanup repeats it
+// after edged's output, which CI's excerpt of a long log would otherwise
+// end with.
+func (g *gateway) errorf(t *testing.T, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	g.mu.Lock()
+	g.fails = append(g.fails, msg)
+	g.mu.Unlock()
+	t.Error(msg)
+}
+
+// probe runs ./wakeup beside edged: a process that only sleeps to 5 ms
+// deadlines as edged's scan does, with the same scheduling. The cycles it
+// misses are the machine's (a stall of the VM, a core taken by another
+// process, the attacker's own among them), not edged's, whose scan
+// misses them too.
+type probe struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	missed []probeMiss
+}
+
+type probeMiss struct {
+	at     time.Time
+	cycles uint64
+}
+
+func startProbe(t *testing.T) *probe {
+	t.Helper()
+	p := &probe{cmd: exec.Command(wakeupBin, "-for", "1h", "-events")}
+	pr, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		p.cmd.Wait()
+	})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			var ns int64
+			var n uint64
+			if _, err := fmt.Sscanf(sc.Text(), "overrun %d %d", &ns, &n); err == nil {
+				p.mu.Lock()
+				p.missed = append(p.missed, probeMiss{time.Unix(0, ns), n})
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return p
+}
+
+// missedBetween returns the cycles the probe missed from a to b.
+func (p *probe) missedBetween(a, b time.Time) uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var n uint64
+	for _, m := range p.missed {
+		if !m.at.Before(a) && !m.at.After(b) {
+			n += m.cycles
+		}
+	}
+	return n
 }
 
 // startGateway starts edged on a free loopback port and waits for its
 // endpoint; it is killed when the test ends.
 func startGateway(t *testing.T, args ...string) *gateway {
 	t.Helper()
-	g := &gateway{}
+	g := &gateway{probe: startProbe(t)}
 	g.cmd = exec.Command(edgedBin, append([]string{"--listen", "127.0.0.1:0", "--report-every", "0",
 		"--allow-insecure", "--anonymous-role", "Operator", "--data-dir", t.TempDir()}, args...)...)
 	g.cmd.Env = os.Environ() // edged sets its own memory limit unless GOMEMLIMIT is set
@@ -91,6 +170,9 @@ func startGateway(t *testing.T, args ...string) *gateway {
 		if t.Failed() {
 			g.mu.Lock()
 			t.Logf("edged's output:\n%s", g.out.String())
+			for _, f := range g.fails {
+				t.Logf("failed: %s", f)
+			}
 			g.mu.Unlock()
 		}
 	})
@@ -282,6 +364,7 @@ type result struct {
 	rate     float64 // sim.Counter's counts per second
 	overruns uint64
 	cycles   uint64 // base cycles in the window
+	machine  uint64 // the cycles the probe missed in the window
 	readP99  time.Duration
 	reads    int
 }
@@ -293,13 +376,14 @@ func (o *observer) finish(t *testing.T) result {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, err := range o.errs {
-		t.Errorf("observer: %v", err)
+		o.g.errorf(t, "observer: %v", err)
 	}
 	r := result{peakRSS: o.peakRSS, overruns: o.last.overruns - o.first.overruns, reads: len(o.lat)}
 	if el := o.last.at.Sub(o.first.at); el > 0 {
 		r.rate = float64(o.last.counter-o.first.counter) / el.Seconds()
 		r.cycles = uint64(el / (5 * time.Millisecond))
 	}
+	r.machine = o.g.probe.missedBetween(o.first.at, o.last.at)
 	r.readP99 = benchkit.Percentile(o.lat, 99)
 	return r
 }
@@ -330,31 +414,31 @@ const (
 )
 
 // check asserts the bounds of r and logs the figures.
-func check(t *testing.T, name string, base, after uint64, r result) {
+func check(t *testing.T, g *gateway, name string, base, after uint64, r result) {
 	t.Helper()
-	t.Logf("%s: RSS base %.1f MiB, peak %.1f MiB, after %.1f MiB; sim.Counter %.1f/s; overruns %d in %d cycles; observer Read p99 %v over %d reads",
-		name, mib(base), mib(r.peakRSS), mib(after), r.rate, r.overruns, r.cycles, r.readP99, r.reads)
+	t.Logf("%s: RSS base %.1f MiB, peak %.1f MiB, after %.1f MiB; sim.Counter %.1f/s; overruns %d in %d cycles (the probe's %d); observer Read p99 %v over %d reads",
+		name, mib(base), mib(r.peakRSS), mib(after), r.rate, r.overruns, r.cycles, r.machine, r.readP99, r.reads)
 	if r.peakRSS >= maxRSS {
-		t.Errorf("%s: RSS peaked at %.1f MiB, want below %d MiB", name, mib(r.peakRSS), maxRSS>>20)
+		g.errorf(t, "%s: RSS peaked at %.1f MiB, want below %d MiB", name, mib(r.peakRSS), maxRSS>>20)
 	}
 	if after > base+settleSlack {
-		t.Errorf("%s: RSS %.1f MiB 10 s after the attack, want within %d MiB of the baseline %.1f MiB", name, mib(after), settleSlack>>20, mib(base))
+		g.errorf(t, "%s: RSS %.1f MiB 10 s after the attack, want within %d MiB of the baseline %.1f MiB", name, mib(after), settleSlack>>20, mib(base))
 	}
 	if r.rate < counterRate*(1-rateSlack) || r.rate > counterRate*(1+rateSlack) {
-		t.Errorf("%s: sim.Counter counted %.1f/s, want %.0f/s ± %.0f %%", name, r.rate, counterRate, rateSlack*100)
+		g.errorf(t, "%s: sim.Counter counted %.1f/s, want %.0f/s ± %.0f %%", name, r.rate, counterRate, rateSlack*100)
 	}
 	// The issue's bound is no overrun at all; it is not met (see
-	// docs/robustness.md). A late wake-up of this shared VM costs a few
-	// overruns in any window, attack or not, and CI's short windows have
-	// only 600 cycles, so the suite holds overruns to 2 % of the cycles,
-	// ten at least: a starved scan (1,555 in 2,000 cycles before the
-	// channels yielded and were paced, 801 in a minute under the Read
-	// flood) still fails it, a stall of the machine does not.
-	if limit := max(10, r.cycles/50); r.overruns > limit {
-		t.Errorf("%s: %d overruns of the scan cycle in %d cycles, want at most %d", name, r.overruns, r.cycles, limit)
+	// docs/robustness.md). The suite holds overruns to 2 % of the cycles,
+	// ten at least, plus the cycles the probe missed in the same window:
+	// a starved scan (1,555 in 2,000 cycles before the channels yielded
+	// and were paced, 801 in a minute under the Read flood) still fails
+	// it, a stall of the machine, which edged's scan and the probe
+	// beside it miss alike, does not.
+	if limit := max(10, r.cycles/50) + r.machine; r.overruns > limit {
+		g.errorf(t, "%s: %d overruns of the scan cycle in %d cycles (the probe missed %d), want at most %d", name, r.overruns, r.cycles, r.machine, limit)
 	}
 	if r.readP99 > maxReadP99 {
-		t.Errorf("%s: the observer's Reads took %v at p99, want at most %v", name, r.readP99, maxReadP99)
+		g.errorf(t, "%s: the observer's Reads took %v at p99, want at most %v", name, r.readP99, maxReadP99)
 	}
 }
 

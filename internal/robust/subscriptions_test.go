@@ -195,11 +195,11 @@ func (k *control) run(addr string, stop <-chan struct{}) {
 	}
 }
 
-func (k *control) check(t *testing.T, name string) {
+func (k *control) check(t *testing.T, g *gateway, name string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.err != nil {
-		t.Errorf("%s: the control client failed: %v", name, k.err)
+		g.errorf(t, "%s: the control client failed: %v", name, k.err)
 	}
 	var kinds []string
 	for what := range k.lat {
@@ -211,9 +211,9 @@ func (k *control) check(t *testing.T, name string) {
 		p99 := benchkit.Percentile(lat, 99)
 		t.Logf("%s: control %s: %d answered, p99 %v", name, what, len(lat), p99)
 		if len(lat) == 0 {
-			t.Errorf("%s: the control client made no %s", name, what)
+			g.errorf(t, "%s: the control client made no %s", name, what)
 		} else if p99 > maxControl {
-			t.Errorf("%s: control %s took %v at p99, want at most %v", name, what, p99, maxControl)
+			g.errorf(t, "%s: control %s took %v at p99, want at most %v", name, what, p99, maxControl)
 		}
 	}
 }
@@ -250,7 +250,7 @@ func TestSubscriptionFlood(t *testing.T) {
 	var closedAt time.Time
 	var freed time.Duration
 	var held int // the attacker's items edged accepted
-	run(t, name, func(g *gateway, ready func(), stop <-chan struct{}) {
+	g := run(t, name, func(g *gateway, ready func(), stop <-chan struct{}) {
 		c, err := uaclient.DialSession(g.addr, "flood", 10*time.Second)
 		if err != nil {
 			floodErr = err
@@ -274,10 +274,11 @@ func TestSubscriptionFlood(t *testing.T) {
 		}
 	})
 	if floodErr != nil {
-		t.Fatalf("the attacker: %v", floodErr)
+		g.errorf(t, "the attacker: %v", floodErr)
+		return
 	}
 	t.Logf("%s: edged accepted %d of the attacker's %d items", name, held, floodSubs*floodItems)
-	k.check(t, name)
+	k.check(t, g, name)
 	t.Logf("%s: no subscription left %v after the attacker's CloseSession", name, freed.Round(time.Millisecond))
 	time.Sleep(8 * time.Second)
 }

@@ -4,20 +4,28 @@
 // the scan's overruns that no code in edged can lower (docs/robustness.md).
 //
 //	go run ./internal/robust/wakeup -for 10m
+//
+// With -events it also prints a line for every late wake-up of a period
+// or more, "overrun <unix ns of the wake-up> <cycles missed>", as it
+// comes: the robustness suite runs it beside edged to tell the machine's
+// stalls from edged's.
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
-	"time"
-
+	"os"
 	"syscall"
+	"time"
 )
 
 func main() {
 	dur := flag.Duration("for", time.Minute, "how long to measure")
 	period := flag.Duration("period", 5*time.Millisecond, "the cycle")
+	events := flag.Bool("events", false, "print each overrun as it comes")
 	flag.Parse()
+	out := bufio.NewWriter(os.Stdout)
 	t0 := time.Now()
 	timer := time.NewTimer(0)
 	var cycles, late1, late2, overruns int
@@ -29,12 +37,18 @@ func main() {
 			ts := syscall.NsecToTimespec(int64(d))
 			syscall.Nanosleep(&ts, nil)
 		}
-		late := time.Since(due)
+		now := time.Now()
+		late := now.Sub(due)
 		worst = max(worst, late)
 		switch {
 		case late >= *period:
-			overruns++
-			n += int64(late / *period) // skip the missed slots, as the engine does
+			missed := int64(late / *period)
+			overruns += int(missed)
+			n += missed // skip the missed slots, as the engine does
+			if *events {
+				fmt.Fprintf(out, "overrun %d %d\n", now.UnixNano(), missed)
+				out.Flush()
+			}
 		case late >= 2*time.Millisecond:
 			late2++
 		case late >= time.Millisecond:
@@ -43,6 +57,7 @@ func main() {
 		cycles++
 		timer.Reset(time.Until(t0.Add(time.Duration(n+1)**period)) - time.Millisecond)
 	}
-	fmt.Printf("wakeup: %d cycles of %v in %v: %d woke 1-2 ms late, %d 2 ms to a period late, %d a period or more (overruns); latest %v\n",
+	fmt.Fprintf(out, "wakeup: %d cycles of %v in %v: %d woke 1-2 ms late, %d 2 ms to a period late, %d a period or more (overruns); latest %v\n",
 		cycles, *period, *dur, late1, late2, overruns, worst.Round(time.Microsecond))
+	out.Flush()
 }
