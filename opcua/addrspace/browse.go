@@ -70,7 +70,7 @@ func (s *Space) Browse(d *ua.BrowseDescription, maxRefs uint32, res *ua.BrowseRe
 	}
 	c := BrowseCursor{
 		node:       n,
-		ver:        n.refsVer,
+		ver:        root(n).refsVer,
 		dir:        d.BrowseDirection,
 		refType:    typ,
 		subtypes:   d.IncludeSubtypes,
@@ -90,7 +90,7 @@ func (s *Space) BrowseNext(c *BrowseCursor, maxRefs uint32, res *ua.BrowseResult
 	res.References = res.References[:0]
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if c.node == nil || !s.holds(c.node) || c.node.refsVer != c.ver {
+	if c.node == nil || !s.holds(c.node) || root(c.node).refsVer != c.ver {
 		*c = BrowseCursor{}
 		res.StatusCode = status.BadContinuationPointInvalid
 		return
@@ -105,10 +105,13 @@ func (s *Space) browse(c *BrowseCursor, maxRefs uint32, res *ua.BrowseResult) {
 	if maxRefs == 0 {
 		maxRefs = math.MaxUint32
 	}
-	// The node's references, then the HasProperty ones of its Properties.
-	refs, props := c.node.refs, c.node.Properties
-	for ; c.pos < len(refs)+len(props); c.pos++ {
-		if c.pos < len(refs) {
+	// The node's references, then the HasProperty ones of its Properties,
+	// then the HasComponent ones of the Variables it holds.
+	refs, props, held := c.node.refs, c.node.Properties, c.node.held
+	end := len(refs) + len(props) + len(held)
+	for ; c.pos < end; c.pos++ {
+		switch {
+		case c.pos < len(refs):
 			r := &refs[c.pos]
 			var class ua.NodeClass
 			if r.target != nil {
@@ -117,29 +120,46 @@ func (s *Space) browse(c *BrowseCursor, maxRefs uint32, res *ua.BrowseResult) {
 			if !c.matches(r.typ, r.inverse, class) {
 				continue
 			}
-		} else if !c.matches(s.hasProperty, false, ua.NodeClassVariable) {
-			continue
+		case c.pos < len(refs)+len(props):
+			if !c.matches(s.hasProperty, false, ua.NodeClassVariable) {
+				continue
+			}
+		default:
+			if !c.matches(s.hasComponent, false, ua.NodeClassVariable) {
+				continue
+			}
 		}
 		if uint32(len(res.References)) == maxRefs {
 			return // c.pos is the next match
 		}
 		res.References = append(res.References, ua.ReferenceDescription{})
 		rd := &res.References[len(res.References)-1]
-		if c.pos < len(refs) {
+		switch {
+		case c.pos < len(refs):
 			s.describe(&refs[c.pos], c.resultMask, rd)
-		} else {
-			s.describeProperty(c.node, &props[c.pos-len(refs)], c.resultMask, rd)
+		case c.pos < len(refs)+len(props):
+			s.describeProperty(c.node.ID.Namespace, &props[c.pos-len(refs)], c.resultMask, rd)
+		default:
+			s.describeHeld(c.node, held[c.pos-len(refs)-len(props)], c.resultMask, rd)
 		}
 	}
 	*c = BrowseCursor{}
 }
 
-// holds reports whether n is still the Space's (for the node of a
-// Property: its holder is).
-func (s *Space) holds(n *Node) bool {
-	if n.owner != nil {
+// root returns the stored node of n: n, or for a node made for a held
+// Variable or a Property, the stored node holding it. Its refsVer counts
+// the changes of n's references.
+func root(n *Node) *Node {
+	for n.owner != nil {
 		n = n.owner
 	}
+	return n
+}
+
+// holds reports whether n is still the Space's (for a node made for a
+// held Variable or a Property: its holder is).
+func (s *Space) holds(n *Node) bool {
+	n = root(n)
 	return s.nodes.get(n.ID) == n
 }
 
@@ -268,18 +288,32 @@ func (s *Space) TranslateBrowsePath(bp *ua.BrowsePath, res *ua.BrowsePathResult)
 					next = append(next, r.target)
 				}
 			}
-			if e.IsInverse || typ != nil && s.hasProperty != typ && !(e.IncludeSubtypes && isSubtype(s.hasProperty, typ)) {
+			if e.IsInverse {
 				continue
 			}
-			for j := range n.Properties {
-				p := &n.Properties[j]
-				if e.TargetName.Name != "" && p.Name != e.TargetName {
-					continue
+			if s.follows(typ, e.IncludeSubtypes, s.hasProperty) {
+				for j := range n.Properties {
+					p := &n.Properties[j]
+					if e.TargetName.Name != "" && p.Name != e.TargetName {
+						continue
+					}
+					if i == len(elems)-1 {
+						addTarget(res, ua.ExpandedNodeID{NodeID: ua.NewStringNodeID(n.ID.Namespace, p.id)}, math.MaxUint32)
+					} else {
+						next = append(next, s.lookup(ua.NewStringNodeID(n.ID.Namespace, p.id)))
+					}
 				}
-				if i == len(elems)-1 {
-					addTarget(res, ua.ExpandedNodeID{NodeID: ua.NewStringNodeID(n.ID.Namespace, p.id)}, math.MaxUint32)
-				} else {
-					next = append(next, s.lookup(ua.NewStringNodeID(n.ID.Namespace, p.id)))
+			}
+			if len(n.held) > 0 && s.follows(typ, e.IncludeSubtypes, s.hasComponent) {
+				for _, v := range n.held {
+					if e.TargetName.Name != "" && (e.TargetName.Name != v.Name || e.TargetName.NamespaceIndex != n.ID.Namespace) {
+						continue
+					}
+					if i == len(elems)-1 {
+						addTarget(res, ua.ExpandedNodeID{NodeID: ua.NewStringNodeID(n.ID.Namespace, v.id)}, math.MaxUint32)
+					} else {
+						next = append(next, s.heldNode(n, v))
+					}
 				}
 			}
 		}
@@ -290,6 +324,12 @@ func (s *Space) TranslateBrowsePath(bp *ua.BrowsePath, res *ua.BrowsePathResult)
 		return
 	}
 	res.StatusCode = status.Good
+}
+
+// follows reports whether a path element of reference type typ (nil: any),
+// with its subtypes if subtypes, follows references of type t.
+func (s *Space) follows(typ *Node, subtypes bool, t *Node) bool {
+	return typ == nil || typ == t || subtypes && isSubtype(t, typ)
 }
 
 func containsNode(list []*Node, n *Node) bool {

@@ -35,63 +35,87 @@ func (s *Space) addProperties(n *Node, now time.Time) error {
 	if n.ID.Type != ua.IDString {
 		return fmt.Errorf("%w: %v: properties need a string NodeId", ErrInvalidNode, n.ID)
 	}
-	for i := range n.Properties {
-		p := &n.Properties[i]
+	return s.checkProperties(n.ID.Namespace, n.ID.Text, n.Properties, now)
+}
+
+// checkProperties checks and completes props, of the node with string id
+// text in namespace ns, about to be added at time now.
+func (s *Space) checkProperties(ns uint16, text string, props []Property, now time.Time) error {
+	owner := ua.NewStringNodeID(ns, text)
+	for i := range props {
+		p := &props[i]
 		if p.Name.Name == "" || strings.IndexByte(p.Name.Name, '.') >= 0 {
-			return fmt.Errorf("%w: %v: property name %q", ErrInvalidNode, n.ID, p.Name.Name)
+			return fmt.Errorf("%w: %v: property name %q", ErrInvalidNode, owner, p.Name.Name)
 		}
 		for j := range i {
-			if n.Properties[j].Name.Name == p.Name.Name {
-				return fmt.Errorf("%w: %v: property %q twice", ErrInvalidNode, n.ID, p.Name.Name)
+			if props[j].Name.Name == p.Name.Name {
+				return fmt.Errorf("%w: %v: property %q twice", ErrInvalidNode, owner, p.Name.Name)
 			}
 		}
 		if dt := s.nodes.get(ua.NewNumericNodeID(0, p.DataType)); dt == nil || dt.Class != ua.NodeClassDataType {
-			return fmt.Errorf("%w: %v: property %s: DataType i=%d", ErrInvalidNode, n.ID, p.Name.Name, p.DataType)
+			return fmt.Errorf("%w: %v: property %s: DataType i=%d", ErrInvalidNode, owner, p.Name.Name, p.DataType)
 		}
-		p.id = n.ID.Text + "." + p.Name.Name
-		if s.nodes.get(ua.NewStringNodeID(n.ID.Namespace, p.id)) != nil {
-			return fmt.Errorf("%w: %v", ErrNodeExists, ua.NewStringNodeID(n.ID.Namespace, p.id))
+		p.id = text + "." + p.Name.Name
+		if s.nodes.getString(ns, p.id).n != nil {
+			return fmt.Errorf("%w: %v", ErrNodeExists, ua.NewStringNodeID(ns, p.id))
 		}
 		p.since = now.UnixNano()
 	}
 	return nil
 }
 
-// heldProperty returns the node holding the property with id, and its index,
-// or nil. It does not allocate.
-func (s *Space) heldProperty(nid *ua.NodeID) (*Node, int) {
+// heldProperty finds the property with id: the stored node holding it
+// (owner, v nil), or the held Variable v holding it and v's holder
+// (owner), and its index; owner is nil if there is none. It does not
+// allocate.
+func (s *Space) heldProperty(nid *ua.NodeID) (owner *Node, v *Variable, i int) {
 	if nid.Type != ua.IDString {
-		return nil, 0
+		return nil, nil, 0
 	}
-	i := strings.LastIndexByte(nid.Text, '.')
-	if i <= 0 {
-		return nil, 0
+	dot := strings.LastIndexByte(nid.Text, '.')
+	if dot <= 0 {
+		return nil, nil, 0
 	}
-	owner := s.nodes.get(ua.NodeID{Namespace: nid.Namespace, Type: ua.IDString, Text: nid.Text[:i]})
-	if owner == nil {
-		return nil, 0
+	e := s.nodes.getString(nid.Namespace, nid.Text[:dot])
+	if e.n == nil {
+		return nil, nil, 0
 	}
-	name := nid.Text[i+1:]
-	for j := range owner.Properties {
-		if owner.Properties[j].Name.Name == name {
-			return owner, j
+	props := e.n.Properties
+	if e.v != nil {
+		props = e.v.Properties
+	}
+	name := nid.Text[dot+1:]
+	for j := range props {
+		if props[j].Name.Name == name {
+			return e.n, e.v, j
 		}
 	}
-	return nil, 0
+	return nil, nil, 0
 }
 
-// lookup returns the node with id: a stored one, or for a property a node
-// made for the caller, nil if there is none.
+// lookup returns the node with id: a stored one, or for a held Variable
+// or a property a node made for the caller (with its references), nil if
+// there is none.
 func (s *Space) lookup(nid ua.NodeID) *Node {
-	if n := s.nodes.get(nid); n != nil {
-		return n
+	if nid.Type != ua.IDString {
+		return s.nodes.get(nid)
 	}
-	owner, i := s.heldProperty(&nid)
+	if e := s.nodes.getString(nid.Namespace, nid.Text); e.v != nil {
+		return s.heldNode(e.n, e.v)
+	} else if e.n != nil {
+		return e.n
+	}
+	owner, v, i := s.heldProperty(&nid)
 	if owner == nil {
 		return nil
 	}
+	props := owner.Properties
+	if v != nil {
+		owner = s.heldNode(owner, v)
+		props = v.Properties
+	}
 	n := new(Node)
-	s.propertyNode(owner, i, n, new(ua.DataValue))
+	s.propertyNode(owner.ID.Namespace, &props[i], owner, n, new(ua.DataValue))
 	n.refs = []ref{
 		{typ: s.hasProperty, target: owner, inverse: true},
 		{typ: s.hasTypeDefinition, target: s.propertyType},
@@ -99,31 +123,41 @@ func (s *Space) lookup(nid ua.NodeID) *Node {
 	return n
 }
 
-// lookupInto is lookup, making the node of a property in *scratch, its
-// Value in *dv, without its references (what Read needs, without
-// allocating).
+// lookupInto is lookup, making the node of a held Variable or a property
+// in *scratch (a property's Value in *dv), without its references (what
+// Read needs, without allocating). The node's ID may share the string of
+// nid.
 func (s *Space) lookupInto(nid *ua.NodeID, scratch *Node, dv *ua.DataValue) *Node {
-	if n := s.nodes.get(*nid); n != nil {
-		return n
+	if nid.Type != ua.IDString {
+		return s.nodes.get(*nid)
 	}
-	owner, i := s.heldProperty(nid)
+	if e := s.nodes.getString(nid.Namespace, nid.Text); e.v != nil {
+		s.variableNode(e.n, e.v, scratch)
+		return scratch
+	} else if e.n != nil {
+		return e.n
+	}
+	owner, v, i := s.heldProperty(nid)
 	if owner == nil {
 		return nil
 	}
-	s.propertyNode(owner, i, scratch, dv)
+	props := owner.Properties
+	if v != nil {
+		props = v.Properties
+	}
+	s.propertyNode(nid.Namespace, &props[i], owner, scratch, dv)
 	return scratch
 }
 
-// propertyNode fills n with property i of owner, but its references, and
-// dv with its Value.
-func (s *Space) propertyNode(owner *Node, i int, n *Node, dv *ua.DataValue) {
-	p := &owner.Properties[i]
+// propertyNode fills n with property p (in namespace ns) of owner, but its
+// references, and dv with its Value.
+func (s *Space) propertyNode(ns uint16, p *Property, owner *Node, n *Node, dv *ua.DataValue) {
 	rank := int32(ValueRankScalar)
 	if p.Value.IsArray() {
 		rank = ValueRankOneDimension
 	}
 	*n = Node{
-		ID:          ua.NewStringNodeID(owner.ID.Namespace, p.id),
+		ID:          ua.NewStringNodeID(ns, p.id),
 		Class:       ua.NodeClassVariable,
 		BrowseName:  p.Name,
 		DisplayName: ua.LocalizedText{Text: p.Name.Name},
@@ -137,8 +171,8 @@ func (s *Space) propertyNode(owner *Node, i int, n *Node, dv *ua.DataValue) {
 }
 
 // describeProperty fills rd, as describe does, for the HasProperty
-// reference from owner to its property p.
-func (s *Space) describeProperty(owner *Node, p *Property, mask uint32, rd *ua.ReferenceDescription) {
+// reference to property p, in namespace ns.
+func (s *Space) describeProperty(ns uint16, p *Property, mask uint32, rd *ua.ReferenceDescription) {
 	m := ua.BrowseResultMask(mask)
 	if m&ua.BrowseResultMaskReferenceTypeID != 0 {
 		rd.ReferenceTypeID = s.hasProperty.ID
@@ -146,7 +180,7 @@ func (s *Space) describeProperty(owner *Node, p *Property, mask uint32, rd *ua.R
 	if m&ua.BrowseResultMaskIsForward != 0 {
 		rd.IsForward = true
 	}
-	rd.NodeID.NodeID = ua.NewStringNodeID(owner.ID.Namespace, p.id)
+	rd.NodeID.NodeID = ua.NewStringNodeID(ns, p.id)
 	if m&ua.BrowseResultMaskNodeClass != 0 {
 		rd.NodeClass = ua.NodeClassVariable
 	}

@@ -89,8 +89,12 @@ type Node struct {
 	// their own (see Property); the node needs a string NodeId.
 	Properties []Property
 
-	method  *method // set by AddMethod
-	owner   *Node   // of a node made for a Property: the node holding it
+	method *method // set by AddMethod
+	// owner, of a node made for a held Variable or a Property: the stored
+	// node holding it (for a held Variable's Property: the node made for
+	// that Variable).
+	owner   *Node
+	held    []*Variable // AddVariable's, in the order added
 	refs    []ref
 	refsVer uint32 // counts changes of refs, to invalidate BrowseCursors
 	super   *Node  // the supertype of a type node (inverse HasSubtype)
@@ -213,10 +217,15 @@ type Space struct {
 	namespaces []string
 	sources    []ValueSource // by SourceID-1
 	clock      Clock
+	// wnode and wdv are where Write makes the node of a held Variable or
+	// a Property (under the write lock).
+	wnode Node
+	wdv   ua.DataValue
 
 	// Well-known nodes, resolved once.
 	hasSubtype, hasTypeDefinition, hasEncoding *Node
 	hasProperty, propertyType                  *Node
+	hasComponent, baseDataVariableType         *Node
 	namespaceArray                             *Node
 	structure, baseDataType                    *Node
 }
@@ -259,6 +268,8 @@ func New() *Space {
 	s.hasEncoding = s.nodes.get(ua.NewNumericNodeID(0, idHasEncoding))
 	s.hasProperty = s.nodes.get(ua.NewNumericNodeID(0, idHasProperty))
 	s.propertyType = s.nodes.get(ua.NewNumericNodeID(0, idPropertyType))
+	s.hasComponent = s.nodes.get(ua.NewNumericNodeID(0, idHasComponent))
+	s.baseDataVariableType = s.nodes.get(ua.NewNumericNodeID(0, idBaseDataVariableType))
 	s.structure = s.nodes.get(ua.NewNumericNodeID(0, idStructure))
 	s.baseDataType = s.nodes.get(ua.NewNumericNodeID(0, idBaseDataType))
 	s.namespaceArray = s.nodes.get(ua.NewNumericNodeID(0, idNamespaceArray))
@@ -339,12 +350,15 @@ func (s *Space) References(id ua.NodeID) []Reference {
 	if n == nil {
 		return nil
 	}
-	out := make([]Reference, len(n.refs), len(n.refs)+len(n.Properties))
+	out := make([]Reference, len(n.refs), len(n.refs)+len(n.Properties)+len(n.held))
 	for i, r := range n.refs {
 		out[i] = Reference{TypeID: r.typ.ID, IsInverse: r.inverse, Target: r.targetID()}
 	}
 	for i := range n.Properties {
 		out = append(out, Reference{TypeID: s.hasProperty.ID, Target: ua.ExpandedNodeID{NodeID: ua.NewStringNodeID(n.ID.Namespace, n.Properties[i].id)}})
+	}
+	for _, v := range n.held {
+		out = append(out, Reference{TypeID: s.hasComponent.ID, Target: ua.ExpandedNodeID{NodeID: ua.NewStringNodeID(n.ID.Namespace, v.id)}})
 	}
 	return out
 }
@@ -386,10 +400,10 @@ func (s *Space) AddNode(n *Node, refs ...Reference) error {
 	default:
 		return fmt.Errorf("%w: %v: node class %v", ErrInvalidNode, n.ID, n.Class)
 	}
-	if s.nodes.get(n.ID) != nil {
+	if s.nodes.taken(&n.ID) {
 		return fmt.Errorf("%w: %v", ErrNodeExists, n.ID)
 	}
-	if owner, _ := s.heldProperty(&n.ID); owner != nil {
+	if owner, _, _ := s.heldProperty(&n.ID); owner != nil {
 		return fmt.Errorf("%w: %v (a property of %v)", ErrNodeExists, n.ID, owner.ID)
 	}
 	if n.DisplayName == (ua.LocalizedText{}) {
@@ -629,8 +643,8 @@ func (s *Space) variable(id ua.NodeID) (*Node, error) {
 	return n, nil
 }
 
-// RemoveNode removes node id and what it owns: the nodes it references
-// forward with HasComponent, HasProperty or HasOrderedComponent (a device
+// RemoveNode removes node id and what it owns: the Variables it holds
+// (AddVariable), the nodes it references forward with HasComponent, HasProperty or HasOrderedComponent (a device
 // folder's variables, a variable's properties, a method's arguments),
 // recursively, unless another node still owns them the same way. Every
 // reference to a removed node goes with it, at both ends. A Read, Write,
@@ -638,6 +652,12 @@ func (s *Space) variable(id ua.NodeID) (*Node, error) {
 func (s *Space) RemoveNode(id ua.NodeID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if id.Type == ua.IDString {
+		if e := s.nodes.getString(id.Namespace, id.Text); e.v != nil {
+			s.removeHeld(e.n, e.v)
+			return nil
+		}
+	}
 	n := s.nodes.get(id)
 	if n == nil {
 		return fmt.Errorf("%w: %v", ErrUnknownNode, id)
@@ -688,6 +708,10 @@ func (s *Space) RemoveNode(id ua.NodeID) error {
 				t.super = nil
 			}
 		}
+		for _, v := range m.held {
+			s.nodes.del(ua.NewStringNodeID(m.ID.Namespace, v.id))
+		}
+		m.held = nil
 		s.nodes.del(m.ID)
 	}
 	return nil

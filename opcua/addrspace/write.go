@@ -54,7 +54,7 @@ func (s *Space) Write(wv *ua.WriteValue, user User) ua.StatusCode {
 func (s *Space) WriteStart(wv *ua.WriteValue, user User) (ua.StatusCode, Pending) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := s.lookup(wv.NodeID)
+	n := s.lookupInto(&wv.NodeID, &s.wnode, &s.wdv) // the lock is exclusive: the scratch is Write's
 	if n == nil {
 		return status.BadNodeIDUnknown, nil
 	}
