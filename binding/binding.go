@@ -119,21 +119,17 @@ func (b *Binding) addTag(cfg *config.Config, d *config.Device, t *config.Tag, fo
 	if scan == 0 {
 		scan = b.e.Period()
 	}
-	nid := b.NodeID(d.Name, t.Name)
-	n := &addrspace.Node{
-		ID:                      nid,
-		Class:                   ua.NodeClassVariable,
-		BrowseName:              ua.QualifiedName{NamespaceIndex: b.ns, Name: t.Name},
+	v := &addrspace.Variable{
+		Name:                    t.Name,
 		Description:             text(t.Description),
-		DataType:                ua.NewNumericNodeID(0, dt),
-		ValueRank:               addrspace.ValueRankScalar,
+		DataType:                dt,
 		AccessLevel:             access,
 		MinimumSamplingInterval: ms(scan),
 		Source:                  b.src,
 		Handle:                  uint32(h),
 	}
 	if pt.Access == plc.ReadWrite {
-		n.Sink = b.sink
+		v.Sink = b.sink
 	}
 	if t.Units != "" {
 		u, ok := config.LookupUnit(t.Units)
@@ -146,18 +142,17 @@ func (b *Binding) addTag(cfg *config.Config, d *config.Device, t *config.Tag, fo
 			DisplayName:  ua.LocalizedText{Locale: "en", Text: u.DisplayName},
 			Description:  ua.LocalizedText{Locale: "en", Text: u.Description},
 		}
-		n.Properties = append(n.Properties, addrspace.Property{Name: ua.QualifiedName{Name: "EngineeringUnits"}, DataType: id.EUInformation, Value: ua.MustVariant(ua.ExtensionObject{Body: eu})})
+		v.Properties = append(v.Properties, addrspace.Property{Name: ua.QualifiedName{Name: "EngineeringUnits"}, DataType: id.EUInformation, Value: ua.MustVariant(ua.ExtensionObject{Body: eu})})
 	}
 	if s := t.Scaling; s != nil {
 		r := &ua.Range{Low: s.EUMin, High: s.EUMax}
-		n.Properties = append(n.Properties, addrspace.Property{Name: ua.QualifiedName{Name: "EURange"}, DataType: id.Range, Value: ua.MustVariant(ua.ExtensionObject{Body: r})})
+		v.Properties = append(v.Properties, addrspace.Property{Name: ua.QualifiedName{Name: "EURange"}, DataType: id.Range, Value: ua.MustVariant(ua.ExtensionObject{Body: r})})
 	}
-	n.Properties = b.appendTagProperties(n.Properties, cfg, t)
-	n.Properties = slices.Clip(n.Properties)
-	return b.as.AddNode(n,
-		ref(id.HasComponent, true, folder),
-		ref(id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.BaseDataVariableType)),
-	)
+	v.Properties = b.appendTagProperties(v.Properties, cfg, t)
+	v.Properties = slices.Clip(v.Properties)
+	// A Variable held by the device folder: no node, references or table
+	// entry of its own (docs/binding.md).
+	return b.as.AddVariable(folder, v)
 }
 
 // addPropertyAs adds the static property nid, named bn, to owner.
