@@ -46,7 +46,8 @@ func (c *BrowseCursor) More() bool { return c.node != nil }
 // ReferenceDescription that d.ResultMask asks for are filled, the others
 // zeroed; TypeDefinition is set for Object and Variable targets. An
 // unknown node is BadNodeIdUnknown. Browse allocates only to grow
-// res.References.
+// res.References, to make the node of a held Variable or a Property it
+// starts from, and for the NodeIds of Properties.
 func (s *Space) Browse(d *ua.BrowseDescription, maxRefs uint32, res *ua.BrowseResult, next *BrowseCursor) {
 	*next = BrowseCursor{}
 	res.References = res.References[:0]
@@ -138,7 +139,7 @@ func (s *Space) browse(c *BrowseCursor, maxRefs uint32, res *ua.BrowseResult) {
 		case c.pos < len(refs):
 			s.describe(&refs[c.pos], c.resultMask, rd)
 		case c.pos < len(refs)+len(props):
-			s.describeProperty(c.node.ID.Namespace, &props[c.pos-len(refs)], c.resultMask, rd)
+			s.describeProperty(c.node, &props[c.pos-len(refs)], c.resultMask, rd)
 		default:
 			s.describeHeld(c.node, held[c.pos-len(refs)-len(props)], c.resultMask, rd)
 		}
@@ -298,9 +299,9 @@ func (s *Space) TranslateBrowsePath(bp *ua.BrowsePath, res *ua.BrowsePathResult)
 						continue
 					}
 					if i == len(elems)-1 {
-						addTarget(res, ua.ExpandedNodeID{NodeID: ua.NewStringNodeID(n.ID.Namespace, p.id)}, math.MaxUint32)
+						addTarget(res, ua.ExpandedNodeID{NodeID: propertyID(n.ID.Namespace, n.ID.Text, p)}, math.MaxUint32)
 					} else {
-						next = append(next, s.lookup(ua.NewStringNodeID(n.ID.Namespace, p.id)))
+						next = append(next, s.lookup(propertyID(n.ID.Namespace, n.ID.Text, p)))
 					}
 				}
 			}

@@ -20,8 +20,7 @@ type Property struct {
 	Name  ua.QualifiedName // not empty, without "."
 	Value ua.Variant       // not changed once the node is added
 
-	id    string // the NodeId's string, set by AddNode
-	since int64  // when it entered the space (Unix ns): its SourceTimestamp
+	since int64 // when it entered the space (Unix ns): its SourceTimestamp
 
 	DataType uint32 // a DataType of namespace 0
 }
@@ -55,13 +54,18 @@ func (s *Space) checkProperties(ns uint16, text string, props []Property, now ti
 		if dt := s.nodes.get(ua.NewNumericNodeID(0, p.DataType)); dt == nil || dt.Class != ua.NodeClassDataType {
 			return fmt.Errorf("%w: %v: property %s: DataType i=%d", ErrInvalidNode, owner, p.Name.Name, p.DataType)
 		}
-		p.id = text + "." + p.Name.Name
-		if s.nodes.getString(ns, p.id).n != nil {
-			return fmt.Errorf("%w: %v", ErrNodeExists, ua.NewStringNodeID(ns, p.id))
+		if id := propertyID(ns, text, p); s.nodes.taken(&id) {
+			return fmt.Errorf("%w: %v", ErrNodeExists, id)
 		}
 		p.since = now.UnixNano()
 	}
 	return nil
+}
+
+// propertyID returns the NodeId of property p of the node with string id
+// text in namespace ns. It allocates the string.
+func propertyID(ns uint16, text string, p *Property) ua.NodeID {
+	return ua.NewStringNodeID(ns, text+"."+p.Name.Name)
 }
 
 // heldProperty finds the property with id: the stored node holding it
@@ -115,7 +119,7 @@ func (s *Space) lookup(nid ua.NodeID) *Node {
 		props = v.Properties
 	}
 	n := new(Node)
-	s.propertyNode(owner.ID.Namespace, &props[i], owner, n, new(ua.DataValue))
+	s.propertyNode(propertyID(owner.ID.Namespace, owner.ID.Text, &props[i]), &props[i], owner, n, new(ua.DataValue))
 	n.refs = []ref{
 		{typ: s.hasProperty, target: owner, inverse: true},
 		{typ: s.hasTypeDefinition, target: s.propertyType},
@@ -145,19 +149,19 @@ func (s *Space) lookupInto(nid *ua.NodeID, scratch *Node, dv *ua.DataValue) *Nod
 	if v != nil {
 		props = v.Properties
 	}
-	s.propertyNode(nid.Namespace, &props[i], owner, scratch, dv)
+	s.propertyNode(*nid, &props[i], owner, scratch, dv)
 	return scratch
 }
 
-// propertyNode fills n with property p (in namespace ns) of owner, but its
+// propertyNode fills n with property p, of NodeId id, of owner, but its
 // references, and dv with its Value.
-func (s *Space) propertyNode(ns uint16, p *Property, owner *Node, n *Node, dv *ua.DataValue) {
+func (s *Space) propertyNode(id ua.NodeID, p *Property, owner *Node, n *Node, dv *ua.DataValue) {
 	rank := int32(ValueRankScalar)
 	if p.Value.IsArray() {
 		rank = ValueRankOneDimension
 	}
 	*n = Node{
-		ID:          ua.NewStringNodeID(ns, p.id),
+		ID:          id,
 		Class:       ua.NodeClassVariable,
 		BrowseName:  p.Name,
 		DisplayName: ua.LocalizedText{Text: p.Name.Name},
@@ -171,8 +175,8 @@ func (s *Space) propertyNode(ns uint16, p *Property, owner *Node, n *Node, dv *u
 }
 
 // describeProperty fills rd, as describe does, for the HasProperty
-// reference to property p, in namespace ns.
-func (s *Space) describeProperty(ns uint16, p *Property, mask uint32, rd *ua.ReferenceDescription) {
+// reference from owner to its property p.
+func (s *Space) describeProperty(owner *Node, p *Property, mask uint32, rd *ua.ReferenceDescription) {
 	m := ua.BrowseResultMask(mask)
 	if m&ua.BrowseResultMaskReferenceTypeID != 0 {
 		rd.ReferenceTypeID = s.hasProperty.ID
@@ -180,7 +184,7 @@ func (s *Space) describeProperty(ns uint16, p *Property, mask uint32, rd *ua.Ref
 	if m&ua.BrowseResultMaskIsForward != 0 {
 		rd.IsForward = true
 	}
-	rd.NodeID.NodeID = ua.NewStringNodeID(ns, p.id)
+	rd.NodeID.NodeID = propertyID(owner.ID.Namespace, owner.ID.Text, p)
 	if m&ua.BrowseResultMaskNodeClass != 0 {
 		rd.NodeClass = ua.NodeClassVariable
 	}

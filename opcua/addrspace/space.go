@@ -355,7 +355,7 @@ func (s *Space) References(id ua.NodeID) []Reference {
 		out[i] = Reference{TypeID: r.typ.ID, IsInverse: r.inverse, Target: r.targetID()}
 	}
 	for i := range n.Properties {
-		out = append(out, Reference{TypeID: s.hasProperty.ID, Target: ua.ExpandedNodeID{NodeID: ua.NewStringNodeID(n.ID.Namespace, n.Properties[i].id)}})
+		out = append(out, Reference{TypeID: s.hasProperty.ID, Target: ua.ExpandedNodeID{NodeID: propertyID(n.ID.Namespace, n.ID.Text, &n.Properties[i])}})
 	}
 	for _, v := range n.held {
 		out = append(out, Reference{TypeID: s.hasComponent.ID, Target: ua.ExpandedNodeID{NodeID: ua.NewStringNodeID(n.ID.Namespace, v.id)}})
