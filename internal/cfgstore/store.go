@@ -70,9 +70,10 @@ type record struct {
 type Store struct {
 	dir string
 	mu  sync.Mutex
-	// The versions on disk, oldest first (damaged ones left out).
+	// The versions on disk, oldest first (damaged ones left out). Their
+	// documents stay on disk and are read when asked for: a gateway's
+	// configuration may take megabytes, Keep times over.
 	metas []Meta
-	docs  map[uint32][]byte
 	// Damaged lists what Open passed over, for the caller to say.
 	damaged []string
 }
@@ -88,7 +89,7 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	s := &Store{dir: dir, docs: map[uint32][]byte{}}
+	s := &Store{dir: dir}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -116,7 +117,6 @@ func Open(dir string) (*Store, error) {
 			continue
 		}
 		s.metas = append(s.metas, rec.Meta)
-		s.docs[rec.Version] = rec.Document
 	}
 	slices.SortFunc(s.metas, func(a, b Meta) int { return int(int64(a.Version) - int64(b.Version)) })
 	return s, nil
@@ -149,26 +149,51 @@ func (s *Store) Damaged() []string { return slices.Clone(s.damaged) }
 func (s *Store) Dir() string { return s.dir }
 
 // Current returns the newest version and its document, ErrEmpty if none.
+// A version whose file no longer reads back intact is passed over as Open
+// passes over it (Damaged lists it).
 func (s *Store) Current() (Meta, []byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.metas) == 0 {
-		return Meta{}, nil, ErrEmpty
+	for len(s.metas) > 0 {
+		m := s.metas[len(s.metas)-1]
+		if doc, err := s.document(len(s.metas) - 1); err == nil {
+			return m, doc, nil
+		}
 	}
-	m := s.metas[len(s.metas)-1]
-	return m, s.docs[m.Version], nil
+	return Meta{}, nil, ErrEmpty
 }
 
-// Get returns version v, false if the store does not hold it.
+// Get returns version v, false if the store does not hold it (or its file
+// no longer reads back intact: Damaged then lists it).
 func (s *Store) Get(v uint32) (Meta, []byte, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, m := range s.metas {
+	for i, m := range s.metas {
 		if m.Version == v {
-			return m, s.docs[v], true
+			doc, err := s.document(i)
+			return m, doc, err == nil
 		}
 	}
 	return Meta{}, nil, false
+}
+
+// document reads the document of s.metas[i] from its file. A file that
+// does not read back intact is renamed *.damaged, listed by Damaged and
+// left out.
+func (s *Store) document(i int) ([]byte, error) {
+	m := s.metas[i]
+	path := s.path(m.Version)
+	rec, err := readRecord(path)
+	if err == nil && rec.Version != m.Version {
+		err = fmt.Errorf("it says it is version %d", rec.Version)
+	}
+	if err != nil {
+		s.damaged = append(s.damaged, fmt.Sprintf("%s: %v", filepath.Base(path), err))
+		os.Rename(path, path+".damaged")
+		s.metas = slices.Delete(s.metas, i, i+1)
+		return nil, fmt.Errorf("cfgstore: version %d: %w", m.Version, err)
+	}
+	return rec.Document, nil
 }
 
 // History returns the metadata of the versions held, oldest first.
@@ -209,11 +234,8 @@ func (s *Store) Add(m Meta, doc []byte) (Meta, error) {
 		return Meta{}, err
 	}
 	s.metas = append(s.metas, m)
-	s.docs[m.Version] = compact.Bytes()
 	for len(s.metas) > Keep {
-		old := s.metas[0]
-		os.Remove(s.path(old.Version))
-		delete(s.docs, old.Version)
+		os.Remove(s.path(s.metas[0].Version))
 		s.metas = s.metas[1:]
 	}
 	return m, nil
@@ -228,12 +250,16 @@ func (s *Store) SetState(v uint32, state string) (Meta, error) {
 		if s.metas[i].Version != v {
 			continue
 		}
+		doc, err := s.document(i)
+		if err != nil {
+			return Meta{}, err
+		}
 		m := s.metas[i]
 		m.State = state
 		if state != StatePending {
 			m.ConfirmBy = time.Time{}
 		}
-		if err := s.write(m, s.docs[v]); err != nil {
+		if err := s.write(m, doc); err != nil {
 			return Meta{}, err
 		}
 		s.metas[i] = m

@@ -76,6 +76,30 @@ func TestStore(t *testing.T) {
 	if m, _ := s3.Add(Meta{}, []byte(`{}`)); m.Version != Keep+4 {
 		t.Fatalf("the next version is %d", m.Version)
 	}
+
+	// Documents are read from disk when asked for: a version damaged
+	// while the store is open is passed over then, as Open would.
+	b, _ = os.ReadFile(s3.path(Keep + 4))
+	os.WriteFile(s3.path(Keep+4), []byte(strings.Replace(string(b), `"document":{}`, `"document":[]`, 1)), 0o600)
+	if m, doc, err := s3.Current(); err != nil || m.Version != Keep+3 || string(doc) != fmt.Sprintf(`{"n":%d}`, Keep+3) {
+		t.Fatalf("current after damage while open: %d %s %v", m.Version, doc, err)
+	}
+	if d := s3.Damaged(); len(d) != 3 || !strings.Contains(d[2], "v0000000024.json") {
+		t.Fatalf("damaged: %q", d)
+	}
+	if _, _, ok := s3.Get(Keep + 4); ok {
+		t.Error("Get of the damaged version")
+	}
+	if _, err := os.Stat(s3.path(Keep+4) + ".damaged"); err != nil {
+		t.Errorf("the damaged file: %v", err)
+	}
+	os.WriteFile(s3.path(Keep+2), []byte("{"), 0o600)
+	if _, err := s3.SetState(Keep+2, StateReverted); err == nil {
+		t.Error("SetState of a version damaged on disk")
+	}
+	if _, doc, ok := s3.Get(Keep + 1); !ok || string(doc) != fmt.Sprintf(`{"n":%d}`, Keep+1) {
+		t.Errorf("Get(%d): %s %v", Keep+1, doc, ok)
+	}
 }
 
 // TestAuditRotates: the log rotates at MaxAudit, keeping one old file.
