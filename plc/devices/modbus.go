@@ -46,7 +46,7 @@ const blockSplit plc.Status = 1
 type modbusDevice struct {
 	inline  bool
 	name    string
-	cfg     []config.Tag // the device's configured tags (Bind looks them up)
+	cfg     []cfgPoint // the device's configured tags (Bind looks them up)
 	def     modbus.Order
 	timeout time.Duration
 	popt    modbus.PlanOptions
@@ -100,8 +100,15 @@ func newModbus(d *config.Device, s modbusSettings) (*modbusDevice, error) {
 		return nil, fmt.Errorf("devices[%s]: order: %w", d.Name, err)
 	}
 	m := &modbusDevice{
-		name: d.Name, cfg: d.Tags, def: def, timeout: s.timeout,
+		name: d.Name, def: def, timeout: s.timeout,
 		popt: s.plan, unit: s.unit, byUnit: map[uint8]int32{}, inline: s.inline,
+	}
+	// The points, not the configuration: the driver outlives it.
+	m.cfg = make([]cfgPoint, len(d.Tags))
+	for i := range d.Tags {
+		t := &d.Tags[i]
+		m.cfg[i] = cfgPoint{name: t.Name, address: t.Address}
+		m.cfg[i].p, m.cfg[i].err = m.point(t)
 	}
 	units := make([]uint8, 0, len(s.units))
 	for u := range s.units {
@@ -114,6 +121,14 @@ func newModbus(d *config.Device, s modbusSettings) (*modbusDevice, error) {
 	}
 	m.down = make([]plc.Status, len(m.clients))
 	return m, nil
+}
+
+// cfgPoint is what Bind needs of a configured tag: its point (or why it
+// has none) and its address.
+type cfgPoint struct {
+	name, address string
+	p             modbus.Point
+	err           error
 }
 
 // point returns the modbus.Point of a configured tag.
@@ -159,9 +174,9 @@ func (m *modbusDevice) point(t *config.Tag) (modbus.Point, error) {
 func (m *modbusDevice) Bind(bound []plc.BoundTag) error {
 	tags := make([]mtag, 0, len(bound))
 	points := make([]modbus.Point, 0, len(bound))
-	cfg := make(map[string]*config.Tag, len(m.cfg))
+	cfg := make(map[string]*cfgPoint, len(m.cfg))
 	for i := range m.cfg {
-		cfg[m.cfg[i].Name] = &m.cfg[i]
+		cfg[m.cfg[i].name] = &m.cfg[i]
 	}
 	var errs []error
 	for _, b := range bound {
@@ -171,13 +186,13 @@ func (m *modbusDevice) Bind(bound []plc.BoundTag) error {
 			errs = append(errs, fmt.Errorf("%s: not in the device's configuration", tp))
 			continue
 		}
-		if t.Address != b.Tag.Address {
-			errs = append(errs, fmt.Errorf("%s.address: %q bound, %q configured", tp, b.Tag.Address, t.Address))
+		if t.address != b.Tag.Address {
+			errs = append(errs, fmt.Errorf("%s.address: %q bound, %q configured", tp, b.Tag.Address, t.address))
 			continue
 		}
-		p, err := m.point(t)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s.%w", tp, err))
+		p := t.p
+		if t.err != nil {
+			errs = append(errs, fmt.Errorf("%s.%w", tp, t.err))
 			continue
 		}
 		ci, ok := m.byUnit[p.Unit]
