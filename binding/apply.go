@@ -1,10 +1,10 @@
 package binding
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"reflect"
 	"strconv"
 	"strings"
 
@@ -18,19 +18,6 @@ import (
 // properties: the device folder's have NodeIds s=<device>/<Name> (a '/'
 // cannot be in a tag name, so they cannot clash with a tag), a tag's
 // s=<device>.<tag>.<Name>.
-
-// cloneConfig returns a deep copy of c.
-func cloneConfig(c *config.Config) *config.Config {
-	b, err := json.Marshal(c)
-	if err != nil {
-		panic(err) // the configuration is plain data
-	}
-	var out config.Config
-	if err := json.Unmarshal(b, &out); err != nil {
-		panic(err)
-	}
-	return &out
-}
 
 // addDeviceProperties adds the folder properties of device d: Kind,
 // Address, Unit, TimeoutMs and NoCommTimeoutMs.
@@ -71,10 +58,11 @@ func (b *Binding) addDeviceProperties(d *config.Device) error {
 	return nil
 }
 
-// removeDeviceProperties removes what addDeviceProperties added.
-func (b *Binding) removeDeviceProperties(d *config.Device) {
-	for _, name := range []string{"Kind", "Address", "Unit", "TimeoutMs", "NoCommTimeoutMs"} {
-		b.as.RemoveNode(ua.NewStringNodeID(b.ns, d.Name+"/"+name))
+// removeDeviceProperties removes what addDeviceProperties added to the
+// folder of device name.
+func (b *Binding) removeDeviceProperties(name string) {
+	for _, p := range []string{"Kind", "Address", "Unit", "TimeoutMs", "NoCommTimeoutMs"} {
+		b.as.RemoveNode(ua.NewStringNodeID(b.ns, name+"/"+p))
 	}
 }
 
@@ -122,80 +110,101 @@ func (b *Binding) Check(cfg *config.Config) error {
 // added; a changed tag is shown anew under its NodeId (its monitored
 // items go on: they follow the NodeId and the engine's handle, which
 // stays); a device whose settings changed gets its properties anew.
-// Unchanged tags are not touched. As New, Apply keeps next: a change is a
-// configuration of its own, never the one shown changed in place.
+// Unchanged tags are not touched. Apply, as New, does not keep next: it
+// compares digests of what it shows with next's.
 func (b *Binding) Apply(next *config.Config) error {
-	if next == b.cfg {
-		return errors.New("binding: Apply of the configuration shown: a change needs a configuration of its own")
-	}
 	if err := b.Check(next); err != nil {
 		return err
-	}
-	old := map[string]*config.Device{}
-	for i := range b.cfg.Devices {
-		old[b.cfg.Devices[i].Name] = &b.cfg.Devices[i]
 	}
 	stays := map[string]bool{}
 	for i := range next.Devices {
 		stays[next.Devices[i].Name] = true
 	}
-	for name := range old {
+	for name := range b.shown {
 		if !stays[name] {
 			b.as.RemoveNode(ua.NewStringNodeID(b.ns, name))
+			delete(b.shown, name)
 		}
 	}
 	for i := range next.Devices {
 		d := &next.Devices[i]
-		od := old[d.Name]
-		if od == nil {
+		sd := b.shown[d.Name]
+		if sd == nil {
 			if err := b.addDevice(next, d); err != nil {
 				return err
 			}
 			continue
 		}
-		if !sameSettings(od, d) {
-			b.removeDeviceProperties(od)
+		if settings := deviceDigest(d); settings != sd.settings {
+			b.removeDeviceProperties(d.Name)
 			if err := b.addDeviceProperties(d); err != nil {
 				return err
 			}
-		}
-		oldTags := map[string]*config.Tag{}
-		for j := range od.Tags {
-			oldTags[od.Tags[j].Name] = &od.Tags[j]
+			sd.settings = settings
 		}
 		newTags := map[string]bool{}
 		for _, t := range d.Tags {
 			newTags[t.Name] = true
 		}
-		for name := range oldTags {
+		for name := range sd.tags {
 			if !newTags[name] {
 				b.as.RemoveNode(b.NodeID(d.Name, name))
+				delete(sd.tags, name)
 			}
 		}
 		folder := ua.NewStringNodeID(b.ns, d.Name)
 		for j := range d.Tags {
 			t := &d.Tags[j]
-			ot := oldTags[t.Name]
-			if ot != nil && reflect.DeepEqual(ot, t) && periodOf(b.cfg, ot) == periodOf(next, t) {
+			dg := tagDigest(next, t)
+			old, ok := sd.tags[t.Name]
+			if ok && old == dg {
 				continue
 			}
-			if ot != nil {
+			if ok {
 				b.as.RemoveNode(b.NodeID(d.Name, t.Name))
+				delete(sd.tags, t.Name)
 			}
 			if err := b.addTag(next, d, t, folder); err != nil {
 				return fmt.Errorf("binding: devices[%s].tags[%s]: %w", d.Name, t.Name, err)
 			}
+			sd.tags[t.Name] = dg
 		}
 	}
-	b.cfg = next
 	return b.syncDiagDevices()
 }
 
+// shownDevice is what the address space shows of a device, as digests:
+// of its settings (the device without its tags) and of each tag with its
+// scan period.
+type shownDevice struct {
+	settings [sha256.Size]byte
+	tags     map[string]uint64 // by name
+}
+
 // sameSettings reports whether a and b differ only in their tags.
-func sameSettings(a, b *config.Device) bool {
-	x, y := *a, *b
-	x.Tags, y.Tags = nil, nil
-	return reflect.DeepEqual(x, y)
+func sameSettings(a, b *config.Device) bool { return deviceDigest(a) == deviceDigest(b) }
+
+// deviceDigest is the digest of d's settings.
+func deviceDigest(d *config.Device) [sha256.Size]byte {
+	x := *d
+	x.Tags = nil
+	b, err := json.Marshal(&x)
+	if err != nil {
+		panic(err) // the configuration is plain data
+	}
+	return sha256.Sum256(b)
+}
+
+// tagDigest is the digest of tag t of cfg and of its scan period: the
+// first 8 bytes of a SHA-256.
+func tagDigest(cfg *config.Config, t *config.Tag) uint64 {
+	b, err := json.Marshal(t)
+	if err != nil {
+		panic(err)
+	}
+	b = binary.BigEndian.AppendUint64(b, uint64(periodOf(cfg, t)))
+	sum := sha256.Sum256(b)
+	return binary.BigEndian.Uint64(sum[:8])
 }
 
 // periodOf is the scan period of t in cfg, in milliseconds.

@@ -35,7 +35,8 @@ type Binding struct {
 	dns  uint16
 	src  addrspace.SourceID // the tags' ValueSource
 	sink *tagSink
-	cfg  *config.Config // what the address space shows (New's or Apply's, not copied)
+	// shown is what the address space shows, by device name (Apply).
+	shown map[string]*shownDevice
 	// diagDevs are the devices of the Diagnostics folder, in the order of
 	// their handles.
 	diagDevs []string
@@ -46,15 +47,15 @@ type Binding struct {
 // New adds the tags of cfg, served by e, and the Diagnostics object to as.
 // Every tag of cfg must be one of e's (Engine.Lookup); cfg supplies what
 // the engine does not keep: units, scaling ranges and descriptions. The
-// binding keeps cfg, not a copy (10,000 tags take about 2 MB): the caller
-// does not change it afterwards.
+// binding does not keep cfg (10,000 tags take about 2 MB), only digests
+// of it for Apply.
 func New(as *addrspace.Space, e *plc.Engine, cfg *config.Config) (*Binding, error) {
-	b := &Binding{as: as, e: e, cfg: cfg}
+	b := &Binding{as: as, e: e, shown: map[string]*shownDevice{}}
 	b.ns = as.AddNamespace(NamespaceURI)
 	b.src = as.AddSource((*imageSource)(e))
 	b.sink = (*tagSink)(e)
-	for i := range b.cfg.Devices {
-		if err := b.addDevice(b.cfg, &b.cfg.Devices[i]); err != nil {
+	for i := range cfg.Devices {
+		if err := b.addDevice(cfg, &cfg.Devices[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -82,10 +83,14 @@ func (b *Binding) addDevice(cfg *config.Config, d *config.Device) error {
 	if err := b.addDeviceProperties(d); err != nil {
 		return fmt.Errorf("binding: device %s: %w", d.Name, err)
 	}
+	sd := &shownDevice{settings: deviceDigest(d), tags: make(map[string]uint64, len(d.Tags))}
+	b.shown[d.Name] = sd
 	for j := range d.Tags {
-		if err := b.addTag(cfg, d, &d.Tags[j], folder); err != nil {
-			return fmt.Errorf("binding: devices[%s].tags[%s]: %w", d.Name, d.Tags[j].Name, err)
+		t := &d.Tags[j]
+		if err := b.addTag(cfg, d, t, folder); err != nil {
+			return fmt.Errorf("binding: devices[%s].tags[%s]: %w", d.Name, t.Name, err)
 		}
+		sd.tags[t.Name] = tagDigest(cfg, t)
 	}
 	if err := b.addReconnect(d.Name, folder); err != nil {
 		return fmt.Errorf("binding: device %s: Reconnect: %w", d.Name, err)

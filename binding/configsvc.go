@@ -58,9 +58,7 @@ type ConfigService struct {
 	opts ConfigOptions
 	ns   uint16
 
-	mu      sync.Mutex     // serializes changes
-	cur     *config.Config // the current version, parsed (nil: parse it)
-	curV    uint32
+	mu      sync.Mutex // serializes changes
 	pending *pendingVersion
 	files   map[uint32]*configFile
 	nextH   uint32
@@ -260,15 +258,14 @@ func (s *ConfigService) doChange(ctx context.Context, c server.Caller, doc []byt
 	if len(problems) > 0 {
 		return 0, problems
 	}
-	old := s.cur
-	if old == nil || s.curV != cur.Version {
-		if old, err = config.Parse(curDoc); err != nil {
-			return 0, []string{"the current version does not parse: " + err.Error()}
-		}
+	// The current version is parsed again, not kept: with 10,000 tags it
+	// takes about 2 MB.
+	old, err := config.Parse(curDoc)
+	if err != nil {
+		return 0, []string{"the current version does not parse: " + err.Error()}
 	}
 	summary := Summarize(old, next)
 	stored := bytes.Clone(doc)
-	asStored := cloneConfig(next) // Apply may change next (the simulator's address)
 	if err := s.opts.Apply(ctx, next); err != nil {
 		if errors.Is(err, plc.ErrPeriodChange) {
 			return 0, []string{"base_cycle_ms: a change of the base cycle takes a restart (edged config apply then restart); nothing was changed"}
@@ -282,13 +279,11 @@ func (s *ConfigService) doChange(ctx context.Context, c server.Caller, doc []byt
 	meta, err := s.opts.Store.Add(m, stored)
 	if err != nil {
 		// Not stored: what runs must be what is stored.
-		s.cur = nil
 		if back, perr := config.Parse(curDoc); perr == nil {
 			s.opts.Apply(context.WithoutCancel(ctx), back)
 		}
 		return 0, []string{"store: " + err.Error() + "; the previous version runs again"}
 	}
-	s.cur, s.curV = asStored, meta.Version
 	if s.pending != nil { // a rollback ends the wait
 		s.pending.timer.Stop()
 		s.opts.Store.SetState(s.pending.version, cfgstore.StateReverted)

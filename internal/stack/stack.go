@@ -73,7 +73,7 @@ type Stack struct {
 
 	drivers    *devices.Drivers
 	applyMu    sync.Mutex
-	plant      *pconfig.Config // what runs now, with the simulator's address put in
+	baseCycle  int // base_cycle_ms of what runs (the configuration itself is not kept)
 	simAddr    string
 	stopNotify func()
 	stopEngine context.CancelFunc
@@ -216,7 +216,7 @@ func New(cfg Config) (_ *Stack, err error) {
 	if st.Binding, err = binding.New(st.Server.AddressSpace(), st.Engine, conf); err != nil {
 		return nil, err
 	}
-	st.plant = conf
+	st.baseCycle = conf.BaseCycleMs
 	return st, nil
 }
 
@@ -231,8 +231,8 @@ func New(cfg Config) (_ *Stack, err error) {
 func (st *Stack) Apply(ctx context.Context, conf *pconfig.Config) error {
 	st.applyMu.Lock()
 	defer st.applyMu.Unlock()
-	if conf.BaseCycleMs != st.plant.BaseCycleMs {
-		return fmt.Errorf("base_cycle_ms: %d to %d: %w", st.plant.BaseCycleMs, conf.BaseCycleMs, plc.ErrPeriodChange)
+	if conf.BaseCycleMs != st.baseCycle {
+		return fmt.Errorf("base_cycle_ms: %d to %d: %w", st.baseCycle, conf.BaseCycleMs, plc.ErrPeriodChange)
 	}
 	if st.simAddr != "" {
 		for i := range conf.Devices {
@@ -258,7 +258,6 @@ func (st *Stack) Apply(ctx context.Context, conf *pconfig.Config) error {
 	if rerr := retire(); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("closing the old drivers: %w", rerr))
 	}
-	st.plant = conf
 	return err
 }
 
