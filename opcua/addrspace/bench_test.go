@@ -43,6 +43,31 @@ func benchmarkRead(b *testing.B, n int, external bool) {
 	}
 }
 
+// benchmarkReadHeld reads n Variables held by "Plant", as the binding's
+// tags are.
+func benchmarkReadHeld(b *testing.B, n int) {
+	f := newFixture(b)
+	nodes := make([]ua.ReadValueID, n)
+	for i := range nodes {
+		name := fmt.Sprintf("V%d", i)
+		if err := f.s.AddVariable(f.id("Plant"), &Variable{Name: name, DataType: id.Int64, AccessLevel: 1, Source: f.sid, Handle: uint32(i % 3)}); err != nil {
+			b.Fatal(err)
+		}
+		nodes[i] = ua.ReadValueID{NodeID: f.id("Plant." + name), AttributeID: uint32(ua.AttributeIDValue)}
+	}
+	results := make([]ua.DataValue, n)
+	var rc ReadContext
+	b.ReportAllocs()
+	for b.Loop() {
+		rc.Reset()
+		for i := range nodes {
+			f.s.Read(&rc, &nodes[i], ua.TimestampsToReturnBoth, &results[i])
+		}
+	}
+}
+
+func BenchmarkRead100Held(b *testing.B) { benchmarkReadHeld(b, 100) }
+
 func BenchmarkRead1(b *testing.B)           { benchmarkRead(b, 1, false) }
 func BenchmarkRead100(b *testing.B)         { benchmarkRead(b, 100, false) }
 func BenchmarkRead1External(b *testing.B)   { benchmarkRead(b, 1, true) }

@@ -75,8 +75,27 @@ func TestHeldRead(t *testing.T) {
 			t.Errorf("%s: %v", bad, dv.Status)
 		}
 	}
+	// One ReadContext's scratch node, after H1 and its property, is H2's.
 	var rc ReadContext
 	var dv ua.DataValue
+	for _, c := range []struct {
+		node ua.NodeID
+		a    ua.AttributeID
+		want any
+	}{
+		{h1, ua.AttributeIDDescription, ua.LocalizedText{Locale: "en", Text: "held one"}},
+		{f.id("Plant.H2"), ua.AttributeIDDescription, ua.LocalizedText{}},
+		{f.id("Plant.H2"), ua.AttributeIDValue, int64(12)},
+		{f.id("Plant.H1.Address"), ua.AttributeIDValueRank, ValueRankScalar},
+		{f.id("Plant.H2"), ua.AttributeIDAccessLevel, uint8(1)},
+		{f.id("Plant.H2"), ua.AttributeIDMinimumSamplingInterval, 0.0},
+		{f.id("Plant.H2"), ua.AttributeIDBrowseName, ua.QualifiedName{NamespaceIndex: f.ns, Name: "H2"}},
+	} {
+		f.s.Read(&rc, &ua.ReadValueID{NodeID: c.node, AttributeID: uint32(c.a)}, ua.TimestampsToReturnBoth, &dv)
+		if dv.Status != status.Good || dv.Value.Value() != c.want {
+			t.Errorf("in turn, %v %v: %v %v, want %v", c.node, c.a, dv.Status, dv.Value.Value(), c.want)
+		}
+	}
 	for _, nodeID := range []ua.NodeID{h1, f.id("Plant.H1.Address")} {
 		rv := ua.ReadValueID{NodeID: nodeID, AttributeID: uint32(ua.AttributeIDValue)}
 		if a := testing.AllocsPerRun(100, func() {

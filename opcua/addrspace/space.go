@@ -94,6 +94,7 @@ type Node struct {
 	// node holding it (for a held Variable's Property: the node made for
 	// that Variable).
 	owner   *Node
+	heldVar *Variable   // of a node made for a held Variable: that Variable
 	held    []*Variable // AddVariable's, in the order added
 	refs    []ref
 	refsVer uint32 // counts changes of refs, to invalidate BrowseCursors
@@ -391,7 +392,7 @@ var (
 func (s *Space) AddNode(n *Node, refs ...Reference) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if n.ID.IsNull() || int(n.ID.Namespace) >= len(s.namespaces) || n.BrowseName.Name == "" || n.refs != nil || n.owner != nil {
+	if n.ID.IsNull() || int(n.ID.Namespace) >= len(s.namespaces) || n.BrowseName.Name == "" || n.refs != nil || n.owner != nil || n.heldVar != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidNode, n.ID)
 	}
 	switch n.Class {
