@@ -28,12 +28,11 @@ type modbusSettings struct {
 
 // mtag is one bound tag of a Modbus device.
 type mtag struct {
+	cfg    *cfgPoint // its name and point, in modbusDevice.cfg
 	handle plc.Handle
-	name   string
-	typ    plc.Type
-	point  modbus.Point
 	client int32 // index in modbusDevice.clients
 	block  int32 // index in modbusDevice.blocks
+	typ    plc.Type
 }
 
 // blockSplit is the state of a block read point by point in this poll; the
@@ -200,7 +199,7 @@ func (m *modbusDevice) Bind(bound []plc.BoundTag) error {
 			errs = append(errs, fmt.Errorf("%s.unit: %d is not a unit of the device", tp, p.Unit))
 			continue
 		}
-		tags = append(tags, mtag{handle: b.Handle, name: b.Tag.Name, typ: b.Tag.Type, point: p, client: ci})
+		tags = append(tags, mtag{cfg: t, handle: b.Handle, typ: b.Tag.Type, client: ci})
 		points = append(points, p)
 	}
 	if len(errs) > 0 {
@@ -383,7 +382,7 @@ func (m *modbusDevice) readAlone(ctx context.Context, t *mtag) (plc.Sample, bool
 	if err := ctx.Err(); err != nil {
 		return plc.Sample{Status: plc.StatusOf(err)}, false
 	}
-	p := &t.point
+	p := &t.cfg.p
 	data, err := m.clients[t.client].Read(m.req(ctx), p.Area, p.Address, uint16(p.Span()), m.one)
 	if err != nil {
 		st := m.failed(err)
@@ -400,7 +399,7 @@ func (m *modbusDevice) readAlone(ctx context.Context, t *mtag) (plc.Sample, bool
 
 // decode decodes t from the data of a read starting at start.
 func (m *modbusDevice) decode(t *mtag, data []byte, start uint16) plc.Sample {
-	v, err := t.point.Decode(data, start, m.def)
+	v, err := t.cfg.p.Decode(data, start, m.def)
 	if err != nil {
 		return plc.Sample{Status: plc.Status(modbus.StatusOf(err))}
 	}
@@ -439,8 +438,8 @@ func (m *modbusDevice) Write(ctx context.Context, h plc.Handle, v plc.Value) err
 		return fmt.Errorf("devices[%s]: handle %d: %w", m.name, h, status.BadNodeIDUnknown)
 	}
 	t := &m.tags[i]
-	if !t.point.Area.Writable() {
-		return fmt.Errorf("devices[%s].tags[%s]: %v: %w", m.name, t.name, t.point.Area, status.BadNotWritable)
+	if !t.cfg.p.Area.Writable() {
+		return fmt.Errorf("devices[%s].tags[%s]: %v: %w", m.name, t.cfg.name, t.cfg.p.Area, status.BadNotWritable)
 	}
 	var mv modbus.Value
 	switch v.Type() {
@@ -455,12 +454,12 @@ func (m *modbusDevice) Write(ctx context.Context, h plc.Handle, v plc.Value) err
 	case plc.String:
 		mv = modbus.StringValue(v.Text())
 	default:
-		return fmt.Errorf("devices[%s].tags[%s]: value of type %v: %w", m.name, t.name, v.Type(), status.BadTypeMismatch)
+		return fmt.Errorf("devices[%s].tags[%s]: value of type %v: %w", m.name, t.cfg.name, v.Type(), status.BadTypeMismatch)
 	}
-	err := m.clients[t.client].WritePoint(m.req(ctx), &t.point, mv, m.def)
+	err := m.clients[t.client].WritePoint(m.req(ctx), &t.cfg.p, mv, m.def)
 	if err != nil {
 		st := m.failed(err)
-		return fmt.Errorf("devices[%s].tags[%s]: write: %w: %w", m.name, t.name, st, err)
+		return fmt.Errorf("devices[%s].tags[%s]: write: %w: %w", m.name, t.cfg.name, st, err)
 	}
 	m.okRequest(t.client)
 	return nil
