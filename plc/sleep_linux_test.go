@@ -33,13 +33,15 @@ func TestProcessCPU(t *testing.T) {
 	}
 	time.Sleep(20 * time.Millisecond)
 	slept := processCPU() - c0
-	spin := time.Now().Add(20 * time.Millisecond)
+	// Spin until the process used 10 ms of CPU: a machine that runs other
+	// work meanwhile only makes it take longer (a spin of 20 ms of wall
+	// time got 8.6 ms of CPU in one CI run). processCPU that does not
+	// count CPU never gets there.
 	c1 := processCPU()
-	for time.Now().Before(spin) {
-	}
-	spun := processCPU() - c1
-	if spun < 10*time.Millisecond {
-		t.Errorf("20 ms of spinning: processCPU grew by %v, want ≥ 10 ms", spun)
+	for start := time.Now(); processCPU()-c1 < 10*time.Millisecond; {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("10 s of spinning: processCPU grew by %v, want ≥ 10 ms", processCPU()-c1)
+		}
 	}
 	if slept >= 10*time.Millisecond {
 		t.Errorf("20 ms of sleep: processCPU grew by %v, want < 10 ms", slept)
