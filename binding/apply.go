@@ -11,6 +11,7 @@ import (
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/config"
 )
 
@@ -66,28 +67,66 @@ func (b *Binding) removeDeviceProperties(name string) {
 	}
 }
 
-// appendTagProperties appends the properties Address and ScanClass of
-// tag t to props. Tags of one scan class share its text.
-func (b *Binding) appendTagProperties(props []addrspace.Property, cfg *config.Config, t *config.Tag) []addrspace.Property {
-	addr := t.Address
-	if t.Unit != nil {
-		addr = fmt.Sprintf("%s (unit %d)", addr, *t.Unit)
-	}
-	if t.Bit != nil {
-		addr = fmt.Sprintf("%s bit %d", addr, *t.Bit)
-	}
-	text := fmt.Sprintf("%s (%d ms)", t.ScanClass, cfg.ScanClasses[t.ScanClass]*cfg.BaseCycleMs)
-	class, ok := b.classText[text]
-	if !ok {
-		class = ua.MustVariant(text)
-		if b.classText == nil {
-			b.classText = make(map[string]ua.Variant)
+// tagProperties gives tag t of cfg, whose engine's tag has address
+// engineAddr, its properties Address and ScanClass: both from a set shared
+// by the tags of its scan class (tagProps), or, for a tag with a unit id
+// or a bit, whose Address says so (or one whose engine's address is not
+// its own), Address appended to props and ScanClass from the set.
+func (b *Binding) tagProperties(props []addrspace.Property, cfg *config.Config, t *config.Tag, engineAddr string) ([]addrspace.Property, addrspace.PropertySet) {
+	own := t.Unit != nil || t.Bit != nil || engineAddr != t.Address
+	if own {
+		addr := t.Address
+		if t.Unit != nil {
+			addr = fmt.Sprintf("%s (unit %d)", addr, *t.Unit)
 		}
-		b.classText[text] = class
+		if t.Bit != nil {
+			addr = fmt.Sprintf("%s bit %d", addr, *t.Bit)
+		}
+		props = append(props, addrspace.Property{Name: ua.QualifiedName{NamespaceIndex: b.ns, Name: "Address"}, DataType: id.String, Value: ua.MustVariant(addr)})
 	}
-	return append(props,
-		addrspace.Property{Name: ua.QualifiedName{NamespaceIndex: b.ns, Name: "Address"}, DataType: id.String, Value: ua.MustVariant(addr)},
-		addrspace.Property{Name: ua.QualifiedName{NamespaceIndex: b.ns, Name: "ScanClass"}, DataType: id.String, Value: class})
+	key := tagPropsKey{class: fmt.Sprintf("%s (%d ms)", t.ScanClass, periodOf(cfg, t)), address: !own}
+	set := b.tagProps[key]
+	if set == nil {
+		set = &tagProps{e: b.e, class: ua.MustVariant(key.class), address: key.address}
+		if key.address {
+			set.names = append(set.names, addrspace.PropertyName{Name: ua.QualifiedName{NamespaceIndex: b.ns, Name: "Address"}, DataType: id.String})
+		}
+		set.names = append(set.names, addrspace.PropertyName{Name: ua.QualifiedName{NamespaceIndex: b.ns, Name: "ScanClass"}, DataType: id.String})
+		if b.tagProps == nil {
+			b.tagProps = make(map[tagPropsKey]*tagProps)
+		}
+		b.tagProps[key] = set
+	}
+	return props, set
+}
+
+// tagPropsKey tells the tagProps sets apart: by the ScanClass text, and
+// whether the set serves Address.
+type tagPropsKey struct {
+	class   string
+	address bool
+}
+
+// tagProps serves the properties that the tags of a scan class have
+// alike: ScanClass, the class's text, and (with address) before it
+// Address, the engine's address of the tag. A tag's Variable stores none
+// of them (docs/binding.md).
+type tagProps struct {
+	e       *plc.Engine
+	names   []addrspace.PropertyName
+	class   ua.Variant
+	address bool
+}
+
+func (p *tagProps) PropertyNames() []addrspace.PropertyName { return p.names }
+
+func (p *tagProps) PropertyValue(h uint32, i int) ua.Variant {
+	if p.address && i == 0 {
+		var v ua.Variant
+		v.SetString(p.e.Tag(plc.Handle(h)).Address)
+		return v
+	}
+	return p.class
 }
 
 // Check reports what keeps cfg (valid for package config) from being

@@ -40,8 +40,8 @@ type Binding struct {
 	// diagDevs are the devices of the Diagnostics folder, in the order of
 	// their handles.
 	diagDevs []string
-	// classText holds the ScanClass properties' values, one per text.
-	classText map[string]ua.Variant
+	// tagProps are the property sets of the tags.
+	tagProps map[tagPropsKey]*tagProps
 }
 
 // New adds the tags of cfg, served by e, and the Diagnostics object to as.
@@ -126,7 +126,7 @@ func (b *Binding) addTag(cfg *config.Config, d *config.Device, t *config.Tag, fo
 	}
 	v := &addrspace.Variable{
 		Name:                    t.Name,
-		Description:             text(t.Description),
+		Description:             describe(t.Description),
 		DataType:                dt,
 		AccessLevel:             access,
 		MinimumSamplingInterval: ms(scan),
@@ -153,7 +153,7 @@ func (b *Binding) addTag(cfg *config.Config, d *config.Device, t *config.Tag, fo
 		r := &ua.Range{Low: s.EUMin, High: s.EUMax}
 		v.Properties = append(v.Properties, addrspace.Property{Name: ua.QualifiedName{Name: "EURange"}, DataType: id.Range, Value: ua.MustVariant(ua.ExtensionObject{Body: r})})
 	}
-	v.Properties = b.appendTagProperties(v.Properties, cfg, t)
+	v.Properties, v.Shared = b.tagProperties(v.Properties, cfg, t, pt.Address)
 	v.Properties = slices.Clip(v.Properties)
 	// A Variable held by the device folder: no node, references or table
 	// entry of its own (docs/binding.md).
@@ -319,6 +319,15 @@ func plcValue(v ua.Variant) (plc.Value, bool) {
 
 func ref(typ uint32, inverse bool, target ua.NodeID) addrspace.Reference {
 	return addrspace.Reference{TypeID: ua.NewNumericNodeID(0, typ), IsInverse: inverse, Target: ua.ExpandedNodeID{NodeID: target}}
+}
+
+// describe is text(s), nil for "".
+func describe(s string) *ua.LocalizedText {
+	if s == "" {
+		return nil
+	}
+	lt := text(s)
+	return &lt
 }
 
 func text(s string) ua.LocalizedText {

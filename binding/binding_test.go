@@ -2,6 +2,7 @@ package binding_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -41,7 +42,7 @@ func newRig(t *testing.T) *rig {
 			{Name: "Counter", Type: config.UInt32, Address: "hr:0", ScanClass: "fast", Access: config.Read},
 			{Name: "Setpoint", Type: config.Float32, Address: "hr:10", ScanClass: "slow", Access: config.ReadWrite, Units: "BAR"},
 			{Name: "Recipe", Type: config.String, Address: "hr:100", Length: 8, ScanClass: "second", Access: config.ReadWrite},
-			{Name: "Level", Type: config.Int16, Address: "hr:20", ScanClass: "fast", Access: config.ReadWrite},
+			{Name: "Level", Type: config.Int16, Address: "hr:20", ScanClass: "fast", Access: config.ReadWrite, Unit: ptr(7)},
 		}},
 		{Name: "io", Kind: config.KindGPIO, NoCommTimeoutMs: 1000, Tags: []config.Tag{
 			{Name: "Lamp", Type: config.Bool, Address: "DO1", ScanClass: "fast", Access: config.ReadWrite},
@@ -55,10 +56,10 @@ func newRig(t *testing.T) *rig {
 		},
 		Tags: []plc.Tag{
 			{Device: "plc1", Name: "Temp", Type: plc.Float64, Scan: 10 * time.Millisecond},
-			{Device: "plc1", Name: "Counter", Type: plc.UInt32},
+			{Device: "plc1", Name: "Counter", Type: plc.UInt32, Address: "hr:0"},
 			{Device: "plc1", Name: "Setpoint", Type: plc.Float32, Access: plc.ReadWrite, Scan: 100 * time.Millisecond},
 			{Device: "plc1", Name: "Recipe", Type: plc.String, Access: plc.ReadWrite, Scan: time.Second},
-			{Device: "plc1", Name: "Level", Type: plc.Int16, Access: plc.ReadWrite},
+			{Device: "plc1", Name: "Level", Type: plc.Int16, Access: plc.ReadWrite, Address: "hr:20"},
 			{Device: "io", Name: "Lamp", Type: plc.Bool, Access: plc.ReadWrite},
 		},
 	})
@@ -241,6 +242,28 @@ func TestProperties(t *testing.T) {
 		if r.as.Node(ua.NewStringNodeID(2, nid)) != nil {
 			t.Errorf("%s exists but was not configured", nid)
 		}
+	}
+	// Address and ScanClass: Counter's Address is the engine's, Temp's
+	// (the engine has none) and Level's (with its unit id) their own.
+	for nid, want := range map[string]string{
+		"plc1.Counter.Address": "hr:0", "plc1.Counter.ScanClass": "fast (5 ms)",
+		"plc1.Temp.Address": "30001", "plc1.Temp.ScanClass": "normal (10 ms)",
+		"plc1.Level.Address": "hr:20 (unit 7)", "plc1.Level.ScanClass": "fast (5 ms)",
+		"io.Lamp.Address": "DO1",
+	} {
+		dv := r.read(ua.NewStringNodeID(2, nid), ua.AttributeIDValue)
+		if dv.Status != status.Good || dv.Value.Value() != want {
+			t.Errorf("%s: %v %v, want %q", nid, dv.Status, dv.Value.Value(), want)
+		}
+	}
+	var props []string
+	for _, ref := range r.as.References(r.b.NodeID("plc1", "Temp")) {
+		if ref.TypeID == ua.NewNumericNodeID(0, id.HasProperty) {
+			props = append(props, ref.Target.NodeID.Text)
+		}
+	}
+	if fmt.Sprint(props) != "[plc1.Temp.EngineeringUnits plc1.Temp.EURange plc1.Temp.Address plc1.Temp.ScanClass]" {
+		t.Errorf("Temp's properties: %v", props)
 	}
 }
 
@@ -517,3 +540,5 @@ func TestUnknownTag(t *testing.T) {
 		t.Errorf("New with an unknown tag: %v", err)
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

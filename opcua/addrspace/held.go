@@ -19,9 +19,11 @@ import (
 // the references and the table entry of each tag: about half of what a
 // tag's Variable took.
 type Variable struct {
-	Name                    string // not empty, without "."
-	Description             ua.LocalizedText
-	Properties              []Property
+	Name        string            // not empty, without "."
+	Description *ua.LocalizedText // nil for none
+	Properties  []Property
+	// Shared, when set, serves more properties, after Properties.
+	Shared                  PropertySet
 	MinimumSamplingInterval float64
 	// Sink, when set, receives the Writes of the Value (with Handle).
 	Sink        ValueSink
@@ -30,7 +32,36 @@ type Variable struct {
 	DataType    uint32 // a DataType of namespace 0
 	AccessLevel uint8
 
-	id string // the NodeId's string, set by AddVariable
+	id    string // the NodeId's string, set by AddVariable
+	since int64  // when it entered the space (Unix ns): Shared's SourceTimestamp
+}
+
+// numProps returns the number of v's properties: its Properties, then
+// Shared's.
+func (v *Variable) numProps() int {
+	if v.Shared == nil {
+		return len(v.Properties)
+	}
+	return len(v.Properties) + len(v.Shared.PropertyNames())
+}
+
+// propName returns the name of v's property i (below numProps).
+func (v *Variable) propName(i int) string {
+	if i < len(v.Properties) {
+		return v.Properties[i].Name.Name
+	}
+	return v.Shared.PropertyNames()[i-len(v.Properties)].Name.Name
+}
+
+// prop returns v's property i (below numProps), its value asked of Shared
+// for one of Shared's.
+func (v *Variable) prop(i int) Property {
+	if i < len(v.Properties) {
+		return v.Properties[i]
+	}
+	i -= len(v.Properties)
+	pn := &v.Shared.PropertyNames()[i]
+	return Property{Name: pn.Name, DataType: pn.DataType, Value: v.Shared.PropertyValue(v.Handle, i), since: v.since}
 }
 
 // Namespace-0 ids of held Variables.
@@ -71,9 +102,23 @@ func (s *Space) AddVariable(holder ua.NodeID, v *Variable) error {
 	if v.Source == 0 || int(v.Source) > len(s.sources) {
 		return fmt.Errorf("%w: %v: unknown source %d", ErrInvalidNode, id, v.Source)
 	}
-	if err := s.checkProperties(id.Namespace, id.Text, v.Properties, s.clock()); err != nil {
+	now := s.clock()
+	all := v.Properties
+	if v.Shared != nil {
+		names := v.Shared.PropertyNames()
+		all = make([]Property, len(v.Properties), len(v.Properties)+len(names))
+		copy(all, v.Properties)
+		for _, pn := range names {
+			all = append(all, Property{Name: pn.Name, DataType: pn.DataType})
+		}
+	}
+	if err := s.checkProperties(id.Namespace, id.Text, all, now); err != nil {
 		return err
 	}
+	for i := range v.Properties {
+		v.Properties[i].since = all[i].since
+	}
+	v.since = now.UnixNano()
 	v.id = id.Text
 	h.held = append(h.held, v)
 	h.refsVer++
@@ -100,21 +145,30 @@ func (s *Space) variableNode(h *Node, v *Variable, n *Node) {
 	n.ID = ua.NodeID{Namespace: h.ID.Namespace, Type: ua.IDString, Text: v.id}
 	n.BrowseName = ua.QualifiedName{NamespaceIndex: h.ID.Namespace, Name: v.Name}
 	n.DisplayName.Text = v.Name
-	n.Description = v.Description
+	n.Description = ua.LocalizedText{}
+	if v.Description != nil {
+		n.Description = *v.Description
+	}
 	n.DataType.Numeric = v.DataType
 	n.MinimumSamplingInterval = v.MinimumSamplingInterval
 	n.Source, n.Handle, n.AccessLevel = v.Source, v.Handle, v.AccessLevel
 	n.Sink = v.Sink
-	n.Properties = v.Properties
+	n.Properties = v.Properties // Shared's: heldNode
 	n.owner = h
 	n.heldVar = v
 }
 
 // heldNode returns a node made for held Variable v of h, with its
-// references.
+// references, and all its properties in Properties.
 func (s *Space) heldNode(h *Node, v *Variable) *Node {
 	n := new(Node)
 	s.variableNode(h, v, n)
+	if v.Shared != nil {
+		n.Properties = make([]Property, v.numProps())
+		for i := range n.Properties {
+			n.Properties[i] = v.prop(i)
+		}
+	}
 	n.refs = []ref{
 		{typ: s.hasComponent, target: h, inverse: true},
 		{typ: s.hasTypeDefinition, target: s.baseDataVariableType},

@@ -25,6 +25,26 @@ type Property struct {
 	DataType uint32 // a DataType of namespace 0
 }
 
+// PropertySet serves properties that many held Variables have alike
+// (Variable.Shared): the set's names and DataTypes, their values asked of
+// it with the Variable's Handle when read instead of stored with each
+// Variable. A gateway's tags, thousands of them, share a few such sets.
+type PropertySet interface {
+	// PropertyNames returns the names and DataTypes of the set's
+	// properties, in order, the same each time; the Space does not
+	// change them. The names follow the rules of Property.Name.
+	PropertyNames() []PropertyName
+	// PropertyValue returns the value of property i of the Variable with
+	// handle, read-only. It must not block or allocate.
+	PropertyValue(handle uint32, i int) ua.Variant
+}
+
+// PropertyName is the name and DataType of a property of a PropertySet.
+type PropertyName struct {
+	Name     ua.QualifiedName
+	DataType uint32 // a DataType of namespace 0
+}
+
 // addProperties checks and completes the Properties of n, about to be
 // added at time now.
 func (s *Space) addProperties(n *Node, now time.Time) error {
@@ -84,11 +104,16 @@ func (s *Space) heldProperty(nid *ua.NodeID) (owner *Node, v *Variable, i int) {
 	if e.n == nil {
 		return nil, nil, 0
 	}
-	props := e.n.Properties
-	if e.v != nil {
-		props = e.v.Properties
-	}
 	name := nid.Text[dot+1:]
+	if e.v != nil {
+		for j := range e.v.numProps() {
+			if e.v.propName(j) == name {
+				return e.n, e.v, j
+			}
+		}
+		return nil, nil, 0
+	}
+	props := e.n.Properties
 	for j := range props {
 		if props[j].Name.Name == name {
 			return e.n, e.v, j
@@ -113,13 +138,15 @@ func (s *Space) lookup(nid ua.NodeID) *Node {
 	if owner == nil {
 		return nil
 	}
-	props := owner.Properties
+	var p Property
 	if v != nil {
 		owner = s.heldNode(owner, v)
-		props = v.Properties
+		p = v.prop(i)
+	} else {
+		p = owner.Properties[i]
 	}
 	n := new(Node)
-	s.propertyNode(propertyID(owner.ID.Namespace, owner.ID.Text, &props[i]), &props[i], owner, n, new(ua.DataValue))
+	s.propertyNode(propertyID(owner.ID.Namespace, owner.ID.Text, &p), &p, owner, n, new(ua.DataValue))
 	n.refs = []ref{
 		{typ: s.hasProperty, target: owner, inverse: true},
 		{typ: s.hasTypeDefinition, target: s.propertyType},
@@ -145,11 +172,12 @@ func (s *Space) lookupInto(nid *ua.NodeID, scratch *Node, dv *ua.DataValue) *Nod
 	if owner == nil {
 		return nil
 	}
-	props := owner.Properties
 	if v != nil {
-		props = v.Properties
+		p := v.prop(i)
+		s.propertyNode(*nid, &p, owner, scratch, dv)
+	} else {
+		s.propertyNode(*nid, &owner.Properties[i], owner, scratch, dv)
 	}
-	s.propertyNode(*nid, &props[i], owner, scratch, dv)
 	return scratch
 }
 
