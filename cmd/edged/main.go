@@ -30,15 +30,13 @@ const defaultMemoryLimit = 96 << 20
 
 // gcHeadroom is how far the heap may grow beyond what is live before a
 // collection, when the environment sets no GOGC: a quarter of the live
-// heap, at least minGCHeadroom. Go's default (GOGC 100) lets it double,
-// which with 10,000 tags is 25 MB; below 16 MiB live edged keeps the
-// default, since a smaller heap goal keeps the runtime's scavenger busier
-// than it saves (idle context switches). edged allocates little once
-// running (nothing per Read or notification); see docs/performance.md,
-// Memory.
+// heap, at least minGCHeadroom, at most what Go's default (GOGC 100)
+// allows, which lets it double (2 MiB and less live). edged allocates
+// little once running (nothing per Read or notification); see
+// docs/performance.md, Memory.
 const (
 	gcHeadroom    = 25 // percent of the live heap
-	minGCHeadroom = 4 << 20
+	minGCHeadroom = 2 << 20
 )
 
 // tuneGC sets GOGC from the live heap (gcHeadroom), unless the
