@@ -25,6 +25,7 @@ type channel interface {
 	PostResponse(requestID uint32, msg []byte) error
 	Close(status ua.StatusCode, reason string) error
 	SetMessageLimit(n uint32)
+	TrimSendBuffers()
 	SecurityPolicyURI() string
 	SecurityMode() ua.MessageSecurityMode
 	PeerCertificate() []byte
@@ -61,6 +62,7 @@ type conn struct {
 	d      ua.Decoder
 	typeID ua.NodeID
 	out    []byte
+	trim   bool // the last response was a session service's: see handle
 	now    time.Time
 	sess   *session // the session of the previous request, to skip the table lookup
 	reqID  uint32   // the secure channel request id of the request being handled
@@ -374,8 +376,12 @@ func polledService(msg []byte) bool {
 // by a goroutine of their own (see later).
 func (c *conn) handle(msg []byte) []byte {
 	c.now = c.srv.clock()
-	if cap(c.out) > keepSize {
-		c.out = make([]byte, 0, 4096) // the last response was large
+	if cap(c.out) > keepSize || c.trim && cap(c.out) > trimSize {
+		c.out = make([]byte, 0, trimSize) // the last response was large, or a session service's
+	}
+	if c.trim {
+		c.ch.TrimSendBuffers()
+		c.trim = false
 	}
 	d := &c.d
 	d.Reset(msg)
@@ -427,11 +433,19 @@ func (c *conn) handle(msg []byte) []byte {
 		return c.fault(h.RequestHandle, statusOf(err))
 	}
 	c.out = ua.AppendMessage(c.out[:0], resp)
-	if len(c.out) > keepSize {
-		c.dropValues(svc) // encoded already: the values are no longer needed
+	if len(c.out) > keepSize || svc.session != activatedSession {
+		// Encoded already: the values are no longer needed. Those of
+		// discovery and the session services (certificates, endpoints)
+		// are not kept, nor their buffers' size: they come once a session.
+		c.dropValues(svc)
+		c.trim = svc.session != activatedSession
 	}
 	return c.out
 }
+
+// trimSize is the encode buffer a connection starts again with after a
+// large response or one of a session service.
+const trimSize = 4 << 10
 
 // keepSize is the largest request or response whose reused values (and
 // encode buffer) a connection keeps for the next request; a larger one's

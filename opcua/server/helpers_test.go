@@ -52,6 +52,7 @@ func (f *fakeChannel) SecurityPolicyURI() string {
 	return f.policy
 }
 func (f *fakeChannel) PeerCertificate() []byte { return f.peer }
+func (f *fakeChannel) TrimSendBuffers()        {}
 func (f *fakeChannel) SecurityMode() ua.MessageSecurityMode {
 	if f.policy == "" {
 		return ua.MessageSecurityModeNone

@@ -5,10 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edged/edged/internal/testkeys"
+	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/server/internal/subtest"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
 	"github.com/edged/edged/opcua/ua/status"
+	"github.com/edged/edged/opcua/uasc"
 )
 
 func TestServiceTableIsConsistent(t *testing.T) {
@@ -311,6 +314,37 @@ func TestSessionTimeoutWithClock(t *testing.T) {
 	wantOK[ua.ReadResponse](t, tc.call(read))
 	if d := s.Diagnostics(); d.SessionTimeoutCount != 1 || d.CurrentSessionCount != 1 {
 		t.Errorf("diagnostics %+v", d)
+	}
+}
+
+// TestSessionServicesAreNotKept: the values of discovery and the session
+// services, which come once a session, are not kept, nor is the size
+// their responses (certificates, endpoints) gave the encode buffer.
+func TestSessionServicesAreNotKept(t *testing.T) {
+	der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: DefaultApplicationURI, Key: testkeys.RSA(2048)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, _ := uasc.NewCredentials(der, key)
+	s := newTestServer(t, Config{Security: &Security{Credentials: func() *uasc.Credentials { return own }, AllowInsecure: true}})
+	tc := newTestConn(t, s, 1)
+	wantOK[ua.GetEndpointsResponse](t, tc.call(&ua.GetEndpointsRequest{EndpointURL: "opc.tcp://localhost:4840"}))
+	if !tc.c.trim || cap(tc.c.out) <= trimSize {
+		t.Fatalf("GetEndpoints' response, %d bytes, fits the trimmed buffer: the test shows nothing", len(tc.c.out))
+	}
+	tc.openSession()
+	for _, rid := range []uint32{id.GetEndpointsRequest_Encoding_DefaultBinary, id.CreateSessionRequest_Encoding_DefaultBinary, id.ActivateSessionRequest_Encoding_DefaultBinary} {
+		if svc := serviceByRequest[rid]; tc.c.vals[svc.index].req != nil {
+			t.Errorf("the values of %s were kept", svc.name)
+		}
+	}
+	read := &ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_State), AttributeID: uint32(ua.AttributeIDValue)}}}
+	wantOK[ua.ReadResponse](t, tc.call(read))
+	if !tc.c.trim && cap(tc.c.out) > trimSize {
+		t.Errorf("encode buffer of %d bytes after a Read, want at most %d", cap(tc.c.out), trimSize)
+	}
+	if svc := serviceByRequest[id.ReadRequest_Encoding_DefaultBinary]; tc.c.vals[svc.index].req == nil {
+		t.Error("the values of Read were not kept")
 	}
 }
 

@@ -527,3 +527,56 @@ func TestZeroAllocsPipelined(t *testing.T) {
 		t.Logf("%d writes for 201 batches of %d", w, batch)
 	}
 }
+
+// TrimSendBuffers lets go of send buffers grown by one large response;
+// the next responses grow them again as far as they need, and then keep
+// them.
+func TestTrimSendBuffers(t *testing.T) {
+	tc, ch, _ := openCounted(t, &Config{}, defaultHello())
+	defer ch.Close(status.Good, "")
+	caps := func() (int, int) {
+		ch.s.mu.Lock()
+		defer ch.s.mu.Unlock()
+		return cap(ch.s.buf), cap(ch.s.spare)
+	}
+	big := make([]byte, 20000)
+	for id := uint32(1); id <= 2; id++ { // both buffers
+		if err := ch.WriteResponse(id, big); err != nil {
+			t.Fatal(err)
+		}
+		tc.response()
+	}
+	if b, s := caps(); b < len(big) || s < len(big) {
+		t.Fatalf("after two large responses: buffers of %d and %d bytes", b, s)
+	}
+	ch.TrimSendBuffers()
+	if b, s := caps(); b > trimmedSendBuffer || s > trimmedSendBuffer {
+		t.Errorf("trimmed: buffers of %d and %d bytes", b, s)
+	}
+	small := make([]byte, 2000)
+	id := uint32(3)
+	write := func() {
+		if err := ch.WriteResponse(id, small); err != nil {
+			t.Fatal(err)
+		}
+		tc.response()
+		id++
+	}
+	arrays := func() [2]*byte {
+		ch.s.mu.Lock()
+		defer ch.s.mu.Unlock()
+		return [2]*byte{&ch.s.buf[:1][0], &ch.s.spare[:1][0]}
+	}
+	write()
+	write()
+	before := arrays()
+	for range 50 {
+		write()
+	}
+	if after := arrays(); after != before && after != [2]*byte{before[1], before[0]} {
+		t.Errorf("the send buffers were allocated anew in steady state")
+	}
+	if b, s := caps(); b > trimmedSendBuffer || s > trimmedSendBuffer {
+		t.Errorf("after small responses: buffers of %d and %d bytes", b, s)
+	}
+}

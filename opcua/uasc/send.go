@@ -41,6 +41,31 @@ type sender struct {
 	scratch  []byte // for encryption
 }
 
+// TrimSendBuffers releases the send buffers that grew beyond
+// trimmedSendBuffer, unless something is queued or being written: the
+// server calls it after the responses of the session services, which
+// carry certificates and endpoints and come once a session, so that a
+// connection does not keep their size for its life. The next response
+// grows a buffer again as far as it needs; steady state allocates
+// nothing.
+func (c *Channel) TrimSendBuffers() {
+	s := &c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.flushing || len(s.buf) > 0 {
+		return
+	}
+	if cap(s.buf) > trimmedSendBuffer {
+		s.buf = nil
+	}
+	if cap(s.spare) > trimmedSendBuffer {
+		s.spare = nil
+	}
+}
+
+// trimmedSendBuffer is the largest send buffer TrimSendBuffers keeps.
+const trimmedSendBuffer = 4 << 10
+
 // WriteResponse sends msg (type NodeId + body) as the response to
 // requestID, split into chunks as negotiated. A multi-chunk response leaves
 // in one write; responses queued by several goroutines (and by
