@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -181,33 +182,40 @@ func (b *Binding) Apply(next *config.Config) error {
 			}
 			sd.settings = settings
 		}
-		newTags := map[string]bool{}
+		inNext := make(map[string]bool, len(d.Tags))
 		for _, t := range d.Tags {
-			newTags[t.Name] = true
+			inNext[t.Name] = true
 		}
-		for name := range sd.tags {
-			if !newTags[name] {
-				b.as.RemoveNode(b.NodeID(d.Name, name))
-				delete(sd.tags, name)
+		for _, st := range sd.tags {
+			if !inNext[st.name] {
+				b.as.RemoveNode(b.NodeID(d.Name, st.name))
 			}
 		}
 		folder := ua.NewStringNodeID(b.ns, d.Name)
+		shown := make([]shownTag, 0, len(d.Tags))
 		for j := range d.Tags {
 			t := &d.Tags[j]
 			dg := tagDigest(next, t)
-			old, ok := sd.tags[t.Name]
-			if ok && old == dg {
-				continue
+			old, ok := sd.digest(t.Name)
+			if !ok || old != dg {
+				if ok {
+					b.as.RemoveNode(b.NodeID(d.Name, t.Name))
+				}
+				if err := b.addTag(next, d, t, folder); err != nil {
+					// Shown now: the tags before t, and those after it
+					// that were shown before.
+					for _, u := range d.Tags[j+1:] {
+						if dg, ok := sd.digest(u.Name); ok {
+							shown = append(shown, shownTag{name: u.Name, digest: dg})
+						}
+					}
+					sd.setTags(shown)
+					return fmt.Errorf("binding: devices[%s].tags[%s]: %w", d.Name, t.Name, err)
+				}
 			}
-			if ok {
-				b.as.RemoveNode(b.NodeID(d.Name, t.Name))
-				delete(sd.tags, t.Name)
-			}
-			if err := b.addTag(next, d, t, folder); err != nil {
-				return fmt.Errorf("binding: devices[%s].tags[%s]: %w", d.Name, t.Name, err)
-			}
-			sd.tags[t.Name] = dg
+			shown = append(shown, shownTag{name: t.Name, digest: dg})
 		}
+		sd.setTags(shown)
 	}
 	return b.syncDiagDevices()
 }
@@ -217,7 +225,29 @@ func (b *Binding) Apply(next *config.Config) error {
 // scan period.
 type shownDevice struct {
 	settings [sha256.Size]byte
-	tags     map[string]uint64 // by name
+	tags     []shownTag // sorted by name
+}
+
+// shownTag is a tag's name and digest. A sorted slice of them takes 24
+// bytes a tag, a map by name about 54.
+type shownTag struct {
+	name   string
+	digest uint64
+}
+
+// digest returns the digest of tag name, false if it is not shown.
+func (sd *shownDevice) digest(name string) (uint64, bool) {
+	i, ok := slices.BinarySearchFunc(sd.tags, name, func(t shownTag, name string) int { return strings.Compare(t.name, name) })
+	if !ok {
+		return 0, false
+	}
+	return sd.tags[i].digest, true
+}
+
+// setTags makes tags, in any order, the shown tags.
+func (sd *shownDevice) setTags(tags []shownTag) {
+	slices.SortFunc(tags, func(a, b shownTag) int { return strings.Compare(a.name, b.name) })
+	sd.tags = slices.Clip(tags)
 }
 
 // sameSettings reports whether a and b differ only in their tags.

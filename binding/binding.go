@@ -83,15 +83,18 @@ func (b *Binding) addDevice(cfg *config.Config, d *config.Device) error {
 	if err := b.addDeviceProperties(d); err != nil {
 		return fmt.Errorf("binding: device %s: %w", d.Name, err)
 	}
-	sd := &shownDevice{settings: deviceDigest(d), tags: make(map[string]uint64, len(d.Tags))}
+	sd := &shownDevice{settings: deviceDigest(d)}
 	b.shown[d.Name] = sd
+	shown := make([]shownTag, 0, len(d.Tags))
 	for j := range d.Tags {
 		t := &d.Tags[j]
 		if err := b.addTag(cfg, d, t, folder); err != nil {
+			sd.setTags(shown)
 			return fmt.Errorf("binding: devices[%s].tags[%s]: %w", d.Name, t.Name, err)
 		}
-		sd.tags[t.Name] = tagDigest(cfg, t)
+		shown = append(shown, shownTag{name: t.Name, digest: tagDigest(cfg, t)})
 	}
+	sd.setTags(shown)
 	if err := b.addReconnect(d.Name, folder); err != nil {
 		return fmt.Errorf("binding: device %s: Reconnect: %w", d.Name, err)
 	}

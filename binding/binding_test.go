@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -542,3 +543,68 @@ func TestUnknownTag(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestApply: Apply shows a changed tag anew, removes a tag that went and
+// leaves the others; a failing Apply leaves what it shows consistent for
+// the next.
+func TestApply(t *testing.T) {
+	r := newRig(t)
+	next := r.cfg
+	next.Devices = slices.Clone(r.cfg.Devices)
+	tags := slices.Clone(next.Devices[0].Tags)
+	tags[1].ScanClass = "slow"                       // Counter
+	tags[3].Description = "recipe name"              // Recipe
+	next.Devices[0].Tags = slices.Delete(tags, 4, 5) // no Level
+	if err := r.b.Apply(&next); err != nil {
+		t.Fatal(err)
+	}
+	for nid, want := range map[string]any{
+		"plc1.Counter.ScanClass": "slow (100 ms)",
+		"plc1.Temp.ScanClass":    "normal (10 ms)",
+		"plc1.Counter.Address":   "hr:0",
+	} {
+		if dv := r.read(ua.NewStringNodeID(2, nid), ua.AttributeIDValue); dv.Value.Value() != want {
+			t.Errorf("%s: %v %v, want %v", nid, dv.Status, dv.Value.Value(), want)
+		}
+	}
+	if dv := r.read(r.b.NodeID("plc1", "Recipe"), ua.AttributeIDDescription); dv.Value.Value() != (ua.LocalizedText{Locale: "en", Text: "recipe name"}) {
+		t.Errorf("Recipe's Description: %v", dv.Value.Value())
+	}
+	if r.as.Node(r.b.NodeID("plc1", "Level")) != nil {
+		t.Error("plc1.Level is still shown")
+	}
+	if r.as.Node(r.b.NodeID("io", "Lamp")) == nil {
+		t.Error("io.Lamp is gone")
+	}
+	// Level back: shown again; Counter as before.
+	if err := r.b.Apply(&r.cfg); err != nil {
+		t.Fatal(err)
+	}
+	if dv := r.read(ua.NewStringNodeID(2, "plc1.Level.Address"), ua.AttributeIDValue); dv.Value.Value() != "hr:20 (unit 7)" {
+		t.Errorf("Level's Address after it came back: %v %v", dv.Status, dv.Value.Value())
+	}
+	if dv := r.read(ua.NewStringNodeID(2, "plc1.Counter.ScanClass"), ua.AttributeIDValue); dv.Value.Value() != "fast (5 ms)" {
+		t.Errorf("Counter's ScanClass after the second Apply: %v", dv.Value.Value())
+	}
+	// A tag the engine does not have fails the Apply after the tags
+	// before it; the next Apply still knows what is shown.
+	bad := r.cfg
+	bad.Devices = slices.Clone(r.cfg.Devices)
+	bad.Devices[0].Tags = append(slices.Clone(r.cfg.Devices[0].Tags[:2]), config.Tag{Name: "Ghost", Type: config.Int16, Address: "hr:30", ScanClass: "fast", Access: config.Read})
+	bad.Devices[0].Tags = append(bad.Devices[0].Tags, r.cfg.Devices[0].Tags[2:]...)
+	bad.Devices[0].Tags[0].ScanClass = "slow" // Temp changes before the failure
+	if err := r.b.Apply(&bad); err == nil || !strings.Contains(err.Error(), "Ghost") {
+		t.Fatalf("Apply with a tag the engine lacks: %v", err)
+	}
+	if err := r.b.Apply(&r.cfg); err != nil {
+		t.Fatal(err)
+	}
+	for nid, want := range map[string]any{"plc1.Temp.ScanClass": "normal (10 ms)", "plc1.Setpoint.ScanClass": "slow (100 ms)"} {
+		if dv := r.read(ua.NewStringNodeID(2, nid), ua.AttributeIDValue); dv.Value.Value() != want {
+			t.Errorf("after the failed Apply, %s: %v %v, want %v", nid, dv.Status, dv.Value.Value(), want)
+		}
+	}
+	if r.as.Node(r.b.NodeID("plc1", "Ghost")) != nil {
+		t.Error("plc1.Ghost is shown")
+	}
+}
