@@ -96,10 +96,10 @@ type Engine struct {
 	devList atomic.Pointer[[]*device]
 	// Reconfigure: its changes to Run's goroutine, and the handles of the
 	// tags it ever had, by device and name (never reused for another;
-	// replaced, never changed: the layout's byName is the same map).
+	// replaced, never changed: the layout's names are the same).
 	reMu     sync.Mutex
 	reconf   chan *plan
-	handles  map[string]Handle
+	names    *tagNames
 	retiring []*device     // dropped devices whose last job is out
 	stopped  chan struct{} // closed when Run has ended
 
@@ -223,7 +223,6 @@ func New(cfg Config) (*Engine, error) {
 		writeTimeout:   cfg.WriteTimeout,
 		preciseWake:    cfg.PreciseWake,
 		ownThreadWait:  cfg.OwnThreadWait,
-		handles:        make(map[string]Handle, len(cfg.Tags)),
 		reconf:         make(chan *plan),
 		stopped:        make(chan struct{}),
 	}
@@ -301,11 +300,6 @@ func New(cfg Config) (*Engine, error) {
 		if t.Scan == 0 {
 			t.Scan = e.period
 		}
-		key := tagKey(t.Device, t.Name)
-		if _, dup := e.handles[key]; dup {
-			return nil, fmt.Errorf("plc: tag %s.%s: Name used twice in the device", t.Device, t.Name)
-		}
-		e.handles[key] = Handle(i)
 		e.tagDev[i] = int32(di)
 		d := e.devs[di]
 		d.handles = append(d.handles, Handle(i))
@@ -315,6 +309,10 @@ func New(cfg Config) (*Engine, error) {
 			e.work.slot[i] = int32(len(e.work.strs))
 			e.work.strs = append(e.work.strs, "")
 		}
+	}
+	var dup *Tag
+	if e.names, dup = newTagNames(e.tags, nil); dup != nil {
+		return nil, fmt.Errorf("plc: tag %s.%s: Name used twice in the device", dup.Device, dup.Name)
 	}
 	for _, d := range e.devs {
 		if err := e.bindDevice(d, e.tags); err != nil {
@@ -360,11 +358,7 @@ func (e *Engine) Tag(h Handle) Tag {
 // Lookup returns the handle of the tag device.name.
 func (e *Engine) Lookup(device, name string) (Handle, bool) {
 	l := e.lay.Load()
-	h, ok := l.byName[tagKey(device, name)]
-	if !ok || int(h) >= len(l.tags) || l.tags[h].Device == "" { // removed
-		return 0, false
-	}
-	return h, true
+	return l.names.find(l.tags, device, name)
 }
 
 // Image returns the newest image, to keep as long as the caller likes. It

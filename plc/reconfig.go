@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -15,15 +14,15 @@ import (
 // layout is the tags and their names as goroutines other than Run's see
 // them (Tag, Lookup, Write): replaced whole, never changed.
 type layout struct {
-	tags   []Tag
-	byName map[string]Handle // Engine.handles: also of tags removed (tags[h].Device "")
+	tags  []Tag
+	names *tagNames // Engine.names
 }
 
 // resultSlack is room in the results channel beyond one per device, for
 // devices a Reconfigure adds.
 const resultSlack = 64
 
-// tagKey is the key of tag name of device in Engine.handles.
+// tagKey is the key of tag name of device in maps by name.
 func tagKey(device, name string) string { return device + "\x00" + name }
 
 // newDevice returns Run's state for dc, without tags.
@@ -64,7 +63,7 @@ func (e *Engine) bindDevice(d *device, tags []Tag) error {
 // publishLayout makes the current tags and devices those that other
 // goroutines see.
 func (e *Engine) publishLayout() {
-	e.lay.Store(&layout{tags: e.tags, byName: e.handles})
+	e.lay.Store(&layout{tags: e.tags, names: e.names})
 	devs := slices.Clone(e.devs)
 	e.devList.Store(&devs)
 }
@@ -79,11 +78,11 @@ func sameTag(a, b *Tag) bool {
 
 // plan is a change prepared by Reconfigure for Run's goroutine.
 type plan struct {
-	tags    []Tag             // by handle
-	tagDev  []int32           // by handle
-	handles map[string]Handle // Engine.handles with the handles given now: a new map
-	devs    []*device
-	retire  []*device
+	tags   []Tag     // by handle
+	tagDev []int32   // by handle
+	names  *tagNames // Engine.names with the handles given now
+	devs   []*device
+	retire []*device
 	// keep[h]: tag h keeps its state (same definition, and it existed);
 	// else it starts again (Bad_WaitingForInitialData), or, not in use,
 	// is Bad_NodeIdUnknown.
@@ -153,7 +152,6 @@ func (e *Engine) Reconfigure(ctx context.Context, cfg Config) error {
 	}
 	assigned := make(map[string]Handle, len(cfg.Tags))
 	next := Handle(len(old.tags))
-	fresh := map[string]Handle{} // handles given in this call
 	newHandles := make([][]Handle, len(p.devs))
 	for i := range cfg.Tags {
 		t := cfg.Tags[i]
@@ -174,17 +172,14 @@ func (e *Engine) Reconfigure(ctx context.Context, cfg Config) error {
 		if _, dup := assigned[key]; dup {
 			return fmt.Errorf("plc: tag %s.%s: Name used twice in the device", t.Device, t.Name)
 		}
-		h, ok := e.handles[key]
+		h, ok := old.names.handle(old.tags, t.Device, t.Name)
 		if !ok {
 			h = next
 			next++
-			fresh[key] = h
 		}
 		assigned[key] = h
 		newHandles[di] = append(newHandles[di], h)
 	}
-	p.handles = maps.Clone(e.handles)
-	maps.Copy(p.handles, fresh)
 	n := int(next)
 	p.tags = make([]Tag, n)
 	p.tagDev = make([]int32, n)
@@ -202,6 +197,7 @@ func (e *Engine) Reconfigure(ctx context.Context, cfg Config) error {
 		p.tagDev[h] = int32(devIdx[t.Device])
 		p.keep[h] = int(h) < len(old.tags) && old.tags[h].Device != "" && sameTag(&old.tags[h], &t)
 	}
+	p.names, _ = old.names.next(old.tags, p.tags) // no duplicates: assigned
 	for i, d := range p.devs {
 		if kept[d] {
 			same := slices.Equal(d.handles, newHandles[i])
@@ -285,7 +281,7 @@ func (e *Engine) applyPlan(ctx context.Context, p *plan) {
 	}
 	e.work = tagState{entries: entries, slot: slot, strs: strs}
 	e.lastStr = lastStr
-	e.tags, e.tagDev, e.handles = p.tags, p.tagDev, p.handles
+	e.tags, e.tagDev, e.names = p.tags, p.tagDev, p.names
 
 	now := time.Now().UnixNano()
 	for h := range p.tags {
