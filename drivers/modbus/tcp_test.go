@@ -70,7 +70,7 @@ func TestTCPAgainstSlaveAllTypes(t *testing.T) {
 			a += uint16(p.Span())
 		}
 	}
-	scaled := Point{Unit: 1, Area: HoldingRegisters, Address: a, Type: Int16, Scale: Scaling{Raw: Range{0, 1000}, EU: Range{0, 100}}}
+	scaled := Point{Unit: 1, Area: HoldingRegisters, Address: a, Type: Int16, Scale: &Scaling{Raw: Range{0, 1000}, EU: Range{0, 100}}}
 	cases = append(cases, tc{scaled, FloatValue(Float64, 42.5)})
 	cases = append(cases, tc{Point{Unit: 1, Area: Coils, Address: 7, Type: Bool}, BoolValue(true)})
 	for _, x := range cases {

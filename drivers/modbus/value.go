@@ -164,8 +164,8 @@ type Scaling struct {
 	EU  Range
 }
 
-// Enabled reports whether s scales.
-func (s Scaling) Enabled() bool { return s.Raw.Low != s.Raw.High }
+// Enabled reports whether s scales; a nil s does not.
+func (s *Scaling) Enabled() bool { return s != nil && s.Raw.Low != s.Raw.High }
 
 // EURange returns the engineering range (the OPC UA EURange property).
 func (s Scaling) EURange() Range { return s.EU }
@@ -188,14 +188,14 @@ func (s Scaling) ToRaw(eu float64) float64 {
 
 // Point is one tag's place in a device: where it is, how it is encoded.
 type Point struct {
-	Unit    uint8  // Modbus unit (slave) id
-	Area    Area   // data area
-	Address uint16 // 0-based protocol address of the first register or bit
-	Type    Type   // data type
-	Bit     uint8  // Type Bit: bit number 0..15 of the register (0 = least significant)
-	Len     uint16 // Type String: length in registers (2 characters each)
-	Order   Order  // OrderDefault: the device's order
-	Scale   Scaling
+	Unit    uint8    // Modbus unit (slave) id
+	Area    Area     // data area
+	Address uint16   // 0-based protocol address of the first register or bit
+	Type    Type     // data type
+	Bit     uint8    // Type Bit: bit number 0..15 of the register (0 = least significant)
+	Len     uint16   // Type String: length in registers (2 characters each)
+	Order   Order    // OrderDefault: the device's order
+	Scale   *Scaling // nil: none; behind a pointer, since few points scale (24 bytes a point, not 48)
 }
 
 // Span returns the number of registers (register areas) or bits (bit areas)

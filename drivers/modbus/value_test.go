@@ -188,7 +188,7 @@ func TestScaling(t *testing.T) {
 	if got := s2.ToEU(12); got != 0 {
 		t.Errorf("ToEU(12) = %v", got)
 	}
-	p := Point{Area: InputRegisters, Type: Int16, Scale: Scaling{Raw: Range{-32768, 32767}, EU: Range{-1, 1}}}
+	p := Point{Area: InputRegisters, Type: Int16, Scale: &Scaling{Raw: Range{-32768, 32767}, EU: Range{-1, 1}}}
 	v, _ := p.DecodeRegisters(regsOf(0x7FFF), ABCD)
 	if v.Type() != Float64 || v.Float64() != 1 {
 		t.Errorf("scaled decode %v", v)
@@ -202,7 +202,7 @@ func TestScaling(t *testing.T) {
 	if _, err := p.EncodeRegisters(nil, FloatValue(Float64, 1.1), ABCD, 0); !errors.Is(err, status.BadOutOfRange) {
 		t.Errorf("scaled encode 1.1: %v", err)
 	}
-	if (Scaling{}).Enabled() || (Scaling{}).ToEU(3) != 3 {
+	if (&Scaling{}).Enabled() || (*Scaling)(nil).Enabled() || (Scaling{}).ToEU(3) != 3 {
 		t.Error("zero scaling")
 	}
 }
@@ -249,7 +249,7 @@ func decodeBenchPoints() []Point {
 		tp := types[i%len(types)]
 		p := Point{Area: HoldingRegisters, Address: uint16(addr), Type: tp, Bit: uint8(i % 16)}
 		if i%5 == 0 {
-			p.Scale = Scaling{Raw: Range{0, 1000}, EU: Range{0, 100}}
+			p.Scale = &Scaling{Raw: Range{0, 1000}, EU: Range{0, 100}}
 		}
 		if addr+p.Span() > 125 {
 			addr = 0

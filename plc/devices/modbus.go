@@ -45,7 +45,8 @@ const blockSplit plc.Status = 1
 type modbusDevice struct {
 	inline  bool
 	name    string
-	cfg     []cfgPoint // the device's configured tags (Bind looks them up)
+	cfg     []cfgPoint    // the device's configured tags (Bind looks them up)
+	cfgErr  map[int]error // why cfg[i] has no point, for the few that have none
 	def     modbus.Order
 	timeout time.Duration
 	popt    modbus.PlanOptions
@@ -107,7 +108,13 @@ func newModbus(d *config.Device, s modbusSettings) (*modbusDevice, error) {
 	for i := range d.Tags {
 		t := &d.Tags[i]
 		m.cfg[i] = cfgPoint{name: t.Name, address: t.Address}
-		m.cfg[i].p, m.cfg[i].err = m.point(t)
+		var err error
+		if m.cfg[i].p, err = m.point(t); err != nil {
+			if m.cfgErr == nil {
+				m.cfgErr = map[int]error{}
+			}
+			m.cfgErr[i] = err
+		}
 	}
 	units := make([]uint8, 0, len(s.units))
 	for u := range s.units {
@@ -122,12 +129,11 @@ func newModbus(d *config.Device, s modbusSettings) (*modbusDevice, error) {
 	return m, nil
 }
 
-// cfgPoint is what Bind needs of a configured tag: its point (or why it
-// has none) and its address.
+// cfgPoint is what Bind needs of a configured tag: its point (or, in
+// modbusDevice.cfgErr, why it has none) and its address.
 type cfgPoint struct {
 	name, address string
 	p             modbus.Point
-	err           error
 }
 
 // point returns the modbus.Point of a configured tag.
@@ -160,7 +166,7 @@ func (m *modbusDevice) point(t *config.Tag) (modbus.Point, error) {
 		return p, fmt.Errorf("order: %w", err)
 	}
 	if s := t.Scaling; s != nil {
-		p.Scale = modbus.Scaling{Raw: modbus.Range{Low: s.RawMin, High: s.RawMax}, EU: modbus.Range{Low: s.EUMin, High: s.EUMax}}
+		p.Scale = &modbus.Scaling{Raw: modbus.Range{Low: s.RawMin, High: s.RawMax}, EU: modbus.Range{Low: s.EUMin, High: s.EUMax}}
 	}
 	if err := p.Validate(); err != nil {
 		return p, fmt.Errorf("address: %w", err)
@@ -173,25 +179,26 @@ func (m *modbusDevice) point(t *config.Tag) (modbus.Point, error) {
 func (m *modbusDevice) Bind(bound []plc.BoundTag) error {
 	tags := make([]mtag, 0, len(bound))
 	points := make([]modbus.Point, 0, len(bound))
-	cfg := make(map[string]*cfgPoint, len(m.cfg))
+	cfg := make(map[string]int, len(m.cfg))
 	for i := range m.cfg {
-		cfg[m.cfg[i].name] = &m.cfg[i]
+		cfg[m.cfg[i].name] = i
 	}
 	var errs []error
 	for _, b := range bound {
 		tp := "devices[" + m.name + "].tags[" + b.Tag.Name + "]"
-		t, ok := cfg[b.Tag.Name]
+		i, ok := cfg[b.Tag.Name]
 		if !ok {
 			errs = append(errs, fmt.Errorf("%s: not in the device's configuration", tp))
 			continue
 		}
+		t := &m.cfg[i]
 		if t.address != b.Tag.Address {
 			errs = append(errs, fmt.Errorf("%s.address: %q bound, %q configured", tp, b.Tag.Address, t.address))
 			continue
 		}
 		p := t.p
-		if t.err != nil {
-			errs = append(errs, fmt.Errorf("%s.%w", tp, t.err))
+		if err := m.cfgErr[i]; err != nil {
+			errs = append(errs, fmt.Errorf("%s.%w", tp, err))
 			continue
 		}
 		ci, ok := m.byUnit[p.Unit]
