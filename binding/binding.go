@@ -220,7 +220,7 @@ func (im *imageSnapshot) Value(h uint32, dv *ua.DataValue) {
 	s := (*plc.Image)(im).Sample(plc.Handle(h))
 	setVariant(&dv.Value, s.Value)
 	dv.Status = s.Status
-	dv.SourceTimestamp = s.Time
+	dv.SourceTimestamp = s.Timestamp()
 }
 
 // setVariant makes v the Variant of x (null for an Invalid x), without

@@ -286,7 +286,7 @@ func TestReadIsImage(t *testing.T) {
 	// qemu) is merged in a later image: wait for the first samples.
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
 		im := r.e.Image()
-		if !im.Sample(temp).Time.IsZero() && !im.Sample(cnt).Time.IsZero() && !im.Sample(rec).Time.IsZero() {
+		if !im.Sample(temp).Timestamp().IsZero() && !im.Sample(cnt).Timestamp().IsZero() && !im.Sample(rec).Timestamp().IsZero() {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -304,8 +304,8 @@ func TestReadIsImage(t *testing.T) {
 		if dv.Status != status.Good || !dv.Value.Equal(ua.MustVariant(c.v)) {
 			t.Errorf("%s: %v %v, want Good %v", c.tag, dv.Status, dv.Value, c.v)
 		}
-		if dv.SourceTimestamp.IsZero() || dv.SourceTimestamp.After(s.Time) {
-			t.Errorf("%s: source timestamp %v, image's now %v", c.tag, dv.SourceTimestamp, s.Time)
+		if dv.SourceTimestamp.IsZero() || dv.SourceTimestamp.After(s.Timestamp()) {
+			t.Errorf("%s: source timestamp %v, image's now %v", c.tag, dv.SourceTimestamp, s.Timestamp())
 		}
 	}
 
@@ -319,8 +319,8 @@ func TestReadIsImage(t *testing.T) {
 	dv := r.read(r.b.NodeID("plc1", "Counter"), ua.AttributeIDValue)
 	s := r.e.Image().Sample(cnt)
 	if dv.Status != status.UncertainLastUsableValue || dv.Status != ua.StatusCode(s.Status) ||
-		!dv.Value.Equal(ua.MustVariant(uint32(42))) || !dv.SourceTimestamp.Equal(s.Time) {
-		t.Errorf("Counter of a silent device: %v %v %v; image %v %v %v", dv.Status, dv.Value, dv.SourceTimestamp, s.Status, s.Value, s.Time)
+		!dv.Value.Equal(ua.MustVariant(uint32(42))) || !dv.SourceTimestamp.Equal(s.Timestamp()) {
+		t.Errorf("Counter of a silent device: %v %v %v; image %v %v %v", dv.Status, dv.Value, dv.SourceTimestamp, s.Status, s.Value, s.Timestamp())
 	}
 	// A Bad tag status: no value.
 	r.plc1.SetError(nil)

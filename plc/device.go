@@ -62,8 +62,18 @@ type BoundTag struct {
 type Sample struct {
 	Value  Value
 	Status Status
-	// Time is the source timestamp; zero means the time Poll returned.
-	Time time.Time
+	// Time is the source timestamp in Unix nanoseconds; 0 means the time
+	// Poll returned. (Not a time.Time: a device's buffer of samples, one
+	// per tag, takes 48 bytes a tag, not 64.)
+	Time int64
+}
+
+// Timestamp returns s's source timestamp, zero for none.
+func (s Sample) Timestamp() time.Time {
+	if s.Time == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, s.Time)
 }
 
 // DeviceStats are a driver's statistics, passed through to Diagnostics.

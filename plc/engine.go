@@ -965,8 +965,8 @@ func (e *Engine) merge(j *job) {
 func (e *Engine) apply(h Handle, s *Sample, endNs int64) {
 	m := &e.meta[h]
 	ts := endNs
-	if !s.Time.IsZero() {
-		ts = s.Time.UnixNano()
+	if s.Time != 0 {
+		ts = s.Time
 	}
 	st := s.Status
 	switch {

@@ -104,7 +104,7 @@ func TestInitialImage(t *testing.T) {
 		t.Fatalf("initial image: cycle %d, len %d, time %v", im.Cycle(), im.Len(), im.Time())
 	}
 	for h := range plc.Handle(2) {
-		if s := im.Sample(h); s.Status != status.BadWaitingForInitialData || s.Value.Type() != plc.Invalid || !s.Time.IsZero() {
+		if s := im.Sample(h); s.Status != status.BadWaitingForInitialData || s.Value.Type() != plc.Invalid || !s.Timestamp().IsZero() {
 			t.Errorf("tag %d: %+v", h, s)
 		}
 	}
@@ -199,8 +199,8 @@ func TestSlowDeviceDoesNotDelayOther(t *testing.T) {
 				t.Errorf("image %d: cycle %d at %v", i, im.Cycle(), c.ms(im.Time()))
 			}
 			// The fast device answers in its own cycle.
-			if s := im.Sample(hf); s.Status != status.Good || !s.Time.Equal(im.Time()) {
-				t.Errorf("cycle %d: fast tag %v at %v", im.Cycle(), s.Status, c.ms(s.Time))
+			if s := im.Sample(hf); s.Status != status.Good || !s.Timestamp().Equal(im.Time()) {
+				t.Errorf("cycle %d: fast tag %v at %v", im.Cycle(), s.Status, c.ms(s.Timestamp()))
 			}
 		}
 		// The slow device: polled in cycles 1, 4, 7, ..., 19 (every 15 ms),
@@ -208,8 +208,8 @@ func TestSlowDeviceDoesNotDelayOther(t *testing.T) {
 		if s := images[2].Sample(hs); s.Status != status.BadWaitingForInitialData {
 			t.Errorf("cycle 3: slow tag %v", s.Status)
 		}
-		if s := images[3].Sample(hs); s.Status != status.Good || c.ms(s.Time) != 12*ms {
-			t.Errorf("cycle 4: slow tag %v at %v, want Good at 12ms", s.Status, c.ms(s.Time))
+		if s := images[3].Sample(hs); s.Status != status.Good || c.ms(s.Timestamp()) != 12*ms {
+			t.Errorf("cycle 4: slow tag %v at %v, want Good at 12ms", s.Status, c.ms(s.Timestamp()))
 		}
 		if got := fakes["slow"].Polls(); got != 7 {
 			t.Errorf("slow device: %d polls, want 7", got)
@@ -294,9 +294,9 @@ func TestQuality(t *testing.T) {
 		check := func(h plc.Handle, st plc.Status, v plc.Value, ts time.Duration) {
 			t.Helper()
 			s := e.Image().Sample(h)
-			if s.Status != st || !s.Value.Equal(v) || c.ms(s.Time) != ts {
+			if s.Status != st || !s.Value.Equal(v) || c.ms(s.Timestamp()) != ts {
 				t.Errorf("at %v: tag %d: %v %v(%v) at %v; want %v %v(%v) at %v", c.ms(time.Now()), h,
-					s.Status, s.Value.Type(), s.Value, c.ms(s.Time), st, v.Type(), v, ts)
+					s.Status, s.Value.Type(), s.Value, c.ms(s.Timestamp()), st, v.Type(), v, ts)
 			}
 		}
 		none := plc.Value{}
@@ -431,7 +431,7 @@ func TestWrite(t *testing.T) {
 			t.Errorf("device got %+v", w)
 		}
 		im := e.Image()
-		if s := im.Sample(hsp); im.Cycle() != 3 || s.Status != status.Good || !s.Value.Equal(plc.Float32Value(2.5)) || c.ms(s.Time) != 10*ms {
+		if s := im.Sample(hsp); im.Cycle() != 3 || s.Status != status.Good || !s.Value.Equal(plc.Float32Value(2.5)) || c.ms(s.Timestamp()) != 10*ms {
 			t.Errorf("cycle %d: %+v, want 2.5 read back in cycle 3", im.Cycle(), s)
 		}
 
@@ -536,13 +536,13 @@ func TestPollTimeout(t *testing.T) {
 			t.Errorf("before the timeout: %+v", s)
 		}
 		c.at(43 * ms) // cycle 9 (40 ms) waited 2.5 ms for its own poll, which hangs again
-		if s := e.Image().Sample(0); s.Status != status.UncertainLastUsableValue || c.ms(s.Time) != 0 {
+		if s := e.Image().Sample(0); s.Status != status.UncertainLastUsableValue || c.ms(s.Timestamp()) != 0 {
 			t.Errorf("after the timeout: %+v", s)
 		}
 		f.SetDelay(0) // the poll started at 40 ms still times out, at 72 ms
 		c.at(77 * ms)
-		if s := e.Image().Sample(0); s.Status != status.Good || c.ms(s.Time) != 75*ms {
-			t.Errorf("after recovery: %+v at %v", s, c.ms(s.Time))
+		if s := e.Image().Sample(0); s.Status != status.Good || c.ms(s.Timestamp()) != 75*ms {
+			t.Errorf("after recovery: %+v at %v", s, c.ms(s.Timestamp()))
 		}
 		if st := f.Stats(); st.Timeouts != 2 {
 			t.Errorf("driver timeouts %d, want 2", st.Timeouts)
@@ -569,7 +569,7 @@ func TestWriteReadBack(t *testing.T) {
 		e.Write(1, plc.UInt16Value(11), nil)
 		c.at(12 * ms)
 		stop()
-		if s := e.Image().Sample(0); !s.Value.Equal(plc.UInt16Value(10)) || c.ms(s.Time) != 10*ms {
+		if s := e.Image().Sample(0); !s.Value.Equal(plc.UInt16Value(10)) || c.ms(s.Timestamp()) != 10*ms {
 			t.Errorf("slow tag after the write: %+v", s)
 		}
 		log := f.PollLog()

@@ -152,11 +152,7 @@ func (im *Image) Len() int { return len(im.state.entries) }
 // be below Len.
 func (im *Image) Sample(h Handle) Sample {
 	e := &im.state.entries[h]
-	s := Sample{Value: im.state.value(h), Status: e.status}
-	if e.ts != 0 {
-		s.Time = time.Unix(0, e.ts)
-	}
-	return s
+	return Sample{Value: im.state.value(h), Status: e.status, Time: e.ts}
 }
 
 // Value returns tag h's value.

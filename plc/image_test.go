@@ -319,7 +319,7 @@ func TestChanged(t *testing.T) {
 		if v := images[0].Value(2); v.Text() != "hello" || images[0].Value(3).Text() != "world" || images[2].Value(3).Text() != "there" {
 			t.Errorf("texts %q %q %q", v.Text(), images[0].Value(3).Text(), images[2].Value(3).Text())
 		}
-		if s := images[3].Sample(0); s.Status != status.BadDeviceFailure || c.ms(s.Time) != 15*ms {
+		if s := images[3].Sample(0); s.Status != status.BadDeviceFailure || c.ms(s.Timestamp()) != 15*ms {
 			t.Errorf("tag 0 in cycle 4: %+v", s)
 		}
 	})
@@ -339,7 +339,7 @@ func TestStringLastUsable(t *testing.T) {
 		f.Set(0, plc.StringValue("never read"))
 		c.at(7 * ms)
 		stop()
-		if s := e.Image().Sample(0); s.Status != status.UncertainLastUsableValue || s.Value.Text() != "last words" || c.ms(s.Time) != 0 {
+		if s := e.Image().Sample(0); s.Status != status.UncertainLastUsableValue || s.Value.Text() != "last words" || c.ms(s.Timestamp()) != 0 {
 			t.Errorf("%+v", s)
 		}
 	})

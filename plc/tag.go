@@ -28,26 +28,27 @@ func (a Access) String() string {
 	return "read"
 }
 
-// Tag is one process variable as the engine sees it.
+// Tag is one process variable as the engine sees it. (Its fields are in
+// the order that packs them: 80 bytes.)
 type Tag struct {
 	// Device is the name of the device (Config.Devices) that serves it.
 	Device string
 	// Name is unique within its device.
 	Name string
+	// Address is for the driver only (a Modbus register, a GPIO line
+	// name); the engine does not look at it.
+	Address string
+	// Scan is the tag's scan class: how often it is read, a positive
+	// multiple of Config.Period; 0 is every cycle.
+	Scan time.Duration
+	// WriteMin and WriteMax, when set, bound the numbers Engine.Write
+	// accepts: a value beyond them is Bad_OutOfRange, never clamped.
+	WriteMin, WriteMax *float64
 	// Type is the type of the values in the image; drivers deliver
 	// Values of this type.
 	Type Type
 	// Access says whether Engine.Write accepts writes to it.
 	Access Access
-	// Scan is the tag's scan class: how often it is read, a positive
-	// multiple of Config.Period; 0 is every cycle.
-	Scan time.Duration
-	// Address is for the driver only (a Modbus register, a GPIO line
-	// name); the engine does not look at it.
-	Address string
-	// WriteMin and WriteMax, when set, bound the numbers Engine.Write
-	// accepts: a value beyond them is Bad_OutOfRange, never clamped.
-	WriteMin, WriteMax *float64
 	// NonFinite lets Engine.Write accept NaN and ±Inf for a float tag;
 	// without it they are Bad_OutOfRange (a PLC rarely expects them).
 	NonFinite bool
