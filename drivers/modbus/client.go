@@ -59,7 +59,7 @@ type boundTransporter struct {
 func (b *boundTransporter) Send(adu []byte) ([]byte, error) { return b.l.send(b.ctx, adu) }
 
 // Client talks to one device (one unit id) over a link, using goburrow's
-// framing (its TCP or RTU packager) through modbus.NewClient2 with this
+// framing (its RTU packager; for TCP tcpFraming) through modbus.NewClient2 with this
 // package's transports. Every call takes a context whose deadline bounds
 // the transaction. A Client is safe for concurrent use; transactions of all
 // Clients of one link run one after another, in the order they asked (a

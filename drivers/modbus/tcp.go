@@ -86,16 +86,17 @@ func NewTCP(cfg TCPConfig) *TCP {
 }
 
 // Client returns the Client for unit id unit on this link (the same one for
-// the same unit). Its framing is goburrow's TCP packager.
+// the same unit). Its framing is goburrow's MBAP framing, with buffers
+// that it reuses (tcpFraming).
 func (t *TCP) Client(unit uint8) *Client {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if c, ok := t.ctxs[unit]; ok {
 		return c
 	}
-	h := gb.NewTCPClientHandler(t.cfg.Address) // used only as Packager
+	h := gb.NewTCPClientHandler(t.cfg.Address) // used only for Verify
 	h.SlaveId = unit
-	c := newClient(t, unit, h)
+	c := newClient(t, unit, &tcpFraming{gb: h})
 	t.ctxs[unit] = c
 	return c
 }
