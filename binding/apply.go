@@ -73,7 +73,7 @@ func (b *Binding) removeDeviceProperties(name string) {
 // by the tags of its scan class (tagProps), or, for a tag with a unit id
 // or a bit, whose Address says so (or one whose engine's address is not
 // its own), Address appended to props and ScanClass from the set.
-func (b *Binding) tagProperties(props []addrspace.Property, cfg *config.Config, t *config.Tag, engineAddr string) ([]addrspace.Property, addrspace.PropertySet) {
+func (b *Binding) tagProperties(props []addrspace.Property, cfg *config.Config, t *config.Tag, engineAddr string) ([]addrspace.Property, *tagProps) {
 	own := t.Unit != nil || t.Bit != nil || engineAddr != t.Address
 	if own {
 		addr := t.Address

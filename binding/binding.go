@@ -40,8 +40,10 @@ type Binding struct {
 	// diagDevs are the devices of the Diagnostics folder, in the order of
 	// their handles.
 	diagDevs []string
-	// tagProps are the property sets of the tags.
+	// tagProps are the property sets of the tags, classes their
+	// Variables' classes.
 	tagProps map[tagPropsKey]*tagProps
+	classes  map[tagClassKey]*addrspace.VariableClass
 }
 
 // New adds the tags of cfg, served by e, and the Diagnostics object to as.
@@ -128,16 +130,12 @@ func (b *Binding) addTag(cfg *config.Config, d *config.Device, t *config.Tag, fo
 		scan = b.e.Period()
 	}
 	v := &addrspace.Variable{
-		Name:                    t.Name,
-		Description:             describe(t.Description),
-		DataType:                dt,
-		AccessLevel:             access,
-		MinimumSamplingInterval: ms(scan),
-		Source:                  b.src,
-		Handle:                  uint32(h),
-	}
-	if pt.Access == plc.ReadWrite {
-		v.Sink = b.sink
+		Name:        t.Name,
+		Description: describe(t.Description),
+		DataType:    dt,
+		AccessLevel: access,
+		Source:      b.src,
+		Handle:      uint32(h),
 	}
 	if t.Units != "" {
 		u, ok := config.LookupUnit(t.Units)
@@ -156,11 +154,39 @@ func (b *Binding) addTag(cfg *config.Config, d *config.Device, t *config.Tag, fo
 		r := &ua.Range{Low: s.EUMin, High: s.EUMax}
 		v.Properties = append(v.Properties, addrspace.Property{Name: ua.QualifiedName{Name: "EURange"}, DataType: id.Range, Value: ua.MustVariant(ua.ExtensionObject{Body: r})})
 	}
-	v.Properties, v.Shared = b.tagProperties(v.Properties, cfg, t, pt.Address)
+	var set *tagProps
+	v.Properties, set = b.tagProperties(v.Properties, cfg, t, pt.Address)
+	v.Class = b.tagClass(ms(scan), pt.Access == plc.ReadWrite, set)
 	v.Properties = slices.Clip(v.Properties)
 	// A Variable held by the device folder: no node, references or table
 	// entry of its own (docs/binding.md).
 	return b.as.AddVariable(folder, v)
+}
+
+// tagClassKey tells the classes of the tags' Variables apart.
+type tagClassKey struct {
+	interval float64 // MinimumSamplingInterval
+	write    bool
+	set      *tagProps
+}
+
+// tagClass returns the class of the tags' Variables with sampling
+// interval interval, written through to the engine if write, with the
+// properties of set.
+func (b *Binding) tagClass(interval float64, write bool, set *tagProps) *addrspace.VariableClass {
+	k := tagClassKey{interval: interval, write: write, set: set}
+	if c := b.classes[k]; c != nil {
+		return c
+	}
+	c := &addrspace.VariableClass{MinimumSamplingInterval: interval, Shared: set}
+	if write {
+		c.Sink = b.sink
+	}
+	if b.classes == nil {
+		b.classes = make(map[tagClassKey]*addrspace.VariableClass)
+	}
+	b.classes[k] = c
+	return c
 }
 
 // addPropertyAs adds the static property nid, named bn, to owner.

@@ -22,11 +22,9 @@ type Variable struct {
 	Name        string            // not empty, without "."
 	Description *ua.LocalizedText // nil for none
 	Properties  []Property
-	// Shared, when set, serves more properties, after Properties.
-	Shared                  PropertySet
-	MinimumSamplingInterval float64
-	// Sink, when set, receives the Writes of the Value (with Handle).
-	Sink        ValueSink
+	// Class is what the Variable has alike with others; nil is the zero
+	// VariableClass.
+	Class       *VariableClass
 	Source      SourceID // serves the value with Handle; not 0
 	Handle      uint32
 	DataType    uint32 // a DataType of namespace 0
@@ -36,13 +34,38 @@ type Variable struct {
 	since int64  // when it entered the space (Unix ns): Shared's SourceTimestamp
 }
 
+// VariableClass is what many held Variables have alike (a gateway's tags
+// of one scan class), kept once for all of them: a Variable takes 96
+// bytes with it. The Space does not change it.
+type VariableClass struct {
+	MinimumSamplingInterval float64
+	// Sink, when set, receives the Writes of the Value (with the
+	// Variable's Handle).
+	Sink ValueSink
+	// Shared, when set, serves more properties, after the Variable's
+	// Properties.
+	Shared PropertySet
+}
+
+// zeroClass is the class of a Variable without one.
+var zeroClass VariableClass
+
+// class returns v's class.
+func (v *Variable) class() *VariableClass {
+	if v.Class == nil {
+		return &zeroClass
+	}
+	return v.Class
+}
+
 // numProps returns the number of v's properties: its Properties, then
 // Shared's.
 func (v *Variable) numProps() int {
-	if v.Shared == nil {
+	sh := v.class().Shared
+	if sh == nil {
 		return len(v.Properties)
 	}
-	return len(v.Properties) + len(v.Shared.PropertyNames())
+	return len(v.Properties) + len(sh.PropertyNames())
 }
 
 // propName returns the name of v's property i (below numProps).
@@ -50,7 +73,7 @@ func (v *Variable) propName(i int) string {
 	if i < len(v.Properties) {
 		return v.Properties[i].Name.Name
 	}
-	return v.Shared.PropertyNames()[i-len(v.Properties)].Name.Name
+	return v.class().Shared.PropertyNames()[i-len(v.Properties)].Name.Name
 }
 
 // prop returns v's property i (below numProps), its value asked of Shared
@@ -60,8 +83,9 @@ func (v *Variable) prop(i int) Property {
 		return v.Properties[i]
 	}
 	i -= len(v.Properties)
-	pn := &v.Shared.PropertyNames()[i]
-	return Property{Name: pn.Name, DataType: pn.DataType, Value: v.Shared.PropertyValue(v.Handle, i), since: v.since}
+	sh := v.class().Shared
+	pn := &sh.PropertyNames()[i]
+	return Property{Name: pn.Name, DataType: pn.DataType, Value: sh.PropertyValue(v.Handle, i), since: v.since}
 }
 
 // Namespace-0 ids of held Variables.
@@ -104,8 +128,8 @@ func (s *Space) AddVariable(holder ua.NodeID, v *Variable) error {
 	}
 	now := s.clock()
 	all := v.Properties
-	if v.Shared != nil {
-		names := v.Shared.PropertyNames()
+	if sh := v.class().Shared; sh != nil {
+		names := sh.PropertyNames()
 		all = make([]Property, len(v.Properties), len(v.Properties)+len(names))
 		copy(all, v.Properties)
 		for _, pn := range names {
@@ -150,9 +174,10 @@ func (s *Space) variableNode(h *Node, v *Variable, n *Node) {
 		n.Description = *v.Description
 	}
 	n.DataType.Numeric = v.DataType
-	n.MinimumSamplingInterval = v.MinimumSamplingInterval
+	c := v.class()
+	n.MinimumSamplingInterval = c.MinimumSamplingInterval
 	n.Source, n.Handle, n.AccessLevel = v.Source, v.Handle, v.AccessLevel
-	n.Sink = v.Sink
+	n.Sink = c.Sink
 	n.Properties = v.Properties // Shared's: heldNode
 	n.owner = h
 	n.heldVar = v
@@ -163,7 +188,7 @@ func (s *Space) variableNode(h *Node, v *Variable, n *Node) {
 func (s *Space) heldNode(h *Node, v *Variable) *Node {
 	n := new(Node)
 	s.variableNode(h, v, n)
-	if v.Shared != nil {
+	if v.class().Shared != nil {
 		n.Properties = make([]Property, v.numProps())
 		for i := range n.Properties {
 			n.Properties[i] = v.prop(i)

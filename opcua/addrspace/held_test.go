@@ -18,7 +18,7 @@ func heldFixture(t *testing.T) (*fixture, *sinkRecorder) {
 	rw := uint8(ua.AccessLevelTypeCurrentRead | ua.AccessLevelTypeCurrentWrite)
 	for _, v := range []*Variable{
 		{Name: "H1", Description: &ua.LocalizedText{Locale: "en", Text: "held one"}, DataType: id.Int64, AccessLevel: rw,
-			Source: f.sid, Handle: 1, Sink: sink, MinimumSamplingInterval: 5,
+			Source: f.sid, Handle: 1, Class: &VariableClass{Sink: sink, MinimumSamplingInterval: 5},
 			Properties: []Property{{Name: ua.QualifiedName{NamespaceIndex: f.ns, Name: "Address"}, DataType: id.String, Value: ua.MustVariant("HR 1")}}},
 		{Name: "H2", DataType: id.Int64, AccessLevel: 1, Source: f.sid, Handle: 2},
 	} {

@@ -26,7 +26,7 @@ type Property struct {
 }
 
 // PropertySet serves properties that many held Variables have alike
-// (Variable.Shared): the set's names and DataTypes, their values asked of
+// (VariableClass.Shared): the set's names and DataTypes, their values asked of
 // it with the Variable's Handle when read instead of stored with each
 // Variable. A gateway's tags, thousands of them, share a few such sets.
 type PropertySet interface {

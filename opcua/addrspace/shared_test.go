@@ -48,9 +48,9 @@ func TestSharedProperties(t *testing.T) {
 	f := newFixture(t)
 	set := newAddressSet(f.ns, 4)
 	for _, v := range []*Variable{
-		{Name: "S1", DataType: id.Int64, AccessLevel: 1, Source: f.sid, Handle: 1, Shared: set,
+		{Name: "S1", DataType: id.Int64, AccessLevel: 1, Source: f.sid, Handle: 1, Class: &VariableClass{Shared: set},
 			Properties: []Property{{Name: ua.QualifiedName{NamespaceIndex: f.ns, Name: "Unit"}, DataType: id.String, Value: ua.MustVariant("mm")}}},
-		{Name: "S2", DataType: id.Int64, AccessLevel: 1, Source: f.sid, Handle: 2, Shared: set},
+		{Name: "S2", DataType: id.Int64, AccessLevel: 1, Source: f.sid, Handle: 2, Class: &VariableClass{Shared: set}},
 	} {
 		if err := f.s.AddVariable(f.id("Plant"), v); err != nil {
 			t.Fatal(err)
@@ -117,7 +117,7 @@ func TestSharedProperties(t *testing.T) {
 
 	// A name twice (stored and shared), or a node where a shared property
 	// would be, is refused.
-	if err := f.s.AddVariable(f.id("Plant"), &Variable{Name: "S3", DataType: id.Int64, Source: f.sid, Handle: 3, Shared: set,
+	if err := f.s.AddVariable(f.id("Plant"), &Variable{Name: "S3", DataType: id.Int64, Source: f.sid, Handle: 3, Class: &VariableClass{Shared: set},
 		Properties: []Property{{Name: ua.QualifiedName{NamespaceIndex: f.ns, Name: "Class"}, DataType: id.String}}}); !errors.Is(err, ErrInvalidNode) {
 		t.Errorf("Class twice: %v", err)
 	}
