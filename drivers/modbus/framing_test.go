@@ -2,7 +2,6 @@ package modbus
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"testing"
 
@@ -57,18 +56,7 @@ func TestTCPFraming(t *testing.T) {
 		t.Errorf("Encode and Decode: %v allocations", a)
 	}
 
-	_, addr := startSlave(t)
-	link := NewTCP(TCPConfig{Address: addr})
-	defer link.Close()
-	c := link.Client(1)
-	buf := make([]byte, 0, 256)
-	ctx := context.Background()
-	read := func() {
-		var err error
-		if buf, err = c.Read(ctx, HoldingRegisters, 0, 10, buf); err != nil {
-			t.Fatal(err)
-		}
-	}
+	read := loopbackRead(t)
 	read()
 	if a := testing.AllocsPerRun(100, read); a > 2 {
 		t.Errorf("a Read: %v allocations, want goburrow's 2 (its request PDU and data)", a)

@@ -298,18 +298,25 @@ func TestTCPContextCancel(t *testing.T) {
 }
 
 func BenchmarkTCPReadLoopback(b *testing.B) {
-	_, addr := startSlave(b)
-	link := NewTCP(TCPConfig{Address: addr})
-	defer link.Close()
-	c := link.Client(1)
-	buf := make([]byte, 0, 256)
-	ctx := context.Background()
+	read := loopbackRead(b)
 	b.ReportAllocs()
 	for b.Loop() {
+		read()
+	}
+}
+
+// loopbackRead returns a read of 10 holding registers, over loopback TCP,
+// of a slave of its own, which fails tb if the read does.
+func loopbackRead(tb testing.TB) func() {
+	_, addr := startSlave(tb)
+	link := NewTCP(TCPConfig{Address: addr})
+	tb.Cleanup(func() { link.Close() })
+	c := link.Client(1)
+	buf := make([]byte, 0, 256)
+	return func() {
 		var err error
-		buf, err = c.Read(ctx, HoldingRegisters, 0, 10, buf)
-		if err != nil {
-			b.Fatal(err)
+		if buf, err = c.Read(context.Background(), HoldingRegisters, 0, 10, buf); err != nil {
+			tb.Fatal(err)
 		}
 	}
 }
