@@ -127,20 +127,12 @@ func (s *Space) AddVariable(holder ua.NodeID, v *Variable) error {
 		return fmt.Errorf("%w: %v: unknown source %d", ErrInvalidNode, id, v.Source)
 	}
 	now := s.clock()
-	all := v.Properties
+	var shared []PropertyName
 	if sh := v.class().Shared; sh != nil {
-		names := sh.PropertyNames()
-		all = make([]Property, len(v.Properties), len(v.Properties)+len(names))
-		copy(all, v.Properties)
-		for _, pn := range names {
-			all = append(all, Property{Name: pn.Name, DataType: pn.DataType})
-		}
+		shared = sh.PropertyNames()
 	}
-	if err := s.checkProperties(id.Namespace, id.Text, all, now); err != nil {
+	if err := s.checkProperties(id.Namespace, id.Text, v.Properties, shared, now); err != nil {
 		return err
-	}
-	for i := range v.Properties {
-		v.Properties[i].since = all[i].since
 	}
 	v.since = now.UnixNano()
 	v.id = id.Text

@@ -54,30 +54,40 @@ func (s *Space) addProperties(n *Node, now time.Time) error {
 	if n.ID.Type != ua.IDString {
 		return fmt.Errorf("%w: %v: properties need a string NodeId", ErrInvalidNode, n.ID)
 	}
-	return s.checkProperties(n.ID.Namespace, n.ID.Text, n.Properties, now)
+	return s.checkProperties(n.ID.Namespace, n.ID.Text, n.Properties, nil, now)
 }
 
 // checkProperties checks and completes props, of the node with string id
-// text in namespace ns, about to be added at time now.
-func (s *Space) checkProperties(ns uint16, text string, props []Property, now time.Time) error {
+// text in namespace ns, about to be added at time now, with the
+// properties named shared after them (a held Variable's class's).
+func (s *Space) checkProperties(ns uint16, text string, props []Property, shared []PropertyName, now time.Time) error {
 	owner := ua.NewStringNodeID(ns, text)
-	for i := range props {
-		p := &props[i]
-		if p.Name.Name == "" || strings.IndexByte(p.Name.Name, '.') >= 0 {
-			return fmt.Errorf("%w: %v: property name %q", ErrInvalidNode, owner, p.Name.Name)
+	nameOf := func(i int) (ua.QualifiedName, uint32) {
+		if i < len(props) {
+			return props[i].Name, props[i].DataType
+		}
+		pn := &shared[i-len(props)]
+		return pn.Name, pn.DataType
+	}
+	for i := range len(props) + len(shared) {
+		name, dataType := nameOf(i)
+		if name.Name == "" || strings.IndexByte(name.Name, '.') >= 0 {
+			return fmt.Errorf("%w: %v: property name %q", ErrInvalidNode, owner, name.Name)
 		}
 		for j := range i {
-			if props[j].Name.Name == p.Name.Name {
-				return fmt.Errorf("%w: %v: property %q twice", ErrInvalidNode, owner, p.Name.Name)
+			if other, _ := nameOf(j); other.Name == name.Name {
+				return fmt.Errorf("%w: %v: property %q twice", ErrInvalidNode, owner, name.Name)
 			}
 		}
-		if dt := s.nodes.get(ua.NewNumericNodeID(0, p.DataType)); dt == nil || dt.Class != ua.NodeClassDataType {
-			return fmt.Errorf("%w: %v: property %s: DataType i=%d", ErrInvalidNode, owner, p.Name.Name, p.DataType)
+		if dt := s.nodes.get(ua.NewNumericNodeID(0, dataType)); dt == nil || dt.Class != ua.NodeClassDataType {
+			return fmt.Errorf("%w: %v: property %s: DataType i=%d", ErrInvalidNode, owner, name.Name, dataType)
 		}
-		if id := propertyID(ns, text, p); s.nodes.taken(&id) {
+		if id := ua.NewStringNodeID(ns, text+"."+name.Name); s.nodes.taken(&id) {
 			return fmt.Errorf("%w: %v", ErrNodeExists, id)
 		}
-		p.since = now.UnixNano()
+	}
+	for i := range props {
+		props[i].since = now.UnixNano()
 	}
 	return nil
 }
