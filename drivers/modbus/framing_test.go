@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"time"
 
+	"github.com/edged/edged/opcua/ua/status"
 	gb "github.com/goburrow/modbus"
 )
 
 // tcpFraming makes the ADUs goburrow's TCP packager makes, transaction
-// after transaction, decodes what it decodes, and allocates nothing; a
-// Read through it allocates only goburrow client's request.
+// after transaction, decodes what it decodes, and allocates nothing; nor
+// does a Read through it (Client.read reuses its request).
 func TestTCPFraming(t *testing.T) {
 	ours := &tcpFraming{gb: gb.NewTCPClientHandler("")}
 	ours.gb.SlaveId = 7
@@ -58,7 +60,44 @@ func TestTCPFraming(t *testing.T) {
 
 	read := loopbackRead(t)
 	read()
-	if a := testing.AllocsPerRun(100, read); a > 2 {
-		t.Errorf("a Read: %v allocations, want goburrow's 2 (its request PDU and data)", a)
+	if a := testing.AllocsPerRun(100, read); a != 0 {
+		t.Errorf("a Read: %v allocations", a)
+	}
+}
+
+// Client.read checks a response as goburrow's client does: an exception
+// is a ModbusError, a byte count that is not the data's or an empty
+// response is an error, a good one is its data.
+func TestClientReadChecks(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		resp []byte // after the MBAP header's transaction id
+		exc  byte   // the exception expected; 0: none
+		ok   bool
+	}{
+		{"good", []byte{0, 0, 0, 7, 1, 3, 4, 1, 2, 3, 4}, 0, true},
+		{"exception", []byte{0, 0, 0, 3, 1, 0x83, 2}, 2, false},
+		{"count", []byte{0, 0, 0, 7, 1, 3, 6, 1, 2, 3, 4}, 0, false},
+		{"empty", []byte{0, 0, 0, 2, 1, 3}, 0, false},
+		// goburrow's reading: another function code is an exception, its
+		// first data byte the code.
+		{"function", []byte{0, 0, 0, 7, 1, 4, 4, 1, 2, 3, 4}, 4, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			link := pipeTCP(func(req []byte) []byte { return append(req[:2:2], tc.resp...) })
+			defer link.Close()
+			data, err := link.Client(1).Read(ctxT(t, time.Second), HoldingRegisters, 0, 2, nil)
+			var e *Error
+			switch {
+			case tc.ok:
+				if err != nil || !bytes.Equal(data, []byte{1, 2, 3, 4}) {
+					t.Fatalf("% x, %v", data, err)
+				}
+			case err == nil:
+				t.Fatalf("% x, no error", data)
+			case !errors.As(err, &e) || e.Exception != tc.exc || e.Status == status.Good:
+				t.Fatalf("%v (%#v), want exception %d and a bad status", err, e, tc.exc)
+			}
+		})
 	}
 }

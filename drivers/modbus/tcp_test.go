@@ -321,6 +321,23 @@ func loopbackRead(tb testing.TB) func() {
 	}
 }
 
+// pipeTCP is a TCP link whose every connection is a pipe to a device
+// that reads one 12-byte request and writes respond's answer to it.
+func pipeTCP(respond func(req []byte) []byte) *TCP {
+	return NewTCP(TCPConfig{Address: "pipe", Dial: func(ctx context.Context, n, a string) (net.Conn, error) {
+		c1, c2 := net.Pipe()
+		go func() {
+			defer c2.Close()
+			var req [12]byte
+			if _, err := io.ReadFull(c2, req[:]); err != nil {
+				return
+			}
+			c2.Write(respond(req[:]))
+		}()
+		return c1, nil
+	}})
+}
+
 // Whatever a device sends back, the TCP link returns an error or a
 // response of the right size, never panics, and recovers with a new
 // connection.
@@ -331,22 +348,13 @@ func FuzzTCPResponse(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 0, 0, 0}, false)
 	f.Add([]byte{0, 9, 0, 0, 0xFF, 0xFF, 1, 3}, false)
 	f.Fuzz(func(t *testing.T, resp []byte, fixTID bool) {
-		link := NewTCP(TCPConfig{Address: "pipe", Dial: func(ctx context.Context, n, a string) (net.Conn, error) {
-			c1, c2 := net.Pipe()
-			go func() {
-				defer c2.Close()
-				var req [12]byte
-				if _, err := io.ReadFull(c2, req[:]); err != nil {
-					return
-				}
-				r := append([]byte(nil), resp...)
-				if fixTID && len(r) >= 2 {
-					copy(r, req[:2])
-				}
-				c2.Write(r)
-			}()
-			return c1, nil
-		}})
+		link := pipeTCP(func(req []byte) []byte {
+			r := append([]byte(nil), resp...)
+			if fixTID && len(r) >= 2 {
+				copy(r, req[:2])
+			}
+			return r
+		})
 		defer link.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
