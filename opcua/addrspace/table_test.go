@@ -1,6 +1,8 @@
 package addrspace
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/edged/edged/opcua/ua"
@@ -61,4 +63,48 @@ func TestNodeTable(t *testing.T) {
 		}
 	}
 	tab.del(ua.NewStringNodeID(60000, "x")) // a namespace never used
+}
+
+// The string-id table agrees with a map through random puts, replacements
+// and deletions, in tables small and full enough that runs wrap around
+// and deletions move entries back.
+func TestTextTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var tab textTable
+	want := map[ua.NodeID]slot{}
+	holders := []*Node{{ID: ua.NewStringNodeID(2, "h")}, {ID: ua.NewStringNodeID(3, "h")}}
+	for step := range 20000 {
+		ns := uint16(2 + rng.IntN(2))
+		text := fmt.Sprintf("Tag%d", rng.IntN(300))
+		id := ua.NewStringNodeID(ns, text)
+		switch op := rng.IntN(3); {
+		case op == 0:
+			tab.del(ns, text)
+			delete(want, id)
+		case rng.IntN(2) == 0:
+			e := slot{n: &Node{ID: id}}
+			tab.put(e)
+			want[id] = e
+		default:
+			e := slot{holders[ns-2], &Variable{id: text}}
+			tab.put(e)
+			want[id] = e
+		}
+		if tab.n != len(want) {
+			t.Fatalf("step %d: %d entries, want %d", step, tab.n, len(want))
+		}
+		if step%500 == 0 || step > 19900 {
+			for i := range 300 {
+				for ns := uint16(2); ns < 4; ns++ {
+					text := fmt.Sprintf("Tag%d", i)
+					if got, w := tab.get(ns, text), want[ua.NewStringNodeID(ns, text)]; got != w {
+						t.Fatalf("step %d: get(%d, %q) = %v, want %v", step, ns, text, got, w)
+					}
+				}
+			}
+		}
+	}
+	if 4*tab.n > 3*len(tab.tags) {
+		t.Errorf("%d entries in %d places", tab.n, len(tab.tags))
+	}
 }
