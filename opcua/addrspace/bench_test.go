@@ -44,8 +44,8 @@ func benchmarkRead(b *testing.B, n int, external bool) {
 }
 
 // benchmarkReadHeld reads n Variables held by "Plant", as the binding's
-// tags are.
-func benchmarkReadHeld(b *testing.B, n int) {
+// tags are, one Read each or with one ReadMany.
+func benchmarkReadHeld(b *testing.B, n int, many bool) {
 	f := newFixture(b)
 	nodes := make([]ua.ReadValueID, n)
 	for i := range nodes {
@@ -60,13 +60,20 @@ func benchmarkReadHeld(b *testing.B, n int) {
 	b.ReportAllocs()
 	for b.Loop() {
 		rc.Reset()
+		if many {
+			f.s.ReadMany(&rc, nodes, ua.TimestampsToReturnBoth, results)
+			continue
+		}
 		for i := range nodes {
 			f.s.Read(&rc, &nodes[i], ua.TimestampsToReturnBoth, &results[i])
 		}
 	}
 }
 
-func BenchmarkRead100Held(b *testing.B) { benchmarkReadHeld(b, 100) }
+func BenchmarkRead100Held(b *testing.B) { benchmarkReadHeld(b, 100, false) }
+
+// BenchmarkReadMany100Held reads them as the Read service does.
+func BenchmarkReadMany100Held(b *testing.B) { benchmarkReadHeld(b, 100, true) }
 
 func BenchmarkRead1(b *testing.B)           { benchmarkRead(b, 1, false) }
 func BenchmarkRead100(b *testing.B)         { benchmarkRead(b, 100, false) }

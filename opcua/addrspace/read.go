@@ -123,6 +123,29 @@ func (s *Space) Read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToRetu
 	}
 }
 
+// readBatch is how many operations ReadMany reads under one hold of the
+// Space's lock: the lock's two atomic operations cost as much as a third
+// of a held Variable's Read, and 64 Reads keep a waiting writer (AddNode,
+// a configuration change) a few microseconds at most.
+const readBatch = 64
+
+// ReadMany reads rvs[i] into out[i] as Read does, taking the Space's lock
+// once per readBatch operations. out must be at least as long as rvs.
+func (s *Space) ReadMany(rc *ReadContext, rvs []ua.ReadValueID, ts ua.TimestampsToReturn, out []ua.DataValue) {
+	out = out[:len(rvs)]
+	for start := 0; start < len(rvs); start += readBatch {
+		end := min(start+readBatch, len(rvs))
+		s.mu.RLock()
+		for i := start; i < end; i++ {
+			if st := s.read(rc, &rvs[i], ts, &out[i]); st != status.Good {
+				out[i].Value.Reset()
+				out[i] = ua.DataValue{Status: st}
+			}
+		}
+		s.mu.RUnlock()
+	}
+}
+
 func (s *Space) read(rc *ReadContext, rv *ua.ReadValueID, ts ua.TimestampsToReturn, dv *ua.DataValue) ua.StatusCode {
 	n := s.lookupInto(&rv.NodeID, &rc.prop, &rc.propDV)
 	if n == nil {

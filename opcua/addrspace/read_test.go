@@ -1,6 +1,7 @@
 package addrspace
 
 import (
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -516,5 +517,52 @@ func TestReadReleases(t *testing.T) {
 	rc.Done()
 	if src.taken != 4 || src.held != 1 {
 		t.Errorf("with UseSnapshot: %d taken, %d held; want 4, 1 (the caller's)", src.taken, src.held)
+	}
+}
+
+// TestReadMany: ReadMany gives each operation what Read gives it, over
+// more than one hold of the lock, clears a failed operation's result of
+// what it held before, and allocates nothing.
+func TestReadMany(t *testing.T) {
+	f := newFixture(t)
+	ops := []ua.ReadValueID{
+		{NodeID: f.id("Int"), AttributeID: 13},
+		{NodeID: f.id("Nope"), AttributeID: 13},
+		{NodeID: f.id("Arr"), AttributeID: 13, IndexRange: "1:2"},
+		{NodeID: f.id("NoRead"), AttributeID: 13},
+		{NodeID: f.id("Ext1"), AttributeID: 13},
+		{NodeID: f.id("Int"), AttributeID: 13, IndexRange: "x"},
+		{NodeID: f.id("RO"), AttributeID: 3},
+	}
+	var rvs []ua.ReadValueID
+	for len(rvs) < 2*readBatch+len(ops) {
+		rvs = append(rvs, ops...)
+	}
+	out := make([]ua.DataValue, len(rvs))
+	for i := range out {
+		out[i] = ua.DataValue{Value: ua.MustVariant("stale"), Status: status.BadInternalError, ServerTimestamp: testTime}
+	}
+	var rc ReadContext
+	f.s.ReadMany(&rc, rvs, ua.TimestampsToReturnBoth, out)
+	var bad int
+	for i := range rvs {
+		var want ua.DataValue
+		f.s.Read(&ReadContext{}, &rvs[i], ua.TimestampsToReturnBoth, &want)
+		if !reflect.DeepEqual(out[i], want) {
+			t.Errorf("ReadMany op %d (%v) = %+v, Read gives %+v", i, rvs[i].NodeID, out[i], want)
+		}
+		if want.Status.IsBad() {
+			bad++
+		}
+	}
+	if bad == 0 || bad == len(rvs) {
+		t.Fatalf("%d of %d operations failed: the test needs both", bad, len(rvs))
+	}
+	good := rvs[:1]
+	if allocs := testing.AllocsPerRun(1000, func() {
+		rc.Reset()
+		f.s.ReadMany(&rc, good, ua.TimestampsToReturnBoth, out)
+	}); allocs != 0 {
+		t.Errorf("ReadMany allocates %v times", allocs)
 	}
 }

@@ -47,9 +47,7 @@ func (s *session) user() addrspace.User { return roleUser(s.roles.Load()) }
 func (sp *space) read(scr *scratch, s *session, req *ua.ReadRequest, out []ua.DataValue) {
 	scr.rc.User = s.user()
 	scr.rc.Reset()
-	for i := range req.NodesToRead {
-		sp.as.Read(&scr.rc, &req.NodesToRead[i], req.TimestampsToReturn, &out[i])
-	}
+	sp.as.ReadMany(&scr.rc, req.NodesToRead, req.TimestampsToReturn, out)
 	scr.rc.Done()
 }
 
