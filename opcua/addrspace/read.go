@@ -33,6 +33,13 @@ func (rc *ReadContext) Reset() {
 	rc.haveNow = false
 }
 
+// SetServerTime sets the request's server timestamp to t, which the
+// caller read from the Space's clock, so that the request does not read
+// the clock again; call it after Reset.
+func (rc *ReadContext) SetServerTime(t time.Time) {
+	rc.now, rc.haveNow = t, true
+}
+
 // reqSnap is a request's snapshot of one source: taken by the request
 // (to release at Done) or given to it (UseSnapshot).
 type reqSnap struct {

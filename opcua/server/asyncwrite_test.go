@@ -52,7 +52,7 @@ func TestWriteAnsweredAtOnceIsSynchronous(t *testing.T) {
 		return status.BadOutOfRange, nil
 	}))
 	msg := tc.writeMsg(9, 1)
-	out := tc.c.handle(msg)
+	out := tc.c.handle(msg, time.Time{})
 	if out == nil {
 		t.Fatal("Write answered later")
 	}
@@ -60,7 +60,7 @@ func TestWriteAnsweredAtOnceIsSynchronous(t *testing.T) {
 	if resp.ResponseHeader.RequestHandle != 9 || len(resp.Results) != 1 || resp.Results[0] != status.BadOutOfRange {
 		t.Fatalf("WriteResponse %+v", resp)
 	}
-	if n := testing.AllocsPerRun(100, func() { tc.c.handle(msg) }); n != 0 {
+	if n := testing.AllocsPerRun(100, func() { tc.c.handle(msg, time.Time{}) }); n != 0 {
 		t.Errorf("a Write answered at once allocates %v times", n)
 	}
 }
@@ -78,7 +78,7 @@ func TestAsyncWritesBounded(t *testing.T) {
 	}))
 	var answers []chan ua.StatusCode
 	for i := range maxAsync {
-		if out := tc.c.handle(tc.writeMsg(uint32(100+i), float64(i))); out != nil {
+		if out := tc.c.handle(tc.writeMsg(uint32(100+i), float64(i)), time.Time{}); out != nil {
 			t.Fatalf("Write %d answered at once", i)
 		}
 		answers = append(answers, <-pend)
@@ -87,7 +87,7 @@ func TestAsyncWritesBounded(t *testing.T) {
 		t.Fatalf("%d requests in progress, want %d", n, maxAsync)
 	}
 	inline := make(chan []byte, 1)
-	go func() { inline <- tc.c.handle(tc.writeMsg(99, 0)) }()
+	go func() { inline <- tc.c.handle(tc.writeMsg(99, 0), time.Time{}) }()
 	select {
 	case p := <-pend:
 		p <- status.BadCommunicationError

@@ -21,7 +21,7 @@ func (c *conn) read(s *session, req *ua.ReadRequest, resp *ua.ReadResponse) erro
 	}
 	resp.Results = ua.Resize(resp.Results, len(req.NodesToRead))
 	resp.DiagnosticInfos = nil
-	c.srv.space.read(&c.scr, s, req, resp.Results)
+	c.srv.space.read(&c.scr, s, req, resp.Results, c.now)
 	return nil
 }
 

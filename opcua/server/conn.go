@@ -210,7 +210,7 @@ const yieldEvery = 500 * time.Microsecond
 // the request's, taken by handle anyway).
 func (c *conn) answer(r uasc.Request) error {
 	c.reqID = r.RequestID
-	resp := c.handle(r.Message)
+	resp := c.handle(r.Message, r.Received)
 	if resp == nil {
 		// Answered later (Publish, a Write waiting for a device, a Call);
 		// responses queued before it leave with the next response or when
@@ -281,7 +281,7 @@ func (c *conn) step() {
 			return
 		}
 		c.reqID = r.RequestID
-		resp := c.handle(r.Message)
+		resp := c.handle(r.Message, r.Received)
 		if resp == nil {
 			continue // Publish: answered by the subscription manager
 		}
@@ -373,9 +373,15 @@ func polledService(msg []byte) bool {
 // the encoded response message, valid until the next call, or nil when
 // the handler answers later (errAsync): Publish, queued for the
 // subscription manager; a Write waiting for a device and a Call, answered
-// by a goroutine of their own (see later).
-func (c *conn) handle(msg []byte) []byte {
-	c.now = c.srv.clock()
+// by a goroutine of their own (see later). received is when the channel
+// took the message (uasc.Request.Received): with the default clock it is
+// the request's time, so that a request reads the clock once.
+func (c *conn) handle(msg []byte, received time.Time) []byte {
+	if c.srv.realClock && !received.IsZero() {
+		c.now = received
+	} else {
+		c.now = c.srv.clock()
+	}
 	if cap(c.out) > keepSize || c.trim && cap(c.out) > trimSize {
 		c.out = make([]byte, 0, trimSize) // the last response was large, or a session service's
 	}

@@ -507,7 +507,7 @@ func (fz *serviceFuzzer) send(tc *testConn, request, handle uint32, msg []byte, 
 		// nil if it does not decode: then only the type is checked.
 		req, _ = ua.DecodeMessage(ua.NewDecoder(msg))
 	}
-	out := tc.c.handle(msg)
+	out := tc.c.handle(msg, time.Time{})
 	if out == nil {
 		if req == nil {
 			fz.t.Fatalf("request %d answered later, but it does not decode", request)

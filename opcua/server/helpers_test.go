@@ -3,6 +3,7 @@ package server
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/server/internal/subtest"
@@ -112,7 +113,7 @@ func (tc *testConn) call(req ua.Body) ua.Body {
 // raw hands msg to the connection and decodes the answer.
 func (tc *testConn) raw(msg []byte) ua.Body {
 	tc.t.Helper()
-	out := tc.c.handle(msg)
+	out := tc.c.handle(msg, time.Time{})
 	resp, err := ua.DecodeMessage(ua.NewDecoder(out))
 	if err != nil {
 		tc.t.Fatalf("response does not decode: %v", err)

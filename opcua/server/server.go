@@ -27,6 +27,7 @@ var ErrServerClosed = errors.New("server: closed")
 type Server struct {
 	cfg       Config
 	clock     func() time.Time
+	realClock bool // clock is time.Now: a request's time is when its channel took it
 	limits    ua.Limits
 	diag      diagnostics
 	sessions  *sessionTable
@@ -82,6 +83,7 @@ func (s *Server) startPoller() *poller {
 
 // New returns a server configured by cfg (see Config for the defaults).
 func New(cfg Config) (*Server, error) {
+	realClock := cfg.Clock == nil
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -89,6 +91,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:       cfg,
 		clock:     cfg.Clock,
+		realClock: realClock,
 		limits:    cfg.Channel.Limits,
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[net.Conn]*connEntry),

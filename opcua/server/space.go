@@ -43,10 +43,12 @@ func (s *Server) initAddressSpace() error {
 // rights of its roles (roleUser). It does not allocate.
 func (s *session) user() addrspace.User { return roleUser(s.roles.Load()) }
 
-// read reads the operations of req into out with one read context.
-func (sp *space) read(scr *scratch, s *session, req *ua.ReadRequest, out []ua.DataValue) {
+// read reads the operations of req into out with one read context, the
+// server timestamp now.
+func (sp *space) read(scr *scratch, s *session, req *ua.ReadRequest, out []ua.DataValue, now time.Time) {
 	scr.rc.User = s.user()
 	scr.rc.Reset()
+	scr.rc.SetServerTime(now)
 	sp.as.ReadMany(&scr.rc, req.NodesToRead, req.TimestampsToReturn, out)
 	scr.rc.Done()
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"testing"
+	"time"
 
 	"github.com/edged/edged/opcua/server/internal/subtest"
 	"github.com/edged/edged/opcua/ua"
@@ -64,7 +65,7 @@ func TestSessionServicesTellTheEngine(t *testing.T) {
 		tc.handle++
 		out := tc.c.handle(ua.AppendMessage(nil, &ua.PublishRequest{
 			RequestHeader: ua.RequestHeader{RequestHandle: tc.handle, AuthenticationToken: tc.token},
-		}))
+		}), time.Time{})
 		if out != nil {
 			t.Fatalf("Publish answered at once: % x", out)
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
@@ -73,7 +74,7 @@ func TestTrustListFile(t *testing.T) {
 			ObjectID: ua.NewNumericNodeID(0, tl), MethodID: ua.NewNumericNodeID(0, method), InputArguments: in}}}
 		req.RequestHeader.AuthenticationToken = tc.token
 		var resp ua.Body
-		if out := tc.c.handle(ua.AppendMessage(nil, req)); len(out) > 0 {
+		if out := tc.c.handle(ua.AppendMessage(nil, req), time.Time{}); len(out) > 0 {
 			var err error
 			if resp, err = ua.DecodeMessage(ua.NewDecoder(out)); err != nil {
 				t.Fatal(err)

@@ -171,6 +171,10 @@ type Request struct {
 	// DefaultBinary encoding followed by the body. It points into the
 	// channel's receive buffer and is valid until the next ReadRequest.
 	Message []byte
+	// Received is when the channel took the request's last chunk
+	// (time.Now, read once a chunk for its token's expiry): the time a
+	// server can stamp the request with rather than read the clock again.
+	Received time.Time
 }
 
 // ErrClosed is returned by ReadRequest after the client closed the channel

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
@@ -236,5 +237,44 @@ func TestOPNRejected(t *testing.T) {
 			tc.expectError(c.want)
 			wantStatus(t, openErr(t, res), c.want)
 		})
+	}
+}
+
+// TestRequestReceived: a request, in one chunk or several, carries the
+// time the channel took its last chunk, read between the client's send
+// and the server's return.
+func TestRequestReceived(t *testing.T) {
+	tc, ch := openTCP(t, &Config{}, defaultHello())
+	before := time.Now()
+	tc.request(1, []byte("one chunk"))
+	r, err := ch.ReadRequest()
+	after := time.Now()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Received.Before(before) || r.Received.After(after) {
+		t.Fatalf("one chunk: Received %v, not within [%v, %v]", r.Received, before, after)
+	}
+	// The server waits in ReadRequest while the first chunk arrives and
+	// is taken; the last comes later.
+	got := make(chan Request, 1)
+	go func() {
+		r, err := ch.ReadRequest()
+		if err != nil {
+			t.Error(err)
+		}
+		got <- r
+	}()
+	tc.write(tc.symChunk("MSG", 'C', 2, []byte("first ")))
+	time.Sleep(20 * time.Millisecond)
+	mid := time.Now()
+	tc.write(tc.symChunk("MSG", 'F', 2, []byte("last")))
+	r = <-got
+	after = time.Now()
+	if string(r.Message) != "first last" {
+		t.Fatalf("two chunks: %q", r.Message)
+	}
+	if r.Received.Before(mid) || r.Received.After(after) {
+		t.Fatalf("two chunks: Received %v, not within [%v, %v] (after the first chunk)", r.Received, mid, after)
 	}
 }

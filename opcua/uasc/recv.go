@@ -361,7 +361,7 @@ func (c *Channel) checkSeq(seq uint32) error {
 // is accepted until the client first uses the newest one, which we then
 // also use to send; any token is accepted only until its lifetime plus
 // 25 % has passed (OPC 10000-4 §5.5.2).
-func (c *Channel) tokenFor(chunk []byte) (*token, error) {
+func (c *Channel) tokenFor(chunk []byte, now time.Time) (*token, error) {
 	if id := binary.LittleEndian.Uint32(chunk[8:]); id != c.id {
 		return nil, fault(status.BadSecureChannelIDInvalid, "chunk for secure channel "+strconv.FormatUint(uint64(id), 10))
 	}
@@ -375,7 +375,7 @@ func (c *Channel) tokenFor(chunk []byte) (*token, error) {
 	default:
 		return nil, fault(status.BadSecureChannelTokenUnknown, "unknown token "+strconv.FormatUint(uint64(id), 10))
 	}
-	if time.Now().After(t.expires) {
+	if now.After(t.expires) {
 		return nil, fault(status.BadSecureChannelTokenUnknown, "token "+strconv.FormatUint(uint64(id), 10)+" expired")
 	}
 	if t == c.cur && c.prev != nil {
@@ -391,7 +391,8 @@ func (c *Channel) tokenFor(chunk []byte) (*token, error) {
 
 // handleMSG processes a MSG chunk. ok reports a complete request.
 func (c *Channel) handleMSG(chunk []byte) (req Request, ok bool, err error) {
-	t, err := c.tokenFor(chunk)
+	now := time.Now()
+	t, err := c.tokenFor(chunk, now)
 	if err != nil {
 		return req, false, err
 	}
@@ -426,13 +427,13 @@ func (c *Channel) handleMSG(chunk []byte) (req Request, ok bool, err error) {
 			return req, false, c.tooLarge()
 		}
 		c.msgStart = time.Time{}
-		return Request{RequestID: reqID, Message: body}, true, nil
+		return Request{RequestID: reqID, Message: body, Received: now}, true, nil
 	}
 	if err := c.appendBody(body); err != nil {
 		return req, false, err
 	}
 	c.endMsg()
-	return Request{RequestID: reqID, Message: c.msg}, true, nil
+	return Request{RequestID: reqID, Message: c.msg, Received: now}, true, nil
 }
 
 // startMsg starts the reassembly of request reqID. The buffer of the
@@ -506,7 +507,7 @@ func (c *Channel) tooLarge() error {
 // without a response (OPC 10000-4 §5.5.3) and ReadRequest returns
 // ErrClosed.
 func (c *Channel) handleCLO(chunk []byte) error {
-	t, err := c.tokenFor(chunk)
+	t, err := c.tokenFor(chunk, time.Now())
 	if err != nil {
 		return err
 	}
