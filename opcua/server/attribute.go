@@ -48,6 +48,7 @@ func (c *conn) write(s *session, req *ua.WriteRequest, resp *ua.WriteResponse) e
 	if !c.reserveAsync() {
 		awaitWrites(scr.pending, resp.Results, timeout)
 		clear(scr.pending)
+		c.stale(c.received)
 		return nil
 	}
 	// The results and pending slices are the connection's, reused by the

@@ -47,6 +47,7 @@ type polledChannel interface {
 	Control(f func(fd uintptr)) error
 	Closed() bool
 	IdleDeadline() time.Time
+	LastRead() time.Time
 }
 
 var _ polledChannel = (*uasc.Channel)(nil)
@@ -62,10 +63,15 @@ type conn struct {
 	d      ua.Decoder
 	typeID ua.NodeID
 	out    []byte
-	trim   bool // the last response was a session service's: see handle
-	now    time.Time
-	sess   *session // the session of the previous request, to skip the table lookup
-	reqID  uint32   // the secure channel request id of the request being handled
+	trim   bool      // the last response was a session service's: see handle
+	now    time.Time // the time of the request being handled, see handle
+	// received is the uasc.Request.Received of the request being
+	// handled; requests the channel took at or before staleUpTo are
+	// stamped with a fresh reading of the clock, as the connection waited
+	// or changed goroutines since.
+	received, staleUpTo time.Time
+	sess                *session // the session of the previous request, to skip the table lookup
+	reqID               uint32   // the secure channel request id of the request being handled
 
 	batch   int       // responses queued in the current batch
 	yielded time.Time // when the goroutine last yielded (see answer)
@@ -345,8 +351,20 @@ func (c *conn) resume(f func()) {
 	if f == nil {
 		f = c.run
 	}
+	c.stale(c.pch.LastRead()) // the goroutine may start much later
 	if !c.srv.goTracked(f) {
 		f()
+	}
+}
+
+// stale makes the requests the channel took at or before t take their
+// time from the clock: call it when the connection may have waited (for a
+// device, a method, another goroutine) while they were buffered. The
+// wait on a full socket inside QueueResponse is not marked: its requests
+// keep the time they arrived.
+func (c *conn) stale(t time.Time) {
+	if t.After(c.staleUpTo) {
+		c.staleUpTo = t
 	}
 }
 
@@ -374,10 +392,12 @@ func polledService(msg []byte) bool {
 // the handler answers later (errAsync): Publish, queued for the
 // subscription manager; a Write waiting for a device and a Call, answered
 // by a goroutine of their own (see later). received is when the channel
-// took the message (uasc.Request.Received): with the default clock it is
-// the request's time, so that a request reads the clock once.
+// read the message (uasc.Request.Received): with the default clock it is
+// the request's time, one clock reading per read of the connection,
+// unless the connection waited since (see stale).
 func (c *conn) handle(msg []byte, received time.Time) []byte {
-	if c.srv.realClock && !received.IsZero() {
+	c.received = received
+	if c.srv.realClock && received.After(c.staleUpTo) {
 		c.now = received
 	} else {
 		c.now = c.srv.clock()

@@ -88,6 +88,9 @@ type testConn struct {
 	c      *conn
 	handle uint32
 	token  ua.NodeID
+	// received is the uasc.Request.Received raw hands the connection;
+	// zero: the connection reads its clock.
+	received time.Time
 }
 
 func newTestConn(t testing.TB, s *Server, channelID uint32) *testConn {
@@ -113,7 +116,7 @@ func (tc *testConn) call(req ua.Body) ua.Body {
 // raw hands msg to the connection and decodes the answer.
 func (tc *testConn) raw(msg []byte) ua.Body {
 	tc.t.Helper()
-	out := tc.c.handle(msg, time.Time{})
+	out := tc.c.handle(msg, tc.received)
 	resp, err := ua.DecodeMessage(ua.NewDecoder(out))
 	if err != nil {
 		tc.t.Fatalf("response does not decode: %v", err)

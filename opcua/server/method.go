@@ -40,6 +40,7 @@ func (c *conn) call(s *session, req *ua.CallRequest, resp *ua.CallResponse) erro
 	resp.Results = ua.Resize(resp.Results, len(req.MethodsToCall))
 	resp.DiagnosticInfos = nil
 	callMethods(c.srv, s, req.MethodsToCall, resp.Results)
+	c.stale(c.received)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"testing"
+	"time"
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
@@ -79,4 +80,35 @@ func objectsVariables(t *testing.T, tc *testConn) []ua.NodeID {
 		t.Fatalf("%d variables under Objects, want the Server object's", len(vars))
 	}
 	return vars
+}
+
+// TestRequestTimeStale: with the default clock a request takes its time
+// from when its channel read it, unless the connection marked that read
+// stale (it waited since), and then from the clock; a later read's
+// requests take their own time again.
+func TestRequestTimeStale(t *testing.T) {
+	s := newTestServer(t, Config{})
+	tc := newTestConn(t, s, 1)
+	tc.openSession()
+	read := func() (ua.DataValue, time.Time) {
+		t.Helper()
+		r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{TimestampsToReturn: ua.TimestampsToReturnServer,
+			NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, id.Server_ServiceLevel), AttributeID: uint32(ua.AttributeIDValue)}}}))
+		return r.Results[0], r.ResponseHeader.Timestamp
+	}
+	first := time.Now().Add(-time.Hour).Truncate(100 * time.Nanosecond) // DateTime's resolution
+	tc.received = first
+	if dv, at := read(); !at.Equal(first) || !dv.ServerTimestamp.Equal(first) {
+		t.Fatalf("read at %v: response %v, ServerTimestamp %v", first, at, dv.ServerTimestamp)
+	}
+	tc.c.stale(first)
+	before := time.Now().Truncate(100 * time.Nanosecond)
+	if dv, at := read(); at.Before(before) || !dv.ServerTimestamp.Equal(at) {
+		t.Fatalf("read at %v, marked stale: response %v (want the clock, from %v), ServerTimestamp %v", first, at, before, dv.ServerTimestamp)
+	}
+	second := first.Add(time.Minute)
+	tc.received = second
+	if dv, at := read(); !at.Equal(second) || !dv.ServerTimestamp.Equal(second) {
+		t.Fatalf("read at %v after the stale mark: response %v, ServerTimestamp %v", second, at, dv.ServerTimestamp)
+	}
 }

@@ -171,9 +171,11 @@ type Request struct {
 	// DefaultBinary encoding followed by the body. It points into the
 	// channel's receive buffer and is valid until the next ReadRequest.
 	Message []byte
-	// Received is when the channel took the request's last chunk
-	// (time.Now, read once a chunk for its token's expiry): the time a
-	// server can stamp the request with rather than read the clock again.
+	// Received is when the channel read the request's last chunk from
+	// the connection: the clock is read once per read, so the requests a
+	// client pipelined share the time of the read that brought them. A
+	// server can stamp the request with it rather than read the clock
+	// again.
 	Received time.Time
 }
 
@@ -236,6 +238,7 @@ type Channel struct {
 	msgReq   uint32
 	msgCount uint32    // chunks in msg
 	msgStart time.Time // when the bytes of the current message began; zero: idle
+	readAt   time.Time // when the last read from the connection returned bytes
 	deadline time.Time // the read deadline set on nc
 	hsEnd    time.Time // end of the handshake (HelloTimeout)
 	lastSeq  uint32    // sequence number of the last chunk received

@@ -241,8 +241,8 @@ func TestOPNRejected(t *testing.T) {
 }
 
 // TestRequestReceived: a request, in one chunk or several, carries the
-// time the channel took its last chunk, read between the client's send
-// and the server's return.
+// time the channel read its last chunk, between the client's send and the
+// server's return; the requests of one read share it.
 func TestRequestReceived(t *testing.T) {
 	tc, ch := openTCP(t, &Config{}, defaultHello())
 	before := time.Now()
@@ -276,5 +276,20 @@ func TestRequestReceived(t *testing.T) {
 	}
 	if r.Received.Before(mid) || r.Received.After(after) {
 		t.Fatalf("two chunks: Received %v, not within [%v, %v] (after the first chunk)", r.Received, mid, after)
+	}
+	// Two requests in one write, in the socket before the channel reads:
+	// one read, one time.
+	tc.write(append(tc.symChunk("MSG", 'F', 3, []byte("a")), tc.symChunk("MSG", 'F', 4, []byte("b"))...))
+	time.Sleep(20 * time.Millisecond)
+	r3, err := ch.ReadRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r4, err := ch.ReadRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r3.RequestID != 3 || r4.RequestID != 4 || !r3.Received.Equal(r4.Received) || !r3.Received.After(r.Received) {
+		t.Fatalf("pipelined: requests %d at %v and %d at %v (the previous at %v)", r3.RequestID, r3.Received, r4.RequestID, r4.Received, r.Received)
 	}
 }

@@ -84,11 +84,19 @@ func (c *Channel) ReadAvailable() (int, error) {
 		return 0, nil
 	}
 	n, err := c.raw.tryRead(c.rbuf[c.w:], &c.w)
+	if n > 0 {
+		c.readAt = time.Now()
+	}
 	if c.w == len(c.rbuf) {
 		c.growRecv() // a read filled it: the client sends more at a time
 	}
 	return n, err
 }
+
+// LastRead returns when the last read from the connection returned
+// bytes: the Received of every request read since, or still buffered,
+// is at or before it.
+func (c *Channel) LastRead() time.Time { return c.readAt }
 
 // NextSimple reports whether the receive buffer begins with the whole
 // final chunk of a one-chunk request, which ReadRequest returns without

@@ -262,6 +262,7 @@ func (c *Channel) fill(need int) error {
 	if c.cfg.ReadSpin > 0 && !partial && c.cur != nil {
 		if n := c.spinFill(); n > 0 {
 			c.w += n
+			c.readAt = time.Now()
 			return nil
 		}
 	}
@@ -279,6 +280,9 @@ func (c *Channel) fill(need int) error {
 		n, err = c.nc.Read(c.rbuf[c.w:])
 	}
 	c.w += n
+	if n > 0 {
+		c.readAt = time.Now()
+	}
 	if err != nil && n == 0 {
 		return c.readError(err, partial)
 	}
@@ -391,7 +395,7 @@ func (c *Channel) tokenFor(chunk []byte, now time.Time) (*token, error) {
 
 // handleMSG processes a MSG chunk. ok reports a complete request.
 func (c *Channel) handleMSG(chunk []byte) (req Request, ok bool, err error) {
-	now := time.Now()
+	now := c.readAt // the chunk came with that read
 	t, err := c.tokenFor(chunk, now)
 	if err != nil {
 		return req, false, err
@@ -507,7 +511,7 @@ func (c *Channel) tooLarge() error {
 // without a response (OPC 10000-4 §5.5.3) and ReadRequest returns
 // ErrClosed.
 func (c *Channel) handleCLO(chunk []byte) error {
-	t, err := c.tokenFor(chunk, time.Now())
+	t, err := c.tokenFor(chunk, c.readAt)
 	if err != nil {
 		return err
 	}
