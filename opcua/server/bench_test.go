@@ -199,7 +199,7 @@ func benchmarkRead(b *testing.B, n int) {
 // response of n good results.
 func checkReadResponse(tb testing.TB, bc *benchConn, n int) {
 	tb.Helper()
-	resp := bc.c.vals[serviceByRequest[id.ReadRequest_Encoding_DefaultBinary].index].resp.(*ua.ReadResponse)
+	resp := bc.c.vals[serviceByRequest(id.ReadRequest_Encoding_DefaultBinary).index].resp.(*ua.ReadResponse)
 	if len(bc.c.out) == 0 || len(resp.Results) != n {
 		tb.Fatalf("no Read response (%d results)", len(resp.Results))
 	}

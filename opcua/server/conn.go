@@ -418,7 +418,7 @@ func (c *conn) handle(msg []byte, received time.Time) []byte {
 	}
 	var svc *service
 	if c.typeID.Namespace == 0 && c.typeID.Type == ua.IDNumeric {
-		svc = serviceByRequest[c.typeID.Numeric]
+		svc = serviceByRequest(c.typeID.Numeric)
 	}
 	if svc == nil {
 		return c.fault(c.peekHandle(), status.BadServiceUnsupported)

@@ -547,7 +547,7 @@ func (fz *serviceFuzzer) check(request uint32, resp ua.Body) {
 	if _, ok := resp.(*ua.ServiceFault); ok {
 		return
 	}
-	svc := serviceByRequest[request]
+	svc := serviceByRequest(request)
 	got := resp.BinaryEncodingID()
 	if svc == nil || got != ua.NewNumericNodeID(0, svc.response) {
 		fz.t.Fatalf("request %d answered with %T", request, resp)

@@ -108,6 +108,12 @@ func TestUnsupportedAndMalformed(t *testing.T) {
 	msg[1] = 0xFF                                                   // two-byte id 631 -> four-byte form is not used; corrupt the numeric id
 	r := tc.raw(append([]byte{0x01, 0x00, 0x39, 0x30}, msg[3:]...)) // ns=0;i=12345
 	wantFault(t, r, status.BadServiceUnsupported)
+	// Numeric ids below, between and above those of the services.
+	for _, n := range []uint32{0, 1, 421, 630, 848, 1 << 31, ^uint32(0)} {
+		typeID := ua.NewNumericNodeID(0, n)
+		r := tc.raw(append(typeID.Encode(nil), msg[3:]...))
+		wantFault(t, r, status.BadServiceUnsupported)
+	}
 
 	good := ua.AppendMessage(nil, &ua.ReadRequest{RequestHeader: ua.RequestHeader{RequestHandle: 9}, NodesToRead: []ua.ReadValueID{{}}})
 	// Trailing bytes.
@@ -334,7 +340,7 @@ func TestSessionServicesAreNotKept(t *testing.T) {
 	}
 	tc.openSession()
 	for _, rid := range []uint32{id.GetEndpointsRequest_Encoding_DefaultBinary, id.CreateSessionRequest_Encoding_DefaultBinary, id.ActivateSessionRequest_Encoding_DefaultBinary} {
-		if svc := serviceByRequest[rid]; tc.c.vals[svc.index].req != nil {
+		if svc := serviceByRequest(rid); tc.c.vals[svc.index].req != nil {
 			t.Errorf("the values of %s were kept", svc.name)
 		}
 	}
@@ -343,7 +349,7 @@ func TestSessionServicesAreNotKept(t *testing.T) {
 	if !tc.c.trim && cap(tc.c.out) > trimSize {
 		t.Errorf("encode buffer of %d bytes after a Read, want at most %d", cap(tc.c.out), trimSize)
 	}
-	if svc := serviceByRequest[id.ReadRequest_Encoding_DefaultBinary]; tc.c.vals[svc.index].req == nil {
+	if svc := serviceByRequest(id.ReadRequest_Encoding_DefaultBinary); tc.c.vals[svc.index].req == nil {
 		t.Error("the values of Read were not kept")
 	}
 }
@@ -364,7 +370,7 @@ func TestLargeRequestsAreNotKept(t *testing.T) {
 		}
 		return out
 	}
-	read := serviceByRequest[id.ReadRequest_Encoding_DefaultBinary]
+	read := serviceByRequest(id.ReadRequest_Encoding_DefaultBinary)
 	kept := func() bool { return tc.c.vals[read.index].req != nil }
 
 	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: nodes(DefaultMaxArrayLength + 1)}), status.BadEncodingLimitsExceeded)
