@@ -428,8 +428,7 @@ func (c *conn) handle(msg []byte, received time.Time) []byte {
 		// A large request: its decoded values are not kept for the next.
 		defer c.dropValues(svc)
 	}
-	d.Reset(msg)
-	if err := ua.DecodeMessageInto(d, req); err != nil {
+	if err := ua.DecodeBodyInto(d, req); err != nil { // the type id chose req
 		code := status.BadDecodingError
 		if errors.Is(err, status.BadEncodingLimitsExceeded) {
 			code = status.BadEncodingLimitsExceeded // an array beyond the limits, refused at its length

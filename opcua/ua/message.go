@@ -100,6 +100,13 @@ func DecodeMessageInto(d *Decoder, m Body) error {
 		d.Fail(status.BadDataTypeIDUnknown)
 		return &MessageTypeError{TypeID: typeID, Want: want, Code: status.BadDataTypeIDUnknown}
 	}
+	return DecodeBodyInto(d, m)
+}
+
+// DecodeBodyInto is DecodeMessageInto after the type id: the caller has
+// read it from d and found it to be m.BinaryEncodingID() (a server that
+// chose m by it), so it is not decoded twice.
+func DecodeBodyInto(d *Decoder, m Body) error {
 	m.Decode(d)
 	return d.endMessage()
 }
