@@ -29,6 +29,7 @@ type channel interface {
 	SecurityPolicyURI() string
 	SecurityMode() ua.MessageSecurityMode
 	PeerCertificate() []byte
+	ReadWaits() uint64
 }
 
 var _ channel = (*uasc.Channel)(nil)
@@ -75,6 +76,7 @@ type conn struct {
 
 	batch   int       // responses queued in the current batch
 	yielded time.Time // when the goroutine last yielded (see answer)
+	waits   uint64    // the channel's ReadWaits then
 
 	vals []serviceValues // reused request and response values by service index, see values
 	sf   ua.ServiceFault // the reused ServiceFault, see fault
@@ -210,10 +212,12 @@ const yieldEvery = 500 * time.Microsecond
 // until the scheduler preempts it (10 ms) while the other connections
 // wait. So the goroutine yields at the end of every batch of pipelined
 // requests, and at the end of a lone request once yieldEvery has passed
-// since it last did: a yield costs a few hundred ns, up to a µs or two
-// when it wakes a thread for an idle core, noise per batch or per 500 µs
-// but not per request of a client that sends one at a time (the time is
-// the request's, taken by handle anyway).
+// since it last yielded or waited for the connection (ReadWaits): a
+// yield costs a few hundred ns, and with a P idle (edged runs with two
+// even on one core) it wakes a thread that takes the goroutine while
+// this one goes to sleep, three context switches; noise per batch or per
+// 500 µs, but not for a client that sends one request at a time, whose
+// requests each find the goroutine waiting.
 func (c *conn) answer(r uasc.Request) error {
 	c.reqID = r.RequestID
 	resp := c.handle(r.Message, r.Received)
@@ -230,6 +234,11 @@ func (c *conn) answer(r uasc.Request) error {
 	if !last {
 		c.batch++
 		return nil
+	}
+	if w := c.ch.ReadWaits(); w != c.waits {
+		// The goroutine waited for the connection before this request:
+		// the others ran meanwhile.
+		c.waits, c.yielded = w, c.now
 	}
 	if c.batch > 0 || c.now.Sub(c.yielded) >= yieldEvery {
 		c.batch, c.yielded = 0, c.now

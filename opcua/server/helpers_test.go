@@ -54,6 +54,7 @@ func (f *fakeChannel) SecurityPolicyURI() string {
 }
 func (f *fakeChannel) PeerCertificate() []byte { return f.peer }
 func (f *fakeChannel) TrimSendBuffers()        {}
+func (f *fakeChannel) ReadWaits() uint64       { return 0 }
 func (f *fakeChannel) SecurityMode() ua.MessageSecurityMode {
 	if f.policy == "" {
 		return ua.MessageSecurityModeNone

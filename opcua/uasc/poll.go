@@ -93,6 +93,17 @@ func (c *Channel) ReadAvailable() (int, error) {
 	return n, err
 }
 
+// ReadWaits returns how many of the channel's reads found the
+// connection empty and waited for it, the calling goroutine parked: a
+// server that sees it change knows its goroutine let the others run. It
+// stays 0 for a connection read without raw system calls (a pipe).
+func (c *Channel) ReadWaits() uint64 {
+	if c.raw == nil {
+		return 0
+	}
+	return c.raw.waits
+}
+
 // LastRead returns when the last read from the connection returned
 // bytes: the Received of every request read since, or still buffered,
 // is at or before it.

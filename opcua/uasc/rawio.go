@@ -23,6 +23,9 @@ type rawIO struct {
 	w  rawOp
 	t  rawOp  // ReadAvailable's read, which never waits
 	q  roomOp // WriteRoom's
+	// waits counts the reads that found nothing and waited for the
+	// socket, the goroutine parked.
+	waits uint64
 }
 
 // rawOp is the state of the one read, or the one write, in progress;
@@ -52,6 +55,7 @@ func newRawIO(nc net.Conn) *rawIO {
 			case syscall.EINTR:
 				continue
 			case syscall.EAGAIN:
+				x.waits++
 				return false // wait until readable
 			}
 			x.r.n, x.r.errno = int(n), e
