@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/internal/cfgstore"
+	"github.com/edged/edged/internal/procs"
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
@@ -231,6 +232,12 @@ func (s *ConfigService) change(ctx context.Context, c server.Caller, doc []byte,
 	// The work of a change (parsing, validating, making drivers and
 	// nodes) runs on a thread of its own at the lowest priority, so that
 	// the scan and the sessions keep their cores; the thread ends with it.
+	// With one P (one core, Go's default there) that thread would hold
+	// the P while it computes, tens of milliseconds, and the scan's
+	// wake-up would wait until the runtime preempts it, up to 10 ms: for
+	// the change the process has a second P, and the kernel, which knows
+	// the thread's priority, gives the core to the scan first.
+	defer procs.Spare()()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

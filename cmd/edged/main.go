@@ -15,8 +15,6 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"syscall"
-
-	"github.com/edged/edged/internal/stack"
 )
 
 // version is stamped at build time: -ldflags "-X main.version=...".
@@ -76,7 +74,6 @@ func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcHeadroom) // until tuneGC, after the start
 	}
-	stack.EnsureProcs()
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 

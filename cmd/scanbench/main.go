@@ -50,7 +50,6 @@ import (
 
 func main() {
 	var err error
-	stack.EnsureProcs() // as edged does
 	if len(os.Args) > 1 && os.Args[1] == "load" {
 		err = loadMain(os.Args[2:], os.Stdin, os.Stdout)
 	} else {

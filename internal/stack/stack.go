@@ -85,15 +85,6 @@ type Stack struct {
 	rtErr      error
 }
 
-// MinProcs is the fewest Ps (GOMAXPROCS) edged runs with. On one core Go
-// would make one, and a goroutine that computes for a while (a
-// configuration change, a flood of requests) would hold it until the
-// runtime preempts it, up to 10 ms later, while the scan's wake-up
-// waits: with two the scan gets a P at once, and the kernel, which knows
-// that a configuration change's thread has the lowest priority, decides
-// who gets the core.
-const MinProcs = 2
-
 // RealTimeProcs is the fewest Ps with a real-time scan thread. The scan
 // gives its P back while it sleeps and needs one again when it wakes;
 // with as many Ps as busy threads, one may be held by a thread of
@@ -101,13 +92,6 @@ const MinProcs = 2
 // does not run while the scan's is runnable: a priority inversion that
 // made 215 overruns in 100 changes on one core, 5 with four Ps.
 const RealTimeProcs = 4
-
-// EnsureProcs raises GOMAXPROCS to MinProcs if it is below.
-func EnsureProcs() {
-	if runtime.GOMAXPROCS(0) < MinProcs {
-		runtime.GOMAXPROCS(MinProcs)
-	}
-}
 
 // NeedsSimulator reports whether c polls the built-in simulator: a device
 // of kind sim, a Modbus TCP device at pconfig.SimulatorAddress (as in

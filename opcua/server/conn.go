@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edged/edged/internal/procs"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
 	"github.com/edged/edged/opcua/ua/status"
@@ -459,7 +460,17 @@ func (c *conn) handle(msg []byte, received time.Time) []byte {
 		c.sess = s
 	}
 	*resp.Header() = ua.ResponseHeader{Timestamp: c.now, RequestHandle: h.RequestHandle, ServiceResult: status.Good}
-	err := svc.handle(c, s, req, resp)
+	var err error
+	if svc.session != activatedSession {
+		// Discovery and the session services: signatures, decryption,
+		// password hashes, which on one P would hold it for milliseconds
+		// (internal/procs).
+		release := procs.Spare()
+		err = svc.handle(c, s, req, resp)
+		release()
+	} else {
+		err = svc.handle(c, s, req, resp)
+	}
 	if err == errAsync {
 		return nil
 	}

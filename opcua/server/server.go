@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edged/edged/internal/procs"
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/server/internal/subs"
 	"github.com/edged/edged/opcua/ua"
@@ -301,7 +302,9 @@ func (s *Server) serveConn(nc net.Conn) {
 		fail()
 		return
 	}
+	release := procs.Spare() // the handshake's asymmetric cryptography, see internal/procs
 	ch, err := uasc.Open(s.ctx, nc, s.cfg.Channel)
+	release()
 	if err != nil {
 		s.cfg.Logger.Debug("secure channel handshake failed", "remote", nc.RemoteAddr(), "err", err)
 		s.untrack(nc)
