@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/edged/edged/internal/procs"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
 )
@@ -532,6 +533,12 @@ func (c *Channel) handleCLO(chunk []byte) error {
 // c.opn, within maxOPNChunks and maxOPNRequest, and the request is
 // handled at its final chunk. done reports that it was.
 func (c *Channel) handleOPN(chunk []byte, first bool) (done bool, err error) {
+	if !first {
+		// A renewal's asymmetric cryptography, milliseconds on a small
+		// core, with a P to spare for the others (internal/procs; the
+		// server lends one around the handshake).
+		defer procs.Spare()()
+	}
 	// Asymmetric security header.
 	var d ua.Decoder
 	d.Limits.MaxStringLength = maxPolicyURILength
