@@ -214,11 +214,11 @@ const yieldEvery = 500 * time.Microsecond
 // wait. So the goroutine yields at the end of every batch of pipelined
 // requests, and at the end of a lone request once yieldEvery has passed
 // since it last yielded or waited for the connection (ReadWaits): a
-// yield costs a few hundred ns, and with a P idle (edged runs with two
-// even on one core) it wakes a thread that takes the goroutine while
-// this one goes to sleep, three context switches; noise per batch or per
-// 500 µs, but not for a client that sends one request at a time, whose
-// requests each find the goroutine waiting.
+// yield costs a few hundred ns, and with a P idle it wakes a thread that
+// takes the goroutine while this one goes to sleep, three context
+// switches; noise per batch or per 500 µs, but not for a client that
+// sends one request at a time, whose requests each find the goroutine
+// waiting.
 func (c *conn) answer(r uasc.Request) error {
 	c.reqID = r.RequestID
 	resp := c.handle(r.Message, r.Received)
@@ -460,17 +460,13 @@ func (c *conn) handle(msg []byte, received time.Time) []byte {
 		c.sess = s
 	}
 	*resp.Header() = ua.ResponseHeader{Timestamp: c.now, RequestHandle: h.RequestHandle, ServiceResult: status.Good}
-	var err error
 	if svc.session != activatedSession {
 		// Discovery and the session services: signatures, decryption,
 		// password hashes, which on one P would hold it for milliseconds
 		// (internal/procs).
-		release := procs.Spare()
-		err = svc.handle(c, s, req, resp)
-		release()
-	} else {
-		err = svc.handle(c, s, req, resp)
+		defer procs.Spare()()
 	}
+	err := svc.handle(c, s, req, resp)
 	if err == errAsync {
 		return nil
 	}
