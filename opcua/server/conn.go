@@ -42,9 +42,10 @@ type polledChannel interface {
 	Idle() bool
 	Flush() error
 	ReadAvailable() (int, error)
+	Drained() bool
 	NextSimple() bool
 	TryReadRequest() (uasc.Request, bool, error)
-	WriteRoom() int
+	WriteRoom(fresh bool) int
 	Partial() bool
 	Control(f func(fd uintptr)) error
 	Closed() bool
@@ -275,7 +276,10 @@ func (c *conn) step() {
 		c.resume(nil)
 		return
 	}
-	room := -1 // the socket's free send buffer, less this step's responses; -1: not asked yet
+	// The socket's free send buffer less this step's responses: asked
+	// once a step, at first from the socket's last answer (no system
+	// call while that is ample), then, if it falls short, from the socket.
+	room, asked, fresh := 0, false, false
 	answered := 0
 	for c.pch.NextSimple() {
 		r, ok, err := c.pch.TryReadRequest()
@@ -301,10 +305,14 @@ func (c *conn) step() {
 		if resp == nil {
 			continue // Publish: answered by the subscription manager
 		}
-		if room < 0 {
-			room = c.pch.WriteRoom() // once a step: each costs an ioctl
+		need := len(resp) + respondOverhead
+		if !asked {
+			room, asked = c.pch.WriteRoom(false), true
 		}
-		if room -= len(resp) + respondOverhead; room < 0 {
+		if room < need && !fresh {
+			room, fresh = c.pch.WriteRoom(true), true // an ioctl
+		}
+		if room -= need; room < 0 {
 			// The write might wait for the client: not on the poller.
 			reqID := r.RequestID
 			c.resume(func() {
@@ -338,7 +346,7 @@ func (c *conn) step() {
 		c.resume(nil)
 		return
 	}
-	if !c.poll.add(c) {
+	if !c.poll.rearm(c, c.pch.Drained()) {
 		c.resume(nil)
 	}
 }
@@ -360,6 +368,9 @@ const respondOverhead = 1024
 func (c *conn) resume(f func()) {
 	if f == nil {
 		f = c.run
+	}
+	if c.poll != nil {
+		c.poll.disarm(c) // its requests wake its goroutine now
 	}
 	c.stale(c.pch.LastRead()) // the goroutine may start much later
 	if !c.srv.goTracked(f) {

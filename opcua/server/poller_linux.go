@@ -36,17 +36,25 @@ type poller struct {
 	closed bool
 
 	events [64]unix.EpollEvent
-	n      int
-	wait   func(fd uintptr) bool
+	serve  func(fd uintptr) bool
 }
 
 // pollState is a connection's part in the poller, guarded by poller.mu
 // but ctl, which the owner of the connection runs.
+//
+// A socket stays in the epoll set, edge-triggered, while the poller
+// serves it: after a read that left nothing in the socket, the next
+// request's arrival is an event, so the poller re-arms it without a
+// system call (rearm). Handed to its goroutine, it is disarmed (no
+// EPOLLIN: a pipelining client's batches wake the goroutine only);
+// given back, it is modified to EPOLLIN again, which reports it at once
+// if it has data.
 type pollState struct {
 	slot    uint32 // in poller.slots, +1; 0: none yet
-	gen     uint32 // of the current arming, in the event's data
-	armed   bool   // in the epoll set, waiting
-	inEpoll bool   // added once: later armings modify
+	gen     uint32 // of the current registration, in the event's data
+	armed   bool   // the poller's, waiting
+	inEpoll bool   // added once: later changes modify
+	reading bool   // the registration has EPOLLIN
 	ctl     func(fd uintptr)
 	ev      unix.EpollEvent
 	op      int
@@ -68,14 +76,26 @@ func newPoller(s *Server) *poller {
 		p.f.Close()
 		return nil
 	}
-	p.wait = func(uintptr) bool {
-		n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(p.epfd), uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), 0, 0, 0)
-		if e != 0 || n == 0 {
-			p.n = 0
-			return false // nothing ready: park until the epoll set is readable
+	p.serve = func(uintptr) bool {
+		for {
+			n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(p.epfd), uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), 0, 0, 0)
+			if e == syscall.EINTR {
+				continue
+			}
+			if e != 0 {
+				return false // wait, as for nothing ready; close ends the read
+			}
+			for i := range int(n) {
+				if c := p.take(&p.events[i]); c != nil {
+					c.step()
+				}
+			}
+			if int(n) < len(p.events) {
+				// The set held no more: what becomes ready from now on
+				// makes it readable, so wait for that without asking.
+				return false
+			}
 		}
-		p.n = int(n)
-		return true
 	}
 	if !s.goTracked(p.loop) {
 		p.f.Close()
@@ -109,7 +129,19 @@ func (p *poller) add(c *conn) bool {
 		}
 	}
 	ps.gen++
-	ps.ev = unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLONESHOT}
+	if !p.register(c, unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLET) {
+		return false
+	}
+	ps.armed, ps.reading = true, true
+	return true
+}
+
+// register adds c's socket to the epoll set, or modifies it, with
+// events, the slot and generation its data; p.mu is held. Modifying a
+// registration to EPOLLIN reports the socket at once if it is readable.
+func (p *poller) register(c *conn, events uint32) bool {
+	ps := &c.ps
+	ps.ev = unix.EpollEvent{Events: events}
 	ps.ev.Fd, ps.ev.Pad = int32(ps.slot-1), int32(ps.gen) // the event's 64 bits of data
 	ps.op = unix.EPOLL_CTL_MOD
 	if !ps.inEpoll {
@@ -119,8 +151,39 @@ func (p *poller) add(c *conn) bool {
 	if err := c.pch.Control(ps.ctl); err != nil || ps.errno != 0 {
 		return false
 	}
-	ps.inEpoll, ps.armed = true, true
+	ps.inEpoll = true
 	return true
+}
+
+// rearm makes c, which the poller has just served, the poller's again
+// and reports whether it did. When its last read left nothing in the
+// socket, the edge-triggered registration reports the next request:
+// no system call. Otherwise (a read that filled the buffer) it is
+// registered anew, which reports the data left in the socket.
+func (p *poller) rearm(c *conn, drained bool) bool {
+	ps := &c.ps
+	p.mu.Lock()
+	if drained && ps.reading && !p.closed && ps.slot != 0 {
+		ps.armed = true
+		p.mu.Unlock()
+		return true
+	}
+	p.mu.Unlock()
+	return p.add(c)
+}
+
+// disarm takes EPOLLIN from c's registration as the poller hands c to
+// its goroutine, so that its requests no longer wake the poller.
+func (p *poller) disarm(c *conn) {
+	ps := &c.ps
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ps.armed = false
+	if ps.reading && !p.closed {
+		ps.gen++
+		ps.reading = false
+		p.register(c, unix.EPOLLET)
+	}
 }
 
 // release gives c's slot back, once c has ended.
@@ -151,18 +214,14 @@ func (p *poller) take(ev *unix.EpollEvent) *conn {
 	return c
 }
 
-// loop waits for ready connections and serves them, until close.
+// loop waits for ready connections and serves them, until close. It is
+// one read of the epoll set for the poller's whole life: Go resets a
+// descriptor's readiness as each read begins, so a read per pass would
+// begin each pass with an epoll_pwait that finds nothing. Its function
+// serves what is ready and returns false to wait; closing the set (close)
+// ends the read.
 func (p *poller) loop() {
-	for {
-		if err := p.rc.Read(p.wait); err != nil {
-			return // closed
-		}
-		for i := range p.n {
-			if c := p.take(&p.events[i]); c != nil {
-				c.step()
-			}
-		}
-	}
+	p.rc.Read(p.serve)
 }
 
 // reap hands back to their goroutines the armed connections that another

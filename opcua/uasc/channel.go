@@ -239,6 +239,7 @@ type Channel struct {
 	msgCount uint32    // chunks in msg
 	msgStart time.Time // when the bytes of the current message began; zero: idle
 	readAt   time.Time // when the last read from the connection returned bytes
+	drained  bool      // the last ReadAvailable read all the socket held (Drained)
 	deadline time.Time // the read deadline set on nc
 	hsEnd    time.Time // end of the handshake (HelloTimeout)
 	lastSeq  uint32    // sequence number of the last chunk received

@@ -80,6 +80,7 @@ func (c *Channel) ReadAvailable() (int, error) {
 		c.w = copy(c.rbuf, c.rbuf[c.r:c.w])
 		c.r = 0
 	}
+	c.drained = false
 	if c.w == len(c.rbuf) {
 		return 0, nil
 	}
@@ -89,9 +90,16 @@ func (c *Channel) ReadAvailable() (int, error) {
 	}
 	if c.w == len(c.rbuf) {
 		c.growRecv() // a read filled it: the client sends more at a time
+	} else {
+		c.drained = err == nil
 	}
 	return n, err
 }
+
+// Drained reports whether the last ReadAvailable read all the socket
+// held: it had room for more than came. Data that arrives later is a
+// new event for an edge-triggered epoll set.
+func (c *Channel) Drained() bool { return c.drained }
 
 // ReadWaits returns how many of the channel's reads found the
 // connection empty and waited for it, the calling goroutine parked: a
@@ -146,8 +154,13 @@ func (c *Channel) Partial() bool {
 // WriteRoom is how many more bytes a write would now take without
 // waiting: the socket's send buffer less what it holds and what
 // QueueResponse left to write; 0 while another goroutine is writing (a
-// poller must not wait for it).
-func (c *Channel) WriteRoom() int {
+// poller must not wait for it). Fresh, it asks the socket (an ioctl);
+// otherwise, while the room the socket last reported less what was
+// written since is at least minCachedRoom, it answers that without a
+// system call: never more than the socket takes, since acknowledgements
+// only add room (but for a send buffer the kernel shrinks under memory
+// pressure).
+func (c *Channel) WriteRoom(fresh bool) int {
 	c.s.mu.Lock()
 	busy := c.s.flushing || c.s.err != nil
 	queued := len(c.s.buf)
@@ -155,7 +168,7 @@ func (c *Channel) WriteRoom() int {
 	if busy || c.raw == nil {
 		return 0
 	}
-	return c.raw.room() - queued
+	return c.raw.room(fresh) - queued
 }
 
 // tryRead reads once into p without waiting and adds what it read to *w.
@@ -180,14 +193,27 @@ func (x *rawIO) tryRead(p []byte, w *int) (int, error) {
 var errEOF = errors.New("uasc: end of stream")
 
 // room is SO_SNDBUF less SIOCOUTQ (the bytes queued and not yet
-// acknowledged), with raw system calls; 0 when either fails.
-func (x *rawIO) room() int {
+// acknowledged), with raw system calls; 0 when either fails. Not fresh,
+// it is the last such answer less the bytes written since, while that
+// is at least minCachedRoom.
+func (x *rawIO) room(fresh bool) int {
+	if !fresh {
+		if left := x.left.Load(); left >= minCachedRoom {
+			return int(left)
+		}
+	}
 	x.q.n, x.q.errno = 0, 0
 	if err := x.rc.Control(x.q.ctl); err != nil || x.q.errno != 0 {
+		x.left.Store(0)
 		return 0
 	}
+	x.left.Store(int64(x.q.n))
 	return x.q.n
 }
+
+// minCachedRoom is the least room WriteRoom answers without asking the
+// socket: enough for a few responses of a lone client's reads.
+const minCachedRoom = 8 << 10
 
 // siocoutq is SIOCOUTQ (TIOCOUTQ) on Linux.
 const siocoutq = 0x5411

@@ -74,3 +74,28 @@ func TestRawIO(t *testing.T) {
 		t.Fatalf("read of a closed connection: %v", err)
 	}
 }
+
+// WriteRoom without fresh answers from the socket's last answer less
+// what was written since, with no system call, while that is at least
+// minCachedRoom; below it, it asks the socket again.
+func TestRawIORoom(t *testing.T) {
+	a, _ := tcpPair(t)
+	if err := a.(*net.TCPConn).SetWriteBuffer(1 << 20); err != nil {
+		t.Fatal(err)
+	}
+	x := newRawIO(a)
+	r := x.room(true)
+	if r < minCachedRoom+1000 {
+		t.Fatalf("room %d after SO_SNDBUF of 1 MiB", r)
+	}
+	if n, err := x.write(make([]byte, 1000)); n != 1000 || err != nil {
+		t.Fatalf("write = %d, %v", n, err)
+	}
+	if got := x.room(false); got != r-1000 {
+		t.Errorf("cached room after a write of 1000 bytes = %d, want %d", got, r-1000)
+	}
+	x.left.Store(minCachedRoom - 1)
+	if got := x.room(false); got == minCachedRoom-1 || got < minCachedRoom {
+		t.Errorf("room below minCachedRoom = %d: the socket was not asked again", got)
+	}
+}
