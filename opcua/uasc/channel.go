@@ -240,6 +240,8 @@ type Channel struct {
 	msgStart time.Time // when the bytes of the current message began; zero: idle
 	readAt   time.Time // when the last read from the connection returned bytes
 	drained  bool      // the last ReadAvailable read all the socket held (Drained)
+	roomAt   int       // the free send room the socket last reported (WriteRoom: the poller's)
+	sentAt   uint64    // s.sent then
 	deadline time.Time // the read deadline set on nc
 	hsEnd    time.Time // end of the handshake (HelloTimeout)
 	lastSeq  uint32    // sequence number of the last chunk received

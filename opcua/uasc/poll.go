@@ -164,12 +164,21 @@ func (c *Channel) WriteRoom(fresh bool) int {
 	c.s.mu.Lock()
 	busy := c.s.flushing || c.s.err != nil
 	queued := len(c.s.buf)
+	sent := c.s.sent
 	c.s.mu.Unlock()
 	if busy || c.raw == nil {
 		return 0
 	}
-	return c.raw.room(fresh) - queued
+	if left := c.roomAt - int(sent-c.sentAt); !fresh && left >= minCachedRoom {
+		return left - queued
+	}
+	c.roomAt, c.sentAt = c.raw.room(), sent
+	return c.roomAt - queued
 }
+
+// minCachedRoom is the least room WriteRoom answers without asking the
+// socket: enough for a few responses of a lone client's reads.
+const minCachedRoom = 8 << 10
 
 // tryRead reads once into p without waiting and adds what it read to *w.
 func (x *rawIO) tryRead(p []byte, w *int) (int, error) {
@@ -193,27 +202,14 @@ func (x *rawIO) tryRead(p []byte, w *int) (int, error) {
 var errEOF = errors.New("uasc: end of stream")
 
 // room is SO_SNDBUF less SIOCOUTQ (the bytes queued and not yet
-// acknowledged), with raw system calls; 0 when either fails. Not fresh,
-// it is the last such answer less the bytes written since, while that
-// is at least minCachedRoom.
-func (x *rawIO) room(fresh bool) int {
-	if !fresh {
-		if left := x.left.Load(); left >= minCachedRoom {
-			return int(left)
-		}
-	}
+// acknowledged), with raw system calls; 0 when either fails.
+func (x *rawIO) room() int {
 	x.q.n, x.q.errno = 0, 0
 	if err := x.rc.Control(x.q.ctl); err != nil || x.q.errno != 0 {
-		x.left.Store(0)
 		return 0
 	}
-	x.left.Store(int64(x.q.n))
 	return x.q.n
 }
-
-// minCachedRoom is the least room WriteRoom answers without asking the
-// socket: enough for a few responses of a lone client's reads.
-const minCachedRoom = 8 << 10
 
 // siocoutq is SIOCOUTQ (TIOCOUTQ) on Linux.
 const siocoutq = 0x5411

@@ -4,7 +4,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -24,9 +23,6 @@ type rawIO struct {
 	w  rawOp
 	t  rawOp  // ReadAvailable's read, which never waits
 	q  roomOp // WriteRoom's
-	// left is the room the socket last reported (room) less what was
-	// written since.
-	left atomic.Int64
 	// waits counts the reads that found nothing and waited for the
 	// socket, the goroutine parked.
 	waits uint64
@@ -73,7 +69,6 @@ func newRawIO(nc net.Conn) *rawIO {
 			case 0:
 				x.w.n += int(n)
 				x.w.buf = x.w.buf[n:]
-				x.left.Add(-int64(n))
 			case syscall.EINTR:
 			case syscall.EAGAIN:
 				return false // wait until writable

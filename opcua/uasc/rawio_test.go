@@ -78,24 +78,24 @@ func TestRawIO(t *testing.T) {
 // WriteRoom without fresh answers from the socket's last answer less
 // what was written since, with no system call, while that is at least
 // minCachedRoom; below it, it asks the socket again.
-func TestRawIORoom(t *testing.T) {
-	a, _ := tcpPair(t)
-	if err := a.(*net.TCPConn).SetWriteBuffer(1 << 20); err != nil {
+func TestWriteRoomRemembered(t *testing.T) {
+	tc, ch := openTCP(t, &Config{}, defaultHello())
+	if err := ch.nc.(*net.TCPConn).SetWriteBuffer(1 << 20); err != nil {
 		t.Fatal(err)
 	}
-	x := newRawIO(a)
-	r := x.room(true)
+	r := ch.WriteRoom(true)
 	if r < minCachedRoom+1000 {
 		t.Fatalf("room %d after SO_SNDBUF of 1 MiB", r)
 	}
-	if n, err := x.write(make([]byte, 1000)); n != 1000 || err != nil {
-		t.Fatalf("write = %d, %v", n, err)
+	if err := ch.WriteResponse(7, smallRequest()); err != nil {
+		t.Fatal(err)
 	}
-	if got := x.room(false); got != r-1000 {
-		t.Errorf("cached room after a write of 1000 bytes = %d, want %d", got, r-1000)
+	written := len(tc.mustChunk("MSG"))
+	if got := ch.WriteRoom(false); got != r-written {
+		t.Errorf("remembered room after a response of %d bytes = %d, want %d", written, got, r-written)
 	}
-	x.left.Store(minCachedRoom - 1)
-	if got := x.room(false); got == minCachedRoom-1 || got < minCachedRoom {
+	ch.roomAt = minCachedRoom - 1 + written
+	if got := ch.WriteRoom(false); got == minCachedRoom-1 || got < minCachedRoom {
 		t.Errorf("room below minCachedRoom = %d: the socket was not asked again", got)
 	}
 }

@@ -33,6 +33,7 @@ type sender struct {
 	flushing bool
 	taken    uint64 // batches taken for writing; buf is batch taken+1
 	written  uint64 // batches whose write has ended
+	sent     uint64 // bytes written (WriteRoom's remembered room)
 	errBatch uint64 // first batch that failed (err != nil)
 	posted   uint64 // last batch whose write a PostResponse goroutine owes
 	err      error  // sticky
@@ -340,6 +341,9 @@ func (c *Channel) flushBatch(my uint64) error {
 		s.spare = b[:0]
 		s.flushing = false
 		s.written = batch
+		if err == nil {
+			s.sent += uint64(len(b))
+		}
 		if err != nil && s.err == nil {
 			s.err, s.errBatch = err, batch
 		}
