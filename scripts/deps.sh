@@ -45,6 +45,7 @@ packages=(
 	gcc              # test-race: the race detector needs cgo; the open62541 client
 	libc6-dev        # test-race, the open62541 client
 	libssl-dev       # the open62541 client (cmd/edged/open62541_test.go)
+	openssl          # PEM certificates, chains and CRLs as integrators make them (opcua/pki, cmd/edged)
 	qemu-system-arm  # test-image: qemu-system-aarch64, qemu-system-arm
 	cpio             # image-arm64, image-armv7: the initramfs
 	e2fsprogs        # test-image: the data disk (mke2fs -d)

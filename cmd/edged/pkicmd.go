@@ -25,7 +25,9 @@ func pkiMain(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: edged pki [--data-dir DIR] COMMAND\n\n"+
 			"  list                       the trusted, issuer and rejected certificates\n"+
-			"  trust THUMBPRINT|FILE      trust a rejected certificate, or a certificate file\n"+
+			"  trust THUMBPRINT|FILE      trust a rejected certificate, or a certificate file (DER or PEM;\n"+
+			"                             of a chain the CA certificates go to issuers/, CRLs to the\n"+
+			"                             crl folder of their CA)\n"+
 			"  reject THUMBPRINT          stop trusting a certificate (it moves to rejected/)\n"+
 			"  show-own                   edged's own certificate: thumbprint, names, validity\n"+
 			"  renew                      a new key and certificate for edged, with the names of the old one\n\nFlags:\n")
@@ -76,6 +78,12 @@ func runPKI(s *pki.Store, args []string, out io.Writer) error {
 				fmt.Fprintf(out, "  %s  (%s)\n", pki.Describe(f.Cert), filepath.Base(f.Path))
 			}
 		}
+		if probs := s.Problems(); len(probs) > 0 {
+			fmt.Fprintf(out, "not read (edged ignores these files):\n")
+			for _, p := range probs {
+				fmt.Fprintf(out, "  %s\n", p)
+			}
+		}
 		return nil
 	case "trust":
 		if err := need(1); err != nil {
@@ -93,7 +101,7 @@ func runPKI(s *pki.Store, args []string, out io.Writer) error {
 		if err := atomicfile.WriteFile(filepath.Join(s.Path(pki.RejectedDir), pki.RejectedName(f.Cert.Raw)), f.Cert.Raw, 0o644); err != nil {
 			return err
 		}
-		if err := os.Remove(f.Path); err != nil {
+		if err := f.Remove(); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "no longer trusted: %s\n", pki.Describe(f.Cert))
@@ -128,28 +136,42 @@ func runPKI(s *pki.Store, args []string, out io.Writer) error {
 	return &usageError{msg: fmt.Sprintf("unknown command %q; see edged pki --help", args[0])}
 }
 
-// trust moves a rejected certificate (by thumbprint) or copies a
-// certificate file into trusted/certs.
+// trust moves a rejected certificate (by thumbprint) into trusted/certs,
+// or puts what a certificate file holds (DER or PEM: a certificate, a
+// chain, CRLs) into the store, saying where each went.
 func trust(s *pki.Store, what string, out io.Writer) error {
-	var c *x509.Certificate
-	var from string
 	if f, ok := s.Find(pki.RejectedDir, what); ok {
-		c, from = f.Cert, f.Path
-	} else if b, err := os.ReadFile(what); err == nil {
-		if c, err = x509.ParseCertificate(b); err != nil {
-			return fmt.Errorf("%s is not a DER certificate: %w", what, err)
+		if err := atomicfile.WriteFile(filepath.Join(s.Path(pki.TrustedCerts), pki.RejectedName(f.Cert.Raw)), f.Cert.Raw, 0o644); err != nil {
+			return err
 		}
-	} else {
+		os.Remove(f.Path)
+		fmt.Fprintf(out, "trusted: %s\n", pki.Describe(f.Cert))
+		return nil
+	}
+	if _, err := os.Stat(what); err != nil {
 		return fmt.Errorf("%s is neither the thumbprint of a rejected certificate (see edged pki list) nor a certificate file", what)
 	}
-	dst := filepath.Join(s.Path(pki.TrustedCerts), pki.RejectedName(c.Raw))
-	if err := atomicfile.WriteFile(dst, c.Raw, 0o644); err != nil {
+	c, err := pki.ReadCertFile(what)
+	if err != nil {
 		return err
 	}
-	if from != "" {
-		os.Remove(from)
+	placed, err := s.Import(c)
+	if err != nil {
+		return fmt.Errorf("%s: %w; nothing was changed", what, err)
 	}
-	fmt.Fprintf(out, "trusted: %s\n", pki.Describe(c))
+	for _, p := range placed {
+		switch {
+		case p.Cert != nil && p.Dir == pki.TrustedCerts:
+			fmt.Fprintf(out, "trusted: %s\n", pki.Describe(p.Cert))
+		case p.Cert != nil:
+			fmt.Fprintf(out, "issuer (not trusted by itself, used to build chains): %s\n", pki.Describe(p.Cert))
+		default:
+			fmt.Fprintf(out, "CRL of %s, to %s\n", p.CRL.Issuer, p.Dir)
+		}
+		if p.Note != "" {
+			fmt.Fprintf(out, "  note: %s\n", p.Note)
+		}
+	}
 	return nil
 }
 

@@ -44,11 +44,25 @@ func (s *Store) Lists() ([4][][]byte, error) {
 	var out [4][][]byte
 	for i, l := range listDirs {
 		for _, p := range s.files(l.dir) {
-			blocks, err := readFile(p)
+			c, err := ReadCertFile(p)
 			if err != nil {
-				return out, fmt.Errorf("%s: %w", p, err)
+				return out, err
 			}
-			out[i] = append(out[i], blocks...)
+			if l.cert {
+				for _, x := range c.Certs {
+					out[i] = append(out[i], x.Raw)
+				}
+				if len(c.CRLs) > 0 {
+					return out, fmt.Errorf("%s: holds a CRL in a certificate folder", p)
+				}
+			} else {
+				for _, x := range c.CRLs {
+					out[i] = append(out[i], x.Raw)
+				}
+				if len(c.Certs) > 0 {
+					return out, fmt.Errorf("%s: holds a certificate in a CRL folder", p)
+				}
+			}
 		}
 	}
 	return out, nil
@@ -132,11 +146,9 @@ type CertFile struct {
 func (s *Store) Certs(dir string) []CertFile {
 	var out []CertFile
 	for _, p := range s.files(dir) {
-		blocks, _ := readFile(p)
-		for _, b := range blocks {
-			if c, err := x509.ParseCertificate(b); err == nil {
-				out = append(out, CertFile{p, c})
-			}
+		c, _ := ReadCertFile(p)
+		for _, x := range c.Certs {
+			out = append(out, CertFile{p, x})
 		}
 	}
 	return out
@@ -166,18 +178,20 @@ func (s *Store) Remove(thumbprint string, trusted bool) error {
 	if !ok {
 		return ErrNotFound
 	}
-	return os.Remove(f.Path)
+	return f.Remove()
 }
 
 // Rejected returns the certificates of rejected/certs.
 func (s *Store) Rejected() ([][]byte, error) {
 	var out [][]byte
 	for _, p := range s.files(RejectedDir) {
-		b, err := os.ReadFile(p)
+		c, err := ReadCertFile(p)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, b)
+		for _, x := range c.Certs {
+			out = append(out, x.Raw)
+		}
 	}
 	return out, nil
 }

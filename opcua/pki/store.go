@@ -1,7 +1,6 @@
 package pki
 
 import (
-	"bytes"
 	"crypto/rsa"
 	"crypto/sha1"
 	"crypto/x509"
@@ -52,7 +51,10 @@ type Store struct {
 	mu       sync.Mutex
 	lists    *lists
 	onReject func(c *x509.Certificate, file string, why error)
-	pending  *rsa.PrivateKey // the key of the last regenerating SigningRequest
+	// onProblem is told of each file of the trust folders that cannot be
+	// read, once, when the folders are read again.
+	onProblem func(string)
+	pending   *rsa.PrivateKey // the key of the last regenerating SigningRequest
 
 	// The rejections of the current minute (see reject); rejectLimit
 	// raises the limit (tests), -1 lifts it.
@@ -105,10 +107,18 @@ func (s *Store) OwnCertPath() string { return filepath.Join(s.root, OwnCerts, ow
 // LoadOwn reads the application's certificate and key. fs.ErrNotExist
 // means there are none yet.
 func (s *Store) LoadOwn() ([]byte, *rsa.PrivateKey, error) {
-	der, err := os.ReadFile(filepath.Join(s.root, OwnCerts, ownCertFile))
-	if err != nil {
+	cp := filepath.Join(s.root, OwnCerts, ownCertFile)
+	if _, err := os.Stat(cp); err != nil {
 		return nil, nil, err
 	}
+	own, err := ReadCertFile(cp) // DER as edged writes it, or PEM put there by hand
+	if err != nil {
+		return nil, nil, fmt.Errorf("pki: %w", err)
+	}
+	if len(own.Certs) == 0 {
+		return nil, nil, fmt.Errorf("pki: %s: no certificate", cp)
+	}
+	der := own.Certs[0].Raw
 	kp, err := os.ReadFile(filepath.Join(s.root, OwnPrivate, ownKeyFile))
 	if err != nil {
 		return nil, nil, err
@@ -216,19 +226,34 @@ func thumbprint(der []byte) []byte {
 	return s[:]
 }
 
-// current returns the trust lists, read again when a folder changed.
+// current returns the trust lists, read again when a folder changed. A
+// file that could not be read, and was not at the last reading, is told
+// to the OnProblem hook.
 func (s *Store) current() *lists {
 	stamp := s.stampOf()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.lists != nil && stamp == s.stamp {
+		defer s.mu.Unlock()
 		return s.lists
 	}
 	l := &lists{}
 	l.trusted = s.readCerts(TrustedCerts, &l.errs)
 	l.issuers = s.readCerts(IssuerCerts, &l.errs)
 	l.crls = append(s.readCRLs(TrustedCRL, &l.errs), s.readCRLs(IssuerCRL, &l.errs)...)
+	var news []string
+	for _, e := range l.errs {
+		if s.lists == nil || !slices.Contains(s.lists.errs, e) {
+			news = append(news, e)
+		}
+	}
 	s.lists, s.stamp = l, stamp
+	f := s.onProblem
+	s.mu.Unlock()
+	if f != nil {
+		for _, e := range news {
+			f(e)
+		}
+	}
 	return l
 }
 
@@ -265,68 +290,38 @@ func (s *Store) files(dir string) []string {
 	return out
 }
 
-// readFile reads a certificate or CRL file, DER or PEM; PEM files may
-// hold several blocks.
-func readFile(path string) ([][]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > maxFileSize {
-		return nil, fmt.Errorf("larger than %d bytes", maxFileSize)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if !bytes.HasPrefix(bytes.TrimSpace(b), []byte("-----BEGIN")) {
-		return [][]byte{b}, nil
-	}
-	var out [][]byte
-	for {
-		var blk *pem.Block
-		blk, b = pem.Decode(b)
-		if blk == nil {
-			break
-		}
-		out = append(out, blk.Bytes)
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no PEM block")
-	}
-	return out, nil
-}
-
+// readCerts returns the certificates of a folder's files; a file that
+// cannot be read, or holds anything but certificates, adds to errs and
+// gives nothing.
 func (s *Store) readCerts(dir string, errs *[]string) []*x509.Certificate {
 	var out []*x509.Certificate
 	for _, p := range s.files(dir) {
-		blocks, err := readFile(p)
-		for _, b := range blocks {
-			var cs []*x509.Certificate
-			if cs, err = x509.ParseCertificates(b); err == nil {
-				out = append(out, cs...)
-			}
+		c, err := ReadCertFile(p)
+		if err == nil && len(c.CRLs) > 0 {
+			err = fmt.Errorf("%s: holds a CRL; CRLs go to %s or %s", p, TrustedCRL, IssuerCRL)
 		}
 		if err != nil {
-			*errs = append(*errs, p+": "+err.Error())
+			*errs = append(*errs, err.Error())
+			continue
 		}
+		out = append(out, c.Certs...)
 	}
 	return out
 }
 
+// readCRLs returns the CRLs of a folder's files, as readCerts does.
 func (s *Store) readCRLs(dir string, errs *[]string) []*x509.RevocationList {
 	var out []*x509.RevocationList
 	for _, p := range s.files(dir) {
-		blocks, err := readFile(p)
-		for _, b := range blocks {
-			var l *x509.RevocationList
-			if l, err = x509.ParseRevocationList(b); err == nil {
-				out = append(out, l)
-			}
+		c, err := ReadCertFile(p)
+		if err == nil && len(c.Certs) > 0 {
+			err = fmt.Errorf("%s: holds a certificate; certificates go to %s or %s", p, TrustedCerts, IssuerCerts)
 		}
 		if err != nil {
-			*errs = append(*errs, p+": "+err.Error())
+			*errs = append(*errs, err.Error())
+			continue
 		}
+		out = append(out, c.CRLs...)
 	}
 	return out
 }

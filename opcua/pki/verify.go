@@ -253,6 +253,7 @@ func (s *Store) LogRejections(log *slog.Logger, trustCommand string) {
 			"saved", file, "to trust it", strings.TrimSpace(trustCommand+" "+th))
 	})
 	s.mu.Lock()
+	s.onProblem = func(p string) { log.Warn("PKI file not read: " + p) }
 	s.onDropped = func(n int) {
 		log.Warn("client certificates rejected and neither saved nor logged: more than the limit a minute", "count", n, "limit", MaxRejectionsPerMinute)
 	}

@@ -6,7 +6,8 @@
 //
 // Scenarios (see the functions below): connect, subscribe, transfer,
 // write, getmonitoreditems, deadband, republish, secure (which reads its
-// certificate, key and user from the environment). They run one after another in one
+// certificate, key and user from the environment), owncert (node-opcua's
+// own certificate). They run one after another in one
 // process (loading node-opcua takes most of a second).
 //
 // It prints one JSON object per line on stdout ({"scenario": NAME,
@@ -718,7 +719,45 @@ async function scenarioConfiguration() {
   }
 }
 
+// scenarioOwnCert connects over Basic256Sha256 SignAndEncrypt, anonymously,
+// with the certificate node-opcua makes for itself at its first start
+// (EDGED_PKI/own/certs/client_certificate.pem, PEM) and reads sim.Counter;
+// it reports the certificate file and what happened, so that the test can
+// trust the file with `edged pki trust` between two runs.
+async function scenarioOwnCert() {
+  const path = require("path");
+  const { OPCUACertificateManager } = require("node-opcua-certificate-manager");
+  const certificateManager = new OPCUACertificateManager({
+    rootFolder: process.env.EDGED_PKI,
+    automaticallyAcceptUnknownCertificate: true,
+  });
+  await certificateManager.initialize();
+  const client = OPCUAClient.create({
+    applicationName: "edged-interop-node-opcua-owncert",
+    endpointMustExist: false,
+    securityMode: MessageSecurityMode.SignAndEncrypt,
+    securityPolicy: SecurityPolicy.Basic256Sha256,
+    clientCertificateManager: certificateManager,
+    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
+    keepSessionAlive: false,
+  });
+  const res = { certificateFile: path.join(certificateManager.rootDir, "own/certs/client_certificate.pem") };
+  try {
+    await client.connect(endpointUrl);
+    const session = await client.createSession();
+    const r = await session.read({ nodeId: "ns=2;s=sim.Counter", attributeId: AttributeIds.Value });
+    res.read = st(r.statusCode);
+    await session.close(true);
+  } catch (err) {
+    res.error = String((err && err.message) || err);
+  } finally {
+    await client.disconnect();
+  }
+  emit("result", res);
+}
+
 const scenarios = {
+  owncert: scenarioOwnCert,
   secure: scenarioSecure,
   configuration: scenarioConfiguration,
   connect: scenarioConnect,
