@@ -430,19 +430,33 @@ func (m *Manager) sourceChanges(now time.Time) {
 
 // publishTouched runs the publishing cycles of the subscriptions that have
 // new notifications and are due, or ran idle just before them (catchUp).
+// Due allows the image's phase: a cycle at most one base cycle away
+// (phaseSlack) runs with the image rather than a moment after it.
 func (m *Manager) publishTouched(now time.Time) {
 	for i := 0; i < len(m.touched); i++ { // cycle may touch more
 		sub := m.touched[i]
+		slack := m.phaseSlack(sub)
 		switch {
 		case sub.deleted:
-		case !now.Before(sub.next.Add(-sub.interval / 2)):
+		case !now.Before(sub.next.Add(-slack)):
 			m.cycle(sub, now)
-		case !sub.idleAt.IsZero() && now.Before(sub.idleAt.Add(sub.interval/2)):
+		case !sub.idleAt.IsZero() && now.Before(sub.idleAt.Add(slack)):
 			m.catchUp(sub, now)
 		}
 		m.yield()
 	}
 	m.clearTouched()
+}
+
+// phaseSlack is how far an image may be from sub's publishing cycle and
+// still count as the image that cycle waits for: the images come every
+// base cycle, at their own phase, so one base cycle, and at most half an
+// interval (at a 5 ms interval, 2.5 ms). Messages with data are then at
+// least an interval less this apart, and a publishing interval of 1 s
+// sends one message a second, not two (OPC 10000-4 §5.13.1: the interval
+// is the rate at which notifications are returned).
+func (m *Manager) phaseSlack(sub *subscription) time.Duration {
+	return min(sub.interval/2, m.lim.MinPublishingInterval)
 }
 
 // yield lets the other goroutines run once the run loop has worked for
@@ -460,7 +474,7 @@ func (m *Manager) yield() {
 }
 
 // catchUp publishes the notifications of an image that arrived just after
-// an idle publishing cycle of sub (idleAt, less than half an interval ago),
+// an idle publishing cycle of sub (idleAt, less than phaseSlack ago),
 // as if that cycle had run now: the publishing timer and the engine's
 // images both run at the base cycle, so the timer often fires a moment
 // before the image it waits for; without this, the image's changes would
