@@ -84,9 +84,13 @@ if (($(id -u) != 0)); then
 fi
 
 echo "deps: installing ${missing[*]}"
-apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600)
+# An update that fails on one index (a mirror mid-sync) is not fatal; the
+# install retries (scripts/lib/apt.sh).
+apt_cmd=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600)
+# shellcheck source=lib/apt.sh
+source scripts/lib/apt.sh
 if [[ ${DEPS_APT_UPDATED:-} != 1 ]]; then
-	"${apt[@]}" update -q
+	apt_update
 fi
-"${apt[@]}" install -y -q --no-install-recommends "${missing[@]}" </dev/null
+apt_retry install -y -q --no-install-recommends "${missing[@]}" </dev/null
 npm_deps

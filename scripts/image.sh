@@ -22,30 +22,17 @@ bin=bin/edged-linux-$arch
 [[ -x $bin ]] || { echo "image: $bin is missing (make $arch)" >&2; exit 1; }
 mkdir -p "$cache"
 
-# The Debian packages, once (a foreign index can be out of date for a
-# moment, "Mirror sync in progress": try again a few times).
+# The Debian packages, once: .debs in the cache are used whatever the
+# indexes say; a mirror that is syncing is waited for (scripts/lib/apt.sh).
+# shellcheck source=lib/apt.sh
+source scripts/lib/apt.sh
 if ! dpkg --print-foreign-architectures | grep -qx "$deb"; then
 	dpkg --add-architecture "$deb"
 	rm -f "$cache"/.updated
 fi
-fetch() {
-	local try
-	for try in 1 2 3 4 5; do
-		if [[ ! -e $cache/.updated ]]; then
-			apt-get update -qq >/dev/null 2>&1 && touch "$cache"/.updated || { sleep 5; continue; }
-		fi
-		kpkg=$(apt-cache depends "linux-image-$kflavour:$deb" 2>/dev/null | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
-		if [[ -n $kpkg ]] && (cd "$cache" && apt-get download -qq "$kpkg" "busybox-static:$deb" >/dev/null 2>&1); then
-			return 0
-		fi
-		rm -f "$cache"/.updated
-		sleep 5
-	done
-	echo "image: cannot download linux-image-$kflavour:$deb and busybox-static:$deb" >&2
-	return 1
-}
-if ! ls "$cache"/linux-image-*_"$deb".deb >/dev/null 2>&1 || ! ls "$cache"/busybox-static_*_"$deb".deb >/dev/null 2>&1; then
-	fetch
+if ! image_debs "$deb" "$kflavour" "$cache"; then
+	echo "image: cannot download linux-image-$kflavour:$deb and busybox-static:$deb (apt's message above)" >&2
+	exit 1
 fi
 kdeb=$(ls "$cache"/linux-image-*_"$deb".deb | tail -1)
 bdeb=$(ls "$cache"/busybox-static_*_"$deb".deb | tail -1)
