@@ -576,6 +576,7 @@ type subscription struct {
 	keepAliveCtr uint32
 	lifetimeCtr  uint32
 	late         bool
+	more         bool // the last message said MoreNotifications: the next continues its cycle
 	first        bool // no message sent yet: the first cycle sends a keep-alive
 	seq          uint32
 	retrans      []ua.NotificationMessage // sent, not acknowledged, oldest first
@@ -751,7 +752,7 @@ func (m *Manager) publishTo(sub *subscription, now time.Time) {
 		m.dropRetrans(sub, 0)
 	}
 	sub.keepAliveCtr, sub.lifetimeCtr, sub.first = 0, 0, false
-	sub.late = more
+	sub.late, sub.more = more, more
 	m.avail = sub.appendAvailable(m.avail[:0])
 	m.resp = ua.PublishResponse{
 		SubscriptionID:           sub.id,
@@ -767,7 +768,7 @@ func (m *Manager) publishTo(sub *subscription, now time.Time) {
 // keep-alive of sub: no notifications, the next sequence number.
 func (m *Manager) keepAliveTo(sub *subscription, now time.Time) {
 	pr := m.dequeue(sub.ss)
-	sub.keepAliveCtr, sub.lifetimeCtr, sub.first, sub.late = 0, 0, false, false
+	sub.keepAliveCtr, sub.lifetimeCtr, sub.first, sub.late, sub.more = 0, 0, false, false, false
 	m.avail = sub.appendAvailable(m.avail[:0])
 	m.resp = ua.PublishResponse{
 		SubscriptionID:           sub.id,
@@ -883,6 +884,13 @@ func (m *Manager) serveLate(ss *sessSubs, now time.Time) {
 			break
 		}
 		if best.enabled && best.hasNotifications() {
+			if !best.more {
+				// A cycle's message that waited for a Publish request:
+				// the next cycle is an interval after it, not after the
+				// cycle that found no request, so that messages stay an
+				// interval apart when the client is slow to ask.
+				best.next = now.Add(best.interval)
+			}
 			m.publishTo(best, now)
 		} else {
 			m.keepAliveTo(best, now)

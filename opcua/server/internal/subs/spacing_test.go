@@ -40,12 +40,29 @@ func TestPublishingSpacing(t *testing.T) {
 	const base = testBaseCycle
 	for _, interval := range []time.Duration{5 * time.Millisecond, 100 * time.Millisecond, time.Second} {
 		t.Run(fmt.Sprint(interval), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) { checkSpacing(t, interval, base) })
+			synctest.Test(t, func(t *testing.T) { checkSpacing(t, interval, base, 3, nil) })
+		})
+	}
+	// A client that keeps one Publish request out and is late with every
+	// other one: a cycle that finds no request sends when the request
+	// comes, and the next cycle is an interval after that message, not
+	// after the cycle that found no request.
+	for _, interval := range []time.Duration{100 * time.Millisecond, time.Second} {
+		late := interval * 13 / 10
+		t.Run(fmt.Sprintf("%v, every other request %v late", interval, late), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { checkSpacing(t, interval, base, 1, []time.Duration{late, 0}) })
 		})
 	}
 }
 
-func checkSpacing(t *testing.T, interval, base time.Duration) {
+// checkSpacing runs the check with the client keeping inflight Publish
+// requests out, the one after the n-th answer sent delays[n % len(delays)]
+// after it (none: at once).
+func checkSpacing(t *testing.T, interval, base time.Duration, inflight int, delays []time.Duration) {
+	delay := time.Duration(0)
+	for _, d := range delays {
+		delay = max(delay, d)
+	}
 	const keepAlive = 3
 	changing := 40 * interval // how long the value changes
 	if changing < 4*time.Second {
@@ -89,7 +106,7 @@ func checkSpacing(t *testing.T, interval, base time.Duration) {
 	// sent again at once, every message acknowledged.
 	ch := &postChannel{out: make(chan []byte, 16)} // the session's channel, 1
 	tc := &testConn{t: t, c: newConn(s, ch), token: f.tc.token}
-	for range 3 {
+	for range inflight {
 		if r := tc.sendPublish(); r != nil {
 			t.Fatalf("Publish answered at once: %v", faultOf(r))
 		}
@@ -109,6 +126,9 @@ func checkSpacing(t *testing.T, interval, base time.Duration) {
 		var acks []ua.SubscriptionAcknowledgement
 		if len(r.NotificationMessage.NotificationData) > 0 {
 			acks = append(acks, ua.SubscriptionAcknowledgement{SubscriptionID: r.SubscriptionID, SequenceNumber: r.NotificationMessage.SequenceNumber})
+		}
+		if len(delays) > 0 {
+			time.Sleep(delays[len(got)%len(delays)])
 		}
 		if r := tc.sendPublish(acks...); r != nil {
 			t.Fatalf("Publish answered at once: %v", faultOf(r))
@@ -142,7 +162,7 @@ func checkSpacing(t *testing.T, interval, base time.Duration) {
 	}
 	slices.Sort(gaps)
 	med := gaps[len(gaps)/2]
-	if d := med - interval; d < -interval/50 || d > interval/50 {
+	if d := med - interval; delay == 0 && (d < -interval/50 || d > interval/50) {
 		t.Errorf("median spacing %v, want %v within 2 %%", med, interval)
 	}
 	t.Logf("%d messages with data; spacing min %v, median %v, max %v", len(data), gaps[0], med, gaps[len(gaps)-1])
@@ -157,8 +177,8 @@ func checkSpacing(t *testing.T, interval, base time.Duration) {
 			if p, ok := produced[v]; ok {
 				lat := r.at.Sub(p)
 				worst = max(worst, lat)
-				if lat > interval+base {
-					t.Errorf("value %v made at %v reached the client at %v: %v late, more than %v", v, p.Sub(start), r.at.Sub(start), lat, interval+base)
+				if lat > interval+base+delay {
+					t.Errorf("value %v made at %v reached the client at %v: %v late, more than %v", v, p.Sub(start), r.at.Sub(start), lat, interval+base+delay)
 				}
 			}
 		}
