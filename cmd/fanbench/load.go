@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -107,8 +108,10 @@ func loadMain(args []string, in io.Reader, out io.Writer) error {
 	wg.Wait()
 
 	var r result
+	var gaps []int64
 	for _, s := range ss {
 		r.add(&s.cnt)
+		gaps = append(gaps, s.gaps...)
 		if s.lastErr != "" {
 			r.lastErr = s.lastErr
 		}
@@ -119,6 +122,11 @@ func loadMain(args []string, in io.Reader, out io.Writer) error {
 	}
 	if w := t1.Sub(t0).Seconds(); w > 0 {
 		r.cpuPct = 100 * (cpu1 - cpu0).Seconds() / w
+	}
+	if len(gaps) > 0 {
+		slices.Sort(gaps)
+		const tick = 10 // PublishTime is in 100 ns ticks
+		r.gapMin, r.gapP50, r.gapMax = uint64(gaps[0]/tick), uint64(gaps[len(gaps)/2]/tick), uint64(gaps[len(gaps)-1]/tick)
 	}
 	fmt.Fprintln(out, r.format())
 	return nil
@@ -165,8 +173,15 @@ type session struct {
 
 	cnt     counts // while measuring
 	scratch counts // otherwise
-	lastErr string
-	err     error
+	// lastData is the PublishTime of the last message with data that
+	// began a publishing cycle (0: none yet); gaps the spacings of such
+	// messages while measuring. A message after one with
+	// MoreNotifications continues its cycle and is not counted.
+	lastData int64
+	lastMore bool
+	gaps     []int64
+	lastErr  string
+	err      error
 }
 
 // newSession connects, creates the subscription and its items.
@@ -175,7 +190,7 @@ func newSession(addr, name string, f *loadFlags) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{c: c, items: make([]item, f.items)}
+	s := &session{c: c, items: make([]item, f.items), gaps: make([]int64, 0, 1<<14)}
 	c.Conn().SetDeadline(time.Now().Add(30 * time.Second))
 	defer c.Conn().SetDeadline(time.Time{})
 	var cs ua.CreateSubscriptionResponse
@@ -317,9 +332,9 @@ func (s *session) response(msg []byte, cnt *counts) {
 	}
 	subID := d.ReadUint32()
 	d.ReadBytes(4 * d.ReadArrayLen(4)) // AvailableSequenceNumbers
-	d.ReadBool()                       // MoreNotifications
+	more := d.ReadBool()
 	seq := d.ReadUint32()
-	d.ReadInt64() // PublishTime
+	published := d.ReadInt64()
 	data := false
 	for range d.ReadArrayLen(1) {
 		s.tid.Decode(d)
@@ -368,6 +383,13 @@ func (s *session) response(msg []byte, cnt *counts) {
 	}
 	s.sequence(seq, data, cnt)
 	if data {
+		if !s.lastMore {
+			if s.lastData != 0 && cnt == &s.cnt && len(s.gaps) < cap(s.gaps) {
+				s.gaps = append(s.gaps, published-s.lastData)
+			}
+			s.lastData = published
+		}
+		s.lastMore = more
 		s.acks = append(s.acks, ua.SubscriptionAcknowledgement{SubscriptionID: subID, SequenceNumber: seq})
 	}
 }

@@ -388,6 +388,9 @@ func (r *report) print(out io.Writer) {
 		float64(r.load.notifications)/sec, expected/sec, ratio, float64(r.sessions*r.items)/r.period.Seconds(), r.period)
 	fmt.Fprintf(out, "  lost=%d overflows=%d sequence_gaps=%d keepalives=%d bad_status=%d errors=%d messages=%d\n",
 		r.load.lost, r.load.overflows, r.load.gaps, r.load.keepAlives, r.load.badStatus, r.load.errors, r.load.messages)
+	us := func(v uint64) time.Duration { return time.Duration(v) * time.Microsecond }
+	fmt.Fprintf(out, "  spacing of a subscription's messages with data (PublishTime): min %v, p50 %v, max %v\n",
+		us(r.load.gapMin), us(r.load.gapP50), us(r.load.gapMax))
 	fmt.Fprintf(out, "  server CPU %.1f%% of one core; load CPU %.1f%% of one core%s\n",
 		100*r.cpu.Seconds()/sec, r.load.cpuPct, r.load.note())
 	fmt.Fprintf(out, "  engine overruns %d, skipped polls %d, start jitter p99 %v, cycle time p99 %v\n",
@@ -401,8 +404,11 @@ func (r *report) print(out io.Writer) {
 type result struct {
 	notifications, messages, keepAlives      uint64
 	lost, overflows, gaps, badStatus, errors uint64
-	cpuPct                                   float64
-	lastErr                                  string
+	// The spacing of a subscription's messages with data by their
+	// PublishTime, µs: smallest, median, largest.
+	gapMin, gapP50, gapMax uint64
+	cpuPct                 float64
+	lastErr                string
 }
 
 // note says when the load, not the server, limits the rate.
@@ -414,8 +420,8 @@ func (r *result) note() string {
 }
 
 func (r *result) format() string {
-	return fmt.Sprintf("result notifications=%d messages=%d keepalives=%d lost=%d overflows=%d gaps=%d bad_status=%d errors=%d cpu=%.1f last_error=%s",
-		r.notifications, r.messages, r.keepAlives, r.lost, r.overflows, r.gaps, r.badStatus, r.errors, r.cpuPct, strconv.Quote(r.lastErr))
+	return fmt.Sprintf("result notifications=%d messages=%d keepalives=%d lost=%d overflows=%d gaps=%d bad_status=%d errors=%d spacing_min=%d spacing_p50=%d spacing_max=%d cpu=%.1f last_error=%s",
+		r.notifications, r.messages, r.keepAlives, r.lost, r.overflows, r.gaps, r.badStatus, r.errors, r.gapMin, r.gapP50, r.gapMax, r.cpuPct, strconv.Quote(r.lastErr))
 }
 
 func parseResult(line string) (result, error) {
@@ -433,7 +439,8 @@ func parseResult(line string) (result, error) {
 		r.lastErr = s
 	}
 	u := map[string]*uint64{"notifications": &r.notifications, "messages": &r.messages, "keepalives": &r.keepAlives,
-		"lost": &r.lost, "overflows": &r.overflows, "gaps": &r.gaps, "bad_status": &r.badStatus, "errors": &r.errors}
+		"lost": &r.lost, "overflows": &r.overflows, "gaps": &r.gaps, "bad_status": &r.badStatus, "errors": &r.errors,
+		"spacing_min": &r.gapMin, "spacing_p50": &r.gapP50, "spacing_max": &r.gapMax}
 	for _, kv := range strings.Fields(rest) {
 		k, v, _ := strings.Cut(kv, "=")
 		var err error
