@@ -743,6 +743,16 @@ func (m *Manager) publishTo(sub *subscription, now time.Time) {
 	sub.seq = sub.nextSeq()
 	msg.SequenceNumber = sub.seq
 	msg.PublishTime = m.clock()
+	if !sub.more {
+		// A message that begins a cycle: the next cycle is at least an
+		// interval after it, also when it went out later than its cycle
+		// ran (it waited for a Publish request, or for the run loop's
+		// work on other subscriptions), so that messages stay an interval
+		// apart.
+		if n := msg.PublishTime.Add(sub.interval); n.After(sub.next) {
+			sub.next = n
+		}
+	}
 	if len(sub.retrans) >= m.lim.MaxRetransmissionQueue {
 		m.dropRetrans(sub, 0)
 	}
@@ -884,13 +894,6 @@ func (m *Manager) serveLate(ss *sessSubs, now time.Time) {
 			break
 		}
 		if best.enabled && best.hasNotifications() {
-			if !best.more {
-				// A cycle's message that waited for a Publish request:
-				// the next cycle is an interval after it, not after the
-				// cycle that found no request, so that messages stay an
-				// interval apart when the client is slow to ask.
-				best.next = now.Add(best.interval)
-			}
 			m.publishTo(best, now)
 		} else {
 			m.keepAliveTo(best, now)
