@@ -1,4 +1,5 @@
-# edged: build, test and check. `make help` lists the targets.
+# edged: build, test and check. `make help` lists the targets; the
+# benchmarks' targets are in bench/bench.mk.
 
 GO       ?= go
 VERSION  := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -11,85 +12,13 @@ LDFLAGS  := -s -w $(STAMP)
 XBUILD   := CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=false -ldflags "$(LDFLAGS)"
 BIN      := bin
 ARGS     ?=
-BENCH    ?= .
-PKG      ?= ./...
 FUZZTIME ?= 10s
 
-# End-to-end load (bench-e2e): scenarios CONNSxINFLIGHTxNODES (echo: the TCP
-# echo baseline, the floor under 1x1), the warm-up and measured window of
-# each, extra flags of the server role (e.g. E2E_SERVER_FLAGS=-cpuprofile=/tmp/srv.pprof,
-# or -spin=50us: uasc Config.ReadSpin) and of the load role (E2E_LOAD_FLAGS,
-# e.g. -spin=1ms: the 1x1 client polls its socket), E2E_SECURITY the
-# security of each run (None, or POLICY/MODE) and E2E=0 to leave it out of
-# `make bench`.
-E2E           ?= 1
-E2E_SECURITY  ?= None Basic256Sha256/Sign Basic256Sha256/SignAndEncrypt
-E2E_SCENARIOS ?= 10x100x1,10x100x100,1x1x1,1x1x100,echo
-E2E_WARMUP    ?= 1s
-E2E_DURATION  ?= 5s
-E2E_SERVER_FLAGS ?=
-E2E_LOAD_FLAGS   ?=
-E2E_TIMEOUT   ?= 600
-
-# Side by side with a peer server (bench-peer): the open62541 v1.5.7 server
-# from ../shared/peers, built here at -O2 (cmd/uabench/peer/open62541_server.c:
-# 120 variables and a counter counted every 5 ms), against edged with its
-# simulator (its scan at 5 ms), each pinned to core 0, `uabench peer` on
-# core 1 measuring both alike from /proc, alternately, PEER_ROUNDS rounds:
-# idle, pipelined and 1×1 Reads, an open loop of 5,000 Reads/s, a 5 ms
-# subscription, memory. bench-peer-secure: the Read loads of PEER_SCENARIOS
-# for each of PEER_SECURITY (None, or POLICY/MODE) on `uabench server` and
-# on open62541.
-OPEN62541     ?= ../shared/peers/open62541-1.5.7
-PEER_ROUNDS    ?= 3
-PEER_FLAGS     ?=
-PEER_SCENARIOS ?= 10x100x1,1x1x1
-PEER_SECURITY  ?= None Basic256Sha256/Sign Basic256Sha256/SignAndEncrypt
-PEER_PORT      ?= 48491
-PEER_EDGED_PORT ?= 48492
-# PEER_EDGED_FLAGS: more flags of edged, e.g. --poller or --sim-in-memory=false.
-PEER_EDGED_FLAGS ?=
-PEER_EDGED_READ := ns=2;s=sim.Sine,ns=2;s=sim.Counter,ns=2;s=sim.Toggle,ns=2;s=sim.Ramp,ns=2;s=sim.Setpoint,ns=2;s=sim.Command,ns=2;s=sim.Status,ns=2;s=io.DI1,ns=2;s=io.DI2,ns=2;s=io.DI3,ns=2;s=io.DI4,ns=2;s=io.DO1,ns=2;s=io.DO2,ns=2;s=io.DO3,ns=2;s=io.DO4
-PEER_OPEN62541_READ := $(shell for i in 0 1 2 3 4; do printf 'ns=1;s=Gateway.D00%s,ns=1;s=Gateway.U00%s,ns=1;s=Gateway.B00%s,' $$i $$i $$i; done | sed 's/,$$//')
-
-# Scan cycle under OPC UA load (bench-scan): the measured window and warm-up,
-# the clients and tags per client's Read, and SCAN=0 to leave it out of
-# `make bench`.
-SCAN          ?= 1
-SCAN_DURATION ?= 60s
-SCAN_WARMUP   ?= 5s
-SCAN_CLIENTS  ?= 10
-SCAN_NODES    ?= 100
-# SCAN_APPLIES: configuration changes applied live in the window (0: none).
-SCAN_APPLIES  ?= 0
-
-# Subscription latency (bench-sub): the measured window of the publish
-# latency run and its warm-up, the repetitions of the write → status and
-# call → status runs, extra flags (SUB_FLAGS, e.g. -inflight 8 -queue 20),
-# and SUB=0 to leave it out of `make bench`.
-SUB          ?= 1
-SUB_DURATION ?= 10s
-SUB_WARMUP   ?= 1s
-SUB_REPS     ?= 1000
-SUB_FLAGS    ?=
-
-# Subscription fan-out (bench-fanout): sessions × monitored items on 1,000
-# tags that change every cycle, the measured window and warm-up, and extra
-# flags (FANOUT_FLAGS, e.g. '-publish 10ms -queue 1 -inflight 3'; see
-# cmd/fanbench), and FANOUT=0 to leave it out of `make bench`.
-FANOUT          ?= 1
-FANOUT_SESSIONS ?= 20
-FANOUT_ITEMS    ?= 1000
-FANOUT_DURATION ?= 30s
-FANOUT_WARMUP   ?= 5s
-FANOUT_FLAGS    ?=
-
-# Robustness (test-robust): how long each attack of internal/robust runs;
-# CI runs the short form. WAKE_FOR: how long bench-wake measures.
+# Robustness (test-robust): how long each attack of integration/robust
+# runs; CI runs the short form.
 ROBUST_WINDOW ?= 10s
-WAKE_FOR      ?= 10m
 
-.PHONY: all help build arm64 armv7 image-arm64 image-armv7 test-image run deps test test-arm test-race test-robust check-generate bench-wake bench bench-e2e bench-peer bench-peer-secure bench-memory bench-scan bench-sub bench-fanout fuzz lint check-binaries clean
+.PHONY: all help build arm64 armv7 image-arm64 image-armv7 test-image run deps test test-arm test-race test-robust check-generate fuzz lint check-binaries clean
 
 all: build
 
@@ -103,21 +32,13 @@ help:
 	@echo "make image-arm64     the QEMU test image bin/image-arm64 (image-armv7: bin/image-armv7)"
 	@echo "make test-image      boot both images in qemu-system-arm: serve, write, power cut, watchdog"
 	@echo "make test-race       deps, then the tests of the packages with goroutines under the race detector ($(RACE_PKGS))"
-	@echo "make test-robust     a real edged under each attack of internal/robust for ROBUST_WINDOW=$(ROBUST_WINDOW): RSS, scan, latency, admission"
-	@echo "make bench-wake      how late this machine wakes an idle 5 ms sleeper, for WAKE_FOR=$(WAKE_FOR): the floor under the scan's overruns"
+	@echo "make test-robust     a real edged under each attack of integration/robust for ROBUST_WINDOW=$(ROBUST_WINDOW): RSS, scan, latency, admission"
 	@echo "make check-generate  go generate ./... must leave the tree as committed"
-	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not), bench-scan (SCAN=0: not), bench-sub (SUB=0: not) and bench-fanout (FANOUT=0: not)"
-	@echo "make bench-e2e       end-to-end OPC UA load on loopback, server on core 0, load on core 1"
-	@echo "make bench-peer      edged (with its simulator) and the open62541 v1.5.7 server side by side, PEER_ROUNDS=$(PEER_ROUNDS) rounds: idle, Reads, open loop, subscription, memory; ratios and targets"
-	@echo "make bench-peer-secure  the Read loads on uabench's server and on open62541 for each of PEER_SECURITY"
-	@echo "make bench-memory    edged's RSS with $(MEM_DEVICES)×$(MEM_TAGS) simulated tags, idle and with $(MEM_SESSIONS) sessions reading"
-	@echo "make bench-scan      5 ms scan of 1,000 simulated tags under 10 OPC UA clients, $(SCAN_DURATION); cycle/jitter/overruns/CPU"
-	@echo "make bench-sub       subscription latency at 5 ms: image publish → Publish response, Write/Call → Status data change ($(SUB_REPS) each)"
-	@echo "make bench-fanout    $(FANOUT_SESSIONS) sessions × $(FANOUT_ITEMS) items on tags changing every 5 ms cycle, $(FANOUT_DURATION); notifications/s, lost, CPU"
 	@echo "make fuzz            every fuzz target for FUZZTIME=$(FUZZTIME)"
 	@echo "make lint            gofmt, go vet, no raw 64-bit sync/atomic calls"
 	@echo "make check-binaries  static/arch/size/--version checks of the ARM binaries"
 	@echo "make clean           remove $(BIN)/"
+	@$(MAKE) --no-print-directory bench-help
 
 # Static (no cgo), as the ARM binaries: no C library mapped, the pure-Go
 # resolver and user lookups.
@@ -141,7 +62,7 @@ image-armv7: armv7
 IMAGE_ARCHS ?= arm64 armv7
 
 test-image: deps build $(addprefix image-,$(IMAGE_ARCHS))
-	IMAGE_ARCHS='$(IMAGE_ARCHS)' $(GO) test -tags image -count=1 -v -timeout 25m ./internal/imagetest/
+	IMAGE_ARCHS='$(IMAGE_ARCHS)' $(GO) test -tags image -count=1 -v -timeout 25m ./integration/image/
 
 run: build
 	./$(BIN)/edged --data-dir data --allow-insecure --anonymous-role Operator $(ARGS)
@@ -149,36 +70,37 @@ run: build
 deps:
 	@./scripts/deps.sh
 
-# The test targets run go test through internal/testreport: go test's
-# usual output, then the tests that were skipped, which are also appended
-# to $(SKIPS) when set (.ci/run lists them at its end). A test whose peer
-# (pymodbus, mbpoll, socat, node, a C compiler, ...) is missing skips,
-# and fails when CI is set (internal/peer).
+# The test targets run go test through internal/testutil/testreport: go
+# test's usual output, then the tests that were skipped, which are also
+# appended to $(SKIPS) when set (.ci/run lists them at its end). A test
+# whose peer (pymodbus, mbpoll, socat, node, a C compiler, ...) is missing
+# skips, and fails when CI is set (internal/testutil/peer).
 SKIPS    ?=
-TESTREPORT = $(GO) build -o $(BIN)/testreport ./internal/testreport && $(BIN)/testreport -skips '$(SKIPS)'
+$(BIN)/testreport: $(wildcard internal/testutil/testreport/*.go)
+	$(GO) build -o $@ ./internal/testutil/testreport
+TESTREPORT = $(BIN)/testreport -skips '$(SKIPS)'
 
-test: deps
+test: deps $(BIN)/testreport
 	$(TESTREPORT) -- $(GO) test -count=1 ./...
 
 # EDGED_TEST_EXEC: the emulator, for the tests that start their test binary
 # again as a child process (the bench commands' load roles).
-test-arm: deps
-	$(GO) build -o $(BIN)/testreport ./internal/testreport
-	EDGED_TEST_EMULATED=1 EDGED_TEST_EXEC=qemu-aarch64-static CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(BIN)/testreport -skips '$(SKIPS)' -- $(GO) test -count=1 -exec qemu-aarch64-static ./...
-	EDGED_TEST_EMULATED=1 EDGED_TEST_EXEC=qemu-arm-static CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 $(BIN)/testreport -skips '$(SKIPS)' -- $(GO) test -count=1 -exec qemu-arm-static ./...
+test-arm: deps $(BIN)/testreport
+	EDGED_TEST_EMULATED=1 EDGED_TEST_EXEC=qemu-aarch64-static CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(TESTREPORT) -- $(GO) test -count=1 -exec qemu-aarch64-static ./...
+	EDGED_TEST_EMULATED=1 EDGED_TEST_EXEC=qemu-arm-static CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 $(TESTREPORT) -- $(GO) test -count=1 -exec qemu-arm-static ./...
 
 # The packages whose goroutines share state: the stack, the scan engine and
-# its devices, the binding, and the in-process stack.
+# its devices, the binding and the in-process stack.
 RACE_PKGS ?= ./opcua/... ./plc/... ./binding/... ./internal/...
 
-test-race: deps
+test-race: deps $(BIN)/testreport
 	$(TESTREPORT) -- env CGO_ENABLED=1 $(GO) test -race -count=1 $(RACE_PKGS)
 
 # The attacks run one after the other against a fresh edged each; the
 # suite builds edged itself (build tag robust, so that `make test` and
 # test-race leave it out).
-test-robust: deps
-	$(TESTREPORT) -v -- env ROBUST_WINDOW=$(ROBUST_WINDOW) $(GO) test -tags robust -count=1 -timeout 30m ./internal/robust/
+test-robust: deps $(BIN)/testreport
+	$(TESTREPORT) -v -- env ROBUST_WINDOW=$(ROBUST_WINDOW) $(GO) test -tags robust -count=1 -timeout 30m ./integration/robust/
 
 # Generated files are committed; regenerating them from ../shared must
 # change nothing (nor add a file).
@@ -190,123 +112,17 @@ check-generate:
 		echo "$$changed"; git diff --stat; exit 1; \
 	fi
 
-bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem $(PKG)
-ifneq ($(E2E),0)
-	@$(MAKE) --no-print-directory bench-e2e
-endif
-ifneq ($(SCAN),0)
-	@$(MAKE) --no-print-directory bench-scan
-endif
-ifneq ($(SUB),0)
-	@$(MAKE) --no-print-directory bench-sub
-endif
-ifneq ($(FANOUT),0)
-	@$(MAKE) --no-print-directory bench-fanout
-endif
-
-bench-wake:
-	$(GO) run ./internal/robust/wakeup -for $(WAKE_FOR)
-
-# The server role runs pinned to core 0, the load to core 1 (taskset, from
-# util-linux), over loopback; each scenario is bounded and the whole run is
-# cut off after E2E_TIMEOUT seconds. The load starts and stops the server.
-bench-e2e:
-	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-e2e: needs 2 cores (server on 0, load on 1)" >&2; exit 1; fi
-	$(GO) build -buildvcs=false -o $(BIN)/uabench ./cmd/uabench
-	@for sec in $(E2E_SECURITY); do \
-		policy=$${sec%%/*}; mode=$${sec#*/}; [ "$$mode" = "$$sec" ] && mode=SignAndEncrypt; \
-		echo "== bench-e2e: $$sec"; \
-		timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench load $(E2E_LOAD_FLAGS) -policy $$policy -mode $$mode \
-			-server 'taskset -c 0 ./$(BIN)/uabench server $(E2E_SERVER_FLAGS)' \
-			-scenarios '$(E2E_SCENARIOS)' -warmup $(E2E_WARMUP) -duration $(E2E_DURATION) || exit 1; \
-	done
-
-$(BIN)/open62541.o: $(OPEN62541)/open62541.c
-	@mkdir -p $(BIN)
-	cc -O2 -c $< -o $@
-
-$(BIN)/open62541_server: cmd/uabench/peer/open62541_server.c $(BIN)/open62541.o
-	cc -O2 -I $(OPEN62541) $< $(BIN)/open62541.o -lssl -lcrypto -lpthread -lm -o $@
-
-bench-peer: build $(BIN)/open62541_server
-	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-peer: needs 2 cores (servers on 0, load on 1)" >&2; exit 1; fi
-	$(GO) build -buildvcs=false -o $(BIN)/uabench ./cmd/uabench
-	./$(BIN)/uabench peercert urn:open62541.unconfigured.application $(BIN)/peer-pki
-	rm -rf $(BIN)/peer-edged
-	timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench peer -rounds $(PEER_ROUNDS) $(PEER_FLAGS) \
-		-edged 'taskset -c 0 ./$(BIN)/edged --data-dir $(BIN)/peer-edged --listen 127.0.0.1:$(PEER_EDGED_PORT) --allow-insecure $(PEER_EDGED_FLAGS)' \
-		-edged-addr 127.0.0.1:$(PEER_EDGED_PORT) -edged-read '$(PEER_EDGED_READ)' -edged-counter 'ns=2;s=sim.Counter' \
-		-peer 'taskset -c 0 ./$(BIN)/open62541_server $(PEER_PORT) $(BIN)/peer-pki/cert.der $(BIN)/peer-pki/key.der' \
-		-peer-addr 127.0.0.1:$(PEER_PORT) -peer-read '$(PEER_OPEN62541_READ)' -peer-counter 'ns=1;s=Counter'
-
-# Memory (bench-memory): edged with MEM_DEVICES simulated devices of
-# MEM_TAGS tags each (uabench genconfig), pinned to core 0: its RSS idle,
-# then with MEM_SESSIONS sessions each reading MEM_NODES tags of its own.
-MEM_DEVICES  ?= 10
-MEM_TAGS     ?= 1000
-MEM_SESSIONS ?= 50
-MEM_NODES    ?= 100
-MEM_PORT     ?= 48493
-
-bench-memory: build
-	$(GO) build -buildvcs=false -o $(BIN)/uabench ./cmd/uabench
-	./$(BIN)/uabench genconfig -devices $(MEM_DEVICES) -tags $(MEM_TAGS) > $(BIN)/mem-config.json
-	rm -rf $(BIN)/mem-edged
-	timeout --kill-after=10 300 taskset -c 1 ./$(BIN)/uabench memory -devices $(MEM_DEVICES) -tags $(MEM_TAGS) \
-		-sessions $(MEM_SESSIONS) -nodes $(MEM_NODES) -addr 127.0.0.1:$(MEM_PORT) \
-		-edged 'taskset -c 0 ./$(BIN)/edged --config $(BIN)/mem-config.json --data-dir $(BIN)/mem-edged --listen 127.0.0.1:$(MEM_PORT) --allow-insecure --max-connections 200'
-
-bench-peer-secure: $(BIN)/open62541_server
-	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-peer-secure: needs 2 cores (server on 0, load on 1)" >&2; exit 1; fi
-	$(GO) build -buildvcs=false -o $(BIN)/uabench ./cmd/uabench
-	./$(BIN)/uabench peercert urn:open62541.unconfigured.application $(BIN)/peer-pki
-	@for sec in $(PEER_SECURITY); do \
-		policy=$${sec%%/*}; mode=$${sec#*/}; [ "$$mode" = "$$sec" ] && mode=SignAndEncrypt; \
-		for srv in edged open62541; do \
-			if [ $$srv = edged ]; then cmd='taskset -c 0 ./$(BIN)/uabench server'; \
-			else cmd='taskset -c 0 ./$(BIN)/open62541_server $(PEER_PORT) $(BIN)/peer-pki/cert.der $(BIN)/peer-pki/key.der'; fi; \
-			echo "== bench-peer-secure: $$srv, $$sec"; \
-			timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench load -policy $$policy -mode $$mode \
-				-server "$$cmd" -scenarios '$(PEER_SCENARIOS)' -warmup $(E2E_WARMUP) -duration $(E2E_DURATION) 2>/dev/null \
-				| grep -E '^ +(scenario|[0-9]+×)' || exit 1; \
-		done; \
-	done
-
-# The edged side (simulator, drivers, scan engine, OPC UA server) runs pinned
-# to core 0, the clients (gopcua, a child process) to core 1.
-bench-scan:
-	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-scan: needs 2 cores (edged on 0, clients on 1)" >&2; exit 1; fi
-	$(GO) build -buildvcs=false -o $(BIN)/scanbench ./cmd/scanbench
-	timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/scanbench -duration $(SCAN_DURATION) -warmup $(SCAN_WARMUP) \
-		-clients $(SCAN_CLIENTS) -nodes $(SCAN_NODES) -applies $(SCAN_APPLIES) -load-prefix 'taskset -c 1'
-
-# The edged side (simulator, drivers, scan engine, OPC UA server) runs pinned
-# to core 0, the subscribing client (a child process) to core 1.
-bench-sub:
-	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-sub: needs 2 cores (edged on 0, client on 1)" >&2; exit 1; fi
-	$(GO) build -buildvcs=false -o $(BIN)/subbench ./cmd/subbench
-	timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/subbench -duration $(SUB_DURATION) -warmup $(SUB_WARMUP) \
-		-reps $(SUB_REPS) $(SUB_FLAGS) -client-prefix 'taskset -c 1'
-
-# The edged side (simulator, drivers, scan engine, OPC UA server) runs pinned
-# to core 0, the subscribing load (a child process) to core 1.
-bench-fanout:
-	@if [ "$$(nproc --all)" -lt 2 ]; then echo "bench-fanout: needs 2 cores (edged on 0, load on 1)" >&2; exit 1; fi
-	$(GO) build -buildvcs=false -o $(BIN)/fanbench ./cmd/fanbench
-	timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/fanbench -duration $(FANOUT_DURATION) -warmup $(FANOUT_WARMUP) \
-		-sessions $(FANOUT_SESSIONS) -items $(FANOUT_ITEMS) -load-prefix 'taskset -c 1' $(FANOUT_FLAGS)
-
 fuzz:
 	FUZZTIME=$(FUZZTIME) ./scripts/fuzz.sh
 
 lint:
-	@unformatted=$$(gofmt -l .); \
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then \
 		echo "gofmt: these files need formatting (run gofmt -w):"; echo "$$unformatted"; exit 1; \
 	fi
 	$(GO) vet ./...
-	$(GO) vet -tags robust ./internal/robust/
+	$(GO) vet -tags robust ./integration/robust/
+	$(GO) vet -tags image ./integration/image/
 	./scripts/check-atomics.sh
 
 check-binaries: deps arm64 armv7
@@ -314,3 +130,5 @@ check-binaries: deps arm64 armv7
 
 clean:
 	rm -rf $(BIN)
+
+include bench/bench.mk

@@ -4,7 +4,7 @@ go 1.26.0
 
 // gopcua is imported only by test files (opcua/..., cmd/edged), as an
 // independent implementation to cross-check our codec and interoperate
-// with our server, and by the load role of the bench-only cmd/scanbench;
+// with our server, and by the load role of the bench-only bench/scanbench;
 // edged does not link it.
 require github.com/gopcua/opcua v0.8.0
 

@@ -21,7 +21,7 @@ import (
 	gua "github.com/gopcua/opcua/ua"
 
 	"github.com/edged/edged/internal/cfgstore"
-	"github.com/edged/edged/internal/testkeys"
+	"github.com/edged/edged/internal/testutil/testkeys"
 	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/secpol"
 	pconfig "github.com/edged/edged/plc/config"

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edged/edged/internal/peer"
+	"github.com/edged/edged/internal/testutil/peer"
 
 	gua "github.com/gopcua/opcua/ua"
 )

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edged/edged/internal/peer"
+	"github.com/edged/edged/internal/testutil/peer"
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"

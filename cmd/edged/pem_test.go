@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edged/edged/internal/peer"
+	"github.com/edged/edged/internal/testutil/peer"
 	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/secpol"
 

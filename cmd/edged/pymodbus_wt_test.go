@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edged/edged/internal/peer"
+	"github.com/edged/edged/internal/testutil/peer"
 
 	"github.com/gopcua/opcua"
 	gua "github.com/gopcua/opcua/ua"

@@ -12,7 +12,7 @@ import (
 	"github.com/gopcua/opcua"
 	gua "github.com/gopcua/opcua/ua"
 
-	"github.com/edged/edged/internal/testkeys"
+	"github.com/edged/edged/internal/testutil/testkeys"
 	"github.com/edged/edged/opcua/pki"
 )
 

@@ -28,7 +28,7 @@ import (
 	"github.com/gopcua/opcua"
 	gua "github.com/gopcua/opcua/ua"
 
-	"github.com/edged/edged/internal/testkeys"
+	"github.com/edged/edged/internal/testutil/testkeys"
 	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/secpol"
 )

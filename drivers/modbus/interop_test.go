@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edged/edged/internal/peer"
+	"github.com/edged/edged/internal/testutil/peer"
 
 	"github.com/edged/edged/drivers/modbus/slave"
 	"github.com/edged/edged/opcua/ua/status"

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edged/edged/internal/peer"
-	"github.com/edged/edged/internal/testkeys"
+	"github.com/edged/edged/internal/testutil/peer"
+	"github.com/edged/edged/internal/testutil/testkeys"
 	"github.com/edged/edged/opcua/ua/status"
 )
 

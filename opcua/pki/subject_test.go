@@ -5,7 +5,7 @@ import (
 	"crypto/x509"
 	"testing"
 
-	"github.com/edged/edged/internal/testkeys"
+	"github.com/edged/edged/internal/testutil/testkeys"
 )
 
 func TestParseSubjectName(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edged/edged/internal/testkeys"
+	"github.com/edged/edged/internal/testutil/testkeys"
 	"github.com/edged/edged/opcua/ua/status"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/gopcua/opcua/uapolicy"
 
-	"github.com/edged/edged/internal/testkeys"
+	"github.com/edged/edged/internal/testutil/testkeys"
 	"github.com/edged/edged/opcua/secpol"
 )
 

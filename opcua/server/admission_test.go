@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edged/edged/internal/uaclient"
+	"github.com/edged/edged/internal/testutil/uaclient"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/server/internal/subtest"
 	"github.com/edged/edged/opcua/ua"

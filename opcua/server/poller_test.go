@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edged/edged/internal/uaclient"
+	"github.com/edged/edged/internal/testutil/uaclient"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"

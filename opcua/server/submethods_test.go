@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edged/edged/internal/peer"
+	"github.com/edged/edged/internal/testutil/peer"
 
 	"github.com/gopcua/opcua"
 	gid "github.com/gopcua/opcua/id"

@@ -6,7 +6,7 @@ import (
 	"crypto/x509"
 	"testing"
 
-	"github.com/edged/edged/internal/testkeys"
+	"github.com/edged/edged/internal/testutil/testkeys"
 	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/secpol"
 	"github.com/edged/edged/opcua/ua"

@@ -16,7 +16,7 @@ import (
 	guacp "github.com/gopcua/opcua/uacp"
 	guasc "github.com/gopcua/opcua/uasc"
 
-	"github.com/edged/edged/internal/testkeys"
+	"github.com/edged/edged/internal/testutil/testkeys"
 	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/secpol"
 	"github.com/edged/edged/opcua/ua"

@@ -169,7 +169,7 @@ var _ ChunkCrypto = (*secpol.Symmetric)(nil)
 
 // SealChunk and OpenChunk are the chunk layer's sealing and opening
 // (see sealChunk and openChunk) for a client's side of a channel, e.g.
-// internal/uaclient: the framing is the same in both directions.
+// internal/testutil/uaclient: the framing is the same in both directions.
 func SealChunk(b []byte, start, secHdr int, cr ChunkCrypto, scratch *[]byte) ([]byte, error) {
 	return sealChunk(b, start, secHdr, cr, scratch)
 }

@@ -5,7 +5,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/edged/edged/internal/peer"
+	"github.com/edged/edged/internal/testutil/peer"
 
 	"github.com/edged/edged/plc/config/internal/unitgen"
 )

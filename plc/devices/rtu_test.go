@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edged/edged/internal/peer"
+	"github.com/edged/edged/internal/testutil/peer"
 
 	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edged/edged/internal/peer"
+	"github.com/edged/edged/internal/testutil/peer"
 
 	"github.com/edged/edged/drivers/modbus"
 	"github.com/edged/edged/opcua/ua/status"

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edged/edged/internal/peer"
+	"github.com/edged/edged/internal/testutil/peer"
 )
 
 // schemaDir is where the schema files live beside the project, as seen from

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/edged/edged/internal/peer"
+	"github.com/edged/edged/internal/testutil/peer"
 
 	"github.com/edged/edged/opcua/ua/id"
 )

@@ -1,0 +1,800 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/edged/edged/bench/kit"
+	"github.com/edged/edged/internal/testutil/uaclient"
+	"github.com/edged/edged/opcua/ua"
+)
+
+// The peer role (make bench-peer): edged and a peer server, each started
+// by its command line, measured alike from outside through /proc (CPU
+// time, context switches of all threads, resident memory), under the
+// same loads, alternately, for a number of rounds.
+
+// peerServer is one server of the comparison.
+type peerServer struct {
+	name    string
+	argv    []string
+	addr    string
+	read    []ua.NodeID // the nodes Reads read, cycled to the count a scenario asks
+	counter ua.NodeID   // a variable that changes every 5 ms, for the subscription
+}
+
+// peerFlags configure the peer role.
+type peerFlags struct {
+	load       loadFlags
+	servers    [2]peerServer
+	rounds     int
+	settle     time.Duration // after start, before the idle window
+	idle       time.Duration
+	openRate   int // open loop: Reads/s over openConns connections
+	openConns  int
+	subWindow  time.Duration
+	pipeConns  int
+	pipeFlight int
+	only       map[string]bool // the phases to run (idle, pipe, one, open, sub); nil: all
+}
+
+func (f peerFlags) runs(phase string) bool { return f.only == nil || f.only[phase] }
+
+// proc is a server process under measurement.
+type proc struct {
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   bytes.Buffer // its output, shown when it fails
+	outMu sync.Mutex
+	pid   int
+}
+
+func (p *proc) Write(b []byte) (int, error) {
+	p.outMu.Lock()
+	defer p.outMu.Unlock()
+	if p.out.Len() < 1<<16 {
+		p.out.Write(b)
+	}
+	return len(b), nil
+}
+
+func (p *proc) output() string {
+	p.outMu.Lock()
+	defer p.outMu.Unlock()
+	return p.out.String()
+}
+
+// startProc starts argv and waits until addr accepts connections. Its
+// standard input stays open until stop (the peer program of bench-peer
+// quits at its end). A taskset in front execs the server: same pid.
+func startProc(argv []string, addr string) (*proc, error) {
+	p := &proc{cmd: exec.Command(argv[0], argv[1:]...)}
+	p.cmd.Stdout, p.cmd.Stderr = p, p
+	var err error
+	if p.in, err = p.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("uabench: starting %q: %w", argv, err)
+	}
+	p.pid = p.cmd.Process.Pid
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return p, nil
+		}
+		if time.Now().After(deadline) || p.cmd.ProcessState != nil {
+			p.stop()
+			return nil, fmt.Errorf("uabench: %q did not accept connections at %s within 60 s: %v\n%s", argv, addr, err, p.output())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// stop ends the process: end of input, SIGTERM, SIGKILL after 10 s.
+func (p *proc) stop() error {
+	p.in.Close()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ProcessState.Sys().(syscall.WaitStatus).Signal() == syscall.SIGTERM {
+			return nil // the peer program dies of SIGTERM
+		}
+		return err
+	case <-time.After(10 * time.Second):
+		p.cmd.Process.Kill()
+		<-done
+		return errors.New("uabench: server did not stop within 10 s; killed")
+	}
+}
+
+// sample is what /proc says of a process at one instant.
+type sample struct {
+	at     time.Time
+	cpu    time.Duration // on a CPU, all threads
+	cs     uint64        // voluntary + involuntary context switches, all threads
+	rss    uint64        // bytes resident
+	hwm    uint64        // resident high-water mark, bytes
+	thread int
+}
+
+// clockTick is the unit of utime and stime in /proc/PID/stat (USER_HZ,
+// 100 on every Linux this runs on).
+const clockTick = 10 * time.Millisecond
+
+func (p *proc) sample() (sample, error) {
+	s := sample{at: time.Now()}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid))
+	if err != nil {
+		return s, err
+	}
+	// After the command name in parentheses: state is field 3; utime
+	// and stime are fields 14 and 15.
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return s, fmt.Errorf("uabench: /proc/%d/stat: %q", p.pid, b)
+	}
+	ut, _ := strconv.ParseUint(f[11], 10, 64)
+	st, _ := strconv.ParseUint(f[12], 10, 64)
+	s.cpu = time.Duration(ut+st) * clockTick
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", p.pid))
+	if err != nil {
+		return s, err
+	}
+	// The threads' schedstat counts their time on a CPU in ns, where
+	// stat counts in 10 ms ticks: 10 % of an idle window's CPU. It
+	// misses the threads that ended, which neither server's do.
+	var onCPU time.Duration
+	schedOK := true
+	s.thread = len(tasks)
+	for _, t := range tasks {
+		if b, err := os.ReadFile(t + "/schedstat"); err == nil {
+			if f := strings.Fields(string(b)); len(f) > 0 {
+				n, _ := strconv.ParseUint(f[0], 10, 64)
+				onCPU += time.Duration(n)
+			}
+		} else {
+			schedOK = false
+		}
+		b, err := os.ReadFile(t + "/status")
+		if err != nil {
+			continue // a thread that ended
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && (k == "voluntary_ctxt_switches" || k == "nonvoluntary_ctxt_switches") {
+				n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+				s.cs += n
+			}
+		}
+	}
+	if schedOK && onCPU > 0 {
+		s.cpu = onCPU
+	}
+	b, err = os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid))
+	if err != nil {
+		return s, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
+		}
+		kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		switch k {
+		case "VmRSS":
+			s.rss = kb << 10
+		case "VmHWM":
+			s.hwm = kb << 10
+		}
+	}
+	return s, nil
+}
+
+// stats makes a proc a statser for runScenario (CPU time only: the
+// allocations of another process are not visible from outside).
+func (p *proc) stats() (procStats, error) {
+	s, err := p.sample()
+	return procStats{cpu: s.cpu}, err
+}
+
+// serverRun is what one run of one server measured.
+type serverRun struct {
+	idleCPU     float64 // fraction of a core
+	idleCS      float64 // per second
+	idleRSS     uint64
+	threads     int
+	pipe1       result // 10×100, 1 node
+	pipe100     result // 10×100, 100 nodes
+	one         result // 1×1, 1 node
+	open        openResult
+	sub         subResult
+	hwm         uint64
+	secureRuns  []result
+	secureNames []string
+}
+
+// measure runs every scenario on one server.
+func measure(s *peerServer, f peerFlags, w io.Writer) (*serverRun, error) {
+	p, err := startProc(s.argv, s.addr)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*serverRun, error) {
+		p.stop()
+		return nil, fmt.Errorf("%s: %w\n%s", s.name, err, p.output())
+	}
+	r := &serverRun{}
+	time.Sleep(f.settle)
+	if err := measureIdle(s, f, p, r, w); err != nil {
+		return fail(err)
+	}
+	ids := cycleIDs(s.read, 100)
+	for _, x := range []struct {
+		phase string
+		sc    scenario
+		dst   *result
+	}{
+		{"pipe", scenario{conns: f.pipeConns, inflight: f.pipeFlight, nodes: 1}, &r.pipe1},
+		{"pipe", scenario{conns: f.pipeConns, inflight: f.pipeFlight, nodes: 100}, &r.pipe100},
+		{"one", scenario{conns: 1, inflight: 1, nodes: 1}, &r.one},
+	} {
+		if !f.runs(x.phase) {
+			continue
+		}
+		res, err := runScenario(s.addr, ids, x.sc, f.load, p)
+		if err != nil {
+			return fail(err)
+		}
+		if res.errors > 0 {
+			return fail(fmt.Errorf("%v: %d bad responses, e.g. %s", x.sc, res.errors, res.lastErr))
+		}
+		*x.dst = res
+		fmt.Fprintf(w, "uabench: %s %v: %.0f Reads/s, server CPU %.2f µs/Read, p50 %.1f µs, p99 %.1f µs\n",
+			s.name, x.sc, float64(res.requests)/res.window.Seconds(), res.perReq(res.srvCPU), us(res.p50), us(res.p99))
+	}
+	var err2 error
+	if f.runs("open") {
+		if r.open, err2 = runOpenLoop(s.addr, ids[:1], f, p); err2 != nil {
+			return fail(err2)
+		}
+		fmt.Fprintf(w, "uabench: %s open loop %d Reads/s over %d connections: %.0f Reads/s, server CPU %.2f µs/Read, %.3f context switches/Read, p50 %.1f µs, p99 %.1f µs\n",
+			s.name, f.openRate, f.openConns, r.open.rate(), r.open.cpuPerRead(0), r.open.csPerRead(0), us(r.open.p50), us(r.open.p99))
+	}
+	if f.runs("sub") {
+		if r.sub, err2 = runSubscription(s.addr, s.counter, f, p); err2 != nil {
+			return fail(err2)
+		}
+		fmt.Fprintf(w, "uabench: %s subscription: %d notifications, latency p50 %.2f ms, p99 %.2f ms, server CPU %.1f µs/notification\n",
+			s.name, r.sub.n, ms(r.sub.p50), ms(r.sub.p99), r.sub.cpuPerNote(0))
+	}
+	end, err := p.sample()
+	if err != nil {
+		return fail(err)
+	}
+	r.hwm = end.hwm
+	if err := p.stop(); err != nil {
+		return nil, fmt.Errorf("%s: stopping: %w\n%s", s.name, err, p.output())
+	}
+	return r, nil
+}
+
+// measureIdle measures s idle, without clients, over f.idle.
+func measureIdle(s *peerServer, f peerFlags, p *proc, r *serverRun, w io.Writer) error {
+	if !f.runs("idle") {
+		return nil
+	}
+	s0, err := p.sample()
+	if err != nil {
+		return err
+	}
+	time.Sleep(f.idle)
+	s1, err := p.sample()
+	if err != nil {
+		return err
+	}
+	el := s1.at.Sub(s0.at).Seconds()
+	r.idleCPU = (s1.cpu - s0.cpu).Seconds() / el
+	r.idleCS = float64(s1.cs-s0.cs) / el
+	r.idleRSS, r.threads = s1.rss, s1.thread
+	fmt.Fprintf(w, "uabench: %s idle: %.2f %% of a core, %.0f context switches/s, RSS %.1f MiB, %d threads\n",
+		s.name, 100*r.idleCPU, r.idleCS, mib(r.idleRSS), r.threads)
+	return nil
+}
+
+func cycleIDs(ids []ua.NodeID, n int) []ua.NodeID {
+	out := make([]ua.NodeID, n)
+	for i := range out {
+		out[i] = ids[i%len(ids)]
+	}
+	return out
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func mib(b uint64) float64       { return float64(b) / (1 << 20) }
+
+// openResult is what the open-loop run measured.
+type openResult struct {
+	window   time.Duration
+	reads    uint64
+	cpu      time.Duration
+	cs       uint64
+	p50, p99 time.Duration
+}
+
+func (o openResult) rate() float64 { return float64(o.reads) / o.window.Seconds() }
+
+// cpuPerRead is the server's CPU per Read in µs, less idle (a fraction of
+// a core) over the window.
+func (o openResult) cpuPerRead(idle float64) float64 {
+	net := o.cpu.Seconds() - idle*o.window.Seconds()
+	return net * 1e6 / float64(max(o.reads, 1))
+}
+
+// csPerRead is the server's context switches per Read, less idle (per
+// second) over the window.
+func (o openResult) csPerRead(idle float64) float64 {
+	return (float64(o.cs) - idle*o.window.Seconds()) / float64(max(o.reads, 1))
+}
+
+// runOpenLoop loads the server at f.openRate Reads/s spread over
+// f.openConns connections, sent on a 1 ms schedule: each millisecond,
+// rate/1000 of the connections (in turn) send one 1-node Read, each on
+// a socket that has been idle since its last response. A connection
+// waits for its response before its next send, which comes well after
+// it (a Read is answered in tens of µs, the next send of the connection
+// is milliseconds later); the schedule is absolute, so a late response
+// delays one send, not the rate.
+func runOpenLoop(addr string, ids []ua.NodeID, f peerFlags, srv *proc) (openResult, error) {
+	var res openResult
+	perMs := f.openRate / 1000
+	if perMs < 1 || f.openConns%perMs != 0 {
+		return res, fmt.Errorf("uabench: open loop: %d Reads/s over %d connections: want a multiple of 1,000 Reads/s whose per-ms count divides the connections", f.openRate, f.openConns)
+	}
+	every := time.Duration(f.openConns/perMs) * time.Millisecond // per connection
+	type conn struct {
+		r    *reader
+		hist histogram
+		n    atomic.Uint64
+		err  error
+	}
+	cs := make([]*conn, f.openConns)
+	defer func() {
+		for _, c := range cs {
+			if c != nil {
+				c.r.c.Conn().Close()
+			}
+		}
+	}()
+	for i := range cs {
+		c, err := uaclient.DialSecure(addr, "uabench", f.load.security, 10*time.Second)
+		if err != nil {
+			return res, err
+		}
+		req := &ua.ReadRequest{TimestampsToReturn: f.load.timestamps, NodesToRead: []ua.ReadValueID{{NodeID: ids[0], AttributeID: uint32(ua.AttributeIDValue)}}}
+		r, err := newReader(c, req, 1, false)
+		if err != nil {
+			c.Conn().Close()
+			return res, err
+		}
+		cs[i] = &conn{r: r}
+	}
+	var phase atomic.Int32
+	var wg sync.WaitGroup
+	t0 := time.Now().Add(10 * time.Millisecond).Truncate(time.Millisecond)
+	for i, c := range cs {
+		offset := time.Duration(i/perMs) * time.Millisecond
+		wg.Go(func() {
+			r := c.r
+			r.base = t0
+			for k := 0; ; k++ {
+				if phase.Load() == phaseStop {
+					return
+				}
+				at := t0.Add(offset + time.Duration(k)*every)
+				if d := time.Until(at); d > 0 {
+					time.Sleep(d)
+				}
+				s := r.free[0]
+				r.free = r.free[:0]
+				r.enqueue(s)
+				if c.err = r.flush(); c.err != nil {
+					return
+				}
+				for len(r.free) == 0 {
+					if c.err = r.c.Fill(); c.err != nil {
+						return
+					}
+					for {
+						chunk, ok, err := r.c.NextChunk()
+						if c.err = err; err != nil {
+							return
+						}
+						if !ok {
+							break
+						}
+						id, complete, good := r.response(chunk)
+						if !complete {
+							continue
+						}
+						if id != r.slotID[s] || !good {
+							c.err = fmt.Errorf("uabench: open loop: response %#x (good %v), want %#x; %v", id, good, r.slotID[s], r.lastEr.Load())
+							return
+						}
+						r.free = append(r.free, s)
+						if phase.Load() == phaseMeasure {
+							c.hist.add(uint64(max(int64(time.Since(t0))-r.slotSent[s], 0)))
+							c.n.Add(1)
+						}
+					}
+				}
+			}
+		})
+	}
+	bound := time.AfterFunc(f.load.warmup+f.load.duration+30*time.Second, func() {
+		for _, c := range cs {
+			c.r.c.Conn().Close()
+		}
+	})
+	defer bound.Stop()
+	time.Sleep(time.Until(t0) + f.load.warmup)
+	s0, err := srv.sample()
+	if err != nil {
+		phase.Store(phaseStop)
+		wg.Wait()
+		return res, err
+	}
+	phase.Store(phaseMeasure)
+	time.Sleep(f.load.duration)
+	phase.Store(phaseWarmup) // count no more
+	s1, err := srv.sample()
+	phase.Store(phaseStop)
+	wg.Wait()
+	if err != nil {
+		return res, err
+	}
+	var h histogram
+	for _, c := range cs {
+		if c.err != nil {
+			return res, c.err
+		}
+		res.reads += c.n.Load()
+		h.merge(&c.hist)
+	}
+	for i, c := range cs {
+		if err := c.r.c.Close(5 * time.Second); err != nil {
+			return res, fmt.Errorf("uabench: open loop: closing: %w", err)
+		}
+		cs[i] = nil
+	}
+	res.window = s1.at.Sub(s0.at)
+	res.cpu, res.cs = s1.cpu-s0.cpu, s1.cs-s0.cs
+	res.p50, res.p99 = h.quantile(0.50), h.quantile(0.99)
+	return res, nil
+}
+
+// subResult is what the subscription run measured.
+type subResult struct {
+	window   time.Duration
+	n        uint64 // data changes received in the window
+	cpu      time.Duration
+	p50, p99 time.Duration
+}
+
+func (s subResult) cpuPerNote(idle float64) float64 {
+	return (s.cpu.Seconds() - idle*s.window.Seconds()) * 1e6 / float64(max(s.n, 1))
+}
+
+// runSubscription subscribes to counter with 5 ms publishing and
+// sampling, keeps three Publish requests in flight and measures, for
+// each data change received in the window, the time from the value's
+// SourceTimestamp (when the server saw the change) to its receipt.
+func runSubscription(addr string, counter ua.NodeID, f peerFlags, srv *proc) (subResult, error) {
+	var res subResult
+	c, err := uaclient.DialSecure(addr, "uabench", f.load.security, 10*time.Second)
+	if err != nil {
+		return res, err
+	}
+	defer c.Conn().Close()
+	var cs ua.CreateSubscriptionResponse
+	if err := c.Call(&ua.CreateSubscriptionRequest{
+		RequestHeader: c.Header(), RequestedPublishingInterval: 5,
+		RequestedLifetimeCount: 6000, RequestedMaxKeepAliveCount: 200, PublishingEnabled: true,
+	}, &cs); err != nil {
+		return res, fmt.Errorf("CreateSubscription: %w", err)
+	}
+	if cs.RevisedPublishingInterval != 5 {
+		return res, fmt.Errorf("publishing interval revised to %v ms, want 5", cs.RevisedPublishingInterval)
+	}
+	var cm ua.CreateMonitoredItemsResponse
+	if err := c.Call(&ua.CreateMonitoredItemsRequest{
+		RequestHeader: c.Header(), SubscriptionID: cs.SubscriptionID, TimestampsToReturn: ua.TimestampsToReturnBoth,
+		ItemsToCreate: []ua.MonitoredItemCreateRequest{{
+			ItemToMonitor:       ua.ReadValueID{NodeID: counter, AttributeID: uint32(ua.AttributeIDValue)},
+			MonitoringMode:      ua.MonitoringModeReporting,
+			RequestedParameters: ua.MonitoringParameters{ClientHandle: 1, SamplingInterval: 5, QueueSize: 10, DiscardOldest: true},
+		}},
+	}, &cm); err != nil {
+		return res, fmt.Errorf("CreateMonitoredItems: %w", err)
+	}
+	if len(cm.Results) != 1 || cm.Results[0].StatusCode.IsBad() || cm.Results[0].RevisedSamplingInterval != 5 {
+		return res, fmt.Errorf("CreateMonitoredItems of %v: %+v, want a good item sampled every 5 ms", counter, cm.Results)
+	}
+	var pub ua.PublishRequest
+	var resp ua.PublishResponse
+	var acks []ua.SubscriptionAcknowledgement
+	inflight := 0
+	send := func() error {
+		pub.RequestHeader = c.Header()
+		pub.RequestHeader.TimeoutHint = 10000
+		pub.SubscriptionAcknowledgements = acks
+		if _, err := c.Send(&pub); err != nil {
+			return err
+		}
+		acks = acks[:0]
+		inflight++
+		return nil
+	}
+	for range 3 {
+		if err := send(); err != nil {
+			return res, err
+		}
+	}
+	var lat []time.Duration
+	var s0, s1 sample
+	warm := time.Now().Add(f.load.warmup)
+	end := warm.Add(f.subWindow)
+	measuring := false
+	for {
+		now := time.Now()
+		if !measuring && !now.Before(warm) {
+			if s0, err = srv.sample(); err != nil {
+				return res, err
+			}
+			measuring = true
+		}
+		if measuring && !now.Before(end) {
+			break
+		}
+		c.Conn().SetReadDeadline(now.Add(5 * time.Second))
+		_, msg, err := c.ReadMessage()
+		recv := time.Now()
+		if err != nil {
+			return res, fmt.Errorf("Publish: %w", err)
+		}
+		inflight--
+		if err := c.Decode(msg, &resp); err != nil {
+			return res, fmt.Errorf("Publish: %w", err)
+		}
+		nm := &resp.NotificationMessage
+		if len(nm.NotificationData) > 0 {
+			acks = append(acks, ua.SubscriptionAcknowledgement{SubscriptionID: cs.SubscriptionID, SequenceNumber: nm.SequenceNumber})
+		}
+		for i := range nm.NotificationData {
+			dc, ok := nm.NotificationData[i].Body.(*ua.DataChangeNotification)
+			if !ok {
+				continue
+			}
+			for j := range dc.MonitoredItems {
+				v := &dc.MonitoredItems[j].Value
+				if measuring && !v.SourceTimestamp.IsZero() {
+					lat = append(lat, recv.Sub(v.SourceTimestamp))
+				}
+			}
+		}
+		if err := send(); err != nil {
+			return res, err
+		}
+	}
+	if s1, err = srv.sample(); err != nil {
+		return res, err
+	}
+	c.Conn().SetReadDeadline(time.Time{})
+	res.window = s1.at.Sub(s0.at)
+	res.cpu = s1.cpu - s0.cpu
+	res.n = uint64(len(lat))
+	res.p50, res.p99 = kit.Percentile(lat, 50), kit.Percentile(lat, 99)
+	if res.n == 0 {
+		return res, fmt.Errorf("no data change of %v in %v", counter, f.subWindow)
+	}
+	return res, nil
+}
+
+// peer runs the rounds and prints the table.
+func peer(f peerFlags, w io.Writer) error {
+	runs := [2][]*serverRun{}
+	fmt.Fprintf(w, "uabench: %d rounds, alternating; idle %v after %v; scenarios %v warm-up, %v measured; load average %s\n",
+		f.rounds, f.idle, f.settle, f.load.warmup, f.load.duration, kit.LoadAvg())
+	for round := range f.rounds {
+		for i := range f.servers {
+			s := &f.servers[i]
+			fmt.Fprintf(w, "== round %d: %s\n", round+1, s.name)
+			r, err := measure(s, f, w)
+			if err != nil {
+				return err
+			}
+			runs[i] = append(runs[i], r)
+		}
+	}
+	return peerReport(w, f, runs)
+}
+
+// A row of the table: a figure of each server's runs, and its target.
+type peerRow struct {
+	name string
+	unit string
+	get  func(r *serverRun, i int) float64 // i: the server's index
+	// target: the ratio edged/peer must be at most this (0: none);
+	// abs: edged's own figure must be at most this (0: none).
+	target, abs float64
+}
+
+func peerReport(w io.Writer, f peerFlags, runs [2][]*serverRun) error {
+	idleCPU := func(i int) float64 { return median(runs[i], func(r *serverRun) float64 { return r.idleCPU }) }
+	idleCS := func(i int) float64 { return median(runs[i], func(r *serverRun) float64 { return r.idleCS }) }
+	// Net figures take each server's own median idle.
+	rows := []peerRow{
+		{name: "idle, no client: CPU", unit: "% of a core", get: func(r *serverRun, i int) float64 { return 100 * r.idleCPU }, abs: 2},
+		{name: "idle, no client: context switches", unit: "/s", get: func(r *serverRun, i int) float64 { return r.idleCS }, abs: 1000},
+		{name: "idle RSS", unit: "MiB", get: func(r *serverRun, i int) float64 { return mib(r.idleRSS) }, target: 1.5},
+		{name: fmt.Sprintf("%d×%d, 1-node Read: server CPU per Read", f.pipeConns, f.pipeFlight), unit: "µs", get: func(r *serverRun, i int) float64 { return r.pipe1.perReq(r.pipe1.srvCPU) }, target: 0.2},
+		{name: "same, Reads/s", unit: "/s", get: func(r *serverRun, i int) float64 { return float64(r.pipe1.requests) / r.pipe1.window.Seconds() }},
+		{name: fmt.Sprintf("%d×%d, 100-node Read: server CPU per Read", f.pipeConns, f.pipeFlight), unit: "µs", get: func(r *serverRun, i int) float64 { return r.pipe100.perReq(r.pipe100.srvCPU) }, target: 0.5},
+		{name: "1×1 Read round trip p50", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.one.p50) }, target: 1},
+		{name: "1×1 Read round trip p99", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.one.p99) }, target: 1},
+		{name: fmt.Sprintf("open loop, %d Reads/s over %d connections, every 1 ms: server CPU per Read", f.openRate, f.openConns), unit: "µs", get: func(r *serverRun, i int) float64 { return r.open.cpuPerRead(0) }},
+		{name: "same, net of the server's idle CPU", unit: "µs", get: func(r *serverRun, i int) float64 { return r.open.cpuPerRead(idleCPU(i)) }, target: 0.75},
+		{name: "same, context switches per Read net of idle", unit: "", get: func(r *serverRun, i int) float64 { return r.open.csPerRead(idleCS(i)) }, target: 1},
+		{name: "same, round trip p50", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.open.p50) }},
+		{name: "same, round trip p99", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.open.p99) }},
+		{name: "subscription, 5 ms publishing and sampling: change → client p50", unit: "ms", get: func(r *serverRun, i int) float64 { return ms(r.sub.p50) }},
+		{name: "same, p99", unit: "ms", get: func(r *serverRun, i int) float64 { return ms(r.sub.p99) }},
+		{name: "same, server CPU per notification net of idle", unit: "µs", get: func(r *serverRun, i int) float64 { return r.sub.cpuPerNote(idleCPU(i)) }},
+		{name: "RSS high-water mark (whole run)", unit: "MiB", get: func(r *serverRun, i int) float64 { return mib(r.hwm) }},
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "\n| scenario\t| %s\t| %s\t| %s / %s\t| target\t|\n", f.servers[0].name, f.servers[1].name, f.servers[0].name, f.servers[1].name)
+	fmt.Fprintln(tw, "| ---\t| ---\t| ---\t| ---\t| ---\t|")
+	unmet := 0
+	for _, row := range rows {
+		var med [2]float64
+		var span [2]string
+		for i := range runs {
+			vs := make([]float64, len(runs[i]))
+			for k, r := range runs[i] {
+				vs[k] = row.get(r, i)
+			}
+			med[i] = medianOf(vs)
+			span[i] = spanOf(vs, row.unit)
+		}
+		ratio := med[0] / med[1]
+		target := ""
+		switch {
+		case row.abs > 0:
+			ok := med[0] <= row.abs
+			target = fmt.Sprintf("%s ≤ %s: %s", f.servers[0].name, fmtNum(row.abs), met(ok))
+			if !ok {
+				unmet++
+			}
+		case row.target > 0:
+			ok := ratio <= row.target
+			target = fmt.Sprintf("≤ %.2f: %s", row.target, met(ok))
+			if !ok {
+				unmet++
+			}
+		}
+		fmt.Fprintf(tw, "| %s\t| %s\t| %s\t| %.2f\t| %s\t|\n", row.name, span[0], span[1], ratio, target)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nMedians of %d rounds (the range of the rounds in brackets); the ratio is of the medians.\n", len(runs[0]))
+	fmt.Fprintln(w, "CPU, context switches (all threads, voluntary and not) and memory of each server process from /proc.")
+	fmt.Fprintln(w, "Net of idle: less the server's own median idle CPU (or context switches) over the same window.")
+	if unmet > 0 {
+		fmt.Fprintf(w, "%d targets not met.\n", unmet)
+	} else {
+		fmt.Fprintln(w, "Every target met.")
+	}
+	return nil
+}
+
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "NOT MET"
+}
+
+func median(rs []*serverRun, get func(*serverRun) float64) float64 {
+	vs := make([]float64, len(rs))
+	for i, r := range rs {
+		vs[i] = get(r)
+	}
+	return medianOf(vs)
+}
+
+func medianOf(vs []float64) float64 {
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func spanOf(vs []float64, unit string) string {
+	m := medianOf(vs)
+	lo, hi := slices.Min(vs), slices.Max(vs)
+	u := unit
+	if u != "" && u != "/s" {
+		u = " " + u
+	}
+	if len(vs) == 1 {
+		return fmtNum(m) + u
+	}
+	return fmt.Sprintf("%s%s (%s–%s)", fmtNum(m), u, fmtNum(lo), fmtNum(hi))
+}
+
+// fmtNum prints with three significant figures, thousands grouped.
+func fmtNum(v float64) string {
+	switch a := max(v, -v); {
+	case a >= 1000:
+		s := strconv.FormatFloat(v, 'f', 0, 64)
+		neg := strings.HasPrefix(s, "-")
+		s = strings.TrimPrefix(s, "-")
+		var b strings.Builder
+		for i, c := range s {
+			if i > 0 && (len(s)-i)%3 == 0 {
+				b.WriteByte(',')
+			}
+			b.WriteRune(c)
+		}
+		if neg {
+			return "-" + b.String()
+		}
+		return b.String()
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	}
+}
+
+// parseIDs parses a comma-separated list of NodeIds.
+func parseIDs(s string) ([]ua.NodeID, error) {
+	var out []ua.NodeID
+	for _, f := range strings.Split(s, ",") {
+		id, err := ua.ParseNodeID(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", f, err)
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}
