@@ -243,9 +243,11 @@ type observer struct {
 	last    sample
 }
 
-// sample is one reading of the counter and the overruns.
+// sample is one reading of the counter and the overruns: when the
+// observer had it, and the counter's SourceTimestamp (when edged read it
+// from the simulator).
 type sample struct {
-	at       time.Time
+	at, src  time.Time
 	counter  uint32
 	overruns uint64
 }
@@ -263,6 +265,7 @@ func newObserver(t *testing.T, g *gateway) *observer {
 		{NodeID: counterNode, AttributeID: uint32(ua.AttributeIDValue)},
 		{NodeID: ua.NewStringNodeID(diagNS, overrunsName), AttributeID: uint32(ua.AttributeIDValue)},
 	}
+	o.req.TimestampsToReturn = ua.TimestampsToReturnSource
 	// The first image may not be there yet (BadWaitingForInitialData).
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		_, err := o.read()
@@ -315,7 +318,7 @@ func (o *observer) read() (sample, error) {
 	if !ok1 || !ok2 {
 		return s, fmt.Errorf("Read: values %T, %T; want uint32, uint64", o.resp.Results[0].Value.Value(), o.resp.Results[1].Value.Value())
 	}
-	s.counter, s.overruns = c, ov
+	s.counter, s.overruns, s.src = c, ov, o.resp.Results[0].SourceTimestamp
 	return s, nil
 }
 
@@ -379,8 +382,13 @@ func (o *observer) finish(t *testing.T) result {
 		o.g.errorf(t, "observer: %v", err)
 	}
 	r := result{peakRSS: o.peakRSS, overruns: o.last.overruns - o.first.overruns, reads: len(o.lat)}
-	if el := o.last.at.Sub(o.first.at); el > 0 {
+	// The rate is counted over the counter's source timestamps: a Read
+	// answered late (the attack's doing) must not count as a fast
+	// simulator; a starved one shows as a slow count all the same.
+	if el := o.last.src.Sub(o.first.src); el > 0 {
 		r.rate = float64(o.last.counter-o.first.counter) / el.Seconds()
+	}
+	if el := o.last.at.Sub(o.first.at); el > 0 {
 		r.cycles = uint64(el / (5 * time.Millisecond))
 	}
 	r.machine = o.g.probe.missedBetween(o.first.at, o.last.at)
