@@ -141,6 +141,11 @@ type Config struct {
 	// defaults.
 	Channel *uasc.Config
 
+	// Runtime tells the process of the server's heavy work and of memory
+	// it released, so that the process's runtime policy can act on them;
+	// the server itself changes no process-wide runtime state.
+	Runtime Runtime
+
 	// Poller serves the connections that are between requests from one
 	// poller goroutine (on Linux, without Channel.ReadSpin), which
 	// answers their reads and Publish requests in the same pass: one
@@ -251,6 +256,9 @@ func (c Config) withDefaults() (Config, error) {
 		cc := *c.Channel
 		c.Channel = &cc
 	}
+	if c.Channel.HeavyWork == nil {
+		c.Channel.HeavyWork = c.Runtime.HeavyWork
+	}
 	if c.RequestMemory <= 0 {
 		c.RequestMemory = DefaultRequestMemory
 	}
@@ -291,4 +299,33 @@ func (c Config) withDefaults() (Config, error) {
 		c.Clock = time.Now
 	}
 	return c, nil
+}
+
+// Runtime are the server's hooks into the process's runtime policy; a nil
+// field does nothing.
+type Runtime struct {
+	// HeavyWork is called as a goroutine starts milliseconds of
+	// computation (a handshake's or a renewal's asymmetric cryptography, a
+	// session service's signatures, decryption or password hash); the
+	// function it returns is called as the work ends. Calls overlap.
+	HeavyWork func() (done func())
+	// MemoryReleased is called when much memory became garbage: large
+	// request buffers given back, or many monitored items deleted (and
+	// once more two sweeps later, when what the connections held is
+	// garbage too).
+	MemoryReleased func()
+}
+
+// heavyWork marks the start of heavy work; call the result at its end.
+func (r *Runtime) heavyWork() (done func()) {
+	if r.HeavyWork == nil {
+		return func() {}
+	}
+	return r.HeavyWork()
+}
+
+func (r *Runtime) memoryReleased() {
+	if r.MemoryReleased != nil {
+		r.MemoryReleased()
+	}
 }

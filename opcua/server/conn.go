@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/edged/edged/internal/procs"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
 	"github.com/edged/edged/opcua/ua/status"
@@ -473,9 +472,8 @@ func (c *conn) handle(msg []byte, received time.Time) []byte {
 	*resp.Header() = ua.ResponseHeader{Timestamp: c.now, RequestHandle: h.RequestHandle, ServiceResult: status.Good}
 	if svc.session != activatedSession {
 		// Discovery and the session services: signatures, decryption,
-		// password hashes, which on one P would hold it for milliseconds
-		// (internal/procs).
-		defer procs.Spare()()
+		// password hashes, milliseconds of work.
+		defer c.srv.cfg.Runtime.heavyWork()()
 	}
 	err := svc.handle(c, s, req, resp)
 	if err == errAsync {

@@ -6,13 +6,11 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/edged/edged/internal/procs"
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/server/internal/subs"
 	"github.com/edged/edged/opcua/ua"
@@ -97,6 +95,7 @@ func New(cfg Config) (*Server, error) {
 		listeners: make(map[net.Listener]struct{}),
 		conns:     make(map[net.Conn]*connEntry),
 		sweepDone: make(chan struct{}),
+		trust:     newTrustFiles(),
 	}
 	s.startTime = s.clock()
 	s.sessions = newSessionTable(cfg.MaxSessions, cfg.MaxBrowseContinuationPoints, &s.diag)
@@ -302,7 +301,7 @@ func (s *Server) serveConn(nc net.Conn) {
 		fail()
 		return
 	}
-	release := procs.Spare() // the handshake's asymmetric cryptography, see internal/procs
+	release := s.cfg.Runtime.heavyWork() // the handshake's asymmetric cryptography
 	ch, err := uasc.Open(s.ctx, nc, s.cfg.Channel)
 	release()
 	if err != nil {
@@ -549,21 +548,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // freeOSAfter is how many bytes of released request buffers make the
-// sweeper return memory to the OS.
+// sweeper tell Runtime.MemoryReleased.
 const freeOSAfter = 8 << 20
 
 // freeOSAfterItems is the number of deleted monitored items that makes
-// the sweeper return memory to the OS: some megabytes.
+// the sweeper tell Runtime.MemoryReleased: some megabytes.
 const freeOSAfterItems = 10000
 
 // sweep closes timed-out sessions and connections without a session, and
-// returns released request memory to the OS, until Shutdown.
+// tells Runtime.MemoryReleased of released memory, until Shutdown.
 func (s *Server) sweep() {
 	every := min(s.cfg.MinSessionTimeout/4, time.Second)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	returned, removed := s.cfg.Channel.Budget.Returned(), s.subs.Removed()
-	again := 0 // rounds until the second FreeOSMemory; 0: none due
+	again := 0 // rounds until the second report; 0: none due
 	for {
 		select {
 		case <-s.sweepDone:
@@ -577,21 +576,20 @@ func (s *Server) sweep() {
 			if p := s.poller(); p != nil {
 				p.reap(now)
 			}
-			// Hand memory back to the OS after large request buffers
-			// were released since the last round, or many monitored
-			// items deleted (a session that held thousands closed),
-			// rather than keep it for the next flood; and once more two
-			// rounds later, when what the attackers' connections and
-			// goroutines held is garbage too (the collector, whose goal
-			// the first collection set, may not run again for long).
+			// Tell of memory released: large request buffers since the
+			// last round, or many monitored items deleted (a session that
+			// held thousands closed); and once more two rounds later,
+			// when what the attackers' connections and goroutines held
+			// is garbage too (the collector, whose goal the first
+			// collection set, may not run again for long).
 			r, d := s.cfg.Channel.Budget.Returned(), s.subs.Removed()
 			switch {
 			case r-returned >= freeOSAfter || d-removed >= freeOSAfterItems:
 				returned, removed, again = r, d, 2
-				debug.FreeOSMemory()
+				s.cfg.Runtime.memoryReleased()
 			case again > 0:
 				if again--; again == 0 {
-					debug.FreeOSMemory()
+					s.cfg.Runtime.memoryReleased()
 				}
 			}
 		}

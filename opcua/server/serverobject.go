@@ -118,10 +118,7 @@ func (s *Server) liveValue(h uint32, dv *ua.DataValue) {
 		}
 		dv.Value.SetUint64(n)
 	case liveTrustListOpenCount:
-		s.trust.mu.Lock()
-		n := len(s.trust.open)
-		s.trust.mu.Unlock()
-		dv.Value.SetUint16(uint16(n))
+		dv.Value.SetUint16(uint16(s.trust.handles.Count()))
 	case liveTrustListUpdated:
 		s.trust.mu.Lock()
 		t := s.trust.updated

@@ -34,27 +34,16 @@ const MaxTrustListSize = 1 << 20
 // maxOpenFiles bounds the TrustList handles open at once.
 const maxOpenFiles = 4
 
-// FileType open modes (OPC 10000-5 §C.2.1).
-const (
-	fileRead          = 1
-	fileWrite         = 2
-	fileEraseExisting = 4
-)
-
-// trustFile is one open handle of the TrustList.
-type trustFile struct {
-	sess  *session
-	write bool
-	data  []byte
-	pos   int
+// trustFiles are the open handles of the TrustList and when the lists
+// last changed.
+type trustFiles struct {
+	handles FileHandles
+	mu      sync.Mutex
+	updated time.Time // LastUpdateTime
 }
 
-// trustFiles are the open handles of the TrustList.
-type trustFiles struct {
-	mu      sync.Mutex
-	next    uint32
-	open    map[uint32]*trustFile
-	updated time.Time // LastUpdateTime
+func newTrustFiles() trustFiles {
+	return trustFiles{handles: FileHandles{Max: maxOpenFiles, MaxSize: MaxTrustListSize, Exclusive: true}}
 }
 
 // trustListMethods maps the methods to their handlers.
@@ -62,17 +51,27 @@ func (s *Server) trustListMethods() []struct {
 	node uint32
 	h    func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant)
 } {
+	// The table is also listed on a nil *Server (roles.go): the handles
+	// are looked up when a method runs.
+	fh := func(f func(*FileHandles, context.Context, []ua.Variant) (ua.StatusCode, []ua.Variant)) func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant) {
+		return s.admin(func(ctx context.Context, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+			return f(&s.trust.handles, ctx, in)
+		})
+	}
 	return []struct {
 		node uint32
 		h    func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant)
 	}{
 		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Open, s.tlOpen},
 		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_OpenWithMasks, s.tlOpenWithMasks},
-		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Close, s.tlClose},
-		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Read, s.tlRead},
-		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Write, s.tlWrite},
-		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_GetPosition, s.tlGetPosition},
-		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_SetPosition, s.tlSetPosition},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Close, fh(func(fh *FileHandles, ctx context.Context, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+			_, st := fh.Close(ctx, in)
+			return st, nil
+		})},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Read, fh((*FileHandles).Read)},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Write, fh((*FileHandles).Write)},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_GetPosition, fh((*FileHandles).GetPosition)},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_SetPosition, fh((*FileHandles).SetPosition)},
 		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_CloseAndUpdate, s.tlCloseAndUpdate},
 		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_AddCertificate, s.tlAddCertificate},
 		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_RemoveCertificate, s.tlRemoveCertificate},
@@ -80,6 +79,17 @@ func (s *Server) trustListMethods() []struct {
 		{id.ServerConfiguration_CreateSigningRequest, s.createSigningRequest},
 		{id.ServerConfiguration_UpdateCertificate, s.updateCertificate},
 		{id.ServerConfiguration_ApplyChanges, s.applyChanges},
+	}
+}
+
+// admin runs a FileType method of the TrustList for a security
+// administrator only.
+func (s *Server) admin(f func(context.Context, []ua.Variant) (ua.StatusCode, []ua.Variant)) func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	return func(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+		if _, _, st := s.securityAdmin(ctx); st != status.Good {
+			return st, nil
+		}
+		return f(ctx, in)
 	}
 }
 
@@ -115,85 +125,26 @@ func encodedTrustList(ts TrustStore, masks uint32) ([]byte, error) {
 	return tl.Encode(nil), nil
 }
 
-// openFile opens a handle: one writer and no reader beside it, or
-// readers (OPC 10000-5 §C.2.1). Handles of closed sessions are reclaimed.
-func (s *Server) openFile(f *trustFile) (uint32, ua.StatusCode) {
-	t := &s.trust
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.open == nil {
-		t.open = map[uint32]*trustFile{}
-	}
-	for h, o := range t.open {
-		switch {
-		case o.sess.closed.Load():
-			delete(t.open, h)
-		case f.write || o.write:
-			return 0, status.BadInvalidState
-		}
-	}
-	if len(t.open) >= maxOpenFiles {
-		return 0, status.BadTooManyOperations
-	}
-	t.next++
-	if t.next == 0 {
-		t.next = 1
-	}
-	t.open[t.next] = f
-	return t.next, status.Good
-}
-
-// file returns the handle h of sess.
-func (s *Server) file(sess *session, in []ua.Variant) (uint32, *trustFile, ua.StatusCode) {
-	h, _ := in[0].Uint32()
-	t := &s.trust
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	f := t.open[h]
-	if f == nil || f.sess != sess {
-		return 0, nil, status.BadInvalidArgument
-	}
-	return h, f, status.Good
-}
-
-// adminFile is securityAdmin and file: the caller's handle in[0].
-func (s *Server) adminFile(ctx context.Context, in []ua.Variant) (TrustStore, uint32, *trustFile, ua.StatusCode) {
-	ts, sess, st := s.securityAdmin(ctx)
-	if st != status.Good {
-		return nil, 0, nil, st
-	}
-	h, f, st := s.file(sess, in)
-	return ts, h, f, st
-}
-
-func (s *Server) closeFile(h uint32) {
-	s.trust.mu.Lock()
-	delete(s.trust.open, h)
-	s.trust.mu.Unlock()
-}
-
+// tlOpen opens the TrustList: to read it whole, or to replace it whole
+// (write with EraseExisting; no append).
 func (s *Server) tlOpen(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	ts, sess, st := s.securityAdmin(ctx)
+	ts, _, st := s.securityAdmin(ctx)
 	if st != status.Good {
 		return st, nil
 	}
-	mode, _ := in[0].Uint8()
-	f := &trustFile{sess: sess}
-	switch mode {
-	case fileRead:
+	mode, st := ParseFileMode(in, false, true)
+	if st != status.Good {
+		return st, nil
+	}
+	f := &FileHandle{Write: mode&FileWrite != 0}
+	if !f.Write {
 		b, err := encodedTrustList(ts, 15)
 		if err != nil {
 			return status.BadInternalError, nil
 		}
-		f.data = b
-	case fileWrite | fileEraseExisting:
-		f.write = true
-	default:
-		// A TrustList is read whole or replaced whole: no append, no
-		// write without EraseExisting.
-		return status.BadInvalidArgument, nil
+		f.Data = b
 	}
-	h, st := s.openFile(f)
+	h, st := s.trust.handles.Open(ctx, f)
 	if st != status.Good {
 		return st, nil
 	}
@@ -201,7 +152,7 @@ func (s *Server) tlOpen(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.S
 }
 
 func (s *Server) tlOpenWithMasks(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	ts, sess, st := s.securityAdmin(ctx)
+	ts, _, st := s.securityAdmin(ctx)
 	if st != status.Good {
 		return st, nil
 	}
@@ -210,97 +161,30 @@ func (s *Server) tlOpenWithMasks(ctx context.Context, _ ua.NodeID, in []ua.Varia
 	if err != nil {
 		return status.BadInternalError, nil
 	}
-	h, st := s.openFile(&trustFile{sess: sess, data: b})
+	h, st := s.trust.handles.Open(ctx, &FileHandle{Data: b})
 	if st != status.Good {
 		return st, nil
 	}
 	return status.Good, []ua.Variant{ua.MustVariant(h)}
 }
 
-func (s *Server) tlClose(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	_, h, _, st := s.adminFile(ctx, in)
-	if st != status.Good {
-		return st, nil
-	}
-	s.closeFile(h)
-	return status.Good, nil
-}
-
-func (s *Server) tlRead(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	_, _, f, st := s.adminFile(ctx, in)
-	if st != status.Good {
-		return st, nil
-	}
-	n, _ := in[1].Int32()
-	if f.write || n < 0 {
-		return status.BadInvalidArgument, nil
-	}
-	s.trust.mu.Lock()
-	defer s.trust.mu.Unlock()
-	end := min(f.pos+int(n), len(f.data))
-	out := append([]byte{}, f.data[f.pos:end]...)
-	f.pos = end
-	return status.Good, []ua.Variant{ua.MustVariant(out)}
-}
-
-func (s *Server) tlWrite(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	_, _, f, st := s.adminFile(ctx, in)
-	if st != status.Good {
-		return st, nil
-	}
-	data, _ := in[1].ByteString()
-	s.trust.mu.Lock()
-	defer s.trust.mu.Unlock()
-	if !f.write {
-		return status.BadInvalidArgument, nil
-	}
-	if f.pos+len(data) > MaxTrustListSize {
-		return status.BadEncodingLimitsExceeded, nil
-	}
-	f.data = append(f.data[:f.pos], data...)
-	f.pos = len(f.data)
-	return status.Good, nil
-}
-
-func (s *Server) tlGetPosition(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	_, _, f, st := s.adminFile(ctx, in)
-	if st != status.Good {
-		return st, nil
-	}
-	s.trust.mu.Lock()
-	defer s.trust.mu.Unlock()
-	return status.Good, []ua.Variant{ua.MustVariant(uint64(f.pos))}
-}
-
-func (s *Server) tlSetPosition(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	_, _, f, st := s.adminFile(ctx, in)
-	if st != status.Good {
-		return st, nil
-	}
-	p, _ := in[1].Uint64()
-	s.trust.mu.Lock()
-	defer s.trust.mu.Unlock()
-	if p > uint64(len(f.data)) {
-		p = uint64(len(f.data)) // beyond the end: at the end (§C.2.8)
-	}
-	f.pos = int(p)
-	return status.Good, nil
-}
-
 // tlCloseAndUpdate decodes what the handle wrote as a TrustListDataType
 // and replaces the lists it specifies. The new lists count from the next
 // handshake on, so no ApplyChanges is required.
 func (s *Server) tlCloseAndUpdate(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	ts, h, f, st := s.adminFile(ctx, in)
+	ts, _, st := s.securityAdmin(ctx)
 	if st != status.Good {
 		return st, nil
 	}
-	s.closeFile(h)
-	if !f.write {
+	f, st := s.trust.handles.Close(ctx, in)
+	if st != status.Good {
+		return st, nil
+	}
+	if !f.Write {
 		return status.BadInvalidState, nil
 	}
 	var tl ua.TrustListDataType
-	d := ua.NewDecoder(f.data)
+	d := ua.NewDecoder(f.Data)
 	d.Limits = ua.Limits{MaxStringLength: 1 << 10, MaxByteStringLength: MaxTrustListSize, MaxArrayLength: 1 << 12, MaxDepth: 4}
 	tl.Decode(d)
 	if d.Err() != nil || len(d.Rest()) != 0 {

@@ -84,6 +84,12 @@ type Config struct {
 	// CheckEndpointURL, when set, vets the Hello's EndpointUrl; an error
 	// closes the connection with Bad_TcpEndpointUrlInvalid.
 	CheckEndpointURL func(url string) error
+	// HeavyWork, when set, is called as a renewal's asymmetric
+	// cryptography starts (milliseconds on a small core); the function it
+	// returns is called as it ends. The process decides what that means
+	// for the Go runtime (cmd/edged lends the work a spare P); this
+	// package changes no process-wide state.
+	HeavyWork func() (done func())
 	// Limits of the decoder that reads OpenSecureChannel requests.
 	Limits ua.Limits
 	// NextChannelID returns a fresh, unique secure channel id (the server

@@ -8,7 +8,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/edged/edged/internal/procs"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
 )
@@ -533,11 +532,10 @@ func (c *Channel) handleCLO(chunk []byte) error {
 // c.opn, within maxOPNChunks and maxOPNRequest, and the request is
 // handled at its final chunk. done reports that it was.
 func (c *Channel) handleOPN(chunk []byte, first bool) (done bool, err error) {
-	if !first {
-		// A renewal's asymmetric cryptography, milliseconds on a small
-		// core, with a P to spare for the others (internal/procs; the
-		// server lends one around the handshake).
-		defer procs.Spare()()
+	if !first && c.cfg.HeavyWork != nil {
+		// A renewal's asymmetric cryptography (the server marks the
+		// handshake's itself).
+		defer c.cfg.HeavyWork()()
 	}
 	// Asymmetric security header.
 	var d ua.Decoder
