@@ -250,9 +250,6 @@ func (sd *shownDevice) setTags(tags []shownTag) {
 	sd.tags = slices.Clip(tags)
 }
 
-// sameSettings reports whether a and b differ only in their tags.
-func sameSettings(a, b *config.Device) bool { return deviceDigest(a) == deviceDigest(b) }
-
 // deviceDigest is the digest of d's settings.
 func deviceDigest(d *config.Device) [sha256.Size]byte {
 	x := *d

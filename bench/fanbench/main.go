@@ -279,7 +279,7 @@ func benchMain(args []string, out io.Writer) error {
 		return err
 	}
 	window := max(int(f.duration/(time.Duration(cfg.BaseCycleMs)*time.Millisecond)), 16)
-	st, err := stack.New(stack.Config{Plant: &cfg, Simulator: &sim.Options{Manual: true, InMemory: f.inMemory}, Window: window,
+	st, err := stack.New(stack.Config{Plant: &cfg, Simulator: &sim.Options{Manual: true, InMemory: f.inMemory}, Window: window, Runtime: stack.Policy(),
 		Server: server.Config{Logger: slog.New(slog.DiscardHandler)}})
 	if err != nil {
 		return err

@@ -13,8 +13,7 @@ import (
 	"github.com/gopcua/opcua"
 	gua "github.com/gopcua/opcua/ua"
 
-	"github.com/edged/edged/binding"
-	"github.com/edged/edged/internal/cfgstore"
+	"github.com/edged/edged/configsvc"
 	"github.com/edged/edged/internal/stack"
 	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
@@ -59,7 +58,8 @@ func withCounter(c config.Config, addr string, more bool) config.Config {
 
 // applier runs the changes of the window and the Counter watch.
 type applier struct {
-	svc     *binding.ConfigService
+	svc     *configsvc.Service
+	dir     string // of the versions
 	docs    [2][]byte
 	counter plc.Handle
 
@@ -71,33 +71,38 @@ type applier struct {
 	stop      func()
 }
 
-// startApplier adds the configuration service to st and subscribes to
-// sim.Counter, in the engine and over OPC UA.
-func startApplier(st *stack.Stack, addr string) (*applier, error) {
+// newVersions makes the versions' store of the applies, in a folder of
+// its own, with the bench configuration as its first version.
+func newVersions() (*applier, *configsvc.Store, error) {
 	dir, err := os.MkdirTemp("", "scanbench-config")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	store, err := cfgstore.Open(dir)
+	store, err := configsvc.Open(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	a := &applier{}
+	a := &applier{dir: dir}
 	for i := range a.docs {
 		c := withCounter(benchConfig(config.SimulatorAddress), config.SimulatorAddress, i == 1)
 		if a.docs[i], err = json.Marshal(&c); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	if _, err := store.Add(cfgstore.Meta{User: "scanbench"}, a.docs[0]); err != nil {
-		return nil, err
+	if _, err := store.Add(configsvc.Meta{User: "scanbench"}, a.docs[0]); err != nil {
+		return nil, nil, err
 	}
-	if a.svc, err = st.Binding.AddConfiguration(binding.ConfigOptions{Store: store, Apply: st.Apply}); err != nil {
-		return nil, err
-	}
+	return a, store, nil
+}
+
+// start takes the configuration service of st (made with the versions of
+// newVersions) and subscribes to sim.Counter, in the engine and over OPC
+// UA.
+func (a *applier) start(st *stack.Stack) error {
+	a.svc = st.Config
 	h, ok := st.Engine.Lookup("sim", "Counter")
 	if !ok {
-		return nil, fmt.Errorf("no sim.Counter")
+		return fmt.Errorf("no sim.Counter")
 	}
 	a.counter = h
 	cancel := st.Engine.Subscribe(func(im *plc.Image) {
@@ -113,21 +118,21 @@ func startApplier(st *stack.Stack, addr string) (*applier, error) {
 	ctx := context.Background()
 	c, err := opcua.NewClient(st.URL, opcua.SecurityPolicy("None"), opcua.SecurityMode(gua.MessageSecurityModeNone), opcua.AuthAnonymous(), opcua.AutoReconnect(false))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := c.Connect(ctx); err != nil {
-		return nil, err
+		return err
 	}
 	notes := make(chan *opcua.PublishNotificationData, 256)
 	sub, err := c.Subscribe(ctx, &opcua.SubscriptionParameters{Interval: 10 * time.Millisecond}, notes)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	req := opcua.NewMonitoredItemCreateRequestWithDefaults(gua.NewStringNodeID(st.Binding.Namespace(), "sim.Counter"), gua.AttributeIDValue, 1)
 	req.RequestedParameters.SamplingInterval = 0
 	req.RequestedParameters.QueueSize = 1000
 	if _, err := sub.Monitor(ctx, gua.TimestampsToReturnBoth, req); err != nil {
-		return nil, err
+		return err
 	}
 	done := make(chan struct{})
 	go func() {
@@ -152,9 +157,9 @@ func startApplier(st *stack.Stack, addr string) (*applier, error) {
 		c.Close(ctx)
 		close(notes)
 		<-done
-		os.RemoveAll(dir)
+		os.RemoveAll(a.dir)
 	}
-	return a, nil
+	return nil
 }
 
 // run applies n changes evenly over d.

@@ -160,9 +160,17 @@ func benchMain(args []string, out io.Writer) error {
 		return err
 	}
 	window := int(f.duration / time.Duration(cfg.BaseCycleMs) / time.Millisecond)
-	st, err := stack.New(stack.Config{Plant: &cfg, Simulator: &sim.Options{}, Window: window,
+	sc := stack.Config{Plant: &cfg, Simulator: &sim.Options{}, Window: window,
 		Server:   server.Config{Logger: slog.New(slog.DiscardHandler)},
-		RealTime: &board.RealTime{Priority: f.rtPriority, CPU: f.rtCPU}})
+		RealTime: &board.RealTime{Priority: f.rtPriority, CPU: f.rtCPU}, Runtime: stack.Policy()}
+	var ap *applier
+	var err error
+	if f.applies > 0 {
+		if ap, sc.Versions, err = newVersions(); err != nil {
+			return err
+		}
+	}
+	st, err := stack.New(sc)
 	if err != nil {
 		return err
 	}
@@ -182,9 +190,8 @@ func benchMain(args []string, out io.Writer) error {
 		}
 		fmt.Fprintf(out, "scanbench: scan thread SCHED_FIFO priority %d\n", f.rtPriority)
 	}
-	var ap *applier
-	if f.applies > 0 {
-		if ap, err = startApplier(st, st.Sim.Addr()); err != nil {
+	if ap != nil {
+		if err := ap.start(st); err != nil {
 			return err
 		}
 		defer ap.stop()

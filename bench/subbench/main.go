@@ -101,7 +101,7 @@ func benchMain(args []string, out io.Writer) error {
 	}
 
 	cfg := config.Simulator()
-	st, err := stack.New(stack.Config{Plant: &cfg, Simulator: &sim.Options{}, Server: server.Config{Logger: slog.New(slog.DiscardHandler)}})
+	st, err := stack.New(stack.Config{Plant: &cfg, Simulator: &sim.Options{}, Server: server.Config{Logger: slog.New(slog.DiscardHandler)}, Runtime: stack.Policy()})
 	if err != nil {
 		return err
 	}
@@ -125,8 +125,8 @@ func benchMain(args []string, out io.Writer) error {
 	pubs := newPubLog(f.warmup + f.duration + time.Minute)
 	stopLog := e.Subscribe(func(im *plc.Image) { pubs.image(im, counter) })
 	defer stopLog()
-	if err := b.AddWriteMethod("sim", "WriteCommand", "Command"); err != nil {
-		return err
+	if !st.WriteCommand {
+		return errors.New("the stack has no sim.WriteCommand")
 	}
 	st.Start()
 

@@ -19,7 +19,7 @@ import (
 	"github.com/gopcua/opcua"
 	gua "github.com/gopcua/opcua/ua"
 
-	"github.com/edged/edged/internal/cfgstore"
+	"github.com/edged/edged/configsvc"
 	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/secpol"
 	pconfig "github.com/edged/edged/plc/config"
@@ -116,7 +116,7 @@ func TestConfigCrash(t *testing.T) {
 		restarts++
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		// The configuration runs as stored: check before anything else.
-		st, err := cfgstore.Open(filepath.Join(dir, ConfigDir))
+		st, err := configsvc.OpenDataDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,11 +189,11 @@ func TestConfigCrash(t *testing.T) {
 		acked, restarts, cut, cutNew)
 
 	// A damaged newest version: passed over, the one before runs.
-	st, _ := cfgstore.Open(filepath.Join(dir, ConfigDir))
+	st, _ := configsvc.OpenDataDir(dir)
 	m, doc, _ := st.Current()
 	h := st.History()
 	prev := h[len(h)-2]
-	path := filepath.Join(dir, ConfigDir, fmt.Sprintf("v%010d.json", m.Version))
+	path := filepath.Join(dir, configsvc.Dir, fmt.Sprintf("v%010d.json", m.Version))
 	b, _ := os.ReadFile(path)
 	os.WriteFile(path, bytes.Replace(b, []byte("generation"), []byte("Generation"), 1), 0o600)
 	cmd, _, out := edgedProcess(t, "--data-dir", dir, "--listen", "127.0.0.1:0", "--report-every", "0")

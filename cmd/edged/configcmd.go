@@ -3,15 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strconv"
 	"time"
 
-	"github.com/edged/edged/internal/cfgstore"
+	"github.com/edged/edged/configsvc"
 	pconfig "github.com/edged/edged/plc/config"
 )
 
@@ -62,7 +60,7 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "edged config: %s OK: %d devices, %d tags\n", rest[1], len(c.Devices), n)
 		return 0
 	case "show", "history":
-		st, err := cfgstore.Open(filepath.Join(*dir, ConfigDir))
+		st, err := configsvc.OpenDataDir(*dir)
 		if err != nil {
 			return fail(1, "%v", err)
 		}
@@ -98,44 +96,20 @@ func configMain(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(2, "rollback: %v", err)
 		}
-		rep, running, err := callControl(*dir, controlRequest{Cmd: "rollback", Version: v})
+		nv, live, problems, err := configsvc.Rollback(*dir, v)
 		switch {
 		case err != nil:
-			return fail(1, "the running edged: %v", err)
-		case running && rep.Error != "":
-			return fail(1, "%s", rep.Error)
-		case running && len(rep.Problems) > 0:
-			for _, p := range rep.Problems {
+			return fail(1, "%v", err)
+		case len(problems) > 0:
+			for _, p := range problems {
 				fmt.Fprintf(stderr, "edged config: %s\n", p)
 			}
 			return 1
-		case running:
-			fmt.Fprintf(stdout, "edged config: version %d (the document of version %d) runs now\n", rep.Version, v)
-			return 0
+		case live:
+			fmt.Fprintf(stdout, "edged config: version %d (the document of version %d) runs now\n", nv, v)
+		default:
+			fmt.Fprintf(stdout, "edged config: version %d (the document of version %d) stored; edged runs it at its next start\n", nv, v)
 		}
-		// No edged runs: store it for the next start.
-		st, release, err := openVersions(*dir)
-		if err != nil {
-			return fail(1, "%v", err)
-		}
-		defer release()
-		_, doc, ok := st.Get(v)
-		if !ok {
-			return fail(1, "no version %d in %s", v, st.Dir())
-		}
-		if _, err := pconfig.Parse(doc); err != nil {
-			var ve *pconfig.ValidationError
-			if errors.As(err, &ve) {
-				return fail(1, "version %d does not validate now: %v", v, err)
-			}
-			return fail(1, "version %d: %v", v, err)
-		}
-		m, err := st.Add(cfgstore.Meta{User: "console", Comment: fmt.Sprintf("rollback to version %d (edged config rollback, edged not running)", v), Summary: "rollback"}, doc)
-		if err != nil {
-			return fail(1, "%v", err)
-		}
-		cfgstore.NewAudit(st.Dir()).Log(cfgstore.AuditEntry{User: "console", Action: "rollback", Version: m.Version, Summary: fmt.Sprintf("to version %d", v)})
-		fmt.Fprintf(stdout, "edged config: version %d (the document of version %d) stored; edged runs it at its next start\n", m.Version, v)
 		return 0
 	}
 	fs.Usage()

@@ -20,7 +20,7 @@ import (
 	"github.com/gopcua/opcua/monitor"
 	gua "github.com/gopcua/opcua/ua"
 
-	"github.com/edged/edged/internal/cfgstore"
+	"github.com/edged/edged/configsvc"
 	"github.com/edged/edged/internal/testutil/testkeys"
 	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/secpol"
@@ -358,7 +358,7 @@ func TestConfigurationOverOPCUA(t *testing.T) {
 	if versions[len(versions)-1] != vr || users[len(users)-1] != "admin" {
 		t.Fatalf("history: %v %v", versions, users)
 	}
-	if !strings.Contains(strings.Join(states, ","), cfgstore.StateReverted) {
+	if !strings.Contains(strings.Join(states, ","), configsvc.StateReverted) {
 		t.Fatalf("the history does not show the reverted version: %v", states)
 	}
 
@@ -372,7 +372,7 @@ func TestConfigurationOverOPCUA(t *testing.T) {
 	if code, o, _ := edged(t, "config", "--data-dir", dir, "history"); code != 0 || !strings.Contains(o, "console") || !strings.Contains(o, "admin") {
 		t.Fatalf("edged config history: %d\n%s", code, o)
 	}
-	audit, _ := os.ReadFile(filepath.Join(dir, ConfigDir, "audit.log"))
+	audit, _ := os.ReadFile(filepath.Join(dir, configsvc.Dir, "audit.log"))
 	for _, want := range []string{`"action":"apply"`, `"action":"confirm"`, `"action":"revert"`, `"action":"rollback"`, `"action":"refused apply"`, `"user":"console"`} {
 		if !bytes.Contains(audit, []byte(want)) {
 			t.Errorf("the audit log lacks %s", want)
@@ -441,8 +441,8 @@ func TestNodeOPCUAConfiguration(t *testing.T) {
 	case !res.RemovedRead.is(gua.StatusBadNodeIDUnknown):
 		t.Fatalf("the removed tag reads %v", res.RemovedRead)
 	}
-	st, _ := cfgstore.Open(filepath.Join(dir, ConfigDir))
-	if h := st.History(); h[len(h)-1].State != cfgstore.StateConfirmed {
+	st, _ := configsvc.OpenDataDir(dir)
+	if h := st.History(); h[len(h)-1].State != configsvc.StateConfirmed {
 		t.Fatalf("the confirmed version is %s in the store", h[len(h)-1].State)
 	}
 }

@@ -12,68 +12,20 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"runtime/debug"
-	"runtime/metrics"
 	"syscall"
+
+	"github.com/edged/edged/internal/stack"
 )
 
 // version is stamped at build time: -ldflags "-X main.version=...".
 var version = "dev"
-
-// defaultMemoryLimit is the Go runtime's soft memory limit when the
-// environment sets no GOMEMLIMIT: the garbage collector works harder as
-// the heap nears it, so that a flood of large requests (bounded by the
-// server's RequestMemory) stays well below a small gateway's memory.
-const defaultMemoryLimit = 96 << 20
-
-// gcHeadroom is how far the heap may grow beyond what is live before a
-// collection, when the environment sets no GOGC: 15 % of the live heap,
-// at least minGCHeadroom, at most what Go's default (GOGC 100) allows,
-// which lets it double (1 MiB and less live). edged allocates little once
-// running (nothing per Read or notification; with 10,000 Modbus tags
-// about 1.3 MB/s, a collection a second); the start runs with GOGC
-// gcHeadroom too, so that the heap it builds stays dense. See
-// docs/performance.md, Memory.
-const (
-	gcHeadroom    = 15 // percent of the live heap
-	minGCHeadroom = 1 << 20
-)
-
-// tuneGC sets GOGC from the live heap (gcHeadroom), unless the
-// environment sets it; edged calls it after a collection (the start's,
-// a configuration change's).
-func tuneGC() {
-	if os.Getenv("GOGC") != "" {
-		return
-	}
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return
-	}
-	debug.SetGCPercent(gcPercent(s[0].Value.Uint64()))
-}
-
-// gcPercent is the GOGC that gives a live heap of live bytes its
-// headroom: gcHeadroom, at least minGCHeadroom, at most Go's default.
-func gcPercent(live uint64) int {
-	if live == 0 {
-		return 100
-	}
-	return int(min(100, max(gcHeadroom, minGCHeadroom*100/live)))
-}
 
 // stdin is where `edged user` reads a password that does not come from a
 // terminal; tests replace it.
 var stdin io.Reader = os.Stdin
 
 func main() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(defaultMemoryLimit)
-	}
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(gcHeadroom) // until tuneGC, after the start
-	}
+	stack.ProcessStart() // edged's runtime policy: internal/stack/policy.go
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 

@@ -88,16 +88,3 @@ func TestRealMainPortConflict(t *testing.T) {
 		t.Errorf("port conflict message %q should name --listen %s and say the address is in use", msg, busy.Addr())
 	}
 }
-
-// TestGCPercent: 15 % of the live heap as headroom, at least 1 MiB,
-// never more than Go's default.
-func TestGCPercent(t *testing.T) {
-	for _, c := range []struct {
-		live uint64
-		want int
-	}{{0, 100}, {1 << 20, 100}, {2 << 20, 50}, {4 << 20, 25}, {8 << 20, 15}, {16 << 20, 15}, {1 << 30, 15}} {
-		if got := gcPercent(c.live); got != c.want {
-			t.Errorf("gcPercent(%d MiB) = %d, want %d", c.live>>20, got, c.want)
-		}
-	}
-}

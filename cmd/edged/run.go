@@ -1,195 +1,60 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
-	"runtime"
-	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/edged/edged/binding"
-	"github.com/edged/edged/board"
-	"github.com/edged/edged/internal/cfgstore"
 	"github.com/edged/edged/internal/stack"
-	"github.com/edged/edged/opcua/pki"
-	"github.com/edged/edged/opcua/server"
-	"github.com/edged/edged/opcua/uasc"
-	"github.com/edged/edged/opcua/users"
 	"github.com/edged/edged/plc"
 	pconfig "github.com/edged/edged/plc/config"
-	"github.com/edged/edged/plc/sim"
 )
 
 // shutdownTimeout bounds how long run waits for connections to close.
 const shutdownTimeout = 5 * time.Second
 
-// run serves the configuration chooseConfig picks until ctx is done: it
-// binds the OPC UA listen address, starts the stack (internal/stack: the
-// built-in simulator if the configuration polls it, the devices, the scan engine, the server and the binding), shows the
-// tags and the Diagnostics object in the address space, and prints the
-// scan statistics every cfg.reportEvery. At the end the stack shuts down
-// in order: the server, the engine and the drivers, the simulator.
+// run serves until ctx is done: the stack configuration of the command
+// line (startup.go), the stack started (internal/stack: the built-in
+// simulator if the configuration polls it, the devices, the scan engine,
+// the server and the binding, the configuration service, the watchdog),
+// what it serves said on out, the scan statistics every cfg.reportEvery;
+// at the end the stack shuts down in the reverse order.
 func run(ctx context.Context, cfg config, out io.Writer) error {
-	ln, err := server.Listen(cfg.listen)
+	sc, loaded, err := startupConfig(cfg, out)
 	if err != nil {
-		return fmt.Errorf("cannot listen on --listen %s: %w", cfg.listen, err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	scfg := serverConfig(cfg, endpointURL(cfg.advertiseHost, port), out)
-	// The certificate and key are loaded (or made, at the first start)
-	// while the configuration is chosen and the devices and the engine
-	// are made: on a slow core that is a third of the start. What it
-	// says comes after the configuration's lines.
-	var (
-		sec     *server.Security
-		secErr  error
-		secOut  bytes.Buffer
-		secDone = make(chan struct{})
-	)
-	go func() {
-		defer close(secDone)
-		sec, secErr = setupSecurity(cfg, cfg.hostname, &secOut, func(st *pki.Store, trust string) {
-			st.LogRejections(scfg.Logger, trust)
-		})
-	}()
-	defer func() { <-secDone }() // never left writing the data folder
-	security := func() (*server.Security, error) {
-		<-secDone
-		out.Write(secOut.Bytes())
-		secOut.Reset()
-		return sec, secErr
-	}
-	auth := gatewayAuth{users: users.Open(cfg.dataDir), anonymous: cfg.anonymous}
-	scfg.Authenticator, scfg.RoleIdentities = auth, auth.roleIdentities
-	versions, release, err := openVersions(cfg.dataDir)
-	if err != nil {
-		ln.Close()
-		return fmt.Errorf("--data-dir %s: %w", cfg.dataDir, err)
-	}
-	defer release()
-	conf, err := chooseConfig(cfg, versions, out)
-	if err != nil {
-		ln.Close()
 		return err
-	}
-	prof, err := board.Lookup(conf.Board)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	rt := prof.RT
-	if cfg.rtPriority >= 0 {
-		rt.Priority = cfg.rtPriority
-	}
-	if cfg.rtCPU >= 0 {
-		rt.CPU = cfg.rtCPU
-	} else if cfg.rtCPU == -2 {
-		rt.CPU = -1
-	}
-	if rt.CPU >= runtime.NumCPU() {
-		rt.CPU = -1 // a board profile for more cores than this machine has
-	}
-	sc := stack.Config{Plant: conf, Listener: ln, Server: scfg, Security: security, RealTime: &rt}
-	if stack.NeedsSimulator(conf) {
-		sc.Simulator = &sim.Options{InMemory: cfg.simInMemory}
 	}
 	st, err := stack.New(sc)
+	loaded() // the certificate's loading is over either way
 	if err != nil {
 		return err
 	}
-	e, b := st.Engine, st.Binding
-	fmt.Fprintf(out, "edged %s: OPC UA endpoint URL %s (listening on %s)\n", version, st.URL, ln.Addr())
-	if h, _, _ := net.SplitHostPort(cfg.listen); isWildcard(h) {
-		var urls []string
-		for _, ip := range interfaceIPs() {
-			urls = append(urls, endpointURL(ip.String(), port))
-		}
-		if len(urls) > 0 {
-			fmt.Fprintf(out, "edged: also reachable at %s; GetEndpoints answers with the host a client used\n", strings.Join(urls, ", "))
-		}
-	}
-	if st.Sim != nil {
-		fmt.Fprintf(out, "edged: built-in simulated PLC (Modbus TCP slave) at %s\n", st.Sim.Addr())
-		if h, ok := e.Lookup("sim", "Command"); ok && e.Tag(h).Access == plc.ReadWrite {
-			if err := b.AddWriteMethod("sim", "WriteCommand", "Command"); err != nil {
-				st.Close(context.Background())
-				return err
-			}
-			fmt.Fprintf(out, "edged: method ns=%d;s=sim.WriteCommand(UInt16) writes sim.Command and returns once the PLC has it\n", b.Namespace())
-		}
-	}
-	printTags(out, conf, b)
-	apply := func(ctx context.Context, c *pconfig.Config) error {
-		err := st.Apply(ctx, c)
-		go func() {
-			debug.FreeOSMemory() // what the change no longer needs
-			tuneGC()
-		}()
+	if err := st.Start(); err != nil {
 		return err
 	}
-	svc, err := b.AddConfiguration(binding.ConfigOptions{
-		Store: versions, Audit: cfgstore.NewAudit(versions.Dir()), Apply: apply, Logger: scfg.Logger,
-	})
+	announce(out, cfg, st, &sc)
+	err = serve(ctx, cfg, st, out)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if cerr := st.Close(sctx); cerr != nil {
+		for _, line := range strings.Split(cerr.Error(), "\n") {
+			fmt.Fprintf(out, "edged: %s\n", line)
+		}
+	}
 	if err != nil {
-		st.Close(context.Background())
 		return err
 	}
-	defer svc.Close()
-	st.Start()
-	// Give back to the system the pages the start needed and no longer
-	// does (the configuration's parsing, the address space's building):
-	// the runtime's scavenger would return them only over minutes.
-	debug.FreeOSMemory()
-	tuneGC()
-	if rt.Priority > 0 || rt.CPU >= 0 {
-		if err := st.RealTimeErr(); err != nil {
-			fmt.Fprintf(out, "edged: WARNING: the scan runs with normal scheduling: %v\n", err)
-		} else {
-			fmt.Fprintf(out, "edged: scan thread: SCHED_FIFO priority %d, CPU %d (-1: any)\n", rt.Priority, rt.CPU)
-		}
-		if err := board.LockMemory(); err != nil {
-			fmt.Fprintf(out, "edged: WARNING: memory not locked: %v\n", err)
-		}
-	}
-	fmt.Fprintf(out, "edged: serving OPC UA clients\n")
-	wdPath := prof.Watchdog
-	if cfg.watchdog != "" {
-		wdPath = cfg.watchdog
-	}
-	if wdPath != "" && wdPath != "none" {
-		wd, err := board.OpenWatchdog(wdPath, cfg.watchdogTimeout)
-		if err != nil {
-			st.Close(context.Background())
-			return fmt.Errorf("--watchdog %s: %w", wdPath, err)
-		}
-		wctx, stopWatch := context.WithCancel(context.Background())
-		go st.Watch(wctx, wd)
-		defer wd.Close() // after the shutdown below: disarmed (magic close)
-		defer stopWatch()
-		fmt.Fprintf(out, "edged: watchdog %s, timeout %v, fed while the scan is healthy\n", wdPath, wd.Timeout())
-	}
-	if cfg.stallAfter > 0 {
-		fmt.Fprintf(out, "edged: WARNING: TEST ONLY: the scan stops in %v (--test-stall-scan-after)\n", cfg.stallAfter)
-		time.AfterFunc(cfg.stallAfter, st.Engine.Stall)
-	}
-	if v, err := svc.RevertPending(ctx); err != nil {
-		fmt.Fprintf(out, "edged: WARNING: reverting the unconfirmed configuration: %v\n", err)
-	} else if v != 0 {
-		fmt.Fprintf(out, "edged: configuration version %d: the version before the unconfirmed one, restored\n", v)
-	}
-	stopControl, err := serveControl(ctx, cfg.dataDir, svc)
-	if err != nil {
-		fmt.Fprintf(out, "edged: WARNING: no control socket for edged config: %v\n", err)
-	} else {
-		defer stopControl()
-	}
-	fmt.Fprintf(out, "edged: configuration over OPC UA at Objects/Configuration (ns=%d), versions in %s\n", svc.Namespace(), versions.Dir())
+	fmt.Fprintln(out, "edged: shut down cleanly")
+	return nil
+}
 
+// serve prints the scan statistics every cfg.reportEvery until ctx is
+// done or the server stops serving (its listener failed).
+func serve(ctx context.Context, cfg config, st *stack.Stack, out io.Writer) error {
 	var tick <-chan time.Time
 	if cfg.reportEvery > 0 {
 		t := time.NewTicker(cfg.reportEvery)
@@ -197,29 +62,54 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		tick = t.C
 	}
 	var d plc.Diagnostics
-loop:
 	for {
 		select {
 		case <-ctx.Done():
-			break loop
-		case <-st.Served(): // the listener failed
-			err := st.ServeErr()
-			st.Close(context.Background())
-			return fmt.Errorf("OPC UA server: %w", err)
+			return nil
+		case <-st.Served():
+			return fmt.Errorf("OPC UA server: %w", st.ServeErr())
 		case <-tick:
-			e.Diagnostics(&d)
+			st.Engine.Diagnostics(&d)
 			printReport(out, &d)
 		}
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	if err := st.Close(sctx); err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(out, "edged: %s\n", line)
+}
+
+// announce says what edged serves: the endpoint URLs, the simulator, the
+// tags, the scan thread, the watchdog, the configuration service, and the
+// stack's notes.
+func announce(out io.Writer, cfg config, st *stack.Stack, sc *stack.Config) {
+	fmt.Fprintf(out, "edged %s: OPC UA endpoint URL %s (listening on %s)\n", version, st.URL, st.Listener.Addr())
+	if h, _, _ := net.SplitHostPort(cfg.listen); isWildcard(h) {
+		var urls []string
+		for _, ip := range interfaceIPs() {
+			urls = append(urls, endpointURL(ip.String(), st.Listener.Addr().(*net.TCPAddr).Port))
+		}
+		if len(urls) > 0 {
+			fmt.Fprintf(out, "edged: also reachable at %s; GetEndpoints answers with the host a client used\n", strings.Join(urls, ", "))
 		}
 	}
-	fmt.Fprintln(out, "edged: shut down cleanly")
-	return nil
+	if st.Sim != nil {
+		fmt.Fprintf(out, "edged: built-in simulated PLC (Modbus TCP slave) at %s\n", st.Sim.Addr())
+	}
+	if st.WriteCommand {
+		fmt.Fprintf(out, "edged: method ns=%d;s=sim.WriteCommand(UInt16) writes sim.Command and returns once the PLC has it\n", st.Binding.Namespace())
+	}
+	printTags(out, sc.Plant, st.Binding)
+	if rt := sc.RealTime; (rt.Priority > 0 || rt.CPU >= 0) && st.RealTimeErr() == nil {
+		fmt.Fprintf(out, "edged: scan thread: SCHED_FIFO priority %d, CPU %d (-1: any)\n", rt.Priority, rt.CPU)
+	}
+	for _, n := range st.Notes {
+		fmt.Fprintf(out, "edged: %s\n", n)
+	}
+	fmt.Fprintf(out, "edged: serving OPC UA clients\n")
+	if sc.Watchdog != "" {
+		fmt.Fprintf(out, "edged: watchdog %s, timeout %v, fed while the scan is healthy\n", sc.Watchdog, sc.WatchdogTimeout)
+	}
+	if cfg.stallAfter > 0 {
+		fmt.Fprintf(out, "edged: WARNING: TEST ONLY: the scan stops in %v (--test-stall-scan-after)\n", cfg.stallAfter)
+	}
+	fmt.Fprintf(out, "edged: configuration over OPC UA at Objects/Configuration (ns=%d), versions in %s\n", st.Config.Namespace(), sc.Versions.Dir())
 }
 
 // printTags lists the devices and their tags' NodeIds.
@@ -268,21 +158,4 @@ func printReport(out io.Writer, d *plc.Diagnostics) {
 // us rounds d to microseconds, for people.
 func us(d time.Duration) time.Duration {
 	return d.Round(time.Microsecond)
-}
-
-// serverConfig configures the OPC UA server from the command line.
-func serverConfig(cfg config, url string, out io.Writer) server.Config {
-	number, date := buildStamp()
-	return server.Config{
-		EndpointURL:     url,
-		SoftwareVersion: version,
-		BuildNumber:     number,
-		BuildDate:       date,
-		MaxSessions:     cfg.maxSessions,
-		MaxConnections:  cfg.maxConnections,
-		DataEfficient:   cfg.dataEfficient,
-		Poller:          cfg.poller,
-		Channel:         &uasc.Config{ReadSpin: cfg.readSpin},
-		Logger:          slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	}
 }

@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/edged/edged/binding"
-	"github.com/edged/edged/internal/cfgstore"
+	"github.com/edged/edged/configsvc"
 	pconfig "github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/sim"
 )
@@ -47,12 +46,7 @@ func BenchmarkApply(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000} {
 		b.Run(fmt.Sprintf("tags=%d", n), func(b *testing.B) {
 			conf := configOf(n, "fast")
-			st, err := New(Config{Plant: &conf, Simulator: &sim.Options{}})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer st.Close(context.Background())
-			store, err := cfgstore.Open(b.TempDir())
+			store, err := configsvc.Open(b.TempDir())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -61,11 +55,13 @@ func BenchmarkApply(b *testing.B) {
 				c := configOf(n, class)
 				docs[i], _ = json.Marshal(&c)
 			}
-			store.Add(cfgstore.Meta{User: "bench"}, docs[0])
-			svc, err := st.Binding.AddConfiguration(binding.ConfigOptions{Store: store, Apply: st.Apply})
+			store.Add(configsvc.Meta{User: "bench"}, docs[0])
+			st, err := New(Config{Plant: &conf, Simulator: &sim.Options{}, Versions: store})
 			if err != nil {
 				b.Fatal(err)
 			}
+			defer st.Close(context.Background())
+			svc := st.Config
 			st.Start()
 			b.ResetTimer()
 			for i := range b.N {

@@ -1,13 +1,14 @@
 // Package stack starts what edged runs in one process — the built-in
-// simulator when asked, the devices, the scan engine, the OPC UA server and
-// the binding between them — and shuts it down in order. cmd/edged and the
-// benchmark commands use it, so that they run the same wiring.
+// simulator when asked, the devices, the scan engine, the OPC UA server,
+// the binding between them, the configuration service, the watchdog — and
+// shuts it down in the reverse order. cmd/edged and the benchmark commands
+// use it, so that they run the same wiring.
 //
 //	st, err := stack.New(stack.Config{Plant: &conf, Listener: ln, Server: srvConf, Simulator: &sim.Options{}})
 //	...                      // st.Engine.Subscribe, st.Binding.AddWriteMethod
 //	err = st.Start()         // the server hears of every image, engine and server run
 //	...
-//	err = st.Close(ctx)      // server, engine, drivers, simulator
+//	err = st.Close(ctx)      // everything started, newest first
 package stack
 
 import (
@@ -15,12 +16,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"runtime"
 	"sync"
 	"time"
 
 	"github.com/edged/edged/binding"
 	"github.com/edged/edged/board"
+	"github.com/edged/edged/configsvc"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/plc"
 	pconfig "github.com/edged/edged/plc/config"
@@ -33,7 +34,9 @@ import (
 // idle process up to 1 ms late.
 const PreciseWake = time.Millisecond
 
-// Config says what to start.
+// Config says what to start. The stack owns what it is given (the
+// listener, the versions' store) from New on: it closes them on an error
+// and at Close.
 type Config struct {
 	// Plant is the device and tag configuration, validated. Modbus TCP
 	// devices at pconfig.SimulatorAddress get the simulator's address (in
@@ -46,7 +49,7 @@ type Config struct {
 	// an ephemeral loopback port.
 	Listener net.Listener
 	// Server configures the OPC UA server; an empty EndpointURL becomes
-	// opc.tcp:// and the listener's address.
+	// opc.tcp:// and the listener's address. Its Runtime is Runtime's.
 	Server server.Config
 	// Security, when set, gives Server.Security. It is called on the
 	// goroutine that makes the server, beside the one that makes the
@@ -57,8 +60,43 @@ type Config struct {
 	// default).
 	Window int
 	// RealTime, when set, is the scheduling of the scan engine's
-	// goroutine (board.RealTime.Apply, on its own locked thread).
+	// goroutine (board.RealTime.Apply, on its own locked thread); with a
+	// priority or a CPU, memory is locked too.
 	RealTime *board.RealTime
+	// Versions, when set, is the store of the configuration's versions,
+	// its current version Plant: the stack serves Objects/Configuration
+	// (configsvc) and, with Control, the control socket of `edged config`,
+	// and reverts a version that the last run left waiting for Confirm.
+	Versions *configsvc.Store
+	Control  bool
+	// Watchdog, when not "", is the hardware watchdog's device: fed while
+	// the scan is healthy, disarmed at a clean Close. WatchdogTimeout is
+	// its timeout.
+	Watchdog        string
+	WatchdogTimeout time.Duration
+	// StallAfter, when > 0, stops the scan that long after Start, as a
+	// hung scan would (test only: it proves the watchdog).
+	StallAfter time.Duration
+	// Runtime is the process's runtime policy (see Runtime).
+	Runtime Runtime
+}
+
+// Runtime are the hooks through which the parts tell the process's
+// runtime policy what they do; nil fields do nothing. The stack changes no
+// process-wide runtime state itself.
+type Runtime struct {
+	// HeavyWork is called as a goroutine starts milliseconds of
+	// computation (asymmetric cryptography, password hashes, a
+	// configuration change); the function it returns is called as it
+	// ends.
+	HeavyWork func() (done func())
+	// MemoryReleased is called when much memory became garbage: after the
+	// start, after a configuration change, after the server gave back
+	// large request buffers or many monitored items.
+	MemoryReleased func()
+	// RealTimeScan is called before the scan's thread gets a real-time
+	// priority.
+	RealTimeScan func()
 }
 
 // Stack is the running wiring. Its fields are for reading and, between New
@@ -68,30 +106,38 @@ type Stack struct {
 	Engine   *plc.Engine
 	Server   *server.Server
 	Binding  *binding.Binding
+	Config   *configsvc.Service // nil without Config.Versions
 	Listener net.Listener
 	URL      string // the server's endpoint URL
+	// WriteCommand: the simulator's method sim.WriteCommand was added.
+	WriteCommand bool
+	// Notes say what the start could not do as asked (real-time
+	// scheduling refused, say) and what it did on its own (a version
+	// reverted): one sentence each, for the caller to show.
+	Notes []string
 
-	drivers    *devices.Drivers
-	applyMu    sync.Mutex
-	baseCycle  int // base_cycle_ms of what runs (the configuration itself is not kept)
-	simAddr    string
-	stopNotify func()
-	stopEngine context.CancelFunc
-	engineDone chan error
-	served     chan struct{} // closed when Serve returned, with serveErr
-	serveErr   error
-	started    bool
-	rt         *board.RealTime
-	rtErr      error
+	cfg       Config
+	parts     []part // what was started, oldest first; Close closes them newest first
+	drivers   *devices.Drivers
+	applyMu   sync.Mutex
+	baseCycle int // base_cycle_ms of what runs (the configuration itself is not kept)
+	simAddr   string
+	served    chan struct{} // closed when Serve returned, with serveErr
+	serveErr  error
+	running   bool // Start was called
+	rtErr     error
 }
 
-// RealTimeProcs is the fewest Ps with a real-time scan thread. The scan
-// gives its P back while it sleeps and needs one again when it wakes;
-// with as many Ps as busy threads, one may be held by a thread of
-// normal or lowest priority (a configuration change) that the kernel
-// does not run while the scan's is runnable: a priority inversion that
-// made 215 overruns in 100 changes on one core, 5 with four Ps.
-const RealTimeProcs = 4
+// part is something the stack started and how to stop it.
+type part struct {
+	name  string
+	close func(ctx context.Context) error
+}
+
+// started records a part, to be closed by Close (or a failed New or Start).
+func (st *Stack) started(name string, close func(ctx context.Context) error) {
+	st.parts = append(st.parts, part{name, close})
+}
 
 // NeedsSimulator reports whether c polls the built-in simulator: a device
 // of kind sim, a Modbus TCP device at pconfig.SimulatorAddress (as in
@@ -109,86 +155,43 @@ func NeedsSimulator(c *pconfig.Config) bool {
 	return false
 }
 
-// New builds the stack of cfg without running it. On error everything it
-// started is closed again (the listener included).
+// New builds the stack of cfg without running it: listener, simulator,
+// drivers, engine, server, binding, configuration service. On error
+// everything it started is closed again (the listener and the versions'
+// store included).
 func New(cfg Config) (_ *Stack, err error) {
-	st := &Stack{Listener: cfg.Listener, rt: cfg.RealTime}
+	st := &Stack{cfg: cfg, Listener: cfg.Listener, baseCycle: cfg.Plant.BaseCycleMs}
 	defer func() {
 		if err != nil {
-			st.closeParts()
-			if st.Listener != nil {
-				st.Listener.Close()
-			}
+			st.Close(context.Background())
 		}
 	}()
+	if cfg.Versions != nil {
+		st.started("the configuration versions", func(context.Context) error { return cfg.Versions.Close() })
+	}
 	if st.Listener == nil {
 		if st.Listener, err = server.Listen("127.0.0.1:0"); err != nil {
 			return nil, err
 		}
 	}
+	st.started("the listener", func(context.Context) error {
+		if st.served != nil {
+			return nil // the server's Shutdown closed it
+		}
+		return st.Listener.Close()
+	})
 	// The server (its address space; the certificate and key through
 	// cfg.Security) is made on a goroutine of its own while this one makes
 	// the simulator, the drivers and the engine. Most of a start on a slow
 	// core is code running for the first time, and two cores share it.
-	sc := cfg.Server
-	if sc.EndpointURL == "" {
-		sc.EndpointURL = "opc.tcp://" + st.Listener.Addr().String()
-	}
-	st.URL = sc.EndpointURL
-	type madeServer struct {
-		srv *server.Server
-		err error
-	}
-	srvc := make(chan madeServer, 1)
-	go func() {
-		var m madeServer
-		if cfg.Security != nil {
-			sc.Security, m.err = cfg.Security()
-		}
-		if m.err == nil {
-			m.srv, m.err = server.New(sc)
-		}
-		srvc <- m
-	}()
+	srvc := st.makeServer()
 	joined := false
 	defer func() {
 		if !joined {
 			<-srvc // an error before the server was taken: nothing is left running
 		}
 	}()
-	conf := cfg.Plant
-	var opts devices.Options
-	if cfg.Simulator != nil {
-		if st.Sim, err = sim.StartOptions(context.Background(), *cfg.Simulator); err != nil {
-			return nil, fmt.Errorf("built-in simulator: %w", err)
-		}
-		opts.SimAddress = st.Sim.Addr()
-		if cfg.Simulator.InMemory {
-			opts.SimDial = st.Sim.Dial
-		}
-		if conf.Board == "sim" {
-			opts.GPIO = st.Sim.GPIO() // else the board's own GPIO
-		}
-		for i := range conf.Devices {
-			if t := conf.Devices[i].ModbusTCP; t != nil && t.Address == pconfig.SimulatorAddress {
-				t.Address = st.Sim.Addr()
-			}
-		}
-	}
-	st.simAddr = opts.SimAddress
-	pc, drivers, err := devices.Build(conf, opts)
-	if err != nil {
-		return nil, err
-	}
-	st.drivers = drivers
-	pc.PreciseWake = PreciseWake
-	// A real-time scan thread sleeps its whole wait itself (see
-	// plc.Config.OwnThreadWait).
-	pc.OwnThreadWait = cfg.RealTime != nil && cfg.RealTime.Priority > 0
-	if cfg.Window > 0 {
-		pc.Window = cfg.Window
-	}
-	if st.Engine, err = plc.New(pc); err != nil {
+	if err := st.makeEngine(); err != nil {
 		return nil, err
 	}
 	m := <-srvc
@@ -197,34 +200,141 @@ func New(cfg Config) (_ *Stack, err error) {
 		return nil, m.err
 	}
 	st.Server = m.srv
-	if st.Binding, err = binding.New(st.Server.AddressSpace(), st.Engine, conf); err != nil {
+	if st.Binding, err = binding.New(st.Server.AddressSpace(), st.Engine, cfg.Plant); err != nil {
 		return nil, err
 	}
-	st.baseCycle = conf.BaseCycleMs
+	if err := st.addSimMethod(); err != nil {
+		return nil, err
+	}
+	if cfg.Versions != nil {
+		st.Config, err = configsvc.New(st.Server.AddressSpace(), configsvc.Options{
+			Store: cfg.Versions, Target: st, Logger: cfg.Server.Logger, HeavyWork: cfg.Runtime.HeavyWork,
+		})
+		if err != nil {
+			return nil, err
+		}
+		st.started("the configuration service", func(context.Context) error { st.Config.Close(); return nil })
+	}
 	return st, nil
 }
 
-// Apply changes the running devices and tags to those of conf, live:
-// the binding checks it, the drivers of the devices that changed are
-// made (devices.Drivers.Change), the engine takes the change between two
-// cycles (plc.Engine.Reconfigure), the address space follows
-// (binding.Apply), and the old drivers are closed. Modbus TCP devices at
-// pconfig.SimulatorAddress get the simulator's address, in conf itself.
-// On an error before the engine took the change nothing changed; base
-// cycle changes are refused (plc.ErrPeriodChange). Calls are serialized.
+type madeServer struct {
+	srv *server.Server
+	err error
+}
+
+// makeServer makes the server on a goroutine of its own; its result
+// comes on the channel.
+func (st *Stack) makeServer() <-chan madeServer {
+	sc := st.cfg.Server
+	if sc.EndpointURL == "" {
+		sc.EndpointURL = "opc.tcp://" + st.Listener.Addr().String()
+	}
+	sc.Runtime = server.Runtime{HeavyWork: st.cfg.Runtime.HeavyWork, MemoryReleased: st.cfg.Runtime.MemoryReleased}
+	st.URL = sc.EndpointURL
+	srvc := make(chan madeServer, 1)
+	go func() {
+		var m madeServer
+		if st.cfg.Security != nil {
+			sc.Security, m.err = st.cfg.Security()
+		}
+		if m.err == nil {
+			m.srv, m.err = server.New(sc)
+		}
+		srvc <- m
+	}()
+	return srvc
+}
+
+// makeEngine starts the simulator if asked, makes the drivers and the
+// engine.
+func (st *Stack) makeEngine() error {
+	conf := st.cfg.Plant
+	var opts devices.Options
+	if so := st.cfg.Simulator; so != nil {
+		s, err := sim.StartOptions(context.Background(), *so)
+		if err != nil {
+			return fmt.Errorf("built-in simulator: %w", err)
+		}
+		st.Sim = s
+		st.started("the simulator", func(context.Context) error { return s.Close() })
+		opts.SimAddress = s.Addr()
+		if so.InMemory {
+			opts.SimDial = s.Dial
+		}
+		if conf.Board == "sim" {
+			opts.GPIO = s.GPIO() // else the board's own GPIO
+		}
+		st.simAddr = s.Addr()
+		st.useSimulator(conf)
+	}
+	pc, drivers, err := devices.Build(conf, opts)
+	if err != nil {
+		return err
+	}
+	st.drivers = drivers
+	st.started("the drivers", func(context.Context) error { return st.drivers.Close() })
+	pc.PreciseWake = PreciseWake
+	// A real-time scan thread sleeps its whole wait itself (see
+	// plc.Config.OwnThreadWait).
+	pc.OwnThreadWait = st.realTime()
+	if st.cfg.Window > 0 {
+		pc.Window = st.cfg.Window
+	}
+	st.Engine, err = plc.New(pc)
+	return err
+}
+
+// useSimulator gives the Modbus TCP devices at pconfig.SimulatorAddress
+// the simulator's address, in conf itself.
+func (st *Stack) useSimulator(conf *pconfig.Config) {
+	if st.simAddr == "" {
+		return
+	}
+	for i := range conf.Devices {
+		if t := conf.Devices[i].ModbusTCP; t != nil && t.Address == pconfig.SimulatorAddress {
+			t.Address = st.simAddr
+		}
+	}
+}
+
+// addSimMethod adds the simulator's method sim.WriteCommand when the
+// configuration has a writable sim.Command.
+func (st *Stack) addSimMethod() error {
+	if st.Sim == nil {
+		return nil
+	}
+	if h, ok := st.Engine.Lookup("sim", "Command"); !ok || st.Engine.Tag(h).Access != plc.ReadWrite {
+		return nil
+	}
+	st.WriteCommand = true
+	return st.Binding.AddWriteMethod("sim", "WriteCommand", "Command")
+}
+
+// realTime reports whether the scan thread gets a real-time priority.
+func (st *Stack) realTime() bool { return st.cfg.RealTime != nil && st.cfg.RealTime.Priority > 0 }
+
+// Check tells whether conf can run beside what runs (configsvc.Target):
+// the binding's check.
+func (st *Stack) Check(conf *pconfig.Config) error { return st.Binding.Check(conf) }
+
+// Apply changes the running devices and tags to those of conf, live
+// (configsvc.Target): the binding checks it, the drivers of the devices
+// that changed are made (devices.Drivers.Change), the engine takes the
+// change between two cycles (plc.Engine.Reconfigure), the address space
+// follows (binding.Apply), and the old drivers are closed. Modbus TCP
+// devices at pconfig.SimulatorAddress get the simulator's address, in conf
+// itself. On an error before the engine took the change nothing changed;
+// base cycle changes are refused (plc.ErrPeriodChange). Calls are
+// serialized. What the change no longer needs is released afterwards
+// (Runtime.MemoryReleased).
 func (st *Stack) Apply(ctx context.Context, conf *pconfig.Config) error {
 	st.applyMu.Lock()
 	defer st.applyMu.Unlock()
 	if conf.BaseCycleMs != st.baseCycle {
 		return fmt.Errorf("base_cycle_ms: %d to %d: %w", st.baseCycle, conf.BaseCycleMs, plc.ErrPeriodChange)
 	}
-	if st.simAddr != "" {
-		for i := range conf.Devices {
-			if t := conf.Devices[i].ModbusTCP; t != nil && t.Address == pconfig.SimulatorAddress {
-				t.Address = st.simAddr
-			}
-		}
-	}
+	st.useSimulator(conf)
 	if err := st.Binding.Check(conf); err != nil {
 		return err
 	}
@@ -242,45 +352,142 @@ func (st *Stack) Apply(ctx context.Context, conf *pconfig.Config) error {
 	if rerr := retire(); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("closing the old drivers: %w", rerr))
 	}
+	if f := st.cfg.Runtime.MemoryReleased; f != nil {
+		go f()
+	}
 	return err
 }
 
-// Start has the server hear of every image the engine publishes, so that
-// monitored items sample in the cycle in which their tag changed, then
-// subscribes after (hooks that run once the server was told), and runs the
-// engine and the server.
-func (st *Stack) Start(after ...func(*plc.Image)) error {
-	if st.started {
+// Start runs what New made, in this order: the watchdog; the server's
+// hearing of every image the engine publishes, so that monitored items
+// sample in the cycle in which their tag changed, then the subscriptions
+// of after (hooks that run once the server was told); the engine; the
+// server; the revert of a version left pending and the control socket.
+// On error everything started is closed again.
+func (st *Stack) Start(after ...func(*plc.Image)) (err error) {
+	if st.running {
 		return errors.New("stack: started twice")
 	}
-	st.started = true
-	st.stopNotify = st.Binding.Notify(st.Server.SourceChanged)
+	st.running = true
+	defer func() {
+		if err != nil {
+			st.Close(context.Background())
+		}
+	}()
+	if err := st.startWatchdog(); err != nil {
+		return err
+	}
+	stopNotify := st.Binding.Notify(st.Server.SourceChanged)
+	st.started("the binding's notifications", func(context.Context) error { stopNotify(); return nil })
 	for _, f := range after {
 		st.Engine.Subscribe(f)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	st.stopEngine = cancel
-	st.engineDone = make(chan error, 1)
-	if st.rt != nil && st.rt.Priority > 0 && runtime.GOMAXPROCS(0) < RealTimeProcs {
-		runtime.GOMAXPROCS(RealTimeProcs)
-	}
-	applied := make(chan error, 1)
-	go func() {
-		// Run runs on this goroutine: Apply's thread is the scan's.
-		if st.rt != nil {
-			applied <- st.rt.Apply()
-		} else {
-			applied <- nil
-		}
-		st.engineDone <- st.Engine.Run(ctx)
-	}()
-	st.rtErr = <-applied
+	st.startEngine()
 	st.served = make(chan struct{})
 	go func() {
 		st.serveErr = st.Server.Serve(st.Listener)
 		close(st.served)
 	}()
+	st.started("the OPC UA server", st.shutdownServer)
+	if f := st.cfg.Runtime.MemoryReleased; f != nil {
+		f() // what the start needed and no longer does
+	}
+	st.startConfiguration()
 	return nil
+}
+
+// startWatchdog opens the watchdog and feeds it while the scan is
+// healthy; closing it disarms it (after the engine stopped: it is
+// started first).
+func (st *Stack) startWatchdog() error {
+	if st.cfg.Watchdog == "" {
+		return nil
+	}
+	wd, err := board.OpenWatchdog(st.cfg.Watchdog, st.cfg.WatchdogTimeout)
+	if err != nil {
+		return fmt.Errorf("watchdog %s: %w", st.cfg.Watchdog, err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { st.Watch(ctx, wd); close(done) }()
+	st.started("the watchdog", func(context.Context) error {
+		stop()
+		<-done
+		return wd.Close() // disarmed (magic close)
+	})
+	return nil
+}
+
+// startEngine runs the engine on a goroutine of its own, with the
+// real-time scheduling asked for, and the test stall.
+func (st *Stack) startEngine() {
+	if st.realTime() && st.cfg.Runtime.RealTimeScan != nil {
+		st.cfg.Runtime.RealTimeScan()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	engineDone := make(chan error, 1)
+	applied := make(chan error, 1)
+	go func() {
+		// Run runs on this goroutine: Apply's thread is the scan's.
+		if rt := st.cfg.RealTime; rt != nil {
+			applied <- rt.Apply()
+		} else {
+			applied <- nil
+		}
+		engineDone <- st.Engine.Run(ctx)
+	}()
+	st.rtErr = <-applied
+	st.started("the scan engine", func(context.Context) error {
+		cancel()
+		return <-engineDone
+	})
+	if rt := st.cfg.RealTime; rt != nil && (rt.Priority > 0 || rt.CPU >= 0) {
+		if st.rtErr != nil {
+			st.Notes = append(st.Notes, fmt.Sprintf("WARNING: the scan runs with normal scheduling: %v", st.rtErr))
+		}
+		if err := board.LockMemory(); err != nil {
+			st.Notes = append(st.Notes, fmt.Sprintf("WARNING: memory not locked: %v", err))
+		}
+	}
+	if st.cfg.StallAfter > 0 {
+		t := time.AfterFunc(st.cfg.StallAfter, st.Engine.Stall)
+		st.started("the test stall", func(context.Context) error { t.Stop(); return nil })
+	}
+}
+
+// shutdownServer stops the server, waiting up to ctx for its
+// connections.
+func (st *Stack) shutdownServer(ctx context.Context) error {
+	var errs []error
+	if err := st.Server.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("shutdown: %w", err))
+	}
+	if err := st.ServeErr(); !errors.Is(err, server.ErrServerClosed) {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// startConfiguration reverts a version left pending by the last run and
+// serves the control socket.
+func (st *Stack) startConfiguration() {
+	if st.Config == nil {
+		return
+	}
+	if v, err := st.Config.RevertPending(context.Background()); err != nil {
+		st.Notes = append(st.Notes, fmt.Sprintf("WARNING: reverting the unconfirmed configuration: %v", err))
+	} else if v != 0 {
+		st.Notes = append(st.Notes, fmt.Sprintf("configuration version %d: the version before the unconfirmed one, restored", v))
+	}
+	if !st.cfg.Control {
+		return
+	}
+	stop, err := st.Config.ServeControl(context.Background())
+	if err != nil {
+		st.Notes = append(st.Notes, fmt.Sprintf("WARNING: no control socket for edged config: %v", err))
+		return
+	}
+	st.started("the control socket", func(context.Context) error { stop(); return nil })
 }
 
 // Watch feeds w while the scan engine is healthy (Engine.Healthy: cycles
@@ -318,44 +525,20 @@ func (st *Stack) ServeErr() error {
 	return st.serveErr
 }
 
-// Close shuts the stack down in order: the server (waiting up to ctx for
-// its connections), the engine, the drivers, the simulator. Each part
-// that fails to stop cleanly adds a line to the error returned; the
-// others are stopped all the same.
+// Close stops what New and Start started, newest first: the control
+// socket, the server (waiting up to ctx for its connections), the engine,
+// the watchdog (disarmed), the configuration service, the drivers, the
+// simulator, the listener, the versions' store. Each part that fails to
+// stop cleanly adds a line to the error returned; the others are stopped
+// all the same. Close may be called again; it does nothing more.
 func (st *Stack) Close(ctx context.Context) error {
 	var errs []error
-	if st.started {
-		if err := st.Server.Shutdown(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("shutdown: %w", err))
+	for i := len(st.parts) - 1; i >= 0; i-- {
+		p := st.parts[i]
+		if err := p.close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
 		}
-		if err := st.ServeErr(); !errors.Is(err, server.ErrServerClosed) {
-			errs = append(errs, fmt.Errorf("OPC UA server: %w", err))
-		}
-		st.stopEngine()
-		if err := <-st.engineDone; err != nil {
-			errs = append(errs, fmt.Errorf("scan engine: %w", err))
-		}
-		st.stopNotify()
-	} else if st.Listener != nil {
-		st.Listener.Close()
 	}
-	errs = append(errs, st.closeParts()...)
+	st.parts = nil
 	return errors.Join(errs...)
-}
-
-// closeParts closes the drivers and the simulator.
-func (st *Stack) closeParts() []error {
-	var errs []error
-	if st.drivers != nil {
-		if err := st.drivers.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("closing the drivers: %w", err))
-		}
-		st.drivers = nil
-	}
-	if st.Sim != nil {
-		if err := st.Sim.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("closing the simulator: %w", err))
-		}
-	}
-	return errs
 }

@@ -1,4 +1,12 @@
-package binding
+// Package configsvc is the gateway's live configuration service: the
+// versions of the configuration document in the data folder (safe across
+// a power cut) with their audit log, Objects/Configuration (the document
+// as a file, and the methods that validate, apply, confirm, roll back and
+// list versions of it), the confirm-or-revert timer, and the control
+// socket through which `edged config` reaches a running edged. It applies
+// a document through a Target, which the stack implements; what a
+// document means is package plc/config's. See docs/configuration.md.
+package configsvc
 
 import (
 	"bytes"
@@ -8,13 +16,10 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/edged/edged/internal/cfgstore"
-	"github.com/edged/edged/internal/procs"
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
@@ -24,8 +29,8 @@ import (
 	"github.com/edged/edged/plc/config"
 )
 
-// ConfigNamespaceURI is the namespace of Objects/Configuration.
-const ConfigNamespaceURI = "urn:edged:configuration"
+// NamespaceURI is the namespace of Objects/Configuration.
+const NamespaceURI = "urn:edged:configuration"
 
 // MaxTags bounds the tags of a configuration applied over OPC UA.
 const MaxTags = 10000
@@ -37,32 +42,43 @@ var (
 	configChangers = server.RolesOf(server.RoleConfigureAdmin)
 )
 
-// ConfigOptions configure the configuration service.
-type ConfigOptions struct {
-	// Store holds the versions; its current one is what runs.
-	Store *cfgstore.Store
-	// Audit is the audit log (nil: none).
-	Audit *cfgstore.Audit
-	// Apply puts a validated configuration into effect, live
-	// (stack.Apply). It may change Modbus addresses in it (the
-	// simulator's), which are then stored as the caller gave them.
-	Apply func(ctx context.Context, c *config.Config) error
-	// Logger logs changes and reverts (nil: none).
-	Logger *slog.Logger
+// Target is what a configuration changes: the running devices and tags
+// (the stack).
+type Target interface {
+	// Check tells whether c, valid as a document, can run beside what
+	// runs (names the address space already holds otherwise, say).
+	Check(c *config.Config) error
+	// Apply puts c into effect, live. It may change Modbus addresses in
+	// c (the simulator's), which are then stored as the caller gave them.
+	// plc.ErrPeriodChange: a base cycle change, which takes a restart.
+	Apply(ctx context.Context, c *config.Config) error
 }
 
-// ConfigService is Objects/Configuration: the configuration document as
-// a file, and the methods that validate, apply, confirm, roll back and
-// list versions of it. See docs/configuration.md.
-type ConfigService struct {
-	b    *Binding
-	opts ConfigOptions
+// Options configure the service.
+type Options struct {
+	// Store holds the versions and the audit log; its current version is
+	// what runs.
+	Store *Store
+	// Target is what a version applies to.
+	Target Target
+	// Logger logs changes and reverts (nil: none).
+	Logger *slog.Logger
+	// HeavyWork, when set, is called as a change's work starts (parsing,
+	// validating, making drivers and nodes: tens of milliseconds); the
+	// function it returns is called as it ends. The process's runtime
+	// policy decides what it does.
+	HeavyWork func() (done func())
+}
+
+// Service is the configuration service; see the package doc.
+type Service struct {
+	as   *addrspace.Space
+	opts Options
 	ns   uint16
 
 	mu      sync.Mutex // serializes changes
 	pending *pendingVersion
-	files   map[uint32]*configFile
-	nextH   uint32
+	files   server.FileHandles
 	closed  bool
 }
 
@@ -73,25 +89,15 @@ type pendingVersion struct {
 	within        time.Duration
 }
 
-// configFile is an open handle of ConfigurationFile.
-type configFile struct {
-	owner   server.Caller
-	write   bool
-	data    []byte
-	pos     int
-	version uint32 // current when opened: a write handle applies only on it
-}
-
-// maxConfigFiles bounds the open handles.
+// maxConfigFiles bounds the open handles of ConfigurationFile.
 const maxConfigFiles = 8
 
-// AddConfiguration adds Objects/Configuration, served by the returned
-// service.
-func (b *Binding) AddConfiguration(o ConfigOptions) (*ConfigService, error) {
-	s := &ConfigService{b: b, opts: o, files: map[uint32]*configFile{}}
-	s.ns = b.as.AddNamespace(ConfigNamespaceURI)
+// New adds Objects/Configuration to as, served by the returned service.
+func New(as *addrspace.Space, o Options) (*Service, error) {
+	s := &Service{as: as, opts: o, files: server.FileHandles{Max: maxConfigFiles, MaxSize: MaxDocument}}
+	s.ns = as.AddNamespace(NamespaceURI)
 	obj := s.nid("Configuration")
-	if err := b.as.AddNode(&addrspace.Node{
+	if err := as.AddNode(&addrspace.Node{
 		ID:          obj,
 		Class:       ua.NodeClassObject,
 		BrowseName:  ua.QualifiedName{NamespaceIndex: s.ns, Name: "Configuration"},
@@ -112,7 +118,7 @@ func (b *Binding) AddConfiguration(o ConfigOptions) (*ConfigService, error) {
 		{"LastUpdatedBy", id.String, ua.MustVariant("")},
 		{"PendingVersion", id.UInt32, ua.MustVariant(uint32(0))},
 	} {
-		if err := b.addPropertyAs(obj, s.nid("Configuration."+p.name), ua.QualifiedName{NamespaceIndex: s.ns, Name: p.name}, p.dt, p.v); err != nil {
+		if err := s.addProperty(obj, s.nid("Configuration."+p.name), ua.QualifiedName{NamespaceIndex: s.ns, Name: p.name}, p.dt, p.v); err != nil {
 			return nil, err
 		}
 	}
@@ -126,14 +132,14 @@ func (b *Binding) AddConfiguration(o ConfigOptions) (*ConfigService, error) {
 	return s, nil
 }
 
-func (s *ConfigService) nid(name string) ua.NodeID { return ua.NewStringNodeID(s.ns, name) }
+func (s *Service) nid(name string) ua.NodeID { return ua.NewStringNodeID(s.ns, name) }
 
-// Namespace returns the index of ConfigNamespaceURI.
-func (s *ConfigService) Namespace() uint16 { return s.ns }
+// Namespace returns the index of NamespaceURI.
+func (s *Service) Namespace() uint16 { return s.ns }
 
 // Close stops the confirmation timer; a pending version stays pending
 // (the next start reverts it).
-func (s *ConfigService) Close() {
+func (s *Service) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
@@ -144,21 +150,21 @@ func (s *ConfigService) Close() {
 
 // publish shows the current version in the properties; called with mu
 // held or before the service is in use.
-func (s *ConfigService) publish() {
+func (s *Service) publish() {
 	m, doc, err := s.opts.Store.Current()
 	if err != nil {
 		return
 	}
-	s.b.as.SetValue(s.nid("Configuration.CurrentVersion"), ua.MustVariant(m.Version))
-	s.b.as.SetValue(s.nid("Configuration.LastUpdateTime"), ua.MustVariant(m.Time))
-	s.b.as.SetValue(s.nid("Configuration.LastUpdatedBy"), ua.MustVariant(m.User))
+	s.as.SetValue(s.nid("Configuration.CurrentVersion"), ua.MustVariant(m.Version))
+	s.as.SetValue(s.nid("Configuration.LastUpdateTime"), ua.MustVariant(m.Time))
+	s.as.SetValue(s.nid("Configuration.LastUpdatedBy"), ua.MustVariant(m.User))
 	var pv uint32
 	if s.pending != nil {
 		pv = s.pending.version
 	}
-	s.b.as.SetValue(s.nid("Configuration.PendingVersion"), ua.MustVariant(pv))
-	s.b.as.SetValue(s.nid("ConfigurationFile.Size"), ua.MustVariant(uint64(len(pretty(doc)))))
-	s.b.as.SetValue(s.nid("ConfigurationFile.OpenCount"), ua.MustVariant(uint16(len(s.files))))
+	s.as.SetValue(s.nid("Configuration.PendingVersion"), ua.MustVariant(pv))
+	s.as.SetValue(s.nid("ConfigurationFile.Size"), ua.MustVariant(uint64(len(pretty(doc)))))
+	s.as.SetValue(s.nid("ConfigurationFile.OpenCount"), ua.MustVariant(uint16(s.files.Count())))
 }
 
 // pretty is doc indented, as the file serves it.
@@ -195,9 +201,9 @@ func who(c server.Caller) string {
 // fields are problems) and checks it as a whole: config.Validate, the
 // binding's Check and the limits of the service. It returns the
 // configuration and every problem, as "path: message".
-func (s *ConfigService) Parse(doc []byte) (*config.Config, []string) {
-	if len(doc) > cfgstore.MaxDocument {
-		return nil, []string{fmt.Sprintf("document: %d bytes is over the %d bytes allowed", len(doc), cfgstore.MaxDocument)}
+func (s *Service) Parse(doc []byte) (*config.Config, []string) {
+	if len(doc) > MaxDocument {
+		return nil, []string{fmt.Sprintf("document: %d bytes is over the %d bytes allowed", len(doc), MaxDocument)}
 	}
 	c, err := config.Parse(doc)
 	var ve *config.ValidationError
@@ -218,7 +224,7 @@ func (s *ConfigService) Parse(doc []byte) (*config.Config, []string) {
 	if n > MaxTags {
 		return nil, []string{fmt.Sprintf("devices: %d tags is over the %d allowed", n, MaxTags)}
 	}
-	if err := s.b.Check(c); err != nil {
+	if err := s.opts.Target.Check(c); err != nil {
 		return nil, []string{err.Error()}
 	}
 	return c, nil
@@ -228,16 +234,17 @@ func (s *ConfigService) Parse(doc []byte) (*config.Config, []string) {
 // version is expected (0: any). It returns the new version, or the
 // problems that kept it from being applied (nothing changed then).
 // mu is held.
-func (s *ConfigService) change(ctx context.Context, c server.Caller, doc []byte, expected uint32, within time.Duration, comment, action string) (v uint32, problems []string) {
+func (s *Service) change(ctx context.Context, c server.Caller, doc []byte, expected uint32, within time.Duration, comment, action string) (v uint32, problems []string) {
 	// The work of a change (parsing, validating, making drivers and
 	// nodes) runs on a thread of its own at the lowest priority, so that
 	// the scan and the sessions keep their cores; the thread ends with it.
-	// With one P (one core, Go's default there) that thread would hold
-	// the P while it computes, tens of milliseconds, and the scan's
-	// wake-up would wait until the runtime preempts it, up to 10 ms: for
-	// the change the process has a second P, and the kernel, which knows
-	// the thread's priority, gives the core to the scan first.
-	defer procs.Spare()()
+	// It is heavy work for the runtime policy: with one P that thread
+	// would hold the P while it computes, and the scan's wake-up would
+	// wait until the runtime preempts it; with a P to spare the kernel,
+	// which knows the thread's priority, gives the core to the scan first.
+	if s.opts.HeavyWork != nil {
+		defer s.opts.HeavyWork()()
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -249,7 +256,7 @@ func (s *ConfigService) change(ctx context.Context, c server.Caller, doc []byte,
 	return v, problems
 }
 
-func (s *ConfigService) doChange(ctx context.Context, c server.Caller, doc []byte, expected uint32, within time.Duration, comment, action string) (uint32, []string) {
+func (s *Service) doChange(ctx context.Context, c server.Caller, doc []byte, expected uint32, within time.Duration, comment, action string) (uint32, []string) {
 	cur, curDoc, err := s.opts.Store.Current()
 	if err != nil {
 		return 0, []string{"store: " + err.Error()}
@@ -271,29 +278,29 @@ func (s *ConfigService) doChange(ctx context.Context, c server.Caller, doc []byt
 	if err != nil {
 		return 0, []string{"the current version does not parse: " + err.Error()}
 	}
-	summary := Summarize(old, next)
+	summary := config.Summarize(old, next)
 	stored := bytes.Clone(doc)
-	if err := s.opts.Apply(ctx, next); err != nil {
+	if err := s.opts.Target.Apply(ctx, next); err != nil {
 		if errors.Is(err, plc.ErrPeriodChange) {
 			return 0, []string{"base_cycle_ms: a change of the base cycle takes a restart (edged config apply then restart); nothing was changed"}
 		}
 		return 0, []string{"apply: " + err.Error()}
 	}
-	m := cfgstore.Meta{User: who(c), Client: c.ClientThumbprint, Comment: comment, Summary: summary}
+	m := Meta{User: who(c), Client: c.ClientThumbprint, Comment: comment, Summary: summary}
 	if within > 0 {
-		m.State, m.ConfirmBy = cfgstore.StatePending, time.Now().Add(within).UTC()
+		m.State, m.ConfirmBy = StatePending, time.Now().Add(within).UTC()
 	}
 	meta, err := s.opts.Store.Add(m, stored)
 	if err != nil {
 		// Not stored: what runs must be what is stored.
 		if back, perr := config.Parse(curDoc); perr == nil {
-			s.opts.Apply(context.WithoutCancel(ctx), back)
+			s.opts.Target.Apply(context.WithoutCancel(ctx), back)
 		}
 		return 0, []string{"store: " + err.Error() + "; the previous version runs again"}
 	}
 	if s.pending != nil { // a rollback ends the wait
 		s.pending.timer.Stop()
-		s.opts.Store.SetState(s.pending.version, cfgstore.StateReverted)
+		s.opts.Store.SetState(s.pending.version, StateReverted)
 		s.pending = nil
 	}
 	if within > 0 {
@@ -308,7 +315,7 @@ func (s *ConfigService) doChange(ctx context.Context, c server.Caller, doc []byt
 }
 
 // pendingDeadline is when the pending version is reverted; mu is held.
-func (s *ConfigService) pendingDeadline() time.Time {
+func (s *Service) pendingDeadline() time.Time {
 	m, _, ok := s.opts.Store.Get(s.pending.version)
 	if !ok {
 		return time.Now()
@@ -317,7 +324,7 @@ func (s *ConfigService) pendingDeadline() time.Time {
 }
 
 // revert puts the version before p back, if p still waits for Confirm.
-func (s *ConfigService) revert(p *pendingVersion) {
+func (s *Service) revert(p *pendingVersion) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pending != p || s.closed {
@@ -329,7 +336,7 @@ func (s *ConfigService) revert(p *pendingVersion) {
 		s.log("cannot revert: the previous version is no longer stored", "version", p.version, "previous", p.prev)
 		return
 	}
-	s.opts.Store.SetState(p.version, cfgstore.StateReverted)
+	s.opts.Store.SetState(p.version, StateReverted)
 	sys := server.Caller{UserName: "edged"}
 	comment := fmt.Sprintf("reverted to version %d: version %d was not confirmed within %v", p.prev, p.version, p.within)
 	v, problems := s.change(context.Background(), sys, doc, 0, 0, comment, "revert")
@@ -343,28 +350,28 @@ func (s *ConfigService) revert(p *pendingVersion) {
 // RevertPending reverts a version that was left pending by a previous run (its
 // Confirm can no longer come): called at start with the store's current
 // version when its state is pending.
-func (s *ConfigService) RevertPending(ctx context.Context) (uint32, error) {
+func (s *Service) RevertPending(ctx context.Context) (uint32, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, _, err := s.opts.Store.Current()
-	if err != nil || cur.State != cfgstore.StatePending {
+	if err != nil || cur.State != StatePending {
 		return 0, err
 	}
 	h := s.opts.Store.History()
 	var prevDoc []byte
 	var prev uint32
 	for i := len(h) - 2; i >= 0; i-- {
-		if h[i].State != cfgstore.StateReverted && h[i].State != cfgstore.StatePending {
+		if h[i].State != StateReverted && h[i].State != StatePending {
 			_, prevDoc, _ = s.opts.Store.Get(h[i].Version)
 			prev = h[i].Version
 			break
 		}
 	}
 	if prevDoc == nil {
-		_, err := s.opts.Store.SetState(cur.Version, cfgstore.StateConfirmed)
+		_, err := s.opts.Store.SetState(cur.Version, StateConfirmed)
 		return 0, err
 	}
-	s.opts.Store.SetState(cur.Version, cfgstore.StateReverted)
+	s.opts.Store.SetState(cur.Version, StateReverted)
 	comment := fmt.Sprintf("reverted to version %d at start: version %d was still waiting for Confirm", prev, cur.Version)
 	v, problems := s.change(ctx, server.Caller{UserName: "edged"}, prevDoc, 0, 0, comment, "revert")
 	if len(problems) > 0 {
@@ -376,7 +383,7 @@ func (s *ConfigService) RevertPending(ctx context.Context) (uint32, error) {
 // Apply is the method Apply for callers inside edged (the serial
 // console, benchmarks): doc applied as user, on version expected (0:
 // any).
-func (s *ConfigService) Apply(ctx context.Context, user string, doc []byte, expected uint32, confirmWithin time.Duration, comment string) (uint32, []string) {
+func (s *Service) Apply(ctx context.Context, user string, doc []byte, expected uint32, confirmWithin time.Duration, comment string) (uint32, []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.change(ctx, server.Caller{UserName: user}, doc, expected, confirmWithin, comment, "apply")
@@ -384,7 +391,7 @@ func (s *ConfigService) Apply(ctx context.Context, user string, doc []byte, expe
 
 // ConsoleRollback is Rollback from the serial console (edged config
 // rollback, through the control socket), as user "console".
-func (s *ConfigService) ConsoleRollback(ctx context.Context, v uint32) (uint32, []string) {
+func (s *Service) ConsoleRollback(ctx context.Context, v uint32) (uint32, []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, doc, ok := s.opts.Store.Get(v)
@@ -394,84 +401,14 @@ func (s *ConfigService) ConsoleRollback(ctx context.Context, v uint32) (uint32, 
 	return s.change(ctx, server.Caller{UserName: "console"}, doc, 0, 0, fmt.Sprintf("rollback to version %d (edged config rollback)", v), "rollback")
 }
 
-func (s *ConfigService) audit(c server.Caller, action string, v uint32, summary string) {
-	if s.opts.Audit == nil {
-		return
-	}
-	if err := s.opts.Audit.Log(cfgstore.AuditEntry{User: who(c), Client: c.ClientThumbprint, Action: action, Version: v, Summary: summary}); err != nil {
+func (s *Service) audit(c server.Caller, action string, v uint32, summary string) {
+	if err := s.opts.Store.Audit().Log(AuditEntry{User: who(c), Client: c.ClientThumbprint, Action: action, Version: v, Summary: summary}); err != nil {
 		s.log("audit log", "err", err)
 	}
 }
 
-func (s *ConfigService) log(msg string, args ...any) {
+func (s *Service) log(msg string, args ...any) {
 	if s.opts.Logger != nil {
 		s.opts.Logger.Warn(msg, args...)
 	}
-}
-
-// Summarize says what changed from a to b: devices and tags added,
-// removed and changed.
-func Summarize(a, b *config.Config) string {
-	var addD, remD, chD []string
-	addT, remT, chT := 0, 0, 0
-	old := map[string]*config.Device{}
-	for i := range a.Devices {
-		old[a.Devices[i].Name] = &a.Devices[i]
-	}
-	seen := map[string]bool{}
-	for i := range b.Devices {
-		d := &b.Devices[i]
-		seen[d.Name] = true
-		od := old[d.Name]
-		if od == nil {
-			addD = append(addD, d.Name)
-			addT += len(d.Tags)
-			continue
-		}
-		if !sameSettings(od, d) {
-			chD = append(chD, d.Name)
-		}
-		ot := map[string]config.Tag{}
-		for _, t := range od.Tags {
-			ot[t.Name] = t
-		}
-		for _, t := range d.Tags {
-			o, ok := ot[t.Name]
-			switch {
-			case !ok:
-				addT++
-			case !sameJSON(o, t):
-				chT++
-			}
-			delete(ot, t.Name)
-		}
-		remT += len(ot)
-	}
-	for name, d := range old {
-		if !seen[name] {
-			remD = append(remD, name)
-			remT += len(d.Tags)
-		}
-	}
-	slices.Sort(remD)
-	var parts []string
-	list := func(what string, names []string) {
-		if len(names) > 0 {
-			parts = append(parts, fmt.Sprintf("%s %s", what, strings.Join(names, ",")))
-		}
-	}
-	list("devices added", addD)
-	list("devices removed", remD)
-	list("devices changed", chD)
-	parts = append(parts, fmt.Sprintf("tags +%d -%d ~%d", addT, remT, chT))
-	if a.BaseCycleMs != b.BaseCycleMs || !sameJSON(a.ScanClasses, b.ScanClasses) || a.Board != b.Board {
-		parts = append(parts, "settings changed")
-	}
-	return strings.Join(parts, "; ")
-}
-
-func sameJSON(a, b any) bool {
-	x, _ := json.Marshal(a)
-	y, _ := json.Marshal(b)
-	return bytes.Equal(x, y)
 }

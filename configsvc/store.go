@@ -1,12 +1,12 @@
-// Package cfgstore keeps the versions of the gateway's configuration in
-// the data folder, so that they survive a power cut: each version is one
-// file, written to a temporary file, synced, renamed and the folder
-// synced, with its metadata and the SHA-256 of its document. The newest
-// Keep versions stay. Open loads the newest intact version and says which
+package configsvc
+
+// The store keeps the versions of the gateway's configuration in the data
+// folder, so that they survive a power cut: each version is one file,
+// written to a temporary file, synced, renamed and the folder synced,
+// with its metadata and the SHA-256 of its document. The newest Keep
+// versions stay. Open loads the newest intact version and says which
 // damaged ones it passed over. Every change is also a line of a bounded,
-// rotated audit log. The store knows documents as bytes; what they mean
-// is package plc/config's business.
-package cfgstore
+// rotated audit log. The store knows documents as bytes.
 
 import (
 	"bytes"
@@ -68,8 +68,10 @@ type record struct {
 // Store is the versions in one folder. Its methods are safe for
 // concurrent use; two processes must not write one folder at once.
 type Store struct {
-	dir string
-	mu  sync.Mutex
+	dir   string
+	audit *Audit
+	lock  *os.File // the writer's lock (Lock); nil: not held
+	mu    sync.Mutex
 	// The versions on disk, oldest first (damaged ones left out). Their
 	// documents stay on disk and are read when asked for: a gateway's
 	// configuration may take megabytes, Keep times over.
@@ -79,7 +81,7 @@ type Store struct {
 }
 
 // ErrEmpty is Current's error when the store holds no version.
-var ErrEmpty = errors.New("cfgstore: no configuration version stored")
+var ErrEmpty = errors.New("configsvc: no configuration version stored")
 
 // Open reads the versions in dir (created if needed, 0700): each file
 // vNNNNNNNNNN.json whose checksum and metadata hold. Damaged files are
@@ -89,7 +91,7 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	s := &Store{dir: dir}
+	s := &Store{dir: dir, audit: NewAudit(dir)}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -121,6 +123,9 @@ func Open(dir string) (*Store, error) {
 	slices.SortFunc(s.metas, func(a, b Meta) int { return int(int64(a.Version) - int64(b.Version)) })
 	return s, nil
 }
+
+// Audit is the store's audit log.
+func (s *Store) Audit() *Audit { return s.audit }
 
 // readRecord reads and checks one version file.
 func readRecord(path string) (*record, error) {

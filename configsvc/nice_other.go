@@ -1,5 +1,5 @@
 //go:build !linux
 
-package binding
+package configsvc
 
 func lowerThreadPriority() {}

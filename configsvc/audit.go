@@ -1,4 +1,4 @@
-package cfgstore
+package configsvc
 
 import (
 	"encoding/json"

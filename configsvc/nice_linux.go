@@ -1,4 +1,4 @@
-package binding
+package configsvc
 
 import "golang.org/x/sys/unix"
 

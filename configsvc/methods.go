@@ -1,4 +1,4 @@
-package binding
+package configsvc
 
 import (
 	"context"
@@ -8,21 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edged/edged/internal/cfgstore"
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
 	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc/config"
-)
-
-// FileType open modes (OPC 10000-5 §C.2.1).
-const (
-	modeRead          = 1
-	modeWrite         = 2
-	modeEraseExisting = 4
-	modeAppend        = 8
 )
 
 // uncertain is the status of a method that ran and could not do what it
@@ -40,9 +31,9 @@ const (
 
 // addFile adds ConfigurationFile, a FileType object holding the current
 // document.
-func (s *ConfigService) addFile(obj ua.NodeID) error {
+func (s *Service) addFile(obj ua.NodeID) error {
 	file := s.nid("ConfigurationFile")
-	if err := s.b.as.AddNode(&addrspace.Node{
+	if err := s.as.AddNode(&addrspace.Node{
 		ID:          file,
 		Class:       ua.NodeClassObject,
 		BrowseName:  ua.QualifiedName{NamespaceIndex: s.ns, Name: "ConfigurationFile"},
@@ -64,7 +55,7 @@ func (s *ConfigService) addFile(obj ua.NodeID) error {
 		{"OpenCount", id.UInt16, ua.MustVariant(uint16(0))},
 		{"MimeType", id.String, ua.MustVariant("application/json")},
 	} {
-		if err := s.b.addPropertyAs(file, s.nid("ConfigurationFile."+p.name), ua.QualifiedName{Name: p.name}, p.dt, p.v); err != nil {
+		if err := s.addProperty(file, s.nid("ConfigurationFile."+p.name), ua.QualifiedName{Name: p.name}, p.dt, p.v); err != nil {
 			return err
 		}
 	}
@@ -75,16 +66,16 @@ func (s *ConfigService) addFile(obj ua.NodeID) error {
 			OutputArguments: []ua.Argument{handle}, Handler: s.fileOpen},
 		{BrowseName: ua.QualifiedName{Name: "Close"}, InputArguments: []ua.Argument{handle}, Handler: s.fileClose},
 		{BrowseName: ua.QualifiedName{Name: "Read"}, InputArguments: []ua.Argument{handle, arg("Length", id.Int32, scalar, "")},
-			OutputArguments: []ua.Argument{arg("Data", id.ByteString, scalar, "")}, Handler: s.fileRead},
-		{BrowseName: ua.QualifiedName{Name: "Write"}, InputArguments: []ua.Argument{handle, arg("Data", id.ByteString, scalar, "")}, Handler: s.fileWrite},
+			OutputArguments: []ua.Argument{arg("Data", id.ByteString, scalar, "")}, Handler: s.fileMethod((*server.FileHandles).Read)},
+		{BrowseName: ua.QualifiedName{Name: "Write"}, InputArguments: []ua.Argument{handle, arg("Data", id.ByteString, scalar, "")}, Handler: s.fileMethod((*server.FileHandles).Write)},
 		{BrowseName: ua.QualifiedName{Name: "GetPosition"}, InputArguments: []ua.Argument{handle},
-			OutputArguments: []ua.Argument{arg("Position", id.UInt64, scalar, "")}, Handler: s.fileGetPosition},
-		{BrowseName: ua.QualifiedName{Name: "SetPosition"}, InputArguments: []ua.Argument{handle, arg("Position", id.UInt64, scalar, "")}, Handler: s.fileSetPosition},
+			OutputArguments: []ua.Argument{arg("Position", id.UInt64, scalar, "")}, Handler: s.fileMethod((*server.FileHandles).GetPosition)},
+		{BrowseName: ua.QualifiedName{Name: "SetPosition"}, InputArguments: []ua.Argument{handle, arg("Position", id.UInt64, scalar, "")}, Handler: s.fileMethod((*server.FileHandles).SetPosition)},
 	} {
 		m.ID = s.nid("ConfigurationFile." + m.BrowseName.Name)
 		m.Object = file
 		m.Roles = readers
-		if err := s.b.as.AddMethod(&m); err != nil {
+		if err := s.as.AddMethod(&m); err != nil {
 			return err
 		}
 	}
@@ -92,7 +83,7 @@ func (s *ConfigService) addFile(obj ua.NodeID) error {
 }
 
 // addMethods adds the methods of Objects/Configuration.
-func (s *ConfigService) addMethods(obj ua.NodeID) error {
+func (s *Service) addMethods(obj ua.NodeID) error {
 	doc := arg("Document", id.ByteString, scalar, "a configuration document, the JSON of --config")
 	newVersion := arg("NewVersion", id.UInt32, scalar, "the version applied; 0 when nothing changed")
 	problems := arg("Problems", id.String, array, "why nothing changed: each \"path: message\"; empty when applied")
@@ -127,14 +118,14 @@ func (s *ConfigService) addMethods(obj ua.NodeID) error {
 	} {
 		m.ID = s.nid("Configuration." + m.BrowseName.Name)
 		m.Object = obj
-		if err := s.b.as.AddMethod(&m); err != nil {
+		if err := s.as.AddMethod(&m); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (s *ConfigService) qn(name string) ua.QualifiedName {
+func (s *Service) qn(name string) ua.QualifiedName {
 	return ua.QualifiedName{NamespaceIndex: s.ns, Name: name}
 }
 
@@ -150,7 +141,7 @@ func result(v uint32, problems []string) (ua.StatusCode, []ua.Variant) {
 	return st, []ua.Variant{ua.MustVariant(v), ua.MustVariant(problems)}
 }
 
-func (s *ConfigService) validate(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+func (s *Service) validate(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
 	if _, st := caller(ctx, configReaders, false); st != status.Good {
 		return st, nil
 	}
@@ -162,7 +153,7 @@ func (s *ConfigService) validate(ctx context.Context, _ ua.NodeID, in []ua.Varia
 	return status.Good, []ua.Variant{ua.MustVariant(problems)}
 }
 
-func (s *ConfigService) apply(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+func (s *Service) apply(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
 	c, st := caller(ctx, configChangers, true)
 	if st != status.Good {
 		s.refused(c, st, "apply")
@@ -178,7 +169,7 @@ func (s *ConfigService) apply(ctx context.Context, _ ua.NodeID, in []ua.Variant)
 	return result(v, problems)
 }
 
-func (s *ConfigService) confirm(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+func (s *Service) confirm(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
 	c, st := caller(ctx, configChangers, true)
 	if st != status.Good {
 		s.refused(c, st, "confirm")
@@ -190,7 +181,7 @@ func (s *ConfigService) confirm(ctx context.Context, _ ua.NodeID, in []ua.Varian
 	if s.pending == nil || s.pending.version != v {
 		return uncertain, []ua.Variant{ua.MustVariant([]string{fmt.Sprintf("Version: %d is not waiting for Confirm", v)})}
 	}
-	if _, err := s.opts.Store.SetState(v, cfgstore.StateConfirmed); err != nil {
+	if _, err := s.opts.Store.SetState(v, StateConfirmed); err != nil {
 		return uncertain, []ua.Variant{ua.MustVariant([]string{"store: " + err.Error()})}
 	}
 	s.pending.timer.Stop()
@@ -200,7 +191,7 @@ func (s *ConfigService) confirm(ctx context.Context, _ ua.NodeID, in []ua.Varian
 	return status.Good, []ua.Variant{ua.MustVariant([]string{})}
 }
 
-func (s *ConfigService) rollback(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+func (s *Service) rollback(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
 	c, st := caller(ctx, configChangers, true)
 	if st != status.Good {
 		s.refused(c, st, "rollback")
@@ -221,7 +212,7 @@ func (s *ConfigService) rollback(ctx context.Context, _ ua.NodeID, in []ua.Varia
 	return result(nv, problems)
 }
 
-func (s *ConfigService) history(ctx context.Context, _ ua.NodeID, _ []ua.Variant) (ua.StatusCode, []ua.Variant) {
+func (s *Service) history(ctx context.Context, _ ua.NodeID, _ []ua.Variant) (ua.StatusCode, []ua.Variant) {
 	if _, st := caller(ctx, configReaders, false); st != status.Good {
 		return st, nil
 	}
@@ -237,7 +228,7 @@ func (s *ConfigService) history(ctx context.Context, _ ua.NodeID, _ []ua.Variant
 
 // edit applies the current document changed by f, which returns the
 // comment or a problem.
-func (s *ConfigService) edit(ctx context.Context, action string, f func(c *config.Config) (string, error)) (ua.StatusCode, []ua.Variant) {
+func (s *Service) edit(ctx context.Context, action string, f func(c *config.Config) (string, error)) (ua.StatusCode, []ua.Variant) {
 	c, st := caller(ctx, configChangers, true)
 	if st != status.Good {
 		s.refused(c, st, action)
@@ -274,7 +265,7 @@ func device(conf *config.Config, name string) (*config.Device, error) {
 	return d, nil
 }
 
-func (s *ConfigService) addTags(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+func (s *Service) addTags(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
 	name, _ := in[0].StringValue()
 	csv, _ := in[1].StringValue()
 	return s.edit(ctx, "add tags", func(conf *config.Config) (string, error) {
@@ -285,7 +276,7 @@ func (s *ConfigService) addTags(ctx context.Context, _ ua.NodeID, in []ua.Varian
 	})
 }
 
-func (s *ConfigService) removeTags(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+func (s *Service) removeTags(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
 	name, _ := in[0].StringValue()
 	names, _ := in[1].Value().([]string)
 	return s.edit(ctx, "remove tags", func(conf *config.Config) (string, error) {
@@ -303,7 +294,7 @@ func (s *ConfigService) removeTags(ctx context.Context, _ ua.NodeID, in []ua.Var
 	})
 }
 
-func (s *ConfigService) addDevice(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+func (s *Service) addDevice(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
 	js, _ := in[0].StringValue()
 	return s.edit(ctx, "add device", func(conf *config.Config) (string, error) {
 		// Through a whole document, so that the device is read as
@@ -331,7 +322,7 @@ func (s *ConfigService) addDevice(ctx context.Context, _ ua.NodeID, in []ua.Vari
 	})
 }
 
-func (s *ConfigService) removeDevice(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+func (s *Service) removeDevice(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
 	name, _ := in[0].StringValue()
 	return s.edit(ctx, "remove device", func(conf *config.Config) (string, error) {
 		if _, err := device(conf, name); err != nil {
@@ -343,84 +334,60 @@ func (s *ConfigService) removeDevice(ctx context.Context, _ ua.NodeID, in []ua.V
 }
 
 // refused audits a change refused for want of rights.
-func (s *ConfigService) refused(c server.Caller, st ua.StatusCode, action string) {
+func (s *Service) refused(c server.Caller, st ua.StatusCode, action string) {
 	s.audit(c, "refused "+action, 0, st.String())
 }
 
-// The FileType methods.
+// The FileType methods: server.FileHandles does the mechanics; Open
+// checks the caller's rights and fills the handle, Close of a handle
+// written applies what it holds.
 
-func (s *ConfigService) fileOpen(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	mode, _ := in[0].Uint8()
-	write := mode&modeWrite != 0
-	c, st := caller(ctx, configReaders, false)
+func (s *Service) fileOpen(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	m, _ := in[0].Uint8()
+	write := m&server.FileWrite != 0
+	_, st := caller(ctx, configReaders, false)
 	if write {
-		c, st = caller(ctx, configChangers, true)
+		_, st = caller(ctx, configChangers, true)
 	}
 	if st != status.Good {
 		return st, nil
 	}
-	if mode&^(modeRead|modeWrite|modeEraseExisting|modeAppend) != 0 || mode == 0 ||
-		(mode&modeRead != 0 && write) || (!write && mode&(modeEraseExisting|modeAppend) != 0) {
-		return status.BadInvalidArgument, nil
+	mode, st := server.ParseFileMode(in, true, false)
+	if st != status.Good {
+		return st, nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for h, f := range s.files {
-		if f.owner.Closed() {
-			delete(s.files, h) // its session ended
-		}
-	}
-	if len(s.files) >= maxConfigFiles {
-		return status.BadTooManyOperations, nil
-	}
-	for _, f := range s.files {
-		if write && f.write {
-			return status.BadInvalidState, nil // one writer at a time
-		}
-	}
 	cur, doc, err := s.opts.Store.Current()
 	if err != nil {
 		return status.BadInternalError, nil
 	}
-	f := &configFile{owner: c, write: write, version: cur.Version}
+	f := &server.FileHandle{Write: write, Version: cur.Version}
 	switch {
-	case mode&modeEraseExisting != 0:
-	case write && mode&modeAppend != 0:
-		f.data = pretty(doc)
-		f.pos = len(f.data)
+	case mode&server.FileEraseExisting != 0:
+	case write && mode&server.FileAppend != 0:
+		f.Data = pretty(doc)
+		f.Pos = len(f.Data)
 	default:
-		f.data = pretty(doc)
+		f.Data = pretty(doc)
 	}
-	s.nextH++
-	if s.nextH == 0 {
-		s.nextH = 1
-	}
-	s.files[s.nextH] = f
-	s.publish()
-	return status.Good, []ua.Variant{ua.MustVariant(s.nextH)}
-}
-
-// file returns the caller's handle in[0]; mu is held.
-func (s *ConfigService) file(ctx context.Context, in []ua.Variant) (uint32, *configFile, ua.StatusCode) {
-	c, ok := server.CallerFrom(ctx)
-	h, _ := in[0].Uint32()
-	f := s.files[h]
-	if !ok || f == nil || f.owner.SessionID != c.SessionID {
-		return 0, nil, status.BadInvalidArgument
-	}
-	return h, f, status.Good
-}
-
-func (s *ConfigService) fileClose(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	h, f, st := s.file(ctx, in)
+	h, st := s.files.Open(ctx, f)
 	if st != status.Good {
 		return st, nil
 	}
-	delete(s.files, h)
 	s.publish()
-	if !f.write {
+	return status.Good, []ua.Variant{ua.MustVariant(h)}
+}
+
+func (s *Service) fileClose(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, st := s.files.Close(ctx, in)
+	if st != status.Good {
+		return st, nil
+	}
+	s.publish()
+	if !f.Write {
 		return status.Good, nil
 	}
 	// Closing what was written applies it, on the version it was opened
@@ -429,70 +396,42 @@ func (s *ConfigService) fileClose(ctx context.Context, _ ua.NodeID, in []ua.Vari
 	if st != status.Good {
 		return st, nil
 	}
-	if _, problems := s.change(ctx, c, f.data, f.version, 0, "written to ConfigurationFile", "apply"); len(problems) > 0 {
+	if _, problems := s.change(ctx, c, f.Data, f.Version, 0, "written to ConfigurationFile", "apply"); len(problems) > 0 {
 		s.audit(c, "refused apply", 0, strings.Join(problems, "; "))
 		return status.BadConfigurationError, nil
 	}
 	return status.Good, nil
 }
 
-func (s *ConfigService) fileRead(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, f, st := s.file(ctx, in)
-	if st != status.Good {
-		return st, nil
+func (s *Service) fileMethod(f func(*server.FileHandles, context.Context, []ua.Variant) (ua.StatusCode, []ua.Variant)) func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	return func(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+		return f(&s.files, ctx, in)
 	}
-	n, _ := in[1].Int32()
-	if f.write || n < 0 {
-		return status.BadInvalidArgument, nil
-	}
-	end := min(f.pos+int(n), len(f.data))
-	out := append([]byte{}, f.data[f.pos:end]...)
-	f.pos = end
-	return status.Good, []ua.Variant{ua.MustVariant(out)}
 }
 
-func (s *ConfigService) fileWrite(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, f, st := s.file(ctx, in)
-	if st != status.Good {
-		return st, nil
-	}
-	data, _ := in[1].ByteString()
-	if !f.write {
-		return status.BadInvalidArgument, nil
-	}
-	if f.pos+len(data) > cfgstore.MaxDocument {
-		return status.BadEncodingLimitsExceeded, nil
-	}
-	if end := f.pos + len(data); end > len(f.data) {
-		f.data = append(f.data, make([]byte, end-len(f.data))...)
-	}
-	copy(f.data[f.pos:], data)
-	f.pos += len(data)
-	return status.Good, nil
+// addProperty adds the static property nid, named bn, to owner.
+func (s *Service) addProperty(owner, nid ua.NodeID, bn ua.QualifiedName, dt uint32, v ua.Variant) error {
+	return s.as.AddNode(&addrspace.Node{
+		ID:          nid,
+		Class:       ua.NodeClassVariable,
+		BrowseName:  bn,
+		Value:       &ua.DataValue{Value: v},
+		DataType:    ua.NewNumericNodeID(0, dt),
+		ValueRank:   addrspace.ValueRankScalar,
+		AccessLevel: uint8(ua.AccessLevelTypeCurrentRead),
+	},
+		ref(id.HasProperty, true, owner),
+		ref(id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.PropertyType)),
+	)
 }
 
-func (s *ConfigService) fileGetPosition(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, f, st := s.file(ctx, in)
-	if st != status.Good {
-		return st, nil
-	}
-	return status.Good, []ua.Variant{ua.MustVariant(uint64(f.pos))}
+func ref(typ uint32, inverse bool, target ua.NodeID) addrspace.Reference {
+	return addrspace.Reference{TypeID: ua.NewNumericNodeID(0, typ), IsInverse: inverse, Target: ua.ExpandedNodeID{NodeID: target}}
 }
 
-func (s *ConfigService) fileSetPosition(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, f, st := s.file(ctx, in)
-	if st != status.Good {
-		return st, nil
+func text(s string) ua.LocalizedText {
+	if s == "" {
+		return ua.LocalizedText{}
 	}
-	p, _ := in[1].Uint64()
-	f.pos = int(min(p, uint64(len(f.data)))) // beyond the end: at the end
-	return status.Good, nil
+	return ua.LocalizedText{Locale: "en", Text: s}
 }

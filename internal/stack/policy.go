@@ -1,0 +1,136 @@
+package stack
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+)
+
+// edged's runtime policy, whole: what the process does with GOMAXPROCS,
+// the garbage collector and the memory it returns to the system. The
+// libraries (opcua/, plc/, drivers/, binding, configsvc) change none of
+// it; they say what they do through Runtime's hooks, which Policy fills.
+// cmd/edged runs with it, and so do the benchmark commands that run the
+// stack, so that they measure what edged runs. Why each choice: see
+// docs/performance.md (Memory, One P).
+
+// defaultMemoryLimit is the Go runtime's soft memory limit when the
+// environment sets no GOMEMLIMIT: the garbage collector works harder as
+// the heap nears it, so that a flood of large requests (bounded by the
+// server's RequestMemory) stays well below a small gateway's memory.
+const defaultMemoryLimit = 96 << 20
+
+// gcHeadroom is how far the heap may grow beyond what is live before a
+// collection, when the environment sets no GOGC: 15 % of the live heap,
+// at least minGCHeadroom, at most what Go's default (GOGC 100) allows.
+// edged allocates little once running (nothing per Read or notification),
+// and the start runs with GOGC gcHeadroom too, so that the heap it builds
+// stays dense.
+const (
+	gcHeadroom    = 15 // percent of the live heap
+	minGCHeadroom = 1 << 20
+)
+
+// RealTimeProcs is the fewest Ps with a real-time scan thread. The scan
+// gives its P back while it sleeps and needs one again when it wakes; with
+// as many Ps as busy threads, one may be held by a thread of normal or
+// lowest priority (a configuration change) that the kernel does not run
+// while the scan's is runnable: a priority inversion.
+const RealTimeProcs = 4
+
+// ProcessStart sets the runtime for edged as its process starts: the soft
+// memory limit and the collector's headroom, each unless the environment
+// sets it.
+func ProcessStart() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
+	}
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcHeadroom) // until tuneGC, after the start
+	}
+}
+
+// Policy is edged's runtime policy as the hooks of Config.Runtime:
+//   - heavy work gets a second P while the process has one (GOMAXPROCS 1,
+//     Go's default on one core): with one P a goroutine computing for
+//     milliseconds holds it until the runtime preempts it, up to 10 ms,
+//     while the scan's wake-up waits; with two the kernel decides;
+//   - released memory goes back to the system at once (the runtime's
+//     scavenger would take minutes), and GOGC follows the live heap;
+//   - a real-time scan thread runs with at least RealTimeProcs Ps.
+func Policy() Runtime {
+	return Runtime{HeavyWork: spareP, MemoryReleased: releaseMemory, RealTimeScan: realTimeProcs}
+}
+
+var spare struct {
+	mu     sync.Mutex
+	users  int  // callers between spareP and its release
+	raised bool // spareP raised GOMAXPROCS from 1 to 2
+}
+
+// spareP gives the process a second P if it has one, until the returned
+// function is called (once); calls may overlap, and the last release sets
+// GOMAXPROCS back to 1 unless something else changed it meanwhile. Each
+// change of GOMAXPROCS stops the world for a moment: it marks work of
+// milliseconds, not a request.
+func spareP() (release func()) {
+	spare.mu.Lock()
+	defer spare.mu.Unlock()
+	if spare.users == 0 && runtime.GOMAXPROCS(0) == 1 {
+		runtime.GOMAXPROCS(2)
+		spare.raised = true
+	}
+	spare.users++
+	return unspareP
+}
+
+func unspareP() {
+	spare.mu.Lock()
+	defer spare.mu.Unlock()
+	if spare.users--; spare.users > 0 {
+		return
+	}
+	if spare.raised && runtime.GOMAXPROCS(0) == 2 {
+		runtime.GOMAXPROCS(1)
+	}
+	spare.raised = false
+}
+
+// releaseMemory returns what is garbage to the system and sets GOGC from
+// the live heap that is left.
+func releaseMemory() {
+	debug.FreeOSMemory()
+	tuneGC()
+}
+
+// realTimeProcs raises GOMAXPROCS to RealTimeProcs.
+func realTimeProcs() {
+	if runtime.GOMAXPROCS(0) < RealTimeProcs {
+		runtime.GOMAXPROCS(RealTimeProcs)
+	}
+}
+
+// tuneGC sets GOGC from the live heap (gcHeadroom), unless the
+// environment sets it; called after a collection.
+func tuneGC() {
+	if os.Getenv("GOGC") != "" {
+		return
+	}
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return
+	}
+	debug.SetGCPercent(gcPercent(s[0].Value.Uint64()))
+}
+
+// gcPercent is the GOGC that gives a live heap of live bytes its
+// headroom: gcHeadroom, at least minGCHeadroom, at most Go's default.
+func gcPercent(live uint64) int {
+	if live == 0 {
+		return 100
+	}
+	return int(min(100, max(gcHeadroom, minGCHeadroom*100/live)))
+}

@@ -1,0 +1,56 @@
+package stack
+
+import (
+	"runtime"
+	"testing"
+)
+
+// TestSpareP: from one P, overlapping spareP calls keep two until the last
+// release; from more, spareP changes nothing.
+func TestSpareP(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	a := spareP()
+	if n := runtime.GOMAXPROCS(0); n != 2 {
+		t.Fatalf("after spareP: %d Ps, want 2", n)
+	}
+	b := spareP()
+	a()
+	if n := runtime.GOMAXPROCS(0); n != 2 {
+		t.Fatalf("one of two released: %d Ps, want 2", n)
+	}
+	b()
+	if n := runtime.GOMAXPROCS(0); n != 1 {
+		t.Fatalf("both released: %d Ps, want 1", n)
+	}
+	runtime.GOMAXPROCS(4)
+	c := spareP()
+	if n := runtime.GOMAXPROCS(0); n != 4 {
+		t.Fatalf("spareP with 4 Ps: %d", n)
+	}
+	c()
+	if n := runtime.GOMAXPROCS(0); n != 4 {
+		t.Fatalf("released with 4 Ps: %d", n)
+	}
+}
+
+// BenchmarkSpareP: a spareP and its release from one P, two changes of
+// GOMAXPROCS.
+func BenchmarkSpareP(b *testing.B) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for b.Loop() {
+		spareP()()
+	}
+}
+
+// TestGCPercent: 15 % of the live heap as headroom, at least 1 MiB,
+// never more than Go's default.
+func TestGCPercent(t *testing.T) {
+	for _, c := range []struct {
+		live uint64
+		want int
+	}{{0, 100}, {1 << 20, 100}, {2 << 20, 50}, {4 << 20, 25}, {8 << 20, 15}, {16 << 20, 15}, {1 << 30, 15}} {
+		if got := gcPercent(c.live); got != c.want {
+			t.Errorf("gcPercent(%d MiB) = %d, want %d", c.live>>20, got, c.want)
+		}
+	}
+}
