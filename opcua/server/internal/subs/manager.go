@@ -690,17 +690,7 @@ func (m *Manager) publishTo(sub *subscription, now time.Time) {
 			more = true
 			continue
 		}
-		n := len(it.queue)
-		if max > 0 && dcn.n+n > max {
-			n = max - dcn.n
-		}
-		dcn.add(it.queue[:n])
-		m.releaseQueued(it.queue[:n])
-		if n == len(it.queue) {
-			it.queue = it.queue[:0] // overwritten by the next samples
-		} else {
-			it.queue = slices.Delete(it.queue, 0, n)
-		}
+		m.drain(dcn, it, max)
 		if len(it.queue) > 0 {
 			ready = append(ready, it)
 			more = true
@@ -717,24 +707,10 @@ func (m *Manager) publishTo(sub *subscription, now time.Time) {
 		}
 		// Within MaxNotificationsPerPublish too: what does not fit goes
 		// with the next message (MoreNotifications).
-		n := len(it.queue)
-		if max > 0 && dcn.n+n > max {
-			n = max - dcn.n
-		}
-		if n < len(it.queue) && !it.inTriggered {
+		if m.drain(dcn, it, max) > 0 && !it.inTriggered {
 			it.inTriggered = true
 			sub.triggered = append(sub.triggered, it)
 			more = true
-		}
-		if n <= 0 {
-			continue
-		}
-		dcn.add(it.queue[:n])
-		m.releaseQueued(it.queue[:n])
-		if n == len(it.queue) {
-			it.queue = it.queue[:0]
-		} else {
-			it.queue = slices.Delete(it.queue, 0, n)
 		}
 	}
 	dcn.finish()
@@ -753,14 +729,7 @@ func (m *Manager) publishTo(sub *subscription, now time.Time) {
 			sub.next = n
 		}
 	}
-	if len(sub.retrans) >= m.lim.MaxRetransmissionQueue {
-		m.dropRetrans(sub, 0)
-	}
-	sub.retrans = append(sub.retrans, msg)
-	m.retransBytes += retainedBytes(msg)
-	for m.retransBytes > m.lim.MaxRetransmissionBytes && len(sub.retrans) > 1 {
-		m.dropRetrans(sub, 0)
-	}
+	m.retain(sub, msg)
 	sub.keepAliveCtr, sub.lifetimeCtr, sub.first = 0, 0, false
 	sub.late, sub.more = more, more
 	m.avail = sub.appendAvailable(m.avail[:0])
@@ -772,6 +741,39 @@ func (m *Manager) publishTo(sub *subscription, now time.Time) {
 	}
 	m.send(pr, &m.resp, now)
 	m.resp = ua.PublishResponse{}
+}
+
+// retain keeps msg for Republish, within MaxRetransmissionQueue and
+// MaxRetransmissionBytes: the oldest go first.
+func (m *Manager) retain(sub *subscription, msg ua.NotificationMessage) {
+	if len(sub.retrans) >= m.lim.MaxRetransmissionQueue {
+		m.dropRetrans(sub, 0)
+	}
+	sub.retrans = append(sub.retrans, msg)
+	m.retransBytes += retainedBytes(msg)
+	for m.retransBytes > m.lim.MaxRetransmissionBytes && len(sub.retrans) > 1 {
+		m.dropRetrans(sub, 0)
+	}
+}
+
+// drain moves the notifications of it's queue into dcn, as many as fit
+// within max (0: no cap), oldest first, and returns how many are left.
+func (m *Manager) drain(dcn *encodedDCN, it *monItem, max int) (left int) {
+	n := len(it.queue)
+	if max > 0 && dcn.n+n > max {
+		n = max - dcn.n
+	}
+	if n <= 0 {
+		return len(it.queue)
+	}
+	dcn.add(it.queue[:n])
+	m.releaseQueued(it.queue[:n])
+	if n == len(it.queue) {
+		it.queue = it.queue[:0] // overwritten by the next samples
+	} else {
+		it.queue = slices.Delete(it.queue, 0, n)
+	}
+	return len(it.queue)
 }
 
 // keepAliveTo answers the session's oldest Publish request with a
