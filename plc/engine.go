@@ -526,83 +526,22 @@ func (e *Engine) Run(ctx context.Context) error {
 	e.start(ctx)
 	defer e.stop()
 
-	// The wait for the next cycle: with OwnThreadWait in nanosleep on
-	// the goroutine's thread; else, with PreciseWake, on a timerfd in
-	// Go's poller where there is one (polledTimer); in both the results,
-	// writes and changes that come meanwhile are taken at the cycle's
-	// start. Else (and without a timerfd) idle serves them until Go's
-	// timer fires, PreciseWake before the cycle, and nanosleep sleeps the
-	// rest.
-	var polled *polledTimer
-	if !e.ownThreadWait && e.preciseWake > 0 {
-		if polled = newPolledTimer(); polled != nil {
-			defer polled.close()
-		}
-	}
+	w := e.newWaiter()
+	defer w.close()
 	t0 := time.Now()
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	n := uint64(1)
-	busy := 0  // cycles left to wait as without a timerfd, see busyLate
-	quiet := 0 // wake-ups on time in a row, see quietLate
-	// The process's CPU time when the wait began: a late wake-up counts
-	// only if the process ran while it waited.
-	var waitCPU time.Duration
-	for {
+	for n := uint64(1); ; n++ {
 		due := t0.Add(time.Duration(n-1) * e.period)
-		if polled != nil {
-			waitCPU = processCPU()
-		}
-		if e.ownThreadWait || polled != nil {
-			switch {
-			case polled != nil && busy == 0:
-				polled.sleepUntil(due, quiet < quietCycles)
-			case polled != nil:
-				// Busy (a wake-up came late lately): the runtime's timer,
-				// which a busy scheduler runs on time, to PreciseWake
-				// before the cycle, then nanosleep, as without a timerfd.
-				busy--
-				time.Sleep(time.Until(due) - e.preciseWake)
-				sleepUntil(due)
-			default:
-				sleepUntil(due)
-			}
-			if ctx.Err() != nil {
-				return nil
-			}
-			e.takeReconf(ctx)
-		} else {
-			if !e.idle(ctx, timer.C) {
-				return nil
-			}
-			if e.preciseWake > 0 {
-				sleepUntil(due)
-			}
+		if !w.wait(ctx, due) {
+			return nil
 		}
 		if e.stall.Load() {
 			<-ctx.Done()
 			return nil
 		}
 		now := time.Now()
-		late := now.Sub(t0.Add(time.Duration(n-1) * e.period))
-		switch {
-		case polled == nil:
-		case late > quietLate && !loaded(processCPU()-waitCPU, late):
-			// Late while the process was idle: the host, not Go's
-			// scheduler, held the wake-up, and neither the read's
-			// deadline nor waiting as when busy would have woken it
-			// sooner.
-			if busy == 0 {
-				quiet++
-			}
-		case late > busyLate:
-			busy, quiet = busyCycles, 0
-		case late > quietLate || busy > 0:
-			quiet = 0
-		default:
-			quiet++
-		}
-		if late >= e.period {
+		late := now.Sub(due)
+		w.woke(late)
+		if late >= e.period { // cycles missed: overruns, skipped
 			skip := uint64(late / e.period)
 			e.dmu.Lock()
 			e.overruns += skip
@@ -613,10 +552,7 @@ func (e *Engine) Run(ctx context.Context) error {
 		e.cycle(ctx, n, now)
 		end := time.Now()
 		e.record(n, end.Sub(now), late)
-		n++
-		if !e.ownThreadWait && polled == nil {
-			timer.Reset(t0.Add(time.Duration(n-1)*e.period).Sub(end) - e.preciseWake)
-		}
+		w.cycled(t0.Add(time.Duration(n)*e.period), end)
 	}
 }
 
