@@ -215,6 +215,41 @@ type subscriber struct{ fn func(*Image) }
 // whose image holds every tag as status.BadWaitingForInitialData. Errors name the
 // device, the tag and the field.
 func New(cfg Config) (*Engine, error) {
+	e, err := newTiming(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.addDevices(cfg.Devices); err != nil {
+		return nil, err
+	}
+	if err := e.addTags(cfg.Tags); err != nil {
+		return nil, err
+	}
+	for _, d := range e.devs {
+		if err := e.bindDevice(d, e.tags); err != nil {
+			return nil, err
+		}
+	}
+	wq := cfg.WriteQueue
+	if wq <= 0 {
+		wq = 256
+	}
+	e.results = make(chan *job, len(e.devs)+resultSlack)
+	e.writes = make(chan writeReq, wq)
+	e.subs.Store(new([]*subscriber))
+	e.lastStr = make([]string, len(e.work.strs))
+	e.publishLayout()
+	e.held = make([]*Image, 0, maxHeld)
+	im := e.newImage()
+	copy(im.state.entries, e.work.entries)
+	im.pin.Store(pinFree)
+	e.cur.Store(im)
+	return e, nil
+}
+
+// newTiming returns an engine with cfg's period, timeouts, wake-up and
+// statistics window, the defaults where cfg has none.
+func newTiming(cfg Config) (*Engine, error) {
 	e := &Engine{
 		period:         cfg.Period,
 		pollTimeout:    cfg.PollTimeout,
@@ -250,32 +285,36 @@ func New(cfg Config) (*Engine, error) {
 	if e.writeTimeout <= 0 {
 		e.writeTimeout = time.Second
 	}
-	wq := cfg.WriteQueue
-	if wq <= 0 {
-		wq = 256
-	}
 	win := cfg.Window
 	if win <= 0 {
 		win = 1024
 	}
 	e.cycleWin.buf = make([]time.Duration, win)
 	e.jitWin.buf = make([]time.Duration, win)
+	return e, nil
+}
 
-	devIdx := make(map[string]int, len(cfg.Devices))
-	for i, dc := range cfg.Devices {
-		if dc.Name == "" {
-			return nil, fmt.Errorf("plc: device %d: empty Name", i)
+// addDevices adds the devices, each named once.
+func (e *Engine) addDevices(devs []DeviceConfig) error {
+	seen := make(map[string]int, len(devs))
+	for i, dc := range devs {
+		if err := checkDevice(i, dc, seen); err != nil {
+			return err
 		}
-		if _, dup := devIdx[dc.Name]; dup {
-			return nil, fmt.Errorf("plc: device %q: Name used twice", dc.Name)
-		}
-		if dc.Device == nil {
-			return nil, fmt.Errorf("plc: device %q: Device is nil", dc.Name)
-		}
-		devIdx[dc.Name] = i
+		seen[dc.Name] = i
 		e.devs = append(e.devs, newDevice(dc))
 	}
-	e.tags = slices.Clone(cfg.Tags)
+	return nil
+}
+
+// addTags checks the tags and lays out the process image's entries for
+// them.
+func (e *Engine) addTags(tags []Tag) error {
+	devIdx := make(map[string]int, len(e.devs))
+	for i, d := range e.devs {
+		devIdx[d.name] = i
+	}
+	e.tags = slices.Clone(tags)
 	e.tagDev = make([]int32, len(e.tags))
 	e.work.entries = make([]entry, len(e.tags))
 	e.work.slot = make([]int32, len(e.tags))
@@ -284,18 +323,9 @@ func New(cfg Config) (*Engine, error) {
 	e.meta = make([]tagMeta, len(e.tags))
 	for i := range e.tags {
 		t := &e.tags[i]
-		di, ok := devIdx[t.Device]
-		switch {
-		case !ok:
-			return nil, fmt.Errorf("plc: tag %s.%s: Device: no device %q", t.Device, t.Name, t.Device)
-		case t.Name == "":
-			return nil, fmt.Errorf("plc: tag %d of device %s: empty Name", i, t.Device)
-		case !t.Type.Valid():
-			return nil, fmt.Errorf("plc: tag %s.%s: Type: %v is not a tag type", t.Device, t.Name, t.Type)
-		case t.Access > ReadWrite:
-			return nil, fmt.Errorf("plc: tag %s.%s: Access: invalid mode %d", t.Device, t.Name, t.Access)
-		case t.Scan < 0 || t.Scan%e.period != 0:
-			return nil, fmt.Errorf("plc: tag %s.%s: Scan: %v is not a positive multiple of the period %v", t.Device, t.Name, t.Scan, e.period)
+		di, err := e.checkTag(i, t, devIdx)
+		if err != nil {
+			return err
 		}
 		if t.Scan == 0 {
 			t.Scan = e.period
@@ -312,24 +342,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	var dup *Tag
 	if e.names, dup = newTagNames(e.tags, nil); dup != nil {
-		return nil, fmt.Errorf("plc: tag %s.%s: Name used twice in the device", dup.Device, dup.Name)
+		return fmt.Errorf("plc: tag %s.%s: Name used twice in the device", dup.Device, dup.Name)
 	}
-	for _, d := range e.devs {
-		if err := e.bindDevice(d, e.tags); err != nil {
-			return nil, err
-		}
-	}
-	e.results = make(chan *job, len(e.devs)+resultSlack)
-	e.writes = make(chan writeReq, wq)
-	e.subs.Store(new([]*subscriber))
-	e.lastStr = make([]string, len(e.work.strs))
-	e.publishLayout()
-	e.held = make([]*Image, 0, maxHeld)
-	im := e.newImage()
-	copy(im.state.entries, e.work.entries)
-	im.pin.Store(pinFree)
-	e.cur.Store(im)
-	return e, nil
+	return nil
 }
 
 // Stall stops the cycle for good, as a hung scan would: no image is

@@ -122,55 +122,108 @@ func (e *Engine) Reconfigure(ctx context.Context, cfg Config) error {
 	if cfg.Period != 0 && cfg.Period != e.period {
 		return ErrPeriodChange
 	}
-	old := e.lay.Load()
-	oldDevs := *e.devList.Load()
-	running := make(map[Device]*device, len(oldDevs))
-	for _, d := range oldDevs {
-		running[d.dev] = d
-	}
-
-	// The new devices, tags and handles.
 	p := &plan{done: make(chan struct{})}
-	devIdx := make(map[string]int, len(cfg.Devices))
-	kept := make(map[*device]bool)
-	for i, dc := range cfg.Devices {
-		switch _, dup := devIdx[dc.Name]; {
-		case dc.Name == "":
-			return fmt.Errorf("plc: device %d: empty Name", i)
-		case dup:
-			return fmt.Errorf("plc: device %q: Name used twice", dc.Name)
-		case dc.Device == nil:
-			return fmt.Errorf("plc: device %q: Device is nil", dc.Name)
+	oldDevs := *e.devList.Load()
+	devIdx, kept, err := p.planDevices(cfg.Devices, oldDevs)
+	if err != nil {
+		return err
+	}
+	newHandles, err := e.planTags(p, cfg.Tags, devIdx)
+	if err != nil {
+		return err
+	}
+	for i, d := range p.devs {
+		if err := e.bindPlanned(p, d, kept[d], newHandles[i]); err != nil {
+			return err
+		}
+	}
+	for _, d := range oldDevs {
+		if !kept[d] {
+			p.retire = append(p.retire, d)
+		}
+	}
+	if err := e.handOver(ctx, p); err != nil {
+		return err
+	}
+	e.awaitRetired(p)
+	return nil
+}
+
+// planDevices puts cfg's devices into p: a running one whose Device and
+// Name are given again is kept (kept), the others are new. devIdx is the
+// index of each device by name.
+func (p *plan) planDevices(devs []DeviceConfig, running []*device) (devIdx map[string]int, kept map[*device]bool, err error) {
+	byDev := make(map[Device]*device, len(running))
+	for _, d := range running {
+		byDev[d.dev] = d
+	}
+	devIdx = make(map[string]int, len(devs))
+	kept = make(map[*device]bool)
+	for i, dc := range devs {
+		if err := checkDevice(i, dc, devIdx); err != nil {
+			return nil, nil, err
 		}
 		devIdx[dc.Name] = i
-		if d := running[dc.Device]; d != nil && d.name == dc.Name && !kept[d] {
+		if d := byDev[dc.Device]; d != nil && d.name == dc.Name && !kept[d] {
 			kept[d] = true
 			p.devs = append(p.devs, d)
 		} else {
 			p.devs = append(p.devs, newDevice(dc))
 		}
 	}
-	assigned := make(map[string]Handle, len(cfg.Tags))
+	return devIdx, kept, nil
+}
+
+// checkDevice checks device i of a configuration against the names of
+// those before it.
+func checkDevice(i int, dc DeviceConfig, before map[string]int) error {
+	_, dup := before[dc.Name]
+	switch {
+	case dc.Name == "":
+		return fmt.Errorf("plc: device %d: empty Name", i)
+	case dup:
+		return fmt.Errorf("plc: device %q: Name used twice", dc.Name)
+	case dc.Device == nil:
+		return fmt.Errorf("plc: device %q: Device is nil", dc.Name)
+	}
+	return nil
+}
+
+// checkTag checks tag i of a configuration with the engine's period.
+func (e *Engine) checkTag(i int, t *Tag, devIdx map[string]int) (int, error) {
+	di, ok := devIdx[t.Device]
+	switch {
+	case !ok:
+		return 0, fmt.Errorf("plc: tag %s.%s: Device: no device %q", t.Device, t.Name, t.Device)
+	case t.Name == "":
+		return 0, fmt.Errorf("plc: tag %d of device %s: empty Name", i, t.Device)
+	case !t.Type.Valid():
+		return 0, fmt.Errorf("plc: tag %s.%s: Type: %v is not a tag type", t.Device, t.Name, t.Type)
+	case t.Access > ReadWrite:
+		return 0, fmt.Errorf("plc: tag %s.%s: Access: invalid mode %d", t.Device, t.Name, t.Access)
+	case t.Scan < 0 || t.Scan%e.period != 0:
+		return 0, fmt.Errorf("plc: tag %s.%s: Scan: %v is not a positive multiple of the period %v", t.Device, t.Name, t.Scan, e.period)
+	}
+	return di, nil
+}
+
+// planTags puts cfg's tags into p: a tag of the running layout keeps its
+// handle (and its value, when unchanged: p.keep), a new one takes the
+// next. It returns the handles of each of p's devices.
+func (e *Engine) planTags(p *plan, tags []Tag, devIdx map[string]int) ([][]Handle, error) {
+	old := e.lay.Load()
+	assigned := make(map[string]Handle, len(tags))
 	next := Handle(len(old.tags))
 	newHandles := make([][]Handle, len(p.devs))
-	for i := range cfg.Tags {
-		t := cfg.Tags[i]
-		di, ok := devIdx[t.Device]
-		switch {
-		case !ok:
-			return fmt.Errorf("plc: tag %s.%s: Device: no device %q", t.Device, t.Name, t.Device)
-		case t.Name == "":
-			return fmt.Errorf("plc: tag %d of device %s: empty Name", i, t.Device)
-		case !t.Type.Valid():
-			return fmt.Errorf("plc: tag %s.%s: Type: %v is not a tag type", t.Device, t.Name, t.Type)
-		case t.Access > ReadWrite:
-			return fmt.Errorf("plc: tag %s.%s: Access: invalid mode %d", t.Device, t.Name, t.Access)
-		case t.Scan < 0 || t.Scan%e.period != 0:
-			return fmt.Errorf("plc: tag %s.%s: Scan: %v is not a positive multiple of the period %v", t.Device, t.Name, t.Scan, e.period)
+	for i := range tags {
+		t := &tags[i]
+		di, err := e.checkTag(i, t, devIdx)
+		if err != nil {
+			return nil, err
 		}
 		key := tagKey(t.Device, t.Name)
 		if _, dup := assigned[key]; dup {
-			return fmt.Errorf("plc: tag %s.%s: Name used twice in the device", t.Device, t.Name)
+			return nil, fmt.Errorf("plc: tag %s.%s: Name used twice in the device", t.Device, t.Name)
 		}
 		h, ok := old.names.handle(old.tags, t.Device, t.Name)
 		if !ok {
@@ -187,8 +240,8 @@ func (e *Engine) Reconfigure(ctx context.Context, cfg Config) error {
 	for i := range p.tagDev {
 		p.tagDev[i] = -1
 	}
-	for i := range cfg.Tags {
-		t := cfg.Tags[i]
+	for i := range tags {
+		t := tags[i]
 		if t.Scan == 0 {
 			t.Scan = e.period
 		}
@@ -198,58 +251,60 @@ func (e *Engine) Reconfigure(ctx context.Context, cfg Config) error {
 		p.keep[h] = int(h) < len(old.tags) && old.tags[h].Device != "" && sameTag(&old.tags[h], &t)
 	}
 	p.names, _ = old.names.next(old.tags, p.tags) // no duplicates: assigned
-	for i, d := range p.devs {
-		if kept[d] {
-			same := slices.Equal(d.handles, newHandles[i])
-			for _, h := range d.handles {
-				same = same && p.keep[h]
-			}
-			if !same {
-				return fmt.Errorf("plc: device %s: its Device is kept but its tags changed; give it a new Device", d.name)
-			}
-			continue
-		}
-		d.handles = newHandles[i]
-		if err := e.bindDevice(d, p.tags); err != nil {
-			return err
-		}
-	}
-	for _, d := range oldDevs {
-		if !kept[d] {
-			p.retire = append(p.retire, d)
-		}
-	}
+	return newHandles, nil
+}
 
-	// Run's goroutine takes it between two cycles; before Run, or after
-	// it ended, this goroutine may apply it itself.
+// bindPlanned binds a new device of p to its handles; a kept device must
+// keep its tags as they were.
+func (e *Engine) bindPlanned(p *plan, d *device, kept bool, handles []Handle) error {
+	if kept {
+		same := slices.Equal(d.handles, handles)
+		for _, h := range d.handles {
+			same = same && p.keep[h]
+		}
+		if !same {
+			return fmt.Errorf("plc: device %s: its Device is kept but its tags changed; give it a new Device", d.name)
+		}
+		return nil
+	}
+	d.handles = handles
+	return e.bindDevice(d, p.tags)
+}
+
+// handOver has p applied: Run's goroutine takes it between two cycles;
+// before Run, or after it ended, this goroutine applies it itself.
+func (e *Engine) handOver(ctx context.Context, p *plan) error {
 	if e.state.Load() == stateNew {
 		e.applyPlan(nil, p)
-	} else {
-		select {
-		case e.reconf <- p:
-			<-p.done
-		case <-e.stopped: // Run has ended: nothing else touches the state
-			e.applyPlan(nil, p)
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		return nil
 	}
-	// A dropped device's goroutine ends after its poll, within
-	// PollTimeout unless its driver ignores the deadline; then closing
-	// the driver is what ends it.
+	select {
+	case e.reconf <- p:
+		<-p.done
+	case <-e.stopped: // Run has ended: nothing else touches the state
+		e.applyPlan(nil, p)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// awaitRetired waits for the goroutines of p's dropped devices: each ends
+// after its poll, within PollTimeout unless its driver ignores the
+// deadline; then closing the driver is what ends it.
+func (e *Engine) awaitRetired(p *plan) {
+	if e.state.Load() == stateNew {
+		return
+	}
 	wait := time.NewTimer(e.pollTimeout + e.period)
 	defer wait.Stop()
 	for _, d := range p.retire {
-		if e.state.Load() == stateNew {
-			continue
-		}
 		select {
 		case <-d.exited:
 		case <-wait.C:
-			return nil
+			return
 		}
 	}
-	return nil
 }
 
 // applyPlan puts p into effect on Run's goroutine (or, with ctx nil,
