@@ -87,15 +87,43 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 		// default): its first address, which a client can use.
 		host = firstAddress()
 	}
-
 	cfg := config{hostname: host}
+	fs, more := newFlagSet(&cfg, stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cfg, err
+		}
+		// The flag package has already printed the error and the usage.
+		return cfg, &usageError{msg: err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return cfg, &usageError{msg: fmt.Sprintf("unexpected argument %q (edged takes only flags; see --help)", fs.Arg(0))}
+	}
+	if cfg.showVersion {
+		return cfg, nil
+	}
+	if err := cfg.check(more); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.resolveHosts(fs, more)
+}
+
+// moreFlags are the flags that parseFlags turns into config's fields.
+type moreFlags struct {
+	endpointHost, anonRole string
+}
+
+// newFlagSet defines edged's flags, into cfg and more; docs/flags.md
+// describes each.
+func newFlagSet(cfg *config, stderr io.Writer) (*flag.FlagSet, *moreFlags) {
+	more := &moreFlags{}
 	fs := flag.NewFlagSet("edged", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.BoolVar(&cfg.showVersion, "version", false, "print \"edged <version>\" and exit")
 	fs.StringVar(&cfg.listen, "listen", ":4840",
 		"TCP `address` to listen on for OPC UA clients, host:port (an empty host or\n"+
 			"0.0.0.0 / [::] means all interfaces; port 0 picks a free port)")
-	endpointHost := fs.String("endpoint-host", host,
+	fs.StringVar(&more.endpointHost, "endpoint-host", cfg.hostname,
 		"host `name` (or IP) advertised in the endpoint URL opc.tcp://<name>:<port>.\n"+
 			"If not given: the host of --listen when it names one, else this machine's host name")
 	fs.IntVar(&cfg.maxSessions, "max-sessions", server.DefaultMaxSessions,
@@ -146,7 +174,7 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 			"as an outside Modbus client would (the slave listens there either way); see docs/simulator.md")
 	fs.BoolVar(&cfg.allowInsecure, "allow-insecure", false,
 		"offer SecurityPolicy None for sessions too (without: None serves discovery only); for tests and demos, never on a plant network")
-	anonRole := fs.String("anonymous-role", "Observer",
+	fs.StringVar(&more.anonRole, "anonymous-role", "Observer",
 		"the `role` of anonymous sessions: Observer (browse, read, subscribe), Operator (also write and call), ..., or none (refused)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: edged [flags]\n       edged pki [--data-dir DIR] list|trust|reject|show-own ...\n       edged user [--data-dir DIR] add|list|passwd|remove ...\n\n"+
@@ -155,53 +183,50 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 		fs.PrintDefaults()
 	}
 
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return cfg, err
-		}
-		// The flag package has already printed the error and the usage.
-		return cfg, &usageError{msg: err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return cfg, &usageError{msg: fmt.Sprintf("unexpected argument %q (edged takes only flags; see --help)", fs.Arg(0))}
-	}
-	if cfg.showVersion {
-		return cfg, nil
-	}
+	return fs, more
+}
 
-	if r, ok := parseAnonymousRole(*anonRole); ok {
+// check checks the flags' values and the ones that go together.
+func (cfg *config) check(more *moreFlags) error {
+	if r, ok := parseAnonymousRole(more.anonRole); ok {
 		cfg.anonymous = r
 	} else {
-		return cfg, &usageError{msg: fmt.Sprintf("invalid value %q for --anonymous-role: want none or one of Observer, Operator, Engineer, Supervisor, ConfigureAdmin, SecurityAdmin", *anonRole)}
+		return &usageError{msg: fmt.Sprintf("invalid value %q for --anonymous-role: want none or one of Observer, Operator, Engineer, Supervisor, ConfigureAdmin, SecurityAdmin", more.anonRole)}
 	}
 	if (cfg.importCSV == "") != (cfg.csvDevice == "") {
-		return cfg, &usageError{msg: "--import-csv and --csv-device go together: the CSV file and the device its tags are added to"}
+		return &usageError{msg: "--import-csv and --csv-device go together: the CSV file and the device its tags are added to"}
 	}
 	if cfg.reportEvery < 0 {
-		return cfg, &usageError{msg: fmt.Sprintf("invalid value %v for --report-every: want 0 (never) or more", cfg.reportEvery)}
+		return &usageError{msg: fmt.Sprintf("invalid value %v for --report-every: want 0 (never) or more", cfg.reportEvery)}
 	}
 	if cfg.maxSessions < 1 {
-		return cfg, &usageError{msg: fmt.Sprintf("invalid value %d for --max-sessions: want at least 1", cfg.maxSessions)}
+		return &usageError{msg: fmt.Sprintf("invalid value %d for --max-sessions: want at least 1", cfg.maxSessions)}
 	}
 	if cfg.maxConnections < 1 {
-		return cfg, &usageError{msg: fmt.Sprintf("invalid value %d for --max-connections: want at least 1", cfg.maxConnections)}
+		return &usageError{msg: fmt.Sprintf("invalid value %d for --max-connections: want at least 1", cfg.maxConnections)}
 	}
 	if cfg.rtPriority < -1 || cfg.rtPriority > 99 {
-		return cfg, &usageError{msg: fmt.Sprintf("invalid value %d for --rt-priority: want -1, 0, or 1 to 99", cfg.rtPriority)}
+		return &usageError{msg: fmt.Sprintf("invalid value %d for --rt-priority: want -1, 0, or 1 to 99", cfg.rtPriority)}
 	}
 	if cfg.rtCPU < -2 {
-		return cfg, &usageError{msg: fmt.Sprintf("invalid value %d for --rt-cpu: want a CPU number, -1 or -2", cfg.rtCPU)}
+		return &usageError{msg: fmt.Sprintf("invalid value %d for --rt-cpu: want a CPU number, -1 or -2", cfg.rtCPU)}
 	}
 	if cfg.watchdogTimeout < time.Second || cfg.watchdogTimeout > time.Hour {
-		return cfg, &usageError{msg: fmt.Sprintf("invalid value %v for --watchdog-timeout: want 1s to 1h", cfg.watchdogTimeout)}
+		return &usageError{msg: fmt.Sprintf("invalid value %v for --watchdog-timeout: want 1s to 1h", cfg.watchdogTimeout)}
 	}
 	if cfg.readSpin < 0 || cfg.readSpin > time.Second {
-		return cfg, &usageError{msg: fmt.Sprintf("invalid value %v for --read-spin: want 0 to 1s", cfg.readSpin)}
+		return &usageError{msg: fmt.Sprintf("invalid value %v for --read-spin: want 0 to 1s", cfg.readSpin)}
 	}
 
+	return nil
+}
+
+// resolveHosts checks --listen and --endpoint-host and chooses the host
+// the endpoint URL advertises.
+func (cfg *config) resolveHosts(fs *flag.FlagSet, more *moreFlags) error {
 	listenHost, err := checkListen(cfg.listen)
 	if err != nil {
-		return cfg, &usageError{msg: fmt.Sprintf("invalid value %q for --listen: %v", cfg.listen, err)}
+		return &usageError{msg: fmt.Sprintf("invalid value %q for --listen: %v", cfg.listen, err)}
 	}
 
 	explicit := false
@@ -211,18 +236,18 @@ func parseFlags(args []string, hostname func() (string, error), stderr io.Writer
 		}
 	})
 	if explicit {
-		h, err := checkEndpointHost(*endpointHost)
+		h, err := checkEndpointHost(more.endpointHost)
 		if err != nil {
-			return cfg, &usageError{msg: fmt.Sprintf("invalid value %q for --endpoint-host: %v", *endpointHost, err)}
+			return &usageError{msg: fmt.Sprintf("invalid value %q for --endpoint-host: %v", more.endpointHost, err)}
 		}
 		if h == "" {
 			explicit = false // --endpoint-host "" means "use the default"
 		} else {
-			*endpointHost = h
+			more.endpointHost = h
 		}
 	}
-	cfg.advertiseHost = resolveAdvertiseHost(listenHost, *endpointHost, explicit, host)
-	return cfg, nil
+	cfg.advertiseHost = resolveAdvertiseHost(listenHost, more.endpointHost, explicit, cfg.hostname)
+	return nil
 }
 
 // usableHostname reports whether h is a host name that a client could
