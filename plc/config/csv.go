@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -51,14 +52,7 @@ func ReadTagsCSV(r io.Reader) ([]Tag, error) {
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
 	cr.Comment = '#'
-	var probs []Problem
-	add := func(row int, col, format string, args ...any) {
-		p := fmt.Sprintf("row %d", row)
-		if col != "" {
-			p += ", column " + col
-		}
-		probs = append(probs, Problem{Path: p, Msg: fmt.Sprintf(format, args...)})
-	}
+	rd := &csvReader{cr: cr}
 	header, err := cr.Read()
 	if err == io.EOF {
 		return nil, &CSVError{Problems: []Problem{{Path: "row 1", Msg: "no header row"}}}
@@ -66,30 +60,9 @@ func ReadTagsCSV(r io.Reader) ([]Tag, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: CSV: %w", err)
 	}
-	hl, _ := cr.FieldPos(0)
-	col := map[string]int{}
-	for i, h := range header {
-		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
-		known := false
-		for _, c := range CSVColumns {
-			known = known || c == h
-		}
-		switch {
-		case !known:
-			add(hl, strconv.Quote(h), "unknown column (known: %s)", strings.Join(CSVColumns, ", "))
-		case col[h] != 0:
-			add(hl, strconv.Quote(h), "listed twice")
-		default:
-			col[h] = i + 1 // 0 means absent
-		}
-	}
-	for _, c := range requiredCSV {
-		if col[c] == 0 {
-			add(hl, strconv.Quote(c), "missing (required columns: %s)", strings.Join(requiredCSV, ", "))
-		}
-	}
-	if len(probs) > 0 {
-		return nil, &CSVError{Problems: probs}
+	rd.readHeader(header)
+	if len(rd.probs) > 0 {
+		return nil, &CSVError{Problems: rd.probs}
 	}
 	tags := []Tag{}
 	for {
@@ -100,86 +73,144 @@ func ReadTagsCSV(r io.Reader) ([]Tag, error) {
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				add(pe.StartLine, "", "%v", pe.Err)
+				rd.add(pe.StartLine, "", "%v", pe.Err)
 				break
 			}
 			return nil, fmt.Errorf("config: CSV: %w", err)
 		}
-		line, _ := cr.FieldPos(0)
-		cell := func(c string) string {
-			i := col[c]
-			if i == 0 || i > len(rec) {
-				return ""
-			}
-			return strings.TrimSpace(rec[i-1])
-		}
+		rd.line, _ = cr.FieldPos(0)
+		rd.rec = rec
 		if len(rec) > len(header) {
-			add(line, "", "%d cells, the header has %d columns", len(rec), len(header))
+			rd.add(rd.line, "", "%d cells, the header has %d columns", len(rec), len(header))
 			continue
 		}
-		integer := func(c string) (*int, bool) {
-			s := cell(c)
-			if s == "" {
-				return nil, true
-			}
-			n, err := strconv.Atoi(s)
-			if err != nil {
-				add(line, c, "%q is not an integer", s)
-				return nil, false
-			}
-			return &n, true
-		}
-		t := Tag{
-			Name:        cell("name"),
-			Type:        Type(cell("type")),
-			Address:     cell("address"),
-			Order:       Order(cell("order")),
-			ScanClass:   cell("scan_class"),
-			Access:      Access(cell("access")),
-			Units:       cell("units"),
-			Description: cell("description"),
-		}
-		t.Unit, _ = integer("unit")
-		t.Bit, _ = integer("bit")
-		if n, _ := integer("length"); n != nil {
-			t.Length = *n
-		}
-		if n, _ := integer("debounce"); n != nil {
-			t.Debounce = *n
-		}
-		var sc [4]float64
-		set := 0
-		for i, c := range []string{"raw_min", "raw_max", "eu_min", "eu_max"} {
-			s := cell(c)
-			if s == "" {
-				continue
-			}
-			set++
-			f, err := strconv.ParseFloat(s, 64)
-			if err != nil {
-				add(line, c, "%q is not a number", s)
-				continue
-			}
-			sc[i] = f
-		}
-		switch set {
-		case 0:
-		case 4:
-			t.Scaling = &Scaling{RawMin: sc[0], RawMax: sc[1], EUMin: sc[2], EUMax: sc[3]}
-		default:
-			add(line, "raw_min", "scaling needs all of raw_min, raw_max, eu_min, eu_max")
-		}
-		for _, c := range requiredCSV {
-			if cell(c) == "" {
-				add(line, c, "empty")
-			}
-		}
-		tags = append(tags, t)
+		tags = append(tags, rd.tag())
 	}
-	if len(probs) > 0 {
-		return nil, &CSVError{Problems: probs}
+	if len(rd.probs) > 0 {
+		return nil, &CSVError{Problems: rd.probs}
 	}
 	return tags, nil
+}
+
+// csvReader is the state of ReadTagsCSV: the columns, the row being read,
+// the problems found so far.
+type csvReader struct {
+	cr    *csv.Reader
+	col   map[string]int // column name to its index + 1 (0: absent)
+	rec   []string
+	line  int
+	probs []Problem
+}
+
+func (rd *csvReader) add(row int, col, format string, args ...any) {
+	p := fmt.Sprintf("row %d", row)
+	if col != "" {
+		p += ", column " + col
+	}
+	rd.probs = append(rd.probs, Problem{Path: p, Msg: fmt.Sprintf(format, args...)})
+}
+
+// readHeader maps the header's columns: each known, once; the required
+// ones there.
+func (rd *csvReader) readHeader(header []string) {
+	hl, _ := rd.cr.FieldPos(0)
+	rd.col = map[string]int{}
+	for i, h := range header {
+		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
+		switch {
+		case !slices.Contains(CSVColumns, h):
+			rd.add(hl, strconv.Quote(h), "unknown column (known: %s)", strings.Join(CSVColumns, ", "))
+		case rd.col[h] != 0:
+			rd.add(hl, strconv.Quote(h), "listed twice")
+		default:
+			rd.col[h] = i + 1
+		}
+	}
+	for _, c := range requiredCSV {
+		if rd.col[c] == 0 {
+			rd.add(hl, strconv.Quote(c), "missing (required columns: %s)", strings.Join(requiredCSV, ", "))
+		}
+	}
+}
+
+// cell is the row's cell of column c, "" when absent.
+func (rd *csvReader) cell(c string) string {
+	i := rd.col[c]
+	if i == 0 || i > len(rd.rec) {
+		return ""
+	}
+	return strings.TrimSpace(rd.rec[i-1])
+}
+
+// integer is the row's integer of column c, nil when empty; false after a
+// problem.
+func (rd *csvReader) integer(c string) (*int, bool) {
+	s := rd.cell(c)
+	if s == "" {
+		return nil, true
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		rd.add(rd.line, c, "%q is not an integer", s)
+		return nil, false
+	}
+	return &n, true
+}
+
+// tag reads the row's tag.
+func (rd *csvReader) tag() Tag {
+	t := Tag{
+		Name:        rd.cell("name"),
+		Type:        Type(rd.cell("type")),
+		Address:     rd.cell("address"),
+		Order:       Order(rd.cell("order")),
+		ScanClass:   rd.cell("scan_class"),
+		Access:      Access(rd.cell("access")),
+		Units:       rd.cell("units"),
+		Description: rd.cell("description"),
+	}
+	t.Unit, _ = rd.integer("unit")
+	t.Bit, _ = rd.integer("bit")
+	if n, _ := rd.integer("length"); n != nil {
+		t.Length = *n
+	}
+	if n, _ := rd.integer("debounce"); n != nil {
+		t.Debounce = *n
+	}
+	t.Scaling = rd.scaling()
+	for _, c := range requiredCSV {
+		if rd.cell(c) == "" {
+			rd.add(rd.line, c, "empty")
+		}
+	}
+	return t
+}
+
+// scaling is the row's scaling: all four cells or none.
+func (rd *csvReader) scaling() *Scaling {
+	var sc [4]float64
+	set := 0
+	for i, c := range []string{"raw_min", "raw_max", "eu_min", "eu_max"} {
+		s := rd.cell(c)
+		if s == "" {
+			continue
+		}
+		set++
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			rd.add(rd.line, c, "%q is not a number", s)
+			continue
+		}
+		sc[i] = f
+	}
+	switch set {
+	case 0:
+		return nil
+	case 4:
+		return &Scaling{RawMin: sc[0], RawMax: sc[1], EUMin: sc[2], EUMax: sc[3]}
+	}
+	rd.add(rd.line, "raw_min", "scaling needs all of raw_min, raw_max, eu_min, eu_max")
+	return nil
 }
 
 // ImportCSV reads a tag list (see ReadTagsCSV) and appends its tags to the
