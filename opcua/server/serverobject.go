@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/edged/edged/opcua/addrspace"
@@ -242,18 +243,35 @@ const (
 // application namespace with its Gateway folder.
 func (s *Server) initServerObject() error {
 	sp := s.as
-	set := func(node uint32, v any) error {
-		if err := sp.SetValue(ua.NewNumericNodeID(0, node), ua.MustVariant(v)); err != nil {
-			return fmt.Errorf("server: Server object node %s: %w", id.Name(node), err)
+	for _, v := range slices.Concat(s.statusValues(), historyValues(), s.configurationValues()) {
+		if sp.Node(ua.NewNumericNodeID(0, v.node)) == nil {
+			continue // not in the generated namespace 0 (optional node)
 		}
-		return nil
+		if err := sp.SetValue(ua.NewNumericNodeID(0, v.node), ua.MustVariant(v.v)); err != nil {
+			return fmt.Errorf("server: Server object node %s: %w", id.Name(v.node), err)
+		}
 	}
+	if err := s.setLiveSources(); err != nil {
+		return err
+	}
+	if err := s.initSubMethods(); err != nil {
+		return err
+	}
+	return s.addGatewayFolder()
+}
+
+// nodeValue is the value of a namespace-0 variable.
+type nodeValue struct {
+	node uint32
+	v    any
+}
+
+// statusValues are the Server object's values that do not change while
+// the server runs: its status, build info, capabilities and limits.
+func (s *Server) statusValues() []nodeValue {
 	lim := s.cfg.Limits
 	bi := s.buildInfo()
-	for _, v := range []struct {
-		node uint32
-		v    any
-	}{
+	return []nodeValue{
 		{id.Server_ServerArray, []string{s.cfg.ApplicationURI}},
 		{id.Server_ServerStatus_StartTime, s.startTime},
 		{id.Server_ServerStatus_BuildInfo, ua.ExtensionObject{Body: &bi}},
@@ -291,7 +309,12 @@ func (s *Server) initServerObject() error {
 		{id.Server_ServerDiagnostics_EnabledFlag, false},
 		{id.Server_ServerRedundancy_RedundancySupport, int32(0)}, // None
 		{id.Server_Auditing, false},
-		// No historical access.
+	}
+}
+
+// historyValues are HistoryServerCapabilities: no historical access.
+func historyValues() []nodeValue {
+	return []nodeValue{
 		{id.HistoryServerCapabilities_AccessHistoryDataCapability, false},
 		{id.HistoryServerCapabilities_AccessHistoryEventsCapability, false},
 		{id.HistoryServerCapabilities_MaxReturnDataValues, uint32(0)},
@@ -307,7 +330,12 @@ func (s *Server) initServerObject() error {
 		{id.HistoryServerCapabilities_DeleteEventCapability, false},
 		{id.HistoryServerCapabilities_InsertAnnotationCapability, false},
 		{id.HistoryServerCapabilities_ServerTimestampSupported, false},
-		// ServerConfiguration (trustlist.go).
+	}
+}
+
+// configurationValues are ServerConfiguration's (trustlist.go).
+func (s *Server) configurationValues() []nodeValue {
+	return []nodeValue{
 		{id.ServerConfiguration_ApplicationUri, s.cfg.ApplicationURI},
 		{id.ServerConfiguration_ProductUri, s.cfg.ProductURI},
 		{id.ServerConfiguration_ApplicationType, int32(ua.ApplicationTypeServer)},
@@ -321,14 +349,13 @@ func (s *Server) initServerObject() error {
 		// TrustList is.
 		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Writable, true},
 		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_UserWritable, true},
-	} {
-		if sp.Node(ua.NewNumericNodeID(0, v.node)) == nil {
-			continue // not in the generated namespace 0 (optional node)
-		}
-		if err := set(v.node, v.v); err != nil {
-			return err
-		}
 	}
+}
+
+// setLiveSources has the Server object's changing variables read when
+// asked for (liveValue).
+func (s *Server) setLiveSources() error {
+	sp := s.as
 	src := sp.AddSource(addrspace.SourceFunc(s.liveValue))
 	live := liveNodes
 	for r, n := range identitiesNodes {
@@ -346,13 +373,13 @@ func (s *Server) initServerObject() error {
 			return fmt.Errorf("server: Server object node %s: %w", id.Name(l.node), err)
 		}
 	}
+	return nil
+}
 
-	if err := s.initSubMethods(); err != nil {
-		return err
-	}
-
-	// The application namespace and its Gateway folder with two demo
-	// variables: Setpoint (writable) and Model (read-only).
+// addGatewayFolder adds the application namespace and its Gateway folder
+// with two demo variables: Setpoint (writable) and Model (read-only).
+func (s *Server) addGatewayFolder() error {
+	sp := s.as
 	s.ns = sp.AddNamespace(s.cfg.NamespaceURI)
 	s.gateway = ua.NewStringNodeID(s.ns, GatewayFolderName)
 	if err := sp.AddNode(&addrspace.Node{
