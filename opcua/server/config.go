@@ -239,6 +239,33 @@ func (c Config) withDefaults() (Config, error) {
 		c.WriteTimeout = DefaultWriteTimeout
 	}
 	c.Subscriptions = c.Subscriptions.WithDefaults(c.MinSupportedSampleRate, DefaultMaxNodesPerRequest)
+	c.limitsWithDefaults()
+	if c.Security != nil {
+		sc := *c.Security
+		if sc.Credentials == nil {
+			return c, errors.New("server: Config.Security.Credentials is required")
+		}
+		c.Security = &sc
+	}
+	if c.Authenticator == nil {
+		c.Authenticator = AnonymousOnly{}
+	}
+	if c.ServiceLevel == 0 {
+		c.ServiceLevel = 255
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	return c, nil
+}
+
+// limitsWithDefaults sets the operation limits, the channel's
+// configuration (a copy of the caller's) and the request memory's bounds
+// where c has none.
+func (c *Config) limitsWithDefaults() {
 	lim := func(v *uint32) {
 		if *v == 0 {
 			*v = DefaultMaxNodesPerRequest
@@ -279,26 +306,6 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Channel.InitialMessageLimit == 0 {
 		c.Channel.InitialMessageLimit = DefaultPreSessionMessageSize
 	}
-	if c.Security != nil {
-		sc := *c.Security
-		if sc.Credentials == nil {
-			return c, errors.New("server: Config.Security.Credentials is required")
-		}
-		c.Security = &sc
-	}
-	if c.Authenticator == nil {
-		c.Authenticator = AnonymousOnly{}
-	}
-	if c.ServiceLevel == 0 {
-		c.ServiceLevel = 255
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.Clock == nil {
-		c.Clock = time.Now
-	}
-	return c, nil
 }
 
 // Runtime are the server's hooks into the process's runtime policy; a nil
