@@ -63,21 +63,17 @@ func Build(cfg *config.Config, opts Options) (plc.Config, *Drivers, error) {
 // configuration of all of cfg, with the Devices of keep's groups for the
 // others.
 func (ds *Drivers) build(cfg *config.Config, keep map[string]*group) (plc.Config, error) {
-	opts := ds.opts
-	base := time.Duration(cfg.BaseCycleMs) * time.Millisecond
-	out := plc.Config{Period: base}
+	b := &builder{cfg: cfg, opts: ds.opts, buses: map[string]*modbus.RTU{}}
+	out := plc.Config{Period: time.Duration(cfg.BaseCycleMs) * time.Millisecond}
 	made := map[string]*group{}
-	buses := map[string]*modbus.RTU{}
-	var prof *board.Profile
 	var errs []error
-	var maxTimeout time.Duration
 	for i := range cfg.Devices {
 		d := &cfg.Devices[i]
 		gk := groupKey(cfg, d)
 		if g := keep[gk]; g != nil {
 			out.Devices = append(out.Devices, plc.DeviceConfig{Name: d.Name, Device: g.devs[d.Name]})
 			out.Tags = appendTags(out.Tags, cfg, d)
-			maxTimeout = max(maxTimeout, deviceTimeout(d))
+			b.maxTimeout = max(b.maxTimeout, deviceTimeout(d))
 			continue
 		}
 		g := made[gk]
@@ -85,90 +81,10 @@ func (ds *Drivers) build(cfg *config.Config, keep map[string]*group) (plc.Config
 			g = &group{key: gk, devs: map[string]plc.Device{}, sig: groupSig(cfg, gk)}
 			made[gk] = g
 		}
-		cl := &g.cl
-		dp := "devices[" + d.Name + "]"
-		nc := time.Duration(d.NoCommTimeoutMs) * time.Millisecond
-		if out.NoCommAfter == 0 || nc < out.NoCommAfter {
+		if nc := time.Duration(d.NoCommTimeoutMs) * time.Millisecond; out.NoCommAfter == 0 || nc < out.NoCommAfter {
 			out.NoCommAfter = nc
 		}
-		var dev plc.Device
-		var err error
-		switch d.Kind {
-		case config.KindModbusTCP, config.KindSim:
-			m := d.ModbusTCP
-			path := dp + ".modbus_tcp.address"
-			if d.Kind == config.KindSim {
-				m = config.DefaultModbusTCP(opts.SimAddress)
-				path = dp + ".kind"
-				if opts.SimAddress == "" {
-					errs = append(errs, fmt.Errorf("%s: sim: no simulator address (devices.Options.SimAddress)", path))
-					continue
-				}
-			}
-			if _, port, _ := net.SplitHostPort(m.Address); port == "0" {
-				errs = append(errs, fmt.Errorf("%s: %q: port 0 is the simulator's placeholder; start the simulator (plc/sim) and use the configuration it returns", path, m.Address))
-				continue
-			}
-			tc := modbus.TCPConfig{Address: m.Address, Timeout: time.Duration(m.TimeoutMs) * time.Millisecond}
-			if opts.TCP != nil {
-				opts.TCP(d.Name, &tc)
-			}
-			// The simulator's link is in memory, unless a test dials
-			// it its own way; its polls then never wait (Inline).
-			inMemory := opts.SimDial != nil && tc.Address == opts.SimAddress && tc.Dial == nil
-			if inMemory {
-				tc.Dial = opts.SimDial
-			}
-			if err := tc.Validate(); err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", path, err))
-				continue
-			}
-			link := modbus.NewTCP(tc)
-			cl.add(link)
-			units := map[uint8]*modbus.Client{uint8(*m.UnitID): link.Client(uint8(*m.UnitID))}
-			maxTimeout = max(maxTimeout, tc.Timeout)
-			dev, err = newModbus(d, modbusSettings{
-				unit: uint8(*m.UnitID), units: units, order: m.Order, timeout: tc.Timeout,
-				plan: planOptions(m.MaxRegisters, m.MaxBits, m.MaxGap), inline: inMemory,
-			})
-		case config.KindModbusRTU:
-			m := d.ModbusRTU
-			if prof == nil {
-				p, perr := board.Lookup(cfg.Board)
-				if perr != nil {
-					errs = append(errs, fmt.Errorf("board: %w", perr))
-					continue
-				}
-				prof = &p
-			}
-			dev, err = buildRTU(d, m, prof, buses, cl, opts)
-			maxTimeout = max(maxTimeout, time.Duration(m.TimeoutMs)*time.Millisecond)
-		case config.KindGPIO:
-			if prof == nil {
-				p, perr := board.Lookup(cfg.Board)
-				if perr != nil {
-					errs = append(errs, fmt.Errorf("board: %w", perr))
-					continue
-				}
-				prof = &p
-			}
-			be := opts.GPIO
-			if be == nil {
-				if prof.Name == "sim" {
-					be = gpio.NewSim(*prof)
-				} else {
-					be = gpio.NewChardev()
-				}
-			}
-			var g *gpioDevice
-			g, err = newGPIO(d, *prof, be)
-			if g != nil {
-				cl.add(g)
-				dev = g
-			}
-		default:
-			err = fmt.Errorf("%s.kind: %q is not supported", dp, d.Kind)
-		}
+		dev, err := b.device(d, &g.cl)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -186,8 +102,102 @@ func (ds *Drivers) build(cfg *config.Config, keep map[string]*group) (plc.Config
 	for k, g := range made {
 		ds.groups[k] = g
 	}
-	out.PollTimeout = max(time.Second, 2*maxTimeout)
+	out.PollTimeout = max(time.Second, 2*b.maxTimeout)
 	return out, nil
+}
+
+// builder makes the drivers of one configuration.
+type builder struct {
+	cfg        *config.Config
+	opts       Options
+	buses      map[string]*modbus.RTU // the serial buses made, by port
+	prof       *board.Profile         // the board's, once looked up
+	maxTimeout time.Duration          // of the devices' requests
+}
+
+// device makes the driver of d, its closers added to cl.
+func (b *builder) device(d *config.Device, cl *closers) (plc.Device, error) {
+	switch d.Kind {
+	case config.KindModbusTCP, config.KindSim:
+		return b.modbusTCP(d, cl)
+	case config.KindModbusRTU:
+		prof, err := b.board()
+		if err != nil {
+			return nil, err
+		}
+		b.maxTimeout = max(b.maxTimeout, time.Duration(d.ModbusRTU.TimeoutMs)*time.Millisecond)
+		return buildRTU(d, d.ModbusRTU, prof, b.buses, cl, b.opts)
+	case config.KindGPIO:
+		prof, err := b.board()
+		if err != nil {
+			return nil, err
+		}
+		be := b.opts.GPIO
+		if be == nil {
+			if prof.Name == "sim" {
+				be = gpio.NewSim(*prof)
+			} else {
+				be = gpio.NewChardev()
+			}
+		}
+		g, err := newGPIO(d, *prof, be)
+		if g == nil {
+			return nil, err
+		}
+		cl.add(g)
+		return g, err
+	}
+	return nil, fmt.Errorf("devices[%s].kind: %q is not supported", d.Name, d.Kind)
+}
+
+// board is the configuration's board profile.
+func (b *builder) board() (*board.Profile, error) {
+	if b.prof == nil {
+		p, err := board.Lookup(b.cfg.Board)
+		if err != nil {
+			return nil, fmt.Errorf("board: %w", err)
+		}
+		b.prof = &p
+	}
+	return b.prof, nil
+}
+
+// modbusTCP makes the driver of a Modbus TCP device, or of the built-in
+// simulator (kind sim): a link of its own and its unit's client.
+func (b *builder) modbusTCP(d *config.Device, cl *closers) (plc.Device, error) {
+	m := d.ModbusTCP
+	path := "devices[" + d.Name + "].modbus_tcp.address"
+	if d.Kind == config.KindSim {
+		m = config.DefaultModbusTCP(b.opts.SimAddress)
+		path = "devices[" + d.Name + "].kind"
+		if b.opts.SimAddress == "" {
+			return nil, fmt.Errorf("%s: sim: no simulator address (devices.Options.SimAddress)", path)
+		}
+	}
+	if _, port, _ := net.SplitHostPort(m.Address); port == "0" {
+		return nil, fmt.Errorf("%s: %q: port 0 is the simulator's placeholder; start the simulator (plc/sim) and use the configuration it returns", path, m.Address)
+	}
+	tc := modbus.TCPConfig{Address: m.Address, Timeout: time.Duration(m.TimeoutMs) * time.Millisecond}
+	if b.opts.TCP != nil {
+		b.opts.TCP(d.Name, &tc)
+	}
+	// The simulator's link is in memory, unless a test dials it its own
+	// way; its polls then never wait (Inline).
+	inMemory := b.opts.SimDial != nil && tc.Address == b.opts.SimAddress && tc.Dial == nil
+	if inMemory {
+		tc.Dial = b.opts.SimDial
+	}
+	if err := tc.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	link := modbus.NewTCP(tc)
+	cl.add(link)
+	units := map[uint8]*modbus.Client{uint8(*m.UnitID): link.Client(uint8(*m.UnitID))}
+	b.maxTimeout = max(b.maxTimeout, tc.Timeout)
+	return newModbus(d, modbusSettings{
+		unit: uint8(*m.UnitID), units: units, order: m.Order, timeout: tc.Timeout,
+		plan: planOptions(m.MaxRegisters, m.MaxBits, m.MaxGap), inline: inMemory,
+	})
 }
 
 // appendTags appends the engine's tags of device d of cfg.
