@@ -222,54 +222,73 @@ func (s *Server) Handle(pdu []byte, dst []byte) []byte {
 		s.OnRequest(b)
 	}
 	switch fc {
-	case 1, 2:
-		if len(d) != 4 {
-			return exception(dst, fc, 3)
-		}
-		addr, qty := int(binary.BigEndian.Uint16(d)), int(binary.BigEndian.Uint16(d[2:]))
-		if qty < 1 || qty > 2000 {
-			return exception(dst, fc, 3)
-		}
-		bits := b.Coils
-		if fc == 2 {
-			bits = b.DiscreteInputs
-		}
-		if addr+qty > len(bits) {
-			return exception(dst, fc, 2)
-		}
-		nb := (qty + 7) / 8
-		dst = append(dst, fc, byte(nb))
-		for i := 0; i < nb; i++ {
-			var x byte
-			for j := 0; j < 8 && 8*i+j < qty; j++ {
-				if bits[addr+8*i+j] {
-					x |= 1 << j
-				}
+	case 1:
+		return readBits(dst, fc, d, b.Coils)
+	case 2:
+		return readBits(dst, fc, d, b.DiscreteInputs)
+	case 3:
+		return readRegisters(dst, fc, d, b.HoldingRegisters)
+	case 4:
+		return readRegisters(dst, fc, d, b.InputRegisters)
+	case 5, 15:
+		return s.writeCoils(dst, pdu)
+	case 6, 16:
+		return s.writeRegisters(dst, pdu)
+	}
+	return exception(dst, fc, 1)
+}
+
+// readBits answers Read Coils (1) or Read Discrete Inputs (2) of bits.
+func readBits(dst []byte, fc byte, d []byte, bits []bool) []byte {
+	if len(d) != 4 {
+		return exception(dst, fc, 3)
+	}
+	addr, qty := int(binary.BigEndian.Uint16(d)), int(binary.BigEndian.Uint16(d[2:]))
+	if qty < 1 || qty > 2000 {
+		return exception(dst, fc, 3)
+	}
+	if addr+qty > len(bits) {
+		return exception(dst, fc, 2)
+	}
+	nb := (qty + 7) / 8
+	dst = append(dst, fc, byte(nb))
+	for i := 0; i < nb; i++ {
+		var x byte
+		for j := 0; j < 8 && 8*i+j < qty; j++ {
+			if bits[addr+8*i+j] {
+				x |= 1 << j
 			}
-			dst = append(dst, x)
 		}
-		return dst
-	case 3, 4:
-		if len(d) != 4 {
-			return exception(dst, fc, 3)
-		}
-		addr, qty := int(binary.BigEndian.Uint16(d)), int(binary.BigEndian.Uint16(d[2:]))
-		if qty < 1 || qty > 125 {
-			return exception(dst, fc, 3)
-		}
-		regs := b.HoldingRegisters
-		if fc == 4 {
-			regs = b.InputRegisters
-		}
-		if addr+qty > len(regs) {
-			return exception(dst, fc, 2)
-		}
-		dst = append(dst, fc, byte(2*qty))
-		for _, r := range regs[addr : addr+qty] {
-			dst = append(dst, byte(r>>8), byte(r))
-		}
-		return dst
-	case 5:
+		dst = append(dst, x)
+	}
+	return dst
+}
+
+// readRegisters answers Read Holding Registers (3) or Read Input
+// Registers (4) of regs.
+func readRegisters(dst []byte, fc byte, d []byte, regs []uint16) []byte {
+	if len(d) != 4 {
+		return exception(dst, fc, 3)
+	}
+	addr, qty := int(binary.BigEndian.Uint16(d)), int(binary.BigEndian.Uint16(d[2:]))
+	if qty < 1 || qty > 125 {
+		return exception(dst, fc, 3)
+	}
+	if addr+qty > len(regs) {
+		return exception(dst, fc, 2)
+	}
+	dst = append(dst, fc, byte(2*qty))
+	for _, r := range regs[addr : addr+qty] {
+		dst = append(dst, byte(r>>8), byte(r))
+	}
+	return dst
+}
+
+// writeCoils answers Write Single Coil (5) and Write Multiple Coils (15);
+// mu is held.
+func (s *Server) writeCoils(dst, pdu []byte) []byte {
+	fc, d, b := pdu[0], pdu[1:], s.bank
+	if fc == 5 {
 		if len(d) != 4 {
 			return exception(dst, fc, 3)
 		}
@@ -283,7 +302,29 @@ func (s *Server) Handle(pdu []byte, dst []byte) []byte {
 		b.Coils[addr] = v == 0xFF00
 		s.wrote(fc, addr, 1)
 		return append(dst, pdu[:5]...)
-	case 6:
+	}
+	if len(d) < 5 {
+		return exception(dst, fc, 3)
+	}
+	addr, qty, nb := int(binary.BigEndian.Uint16(d)), int(binary.BigEndian.Uint16(d[2:])), int(d[4])
+	if qty < 1 || qty > 1968 || nb != (qty+7)/8 || len(d) != 5+nb {
+		return exception(dst, fc, 3)
+	}
+	if addr+qty > len(b.Coils) {
+		return exception(dst, fc, 2)
+	}
+	for i := 0; i < qty; i++ {
+		b.Coils[addr+i] = d[5+i/8]>>(i%8)&1 != 0
+	}
+	s.wrote(fc, addr, qty)
+	return append(dst, pdu[:5]...)
+}
+
+// writeRegisters answers Write Single Register (6) and Write Multiple
+// Registers (16); mu is held.
+func (s *Server) writeRegisters(dst, pdu []byte) []byte {
+	fc, d, b := pdu[0], pdu[1:], s.bank
+	if fc == 6 {
 		if len(d) != 4 {
 			return exception(dst, fc, 3)
 		}
@@ -294,40 +335,22 @@ func (s *Server) Handle(pdu []byte, dst []byte) []byte {
 		b.HoldingRegisters[addr] = binary.BigEndian.Uint16(d[2:])
 		s.wrote(fc, addr, 1)
 		return append(dst, pdu[:5]...)
-	case 15:
-		if len(d) < 5 {
-			return exception(dst, fc, 3)
-		}
-		addr, qty, nb := int(binary.BigEndian.Uint16(d)), int(binary.BigEndian.Uint16(d[2:])), int(d[4])
-		if qty < 1 || qty > 1968 || nb != (qty+7)/8 || len(d) != 5+nb {
-			return exception(dst, fc, 3)
-		}
-		if addr+qty > len(b.Coils) {
-			return exception(dst, fc, 2)
-		}
-		for i := 0; i < qty; i++ {
-			b.Coils[addr+i] = d[5+i/8]>>(i%8)&1 != 0
-		}
-		s.wrote(fc, addr, qty)
-		return append(dst, pdu[:5]...)
-	case 16:
-		if len(d) < 5 {
-			return exception(dst, fc, 3)
-		}
-		addr, qty, nb := int(binary.BigEndian.Uint16(d)), int(binary.BigEndian.Uint16(d[2:])), int(d[4])
-		if qty < 1 || qty > 123 || nb != 2*qty || len(d) != 5+nb {
-			return exception(dst, fc, 3)
-		}
-		if addr+qty > len(b.HoldingRegisters) {
-			return exception(dst, fc, 2)
-		}
-		for i := 0; i < qty; i++ {
-			b.HoldingRegisters[addr+i] = binary.BigEndian.Uint16(d[5+2*i:])
-		}
-		s.wrote(fc, addr, qty)
-		return append(dst, pdu[:5]...)
 	}
-	return exception(dst, fc, 1)
+	if len(d) < 5 {
+		return exception(dst, fc, 3)
+	}
+	addr, qty, nb := int(binary.BigEndian.Uint16(d)), int(binary.BigEndian.Uint16(d[2:])), int(d[4])
+	if qty < 1 || qty > 123 || nb != 2*qty || len(d) != 5+nb {
+		return exception(dst, fc, 3)
+	}
+	if addr+qty > len(b.HoldingRegisters) {
+		return exception(dst, fc, 2)
+	}
+	for i := 0; i < qty; i++ {
+		b.HoldingRegisters[addr+i] = binary.BigEndian.Uint16(d[5+2*i:])
+	}
+	s.wrote(fc, addr, qty)
+	return append(dst, pdu[:5]...)
 }
 
 func (s *Server) wrote(fc byte, addr, n int) {
