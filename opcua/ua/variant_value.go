@@ -44,7 +44,24 @@ import (
 // in UTC, clamped to the range from 1601 to MaxDateTime (see
 // DateTimeTicks).
 func NewVariant(x any) (Variant, error) {
-	var v Variant
+	if v, ok := newScalar(x); ok {
+		return v, nil
+	}
+	if v, ok := newArray(x); ok {
+		return v, nil
+	}
+	switch t := x.(type) {
+	case Variant:
+		return Variant{}, errors.New("ua: NewVariant: a Variant cannot hold a Variant scalar (only an array of Variants)")
+	case Body:
+		return Variant{typ: TypeExtensionObject, obj: &ExtensionObject{Body: t}}, nil
+	}
+	return Variant{}, fmt.Errorf("ua: NewVariant: %T is not a built-in type", x)
+}
+
+// newScalar is NewVariant of a scalar of a built-in type; false for
+// anything else.
+func newScalar(x any) (v Variant, ok bool) {
 	switch t := x.(type) {
 	case nil:
 	case bool:
@@ -95,10 +112,17 @@ func NewVariant(x any) (Variant, error) {
 		v = Variant{typ: TypeDataValue, obj: &t}
 	case DiagnosticInfo:
 		v = Variant{typ: TypeDiagnosticInfo, obj: &t}
-	case Variant:
-		return Variant{}, errors.New("ua: NewVariant: a Variant cannot hold a Variant scalar (only an array of Variants)")
+	default:
+		return Variant{}, false
+	}
+	return v, true
+}
 
-	// Arrays keep x itself, so the slice is not boxed a second time.
+// newArray is NewVariant of a slice of a built-in type; false for
+// anything else. It keeps x itself, so the slice is not boxed a second
+// time.
+func newArray(x any) (v Variant, ok bool) {
+	switch x.(type) {
 	case []bool:
 		v = Variant{typ: TypeBoolean, array: true, obj: x}
 	case []int8:
@@ -147,13 +171,10 @@ func NewVariant(x any) (Variant, error) {
 		v = Variant{typ: TypeVariant, array: true, obj: x}
 	case []DiagnosticInfo:
 		v = Variant{typ: TypeDiagnosticInfo, array: true, obj: x}
-
-	case Body:
-		v = Variant{typ: TypeExtensionObject, obj: &ExtensionObject{Body: t}}
 	default:
-		return Variant{}, fmt.Errorf("ua: NewVariant: %T is not a built-in type", x)
+		return Variant{}, false
 	}
-	return v, nil
+	return v, true
 }
 
 // MustVariant is NewVariant that panics on error, for tests and static
