@@ -79,114 +79,134 @@ func run(args []string, in io.Reader, out, errOut io.Writer) error {
 		}
 		return peerCert(args[1], args[2])
 	case "server":
-		fs := flag.NewFlagSet("uabench server", flag.ContinueOnError)
-		fs.SetOutput(errOut)
-		var f serveFlags
-		fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "loopback `address` to serve on")
-		fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the server's whole run to `file`")
-		fs.DurationVar(&f.cycle, "cycle", 0, "publish a new process image every `interval` (0: one image, no writer)")
-		fs.DurationVar(&f.maxRun, "max-run", 10*time.Minute, "exit after this `long` whatever happens")
-		fs.DurationVar(&f.spin, "spin", 0, "before blocking in a read, poll the connection for up to `d` (uasc Config.ReadSpin and the echo; 0: never)")
-		fs.BoolVar(&f.poller, "poller", false, "serve idle connections from one poller goroutine (server.Config.Poller)")
-		fs.BoolVar(&f.secure, "secure", false, "offer the secure endpoints too, with a certificate made at start (the load adds it with -policy)")
-		if err := fs.Parse(args[1:]); err != nil {
-			return err
-		}
-		return serve(f, in, out)
+		return serverRole(args[1:], in, out, errOut)
 	case "peer":
 		return peerRole(args[1:], out, errOut)
 	case "genconfig":
-		fs := flag.NewFlagSet("uabench genconfig", flag.ContinueOnError)
-		fs.SetOutput(errOut)
-		devices := fs.Int("devices", 10, "simulated Modbus TCP `devices` besides the simulator's own")
-		per := fs.Int("tags", 1000, "UInt16 `tags` per device")
-		class := fs.String("class", "fast", "their scan `class`")
-		if err := fs.Parse(args[1:]); err != nil {
-			return err
-		}
-		return genConfig(out, *devices, *per, *class)
+		return genConfigRole(args[1:], out, errOut)
 	case "memory":
-		fs := flag.NewFlagSet("uabench memory", flag.ContinueOnError)
-		fs.SetOutput(errOut)
-		var f memFlags
-		fs.Func("edged", "`command` line that starts edged with the configuration of uabench genconfig", func(v string) error {
-			f.argv = strings.Fields(v)
-			return nil
-		})
-		fs.StringVar(&f.addr, "addr", "", "loopback `address` edged listens on")
-		ns := fs.Uint("ns", 2, "`namespace` of the tags")
-		fs.IntVar(&f.devices, "devices", 10, "devices of the configuration")
-		fs.IntVar(&f.perDevice, "tags", 1000, "tags per device of the configuration")
-		fs.IntVar(&f.sessions, "sessions", 50, "sessions that read")
-		fs.IntVar(&f.nodes, "nodes", 100, "tags each session reads, its own")
-		fs.DurationVar(&f.settle, "settle", 10*time.Second, "idle time before the idle figure")
-		fs.DurationVar(&f.duration, "duration", 10*time.Second, "time the sessions read before the loaded figure")
-		if err := fs.Parse(args[1:]); err != nil {
-			return err
-		}
-		if len(f.argv) == 0 || f.addr == "" {
-			return fmt.Errorf("uabench memory: -edged and -addr are needed")
-		}
-		if err := checkLoopback(f.addr); err != nil {
-			return err
-		}
-		f.ns = uint16(*ns)
-		return memory(f, out)
+		return memoryRole(args[1:], out, errOut)
 	case "load":
-		fs := flag.NewFlagSet("uabench load", flag.ContinueOnError)
-		fs.SetOutput(errOut)
-		var f loadFlags
-		self, _ := os.Executable()
-		srvCmd := fs.String("server", self+" server", "`command` line that starts the server role")
-		scs := fs.String("scenarios", "10x100x1,10x100x100,1x1x1,1x1x100,echo", "`list` of CONNSxINFLIGHTxNODES, or echo (echoNODES) for the TCP echo baseline")
-		fs.DurationVar(&f.warmup, "warmup", time.Second, "warm-up per scenario, not measured")
-		fs.DurationVar(&f.duration, "duration", 5*time.Second, "measured window per scenario")
-		fs.DurationVar(&f.spin, "spin", 0, "in the 1×1 scenarios, poll the socket with non-blocking reads for up to `d` before each blocking read (0: never; burns this process's core)")
-		ts := fs.String("timestamps", "both", "TimestampsToReturn: source, server, both or neither")
-		policy := fs.String("policy", "None", "security `policy` of every connection: None, Basic256Sha256, Aes128_Sha256_RsaOaep or Aes256_Sha256_RsaPss")
-		mode := fs.String("mode", "SignAndEncrypt", "security `mode` with a -policy other than None: Sign or SignAndEncrypt")
-		if err := fs.Parse(args[1:]); err != nil {
-			return err
-		}
-		var ok bool
-		if f.timestamps, ok = map[string]ua.TimestampsToReturn{
-			"source": ua.TimestampsToReturnSource, "server": ua.TimestampsToReturnServer,
-			"both": ua.TimestampsToReturnBoth, "neither": ua.TimestampsToReturnNeither,
-		}[*ts]; !ok {
-			return fmt.Errorf("uabench: -timestamps %q: want source, server, both or neither", *ts)
-		}
-		if f.warmup < 0 || f.duration <= 0 || f.duration > time.Hour {
-			return fmt.Errorf("uabench: -warmup %v -duration %v: want a warm-up ≥ 0 and a duration in (0, 1h]", f.warmup, f.duration)
-		}
-		list, err := parseScenarios(*scs)
-		if err != nil {
-			return fmt.Errorf("uabench: -scenarios: %w", err)
-		}
-		if *policy != "None" {
-			if f.policy = policyByName(*policy); f.policy == nil {
-				return fmt.Errorf("uabench: -policy %q: want None, Basic256Sha256, Aes128_Sha256_RsaOaep or Aes256_Sha256_RsaPss", *policy)
-			}
-			switch *mode {
-			case "Sign":
-				f.mode = ua.MessageSecurityModeSign
-			case "SignAndEncrypt":
-				f.mode = ua.MessageSecurityModeSignAndEncrypt
-			default:
-				return fmt.Errorf("uabench: -mode %q: want Sign or SignAndEncrypt", *mode)
-			}
-		}
-		argv := strings.Fields(*srvCmd)
-		if len(argv) == 0 {
-			return fmt.Errorf("uabench: -server is empty")
-		}
-		if f.policy != nil && slices.Contains(argv, "server") {
-			// uabench's own server role offers the secure endpoints
-			// with -secure; a peer server (bench-peer) has its own way.
-			argv = append(argv, "-secure")
-		}
-		return load(argv, list, f, out)
+		return loadRole(args[1:], out, errOut)
 	}
 	return fmt.Errorf("uabench: unknown role %q\n%s", args[0], usage)
+}
+
+// serverRole runs `uabench server`.
+func serverRole(args []string, in io.Reader, out, errOut io.Writer) error {
+	fs := flag.NewFlagSet("uabench server", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	var f serveFlags
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "loopback `address` to serve on")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the server's whole run to `file`")
+	fs.DurationVar(&f.cycle, "cycle", 0, "publish a new process image every `interval` (0: one image, no writer)")
+	fs.DurationVar(&f.maxRun, "max-run", 10*time.Minute, "exit after this `long` whatever happens")
+	fs.DurationVar(&f.spin, "spin", 0, "before blocking in a read, poll the connection for up to `d` (uasc Config.ReadSpin and the echo; 0: never)")
+	fs.BoolVar(&f.poller, "poller", false, "serve idle connections from one poller goroutine (server.Config.Poller)")
+	fs.BoolVar(&f.secure, "secure", false, "offer the secure endpoints too, with a certificate made at start (the load adds it with -policy)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return serve(f, in, out)
+}
+
+// genConfigRole runs `uabench genconfig`.
+func genConfigRole(args []string, out, errOut io.Writer) error {
+	fs := flag.NewFlagSet("uabench genconfig", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	devices := fs.Int("devices", 10, "simulated Modbus TCP `devices` besides the simulator's own")
+	per := fs.Int("tags", 1000, "UInt16 `tags` per device")
+	class := fs.String("class", "fast", "their scan `class`")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return genConfig(out, *devices, *per, *class)
+}
+
+// memoryRole runs `uabench memory`.
+func memoryRole(args []string, out, errOut io.Writer) error {
+	fs := flag.NewFlagSet("uabench memory", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	var f memFlags
+	fs.Func("edged", "`command` line that starts edged with the configuration of uabench genconfig", func(v string) error {
+		f.argv = strings.Fields(v)
+		return nil
+	})
+	fs.StringVar(&f.addr, "addr", "", "loopback `address` edged listens on")
+	ns := fs.Uint("ns", 2, "`namespace` of the tags")
+	fs.IntVar(&f.devices, "devices", 10, "devices of the configuration")
+	fs.IntVar(&f.perDevice, "tags", 1000, "tags per device of the configuration")
+	fs.IntVar(&f.sessions, "sessions", 50, "sessions that read")
+	fs.IntVar(&f.nodes, "nodes", 100, "tags each session reads, its own")
+	fs.DurationVar(&f.settle, "settle", 10*time.Second, "idle time before the idle figure")
+	fs.DurationVar(&f.duration, "duration", 10*time.Second, "time the sessions read before the loaded figure")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if len(f.argv) == 0 || f.addr == "" {
+		return fmt.Errorf("uabench memory: -edged and -addr are needed")
+	}
+	if err := checkLoopback(f.addr); err != nil {
+		return err
+	}
+	f.ns = uint16(*ns)
+	return memory(f, out)
+}
+
+// loadRole runs `uabench load`.
+func loadRole(args []string, out, errOut io.Writer) error {
+	fs := flag.NewFlagSet("uabench load", flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	var f loadFlags
+	self, _ := os.Executable()
+	srvCmd := fs.String("server", self+" server", "`command` line that starts the server role")
+	scs := fs.String("scenarios", "10x100x1,10x100x100,1x1x1,1x1x100,echo", "`list` of CONNSxINFLIGHTxNODES, or echo (echoNODES) for the TCP echo baseline")
+	fs.DurationVar(&f.warmup, "warmup", time.Second, "warm-up per scenario, not measured")
+	fs.DurationVar(&f.duration, "duration", 5*time.Second, "measured window per scenario")
+	fs.DurationVar(&f.spin, "spin", 0, "in the 1×1 scenarios, poll the socket with non-blocking reads for up to `d` before each blocking read (0: never; burns this process's core)")
+	ts := fs.String("timestamps", "both", "TimestampsToReturn: source, server, both or neither")
+	policy := fs.String("policy", "None", "security `policy` of every connection: None, Basic256Sha256, Aes128_Sha256_RsaOaep or Aes256_Sha256_RsaPss")
+	mode := fs.String("mode", "SignAndEncrypt", "security `mode` with a -policy other than None: Sign or SignAndEncrypt")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var ok bool
+	if f.timestamps, ok = map[string]ua.TimestampsToReturn{
+		"source": ua.TimestampsToReturnSource, "server": ua.TimestampsToReturnServer,
+		"both": ua.TimestampsToReturnBoth, "neither": ua.TimestampsToReturnNeither,
+	}[*ts]; !ok {
+		return fmt.Errorf("uabench: -timestamps %q: want source, server, both or neither", *ts)
+	}
+	if f.warmup < 0 || f.duration <= 0 || f.duration > time.Hour {
+		return fmt.Errorf("uabench: -warmup %v -duration %v: want a warm-up ≥ 0 and a duration in (0, 1h]", f.warmup, f.duration)
+	}
+	list, err := parseScenarios(*scs)
+	if err != nil {
+		return fmt.Errorf("uabench: -scenarios: %w", err)
+	}
+	if *policy != "None" {
+		if f.policy = policyByName(*policy); f.policy == nil {
+			return fmt.Errorf("uabench: -policy %q: want None, Basic256Sha256, Aes128_Sha256_RsaOaep or Aes256_Sha256_RsaPss", *policy)
+		}
+		switch *mode {
+		case "Sign":
+			f.mode = ua.MessageSecurityModeSign
+		case "SignAndEncrypt":
+			f.mode = ua.MessageSecurityModeSignAndEncrypt
+		default:
+			return fmt.Errorf("uabench: -mode %q: want Sign or SignAndEncrypt", *mode)
+		}
+	}
+	argv := strings.Fields(*srvCmd)
+	if len(argv) == 0 {
+		return fmt.Errorf("uabench: -server is empty")
+	}
+	if f.policy != nil && slices.Contains(argv, "server") {
+		// uabench's own server role offers the secure endpoints
+		// with -secure; a peer server (bench-peer) has its own way.
+		argv = append(argv, "-secure")
+	}
+	return load(argv, list, f, out)
 }
 
 // peerRole parses the flags of the peer role and runs it.

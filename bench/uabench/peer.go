@@ -372,13 +372,7 @@ func runOpenLoop(addr string, ids []ua.NodeID, f peerFlags, srv *proc) (openResu
 		return res, fmt.Errorf("uabench: open loop: %d Reads/s over %d connections: want a multiple of 1,000 Reads/s whose per-ms count divides the connections", f.openRate, f.openConns)
 	}
 	every := time.Duration(f.openConns/perMs) * time.Millisecond // per connection
-	type conn struct {
-		r    *reader
-		hist histogram
-		n    atomic.Uint64
-		err  error
-	}
-	cs := make([]*conn, f.openConns)
+	cs, err := dialOpenLoop(addr, ids[0], f)
 	defer func() {
 		for _, c := range cs {
 			if c != nil {
@@ -386,70 +380,15 @@ func runOpenLoop(addr string, ids []ua.NodeID, f peerFlags, srv *proc) (openResu
 			}
 		}
 	}()
-	for i := range cs {
-		c, err := uaclient.DialSecure(addr, "uabench", f.load.security, 10*time.Second)
-		if err != nil {
-			return res, err
-		}
-		req := &ua.ReadRequest{TimestampsToReturn: f.load.timestamps, NodesToRead: []ua.ReadValueID{{NodeID: ids[0], AttributeID: uint32(ua.AttributeIDValue)}}}
-		r, err := newReader(c, req, 1, false)
-		if err != nil {
-			c.Conn().Close()
-			return res, err
-		}
-		cs[i] = &conn{r: r}
+	if err != nil {
+		return res, err
 	}
 	var phase atomic.Int32
 	var wg sync.WaitGroup
 	t0 := time.Now().Add(10 * time.Millisecond).Truncate(time.Millisecond)
 	for i, c := range cs {
 		offset := time.Duration(i/perMs) * time.Millisecond
-		wg.Go(func() {
-			r := c.r
-			r.base = t0
-			for k := 0; ; k++ {
-				if phase.Load() == phaseStop {
-					return
-				}
-				at := t0.Add(offset + time.Duration(k)*every)
-				if d := time.Until(at); d > 0 {
-					time.Sleep(d)
-				}
-				s := r.free[0]
-				r.free = r.free[:0]
-				r.enqueue(s)
-				if c.err = r.flush(); c.err != nil {
-					return
-				}
-				for len(r.free) == 0 {
-					if c.err = r.c.Fill(); c.err != nil {
-						return
-					}
-					for {
-						chunk, ok, err := r.c.NextChunk()
-						if c.err = err; err != nil {
-							return
-						}
-						if !ok {
-							break
-						}
-						id, complete, good := r.response(chunk)
-						if !complete {
-							continue
-						}
-						if id != r.slotID[s] || !good {
-							c.err = fmt.Errorf("uabench: open loop: response %#x (good %v), want %#x; %v", id, good, r.slotID[s], r.lastEr.Load())
-							return
-						}
-						r.free = append(r.free, s)
-						if phase.Load() == phaseMeasure {
-							c.hist.add(uint64(max(int64(time.Since(t0))-r.slotSent[s], 0)))
-							c.n.Add(1)
-						}
-					}
-				}
-			}
-		})
+		wg.Go(func() { c.run(t0, offset, every, &phase) })
 	}
 	bound := time.AfterFunc(f.load.warmup+f.load.duration+30*time.Second, func() {
 		for _, c := range cs {
@@ -493,6 +432,88 @@ func runOpenLoop(addr string, ids []ua.NodeID, f peerFlags, srv *proc) (openResu
 	return res, nil
 }
 
+// openConn is one connection of the open loop.
+type openConn struct {
+	r    *reader
+	hist histogram
+	n    atomic.Uint64
+	err  error
+}
+
+// dialOpenLoop opens the open loop's connections, each reading id; on an
+// error the ones opened are returned for closing.
+func dialOpenLoop(addr string, id ua.NodeID, f peerFlags) ([]*openConn, error) {
+	cs := make([]*openConn, f.openConns)
+	for i := range cs {
+		c, err := uaclient.DialSecure(addr, "uabench", f.load.security, 10*time.Second)
+		if err != nil {
+			return cs, err
+		}
+		req := &ua.ReadRequest{TimestampsToReturn: f.load.timestamps, NodesToRead: []ua.ReadValueID{{NodeID: id, AttributeID: uint32(ua.AttributeIDValue)}}}
+		r, err := newReader(c, req, 1, false)
+		if err != nil {
+			c.Conn().Close()
+			return cs, err
+		}
+		cs[i] = &openConn{r: r}
+	}
+	return cs, nil
+}
+
+// run sends a Read every every, from t0 + offset, and waits for its
+// answer each time, until phase says stop; it counts the answers of the
+// measured phase.
+func (c *openConn) run(t0 time.Time, offset, every time.Duration, phase *atomic.Int32) {
+	r := c.r
+	r.base = t0
+	for k := 0; ; k++ {
+		if phase.Load() == phaseStop {
+			return
+		}
+		at := t0.Add(offset + time.Duration(k)*every)
+		if d := time.Until(at); d > 0 {
+			time.Sleep(d)
+		}
+		s := r.free[0]
+		r.free = r.free[:0]
+		r.enqueue(s)
+		if c.err = r.flush(); c.err != nil {
+			return
+		}
+		for len(r.free) == 0 {
+			if c.err = c.await(s, t0, phase); c.err != nil {
+				return
+			}
+		}
+	}
+}
+
+// await reads what the connection has and takes the answer of slot s.
+func (c *openConn) await(s int, t0 time.Time, phase *atomic.Int32) error {
+	r := c.r
+	if err := r.c.Fill(); err != nil {
+		return err
+	}
+	for {
+		chunk, ok, err := r.c.NextChunk()
+		if err != nil || !ok {
+			return err
+		}
+		id, complete, good := r.response(chunk)
+		if !complete {
+			continue
+		}
+		if id != r.slotID[s] || !good {
+			return fmt.Errorf("uabench: open loop: response %#x (good %v), want %#x; %v", id, good, r.slotID[s], r.lastEr.Load())
+		}
+		r.free = append(r.free, s)
+		if phase.Load() == phaseMeasure {
+			c.hist.add(uint64(max(int64(time.Since(t0))-r.slotSent[s], 0)))
+			c.n.Add(1)
+		}
+	}
+}
+
 // subResult is what the subscription run measured.
 type subResult struct {
 	window   time.Duration
@@ -516,51 +537,16 @@ func runSubscription(addr string, counter ua.NodeID, f peerFlags, srv *proc) (su
 		return res, err
 	}
 	defer c.Conn().Close()
-	var cs ua.CreateSubscriptionResponse
-	if err := c.Call(&ua.CreateSubscriptionRequest{
-		RequestHeader: c.Header(), RequestedPublishingInterval: 5,
-		RequestedLifetimeCount: 6000, RequestedMaxKeepAliveCount: 200, PublishingEnabled: true,
-	}, &cs); err != nil {
-		return res, fmt.Errorf("CreateSubscription: %w", err)
+	subID, err := subscribeCounter(c, counter)
+	if err != nil {
+		return res, err
 	}
-	if cs.RevisedPublishingInterval != 5 {
-		return res, fmt.Errorf("publishing interval revised to %v ms, want 5", cs.RevisedPublishingInterval)
-	}
-	var cm ua.CreateMonitoredItemsResponse
-	if err := c.Call(&ua.CreateMonitoredItemsRequest{
-		RequestHeader: c.Header(), SubscriptionID: cs.SubscriptionID, TimestampsToReturn: ua.TimestampsToReturnBoth,
-		ItemsToCreate: []ua.MonitoredItemCreateRequest{{
-			ItemToMonitor:       ua.ReadValueID{NodeID: counter, AttributeID: uint32(ua.AttributeIDValue)},
-			MonitoringMode:      ua.MonitoringModeReporting,
-			RequestedParameters: ua.MonitoringParameters{ClientHandle: 1, SamplingInterval: 5, QueueSize: 10, DiscardOldest: true},
-		}},
-	}, &cm); err != nil {
-		return res, fmt.Errorf("CreateMonitoredItems: %w", err)
-	}
-	if len(cm.Results) != 1 || cm.Results[0].StatusCode.IsBad() || cm.Results[0].RevisedSamplingInterval != 5 {
-		return res, fmt.Errorf("CreateMonitoredItems of %v: %+v, want a good item sampled every 5 ms", counter, cm.Results)
-	}
-	var pub ua.PublishRequest
-	var resp ua.PublishResponse
-	var acks []ua.SubscriptionAcknowledgement
-	inflight := 0
-	send := func() error {
-		pub.RequestHeader = c.Header()
-		pub.RequestHeader.TimeoutHint = 10000
-		pub.SubscriptionAcknowledgements = acks
-		if _, err := c.Send(&pub); err != nil {
-			return err
-		}
-		acks = acks[:0]
-		inflight++
-		return nil
-	}
+	p := &publisher{c: c, subID: subID}
 	for range 3 {
-		if err := send(); err != nil {
+		if err := p.send(); err != nil {
 			return res, err
 		}
 	}
-	var lat []time.Duration
 	var s0, s1 sample
 	warm := time.Now().Add(f.load.warmup)
 	end := warm.Add(f.subWindow)
@@ -576,33 +562,10 @@ func runSubscription(addr string, counter ua.NodeID, f peerFlags, srv *proc) (su
 		if measuring && !now.Before(end) {
 			break
 		}
-		c.Conn().SetReadDeadline(now.Add(5 * time.Second))
-		_, msg, err := c.ReadMessage()
-		recv := time.Now()
-		if err != nil {
-			return res, fmt.Errorf("Publish: %w", err)
+		if err := p.receive(measuring); err != nil {
+			return res, err
 		}
-		inflight--
-		if err := c.Decode(msg, &resp); err != nil {
-			return res, fmt.Errorf("Publish: %w", err)
-		}
-		nm := &resp.NotificationMessage
-		if len(nm.NotificationData) > 0 {
-			acks = append(acks, ua.SubscriptionAcknowledgement{SubscriptionID: cs.SubscriptionID, SequenceNumber: nm.SequenceNumber})
-		}
-		for i := range nm.NotificationData {
-			dc, ok := nm.NotificationData[i].Body.(*ua.DataChangeNotification)
-			if !ok {
-				continue
-			}
-			for j := range dc.MonitoredItems {
-				v := &dc.MonitoredItems[j].Value
-				if measuring && !v.SourceTimestamp.IsZero() {
-					lat = append(lat, recv.Sub(v.SourceTimestamp))
-				}
-			}
-		}
-		if err := send(); err != nil {
+		if err := p.send(); err != nil {
 			return res, err
 		}
 	}
@@ -612,12 +575,96 @@ func runSubscription(addr string, counter ua.NodeID, f peerFlags, srv *proc) (su
 	c.Conn().SetReadDeadline(time.Time{})
 	res.window = s1.at.Sub(s0.at)
 	res.cpu = s1.cpu - s0.cpu
-	res.n = uint64(len(lat))
-	res.p50, res.p99 = kit.Percentile(lat, 50), kit.Percentile(lat, 99)
+	res.n = uint64(len(p.lat))
+	res.p50, res.p99 = kit.Percentile(p.lat, 50), kit.Percentile(p.lat, 99)
 	if res.n == 0 {
 		return res, fmt.Errorf("no data change of %v in %v", counter, f.subWindow)
 	}
 	return res, nil
+}
+
+// subscribeCounter creates a subscription publishing every 5 ms with one
+// item on counter sampled every 5 ms, and returns its id.
+func subscribeCounter(c *uaclient.Client, counter ua.NodeID) (uint32, error) {
+	var cs ua.CreateSubscriptionResponse
+	if err := c.Call(&ua.CreateSubscriptionRequest{
+		RequestHeader: c.Header(), RequestedPublishingInterval: 5,
+		RequestedLifetimeCount: 6000, RequestedMaxKeepAliveCount: 200, PublishingEnabled: true,
+	}, &cs); err != nil {
+		return 0, fmt.Errorf("CreateSubscription: %w", err)
+	}
+	if cs.RevisedPublishingInterval != 5 {
+		return 0, fmt.Errorf("publishing interval revised to %v ms, want 5", cs.RevisedPublishingInterval)
+	}
+	var cm ua.CreateMonitoredItemsResponse
+	if err := c.Call(&ua.CreateMonitoredItemsRequest{
+		RequestHeader: c.Header(), SubscriptionID: cs.SubscriptionID, TimestampsToReturn: ua.TimestampsToReturnBoth,
+		ItemsToCreate: []ua.MonitoredItemCreateRequest{{
+			ItemToMonitor:       ua.ReadValueID{NodeID: counter, AttributeID: uint32(ua.AttributeIDValue)},
+			MonitoringMode:      ua.MonitoringModeReporting,
+			RequestedParameters: ua.MonitoringParameters{ClientHandle: 1, SamplingInterval: 5, QueueSize: 10, DiscardOldest: true},
+		}},
+	}, &cm); err != nil {
+		return 0, fmt.Errorf("CreateMonitoredItems: %w", err)
+	}
+	if len(cm.Results) != 1 || cm.Results[0].StatusCode.IsBad() || cm.Results[0].RevisedSamplingInterval != 5 {
+		return 0, fmt.Errorf("CreateMonitoredItems of %v: %+v, want a good item sampled every 5 ms", counter, cm.Results)
+	}
+	return cs.SubscriptionID, nil
+}
+
+// publisher keeps Publish requests out for one subscription and takes
+// the latency of each data change: its arrival less its SourceTimestamp.
+type publisher struct {
+	c     *uaclient.Client
+	subID uint32
+	pub   ua.PublishRequest
+	resp  ua.PublishResponse
+	acks  []ua.SubscriptionAcknowledgement
+	lat   []time.Duration
+}
+
+// send sends a Publish request with the acknowledgements due.
+func (p *publisher) send() error {
+	p.pub.RequestHeader = p.c.Header()
+	p.pub.RequestHeader.TimeoutHint = 10000
+	p.pub.SubscriptionAcknowledgements = p.acks
+	if _, err := p.c.Send(&p.pub); err != nil {
+		return err
+	}
+	p.acks = p.acks[:0]
+	return nil
+}
+
+// receive reads one Publish response; while measuring it takes the
+// latencies of its data changes.
+func (p *publisher) receive(measuring bool) error {
+	p.c.Conn().SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, msg, err := p.c.ReadMessage()
+	recv := time.Now()
+	if err != nil {
+		return fmt.Errorf("Publish: %w", err)
+	}
+	if err := p.c.Decode(msg, &p.resp); err != nil {
+		return fmt.Errorf("Publish: %w", err)
+	}
+	nm := &p.resp.NotificationMessage
+	if len(nm.NotificationData) > 0 {
+		p.acks = append(p.acks, ua.SubscriptionAcknowledgement{SubscriptionID: p.subID, SequenceNumber: nm.SequenceNumber})
+	}
+	for i := range nm.NotificationData {
+		dc, ok := nm.NotificationData[i].Body.(*ua.DataChangeNotification)
+		if !ok {
+			continue
+		}
+		for j := range dc.MonitoredItems {
+			v := &dc.MonitoredItems[j].Value
+			if measuring && !v.SourceTimestamp.IsZero() {
+				p.lat = append(p.lat, recv.Sub(v.SourceTimestamp))
+			}
+		}
+	}
+	return nil
 }
 
 // peer runs the rounds and prints the table.
