@@ -131,6 +131,35 @@ type benchFlags struct {
 }
 
 func benchMain(args []string, out io.Writer) error {
+	f, err := parseBenchFlags(args)
+	if err != nil {
+		return err
+	}
+	st, ap, err := startStack(f, out)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
+		defer c()
+		st.Close(sctx)
+	}()
+	if ap != nil {
+		defer ap.stop()
+	}
+	e, s, url := st.Engine, st.Sim, st.URL
+	ld, err := startLoad(f, url, st.Binding.Namespace())
+	if err != nil {
+		return err
+	}
+	defer ld.kill()
+	fmt.Fprintf(out, "scanbench: %d tags on %d devices of the simulator at %s, %v cycle; %d clients reading %d tags each over %s; warm-up %v, measuring %v\n",
+		e.Len(), benchDevices, s.Addr(), e.Period(), f.clients, f.nodes, url, f.warmup, f.duration)
+	return measure(f, e, ld, ap, out)
+}
+
+// parseBenchFlags parses and checks the command line.
+func parseBenchFlags(args []string) (benchFlags, error) {
 	var f benchFlags
 	fs := flag.NewFlagSet("scanbench", flag.ContinueOnError)
 	fs.DurationVar(&f.duration, "duration", 60*time.Second, "measured window")
@@ -143,68 +172,69 @@ func benchMain(args []string, out io.Writer) error {
 	fs.IntVar(&f.rtPriority, "rt-priority", 0, "SCHED_FIFO `priority` of the scan thread, as edged's --rt-priority (0: normal scheduling)")
 	fs.IntVar(&f.rtCPU, "rt-cpu", -1, "the `CPU` of the scan thread (-1: any)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return f, err
 	}
 	if f.clients < 0 || f.nodes < 1 || f.clients*f.nodes > benchDevices*tagsPerDev {
-		return fmt.Errorf("-clients %d -nodes %d: want at least 1 each and at most %d tags in all", f.clients, f.nodes, benchDevices*tagsPerDev)
+		return f, fmt.Errorf("-clients %d -nodes %d: want at least 1 each and at most %d tags in all", f.clients, f.nodes, benchDevices*tagsPerDev)
 	}
 	if f.duration < time.Second || f.warmup < 0 {
-		return fmt.Errorf("-duration %v -warmup %v: want a duration of 1 s or more", f.duration, f.warmup)
+		return f, fmt.Errorf("-duration %v -warmup %v: want a duration of 1 s or more", f.duration, f.warmup)
 	}
 
+	return f, nil
+}
+
+// startStack starts edged's stack with the bench configuration (with
+// the applies' versions and sim.Counter when -applies).
+func startStack(f benchFlags, out io.Writer) (*stack.Stack, *applier, error) {
 	cfg := benchConfig(config.SimulatorAddress)
 	if f.applies > 0 {
 		cfg = withCounter(cfg, config.SimulatorAddress, false)
 	}
 	if err := cfg.Validate(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	window := int(f.duration / time.Duration(cfg.BaseCycleMs) / time.Millisecond)
 	sc := stack.Config{Plant: &cfg, Simulator: &sim.Options{}, Window: window,
 		Server:   server.Config{Logger: slog.New(slog.DiscardHandler)},
 		RealTime: &board.RealTime{Priority: f.rtPriority, CPU: f.rtCPU}, Runtime: stack.Policy()}
 	var ap *applier
-	var err error
 	if f.applies > 0 {
+		var err error
 		if ap, sc.Versions, err = newVersions(); err != nil {
-			return err
+			return nil, nil, err
 		}
 	}
 	st, err := stack.New(sc)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer func() {
-		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
-		defer c()
-		st.Close(sctx)
-	}()
-	st.Start()
-	e, s, url := st.Engine, st.Sim, st.URL
+	fail := func(err error) (*stack.Stack, *applier, error) {
+		st.Close(context.Background())
+		return nil, nil, err
+	}
+	if err := st.Start(); err != nil {
+		return nil, nil, err
+	}
 	if f.rtPriority > 0 {
 		if err := st.RealTimeErr(); err != nil {
-			return err
+			return fail(err)
 		}
 		if err := board.LockMemory(); err != nil {
-			return err
+			return fail(err)
 		}
 		fmt.Fprintf(out, "scanbench: scan thread SCHED_FIFO priority %d\n", f.rtPriority)
 	}
 	if ap != nil {
 		if err := ap.start(st); err != nil {
-			return err
+			return fail(err)
 		}
-		defer ap.stop()
 	}
+	return st, ap, nil
+}
 
-	ld, err := startLoad(f, url, st.Binding.Namespace())
-	if err != nil {
-		return err
-	}
-	defer ld.kill()
-	fmt.Fprintf(out, "scanbench: %d tags on %d devices of the simulator at %s, %v cycle; %d clients reading %d tags each over %s; warm-up %v, measuring %v\n",
-		e.Len(), benchDevices, s.Addr(), e.Period(), f.clients, f.nodes, url, f.warmup, f.duration)
-
+// measure measures the window after the warm-up and reports it.
+func measure(f benchFlags, e *plc.Engine, ld *load, ap *applier, out io.Writer) error {
 	time.Sleep(f.warmup)
 	var d0, d1 plc.Diagnostics
 	e.Diagnostics(&d0)
