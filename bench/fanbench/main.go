@@ -250,30 +250,10 @@ func (f *benchFlags) loadArgs(url string, ns uint16) []string {
 }
 
 func benchMain(args []string, out io.Writer) error {
-	var f benchFlags
-	fs := flag.NewFlagSet("fanbench", flag.ContinueOnError)
-	fs.DurationVar(&f.duration, "duration", 10*time.Second, "measured window")
-	fs.DurationVar(&f.warmup, "warmup", 3*time.Second, "warm-up before the window, not measured")
-	fs.IntVar(&f.sessions, "sessions", 20, "sessions, one subscription each")
-	fs.IntVar(&f.items, "items", benchTags, "monitored items per subscription, on tags 0..items-1")
-	fs.DurationVar(&f.publish, "publish", 5*time.Millisecond, "requested publishing interval")
-	fs.DurationVar(&f.sampling, "sampling", 5*time.Millisecond, "requested sampling interval")
-	fs.IntVar(&f.queue, "queue", 10, "requested queue size of each item (discard oldest)")
-	fs.IntVar(&f.inflight, "inflight", 5, "Publish requests in flight per session")
-	fs.StringVar(&f.loadPrefix, "load-prefix", "", "`command` words put before the load role's (e.g. 'taskset -c 1')")
-	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the server process over the measured window to `file`")
-	fs.BoolVar(&f.inMemory, "sim-in-memory", true, "poll the simulator in memory (sim.Options.InMemory), as edged does; false: over loopback TCP")
-	if err := fs.Parse(args); err != nil {
+	f, err := parseBenchFlags(args)
+	if err != nil {
 		return err
 	}
-	if f.sessions < 1 || f.items < 1 || f.items > benchTags || f.queue < 1 || f.inflight < 1 || f.inflight > 10 {
-		return fmt.Errorf("-sessions %d -items %d -queue %d -inflight %d: want sessions ≥ 1, 1 ≤ items ≤ %d, queue ≥ 1, 1 ≤ inflight ≤ 10",
-			f.sessions, f.items, f.queue, f.inflight, benchTags)
-	}
-	if f.duration <= 0 || f.warmup < 0 || f.publish <= 0 || f.sampling < 0 {
-		return fmt.Errorf("-duration %v -warmup %v -publish %v -sampling %v: want positive durations", f.duration, f.warmup, f.publish, f.sampling)
-	}
-
 	cfg := benchConfig(config.SimulatorAddress)
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -306,6 +286,40 @@ func benchMain(args []string, out io.Writer) error {
 	}
 	defer ld.kill()
 
+	return measure(f, e, ch, ld, out)
+}
+
+// parseBenchFlags parses and checks the command line.
+func parseBenchFlags(args []string) (benchFlags, error) {
+	var f benchFlags
+	fs := flag.NewFlagSet("fanbench", flag.ContinueOnError)
+	fs.DurationVar(&f.duration, "duration", 10*time.Second, "measured window")
+	fs.DurationVar(&f.warmup, "warmup", 3*time.Second, "warm-up before the window, not measured")
+	fs.IntVar(&f.sessions, "sessions", 20, "sessions, one subscription each")
+	fs.IntVar(&f.items, "items", benchTags, "monitored items per subscription, on tags 0..items-1")
+	fs.DurationVar(&f.publish, "publish", 5*time.Millisecond, "requested publishing interval")
+	fs.DurationVar(&f.sampling, "sampling", 5*time.Millisecond, "requested sampling interval")
+	fs.IntVar(&f.queue, "queue", 10, "requested queue size of each item (discard oldest)")
+	fs.IntVar(&f.inflight, "inflight", 5, "Publish requests in flight per session")
+	fs.StringVar(&f.loadPrefix, "load-prefix", "", "`command` words put before the load role's (e.g. 'taskset -c 1')")
+	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the server process over the measured window to `file`")
+	fs.BoolVar(&f.inMemory, "sim-in-memory", true, "poll the simulator in memory (sim.Options.InMemory), as edged does; false: over loopback TCP")
+	if err := fs.Parse(args); err != nil {
+		return f, err
+	}
+	if f.sessions < 1 || f.items < 1 || f.items > benchTags || f.queue < 1 || f.inflight < 1 || f.inflight > 10 {
+		return f, fmt.Errorf("-sessions %d -items %d -queue %d -inflight %d: want sessions ≥ 1, 1 ≤ items ≤ %d, queue ≥ 1, 1 ≤ inflight ≤ 10",
+			f.sessions, f.items, f.queue, f.inflight, benchTags)
+	}
+	if f.duration <= 0 || f.warmup < 0 || f.publish <= 0 || f.sampling < 0 {
+		return f, fmt.Errorf("-duration %v -warmup %v -publish %v -sampling %v: want positive durations", f.duration, f.warmup, f.publish, f.sampling)
+	}
+
+	return f, nil
+}
+
+// measure measures the window after the warm-up and reports it.
+func measure(f benchFlags, e *plc.Engine, ch *changer, ld *load, out io.Writer) error {
 	time.Sleep(f.warmup)
 	var d0, d1 plc.Diagnostics
 	e.Diagnostics(&d0)
