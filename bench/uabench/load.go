@@ -153,8 +153,8 @@ func runScenario(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv sta
 	if sc.echo {
 		return res, errors.New("uabench: an echo scenario needs runEcho")
 	}
-	readers := make([]*reader, 0, sc.conns)
 	closed := false
+	readers, err := dialReaders(addr, ids, sc, f)
 	defer func() {
 		if !closed {
 			for _, r := range readers {
@@ -162,24 +162,8 @@ func runScenario(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv sta
 			}
 		}
 	}()
-	for range sc.conns {
-		c, err := uaclient.DialSecure(addr, "uabench", f.security, 10*time.Second)
-		if err != nil {
-			return res, err
-		}
-		req := &ua.ReadRequest{TimestampsToReturn: f.timestamps}
-		for _, id := range ids[:sc.nodes] {
-			req.NodesToRead = append(req.NodesToRead, ua.ReadValueID{NodeID: id, AttributeID: uint32(ua.AttributeIDValue)})
-		}
-		r, err := newReader(c, req, sc.inflight, false)
-		if err != nil {
-			c.Conn().Close()
-			return res, err
-		}
-		if sc.conns == 1 && sc.inflight == 1 {
-			c.SetReader(newSpinConn(c.Conn(), f.spin)) // -spin is for the latency runs only
-		}
-		readers = append(readers, r)
+	if err != nil {
+		return res, err
 	}
 
 	var phase atomic.Int32
@@ -230,6 +214,47 @@ func runScenario(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv sta
 	}
 	closed = true
 
+	res.merge(readers, per0, per1)
+	res.window = t1.Sub(t0)
+	res.requests = done1 - done0
+	res.errors = errs1 - errs0
+	res.srvCPU = s1.cpu - s0.cpu
+	res.srvBytes = s1.totalAlloc - s0.totalAlloc
+	res.srvAlloc = s1.mallocs - s0.mallocs
+	res.loadCPU = cpu1 - cpu0
+	return res, nil
+}
+
+// dialReaders opens the scenario's connections, each with its reader of
+// the first sc.nodes of ids; on an error the ones opened are returned for
+// closing.
+func dialReaders(addr string, ids []ua.NodeID, sc scenario, f loadFlags) ([]*reader, error) {
+	readers := make([]*reader, 0, sc.conns)
+	for range sc.conns {
+		c, err := uaclient.DialSecure(addr, "uabench", f.security, 10*time.Second)
+		if err != nil {
+			return readers, err
+		}
+		req := &ua.ReadRequest{TimestampsToReturn: f.timestamps}
+		for _, id := range ids[:sc.nodes] {
+			req.NodesToRead = append(req.NodesToRead, ua.ReadValueID{NodeID: id, AttributeID: uint32(ua.AttributeIDValue)})
+		}
+		r, err := newReader(c, req, sc.inflight, false)
+		if err != nil {
+			c.Conn().Close()
+			return readers, err
+		}
+		if sc.conns == 1 && sc.inflight == 1 {
+			c.SetReader(newSpinConn(c.Conn(), f.spin)) // -spin is for the latency runs only
+		}
+		readers = append(readers, r)
+	}
+	return readers, nil
+}
+
+// merge takes the readers' latencies, last error and per-connection
+// counts (per0 at the window's start, per1 at its end) into res.
+func (res *result) merge(readers []*reader, per0, per1 []uint64) {
 	var h histogram
 	for _, r := range readers {
 		h.merge(&r.hist)
@@ -244,15 +269,7 @@ func runScenario(addr string, ids []ua.NodeID, sc scenario, f loadFlags, srv sta
 		}
 		res.maxConn = max(res.maxConn, n)
 	}
-	res.window = t1.Sub(t0)
-	res.requests = done1 - done0
-	res.errors = errs1 - errs0
 	res.p50, res.p99 = h.quantile(0.50), h.quantile(0.99)
-	res.srvCPU = s1.cpu - s0.cpu
-	res.srvBytes = s1.totalAlloc - s0.totalAlloc
-	res.srvAlloc = s1.mallocs - s0.mallocs
-	res.loadCPU = cpu1 - cpu0
-	return res, nil
 }
 
 func counts(rs []*reader) (done, errs uint64) {
