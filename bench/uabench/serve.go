@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"context"
 	"crypto/x509"
 	"fmt"
@@ -167,58 +168,13 @@ func serve(f serveFlags, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), f.maxRun)
 	defer cancel()
 	if f.cycle > 0 {
-		// Each image changes every variable; monitored items hear of it
-		// as edged's binding tells them of the engine's images.
-		id := srv.AddressSpace().AddSource(src) // the id AddVariable registered
-		all := make([]uint32, 3*benchVars)
-		for i := range all {
-			all[i] = uint32(i)
-		}
-		go func() {
-			t := time.NewTicker(f.cycle)
-			defer t.Stop()
-			for tick := uint32(1); ; tick++ {
-				select {
-				case <-ctx.Done():
-					return
-				case at := <-t.C:
-					src.cur.Store(&benchImage{tick: tick, at: at})
-					srv.SourceChanged(id, all)
-				}
-			}
-		}()
+		go publishImages(ctx, srv, src, f.cycle)
 	}
-
 	ns := srv.GatewayNodeID("").Namespace
 	fmt.Fprintf(out, "ready addr=%s ns=%d echo=%s\n", ln.Addr(), ns, eln.Addr())
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(in)
-		for sc.Scan() {
-			lines <- strings.TrimSpace(sc.Text())
-		}
-	}()
-	var runErr error
-loop:
-	for {
-		select {
-		case <-ctx.Done():
-			runErr = fmt.Errorf("uabench: server role ran for -max-run %v; stopping", f.maxRun)
-			break loop
-		case err := <-serveErr:
-			return err
-		case l, ok := <-lines:
-			if !ok || l == "quit" {
-				break loop
-			}
-			if l == "stats" {
-				st := readProcStats()
-				fmt.Fprintf(out, "stats cpu_ns=%d total_alloc=%d mallocs=%d\n", st.cpu, st.totalAlloc, st.mallocs)
-			} else {
-				fmt.Fprintf(out, "error unknown command %q\n", l)
-			}
-		}
+	runErr := answerCommands(ctx, in, out, serveErr, f.maxRun)
+	if errors.Is(runErr, errServed) {
+		return <-serveErr
 	}
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer scancel()
@@ -239,4 +195,62 @@ func readProcStats() procStats {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return procStats{cpu: kit.CPUTime(), totalAlloc: ms.TotalAlloc, mallocs: ms.Mallocs}
+}
+
+// publishImages publishes an image every cycle in which every variable
+// changed; monitored items hear of it as edged's binding tells them of
+// the engine's images.
+func publishImages(ctx context.Context, srv *server.Server, src *benchSource, cycle time.Duration) {
+	id := srv.AddressSpace().AddSource(src) // the id AddVariable registered
+	all := make([]uint32, 3*benchVars)
+	for i := range all {
+		all[i] = uint32(i)
+	}
+	t := time.NewTicker(cycle)
+	defer t.Stop()
+	for tick := uint32(1); ; tick++ {
+		select {
+		case <-ctx.Done():
+			return
+		case at := <-t.C:
+			src.cur.Store(&benchImage{tick: tick, at: at})
+			srv.SourceChanged(id, all)
+		}
+	}
+}
+
+// errServed is answerCommands's error when the server stopped serving.
+var errServed = errors.New("uabench: the server stopped serving")
+
+// answerCommands answers the load's commands on in (stats, quit) until
+// quit, the end of in, -max-run or the server's end (errServed; its error
+// stays in serveErr).
+func answerCommands(ctx context.Context, in io.Reader, out io.Writer, serveErr chan error, maxRun time.Duration) error {
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		for sc.Scan() {
+			lines <- strings.TrimSpace(sc.Text())
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("uabench: server role ran for -max-run %v; stopping", maxRun)
+		case err := <-serveErr:
+			serveErr <- err
+			return errServed
+		case l, ok := <-lines:
+			if !ok || l == "quit" {
+				return nil
+			}
+			if l == "stats" {
+				st := readProcStats()
+				fmt.Fprintf(out, "stats cpu_ns=%d total_alloc=%d mallocs=%d\n", st.cpu, st.totalAlloc, st.mallocs)
+			} else {
+				fmt.Fprintf(out, "error unknown command %q\n", l)
+			}
+		}
+	}
 }
