@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"testing"
 	"time"
 
@@ -56,7 +57,7 @@ func TestWriteAnsweredAtOnceIsSynchronous(t *testing.T) {
 	if out == nil {
 		t.Fatal("Write answered later")
 	}
-	resp := wantOK[ua.WriteResponse](t, tc.raw(msg))
+	resp := subtest.WantOK[ua.WriteResponse](t, tc.raw(msg))
 	if resp.ResponseHeader.RequestHandle != 9 || len(resp.Results) != 1 || resp.Results[0] != status.BadOutOfRange {
 		t.Fatalf("WriteResponse %+v", resp)
 	}
@@ -103,7 +104,7 @@ func TestAsyncWritesBounded(t *testing.T) {
 	if out == nil {
 		t.Fatal("the Write beyond the bound was answered later, want inline")
 	}
-	r := wantOK[ua.WriteResponse](t, must(ua.DecodeMessage(ua.NewDecoder(out))))
+	r := subtest.WantOK[ua.WriteResponse](t, must(ua.DecodeMessage(ua.NewDecoder(out))))
 	if r.ResponseHeader.RequestHandle != 99 || r.Results[0] != status.BadCommunicationError {
 		t.Fatalf("inline Write: %+v", r)
 	}
@@ -116,7 +117,7 @@ func TestAsyncWritesBounded(t *testing.T) {
 	}
 	seen := map[uint32]bool{}
 	for range maxAsync {
-		r := wantOK[ua.WriteResponse](t, tc.async())
+		r := subtest.WantOK[ua.WriteResponse](t, tc.async())
 		h := r.ResponseHeader.RequestHandle
 		want := status.Good
 		if (h-100)%2 == 1 {

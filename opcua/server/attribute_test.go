@@ -24,42 +24,42 @@ func TestReadServiceChecks(t *testing.T) {
 	tc.openSession()
 	ct := valueOf(ua.NewNumericNodeID(0, id.Server_ServerStatus_CurrentTime))
 
-	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct}, MaxAge: -1}), status.BadMaxAgeInvalid)
-	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct}, TimestampsToReturn: ua.TimestampsToReturnInvalid}), status.BadTimestampsToReturnInvalid)
-	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct}, TimestampsToReturn: -1}), status.BadTimestampsToReturnInvalid)
-	wantFault(t, tc.call(&ua.ReadRequest{}), status.BadNothingToDo)
-	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct, ct, ct}}), status.BadTooManyOperations)
-	r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct, valueOf(ua.NewNumericNodeID(7, 7))}}))
+	subtest.WantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct}, MaxAge: -1}), status.BadMaxAgeInvalid)
+	subtest.WantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct}, TimestampsToReturn: ua.TimestampsToReturnInvalid}), status.BadTimestampsToReturnInvalid)
+	subtest.WantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct}, TimestampsToReturn: -1}), status.BadTimestampsToReturnInvalid)
+	subtest.WantFault(t, tc.call(&ua.ReadRequest{}), status.BadNothingToDo)
+	subtest.WantFault(t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct, ct, ct}}), status.BadTooManyOperations)
+	r := subtest.WantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{ct, valueOf(ua.NewNumericNodeID(7, 7))}}))
 	if len(r.Results) != 2 || r.Results[0].Status != status.Good || r.Results[1].Status != status.BadNodeIDUnknown {
 		t.Errorf("results %+v", r.Results)
 	}
 
 	wv := ua.WriteValue{NodeID: s.GatewayNodeID("Setpoint"), AttributeID: uint32(ua.AttributeIDValue), Value: ua.DataValue{Value: ua.MustVariant(1.5)}}
-	wantFault(t, tc.call(&ua.WriteRequest{}), status.BadNothingToDo)
-	wantFault(t, tc.call(&ua.WriteRequest{NodesToWrite: []ua.WriteValue{wv, wv}}), status.BadTooManyOperations)
-	w := wantOK[ua.WriteResponse](t, tc.call(&ua.WriteRequest{NodesToWrite: []ua.WriteValue{wv}}))
+	subtest.WantFault(t, tc.call(&ua.WriteRequest{}), status.BadNothingToDo)
+	subtest.WantFault(t, tc.call(&ua.WriteRequest{NodesToWrite: []ua.WriteValue{wv, wv}}), status.BadTooManyOperations)
+	w := subtest.WantOK[ua.WriteResponse](t, tc.call(&ua.WriteRequest{NodesToWrite: []ua.WriteValue{wv}}))
 	if w.Results[0] != status.Good {
 		t.Errorf("write %v", w.Results)
 	}
 
 	bd := ua.BrowseDescription{NodeID: ua.NewNumericNodeID(0, id.ObjectsFolder), BrowseDirection: ua.BrowseDirectionForward, IncludeSubtypes: true}
-	wantFault(t, tc.call(&ua.BrowseRequest{}), status.BadNothingToDo)
-	wantFault(t, tc.call(&ua.BrowseRequest{NodesToBrowse: []ua.BrowseDescription{bd, bd}}), status.BadTooManyOperations)
-	wantFault(t, tc.call(&ua.BrowseRequest{View: ua.ViewDescription{ViewID: ua.NewNumericNodeID(0, 1)}, NodesToBrowse: []ua.BrowseDescription{bd}}), status.BadViewIDUnknown)
-	wantFault(t, tc.call(&ua.BrowseNextRequest{}), status.BadNothingToDo)
-	wantFault(t, tc.call(&ua.TranslateBrowsePathsToNodeIDsRequest{}), status.BadNothingToDo)
-	wantFault(t, tc.call(&ua.TranslateBrowsePathsToNodeIDsRequest{BrowsePaths: make([]ua.BrowsePath, 2)}), status.BadTooManyOperations)
-	wantFault(t, tc.call(&ua.RegisterNodesRequest{}), status.BadNothingToDo)
-	wantFault(t, tc.call(&ua.RegisterNodesRequest{NodesToRegister: make([]ua.NodeID, 2)}), status.BadTooManyOperations)
-	wantFault(t, tc.call(&ua.UnregisterNodesRequest{}), status.BadNothingToDo)
-	reg := wantOK[ua.RegisterNodesResponse](t, tc.call(&ua.RegisterNodesRequest{NodesToRegister: []ua.NodeID{s.GatewayNodeID("Model")}}))
+	subtest.WantFault(t, tc.call(&ua.BrowseRequest{}), status.BadNothingToDo)
+	subtest.WantFault(t, tc.call(&ua.BrowseRequest{NodesToBrowse: []ua.BrowseDescription{bd, bd}}), status.BadTooManyOperations)
+	subtest.WantFault(t, tc.call(&ua.BrowseRequest{View: ua.ViewDescription{ViewID: ua.NewNumericNodeID(0, 1)}, NodesToBrowse: []ua.BrowseDescription{bd}}), status.BadViewIDUnknown)
+	subtest.WantFault(t, tc.call(&ua.BrowseNextRequest{}), status.BadNothingToDo)
+	subtest.WantFault(t, tc.call(&ua.TranslateBrowsePathsToNodeIDsRequest{}), status.BadNothingToDo)
+	subtest.WantFault(t, tc.call(&ua.TranslateBrowsePathsToNodeIDsRequest{BrowsePaths: make([]ua.BrowsePath, 2)}), status.BadTooManyOperations)
+	subtest.WantFault(t, tc.call(&ua.RegisterNodesRequest{}), status.BadNothingToDo)
+	subtest.WantFault(t, tc.call(&ua.RegisterNodesRequest{NodesToRegister: make([]ua.NodeID, 2)}), status.BadTooManyOperations)
+	subtest.WantFault(t, tc.call(&ua.UnregisterNodesRequest{}), status.BadNothingToDo)
+	reg := subtest.WantOK[ua.RegisterNodesResponse](t, tc.call(&ua.RegisterNodesRequest{NodesToRegister: []ua.NodeID{s.GatewayNodeID("Model")}}))
 	if len(reg.RegisteredNodeIDs) != 1 || reg.RegisteredNodeIDs[0] != s.GatewayNodeID("Model") {
 		t.Errorf("RegisterNodes %v", reg.RegisteredNodeIDs)
 	}
-	wantOK[ua.UnregisterNodesResponse](t, tc.call(&ua.UnregisterNodesRequest{NodesToUnregister: reg.RegisteredNodeIDs}))
+	subtest.WantOK[ua.UnregisterNodesResponse](t, tc.call(&ua.UnregisterNodesRequest{NodesToUnregister: reg.RegisteredNodeIDs}))
 
 	// The limits are advertised.
-	r = wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{
+	r = subtest.WantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{
 		valueOf(ua.NewNumericNodeID(0, id.Server_ServerCapabilities_OperationLimits_MaxNodesPerRead)),
 		valueOf(ua.NewNumericNodeID(0, id.Server_ServerCapabilities_OperationLimits_MaxNodesPerTranslateBrowsePathsToNodeIds)),
 	}}))
@@ -74,7 +74,7 @@ func TestTranslateBrowsePath(t *testing.T) {
 	s := newTestServer(t, Config{})
 	tc := newTestConn(t, s, 1)
 	tc.openSession()
-	r := wantOK[ua.TranslateBrowsePathsToNodeIDsResponse](t, tc.call(&ua.TranslateBrowsePathsToNodeIDsRequest{BrowsePaths: []ua.BrowsePath{{
+	r := subtest.WantOK[ua.TranslateBrowsePathsToNodeIDsResponse](t, tc.call(&ua.TranslateBrowsePathsToNodeIDsRequest{BrowsePaths: []ua.BrowsePath{{
 		StartingNode: ua.NewNumericNodeID(0, id.ObjectsFolder),
 		RelativePath: ua.RelativePath{Elements: []ua.RelativePathElement{
 			{ReferenceTypeID: ua.NewNumericNodeID(0, id.HierarchicalReferences), IncludeSubtypes: true, TargetName: ua.QualifiedName{NamespaceIndex: 1, Name: "Gateway"}},
@@ -92,12 +92,12 @@ func TestBrowseContinuationPoints(t *testing.T) {
 	tc := newTestConn(t, s, 1)
 	tc.openSession()
 	bd := ua.BrowseDescription{NodeID: ua.NewNumericNodeID(0, id.Server), BrowseDirection: ua.BrowseDirectionForward, IncludeSubtypes: true}
-	full := wantOK[ua.BrowseResponse](t, tc.call(&ua.BrowseRequest{NodesToBrowse: []ua.BrowseDescription{bd}})).Results[0]
+	full := subtest.WantOK[ua.BrowseResponse](t, tc.call(&ua.BrowseRequest{NodesToBrowse: []ua.BrowseDescription{bd}})).Results[0]
 	if len(full.References) < 4 || full.ContinuationPoint != nil {
 		t.Fatalf("Server has %d references (cp %x)", len(full.References), full.ContinuationPoint)
 	}
 	// Three browses of one reference each: the third finds no point.
-	r := wantOK[ua.BrowseResponse](t, tc.call(&ua.BrowseRequest{RequestedMaxReferencesPerNode: 1, NodesToBrowse: []ua.BrowseDescription{bd, bd, bd}}))
+	r := subtest.WantOK[ua.BrowseResponse](t, tc.call(&ua.BrowseRequest{RequestedMaxReferencesPerNode: 1, NodesToBrowse: []ua.BrowseDescription{bd, bd, bd}}))
 	if r.Results[0].StatusCode != status.Good || r.Results[1].StatusCode != status.Good || r.Results[2].StatusCode != status.BadNoContinuationPoints {
 		t.Fatalf("statuses %v %v %v", r.Results[0].StatusCode, r.Results[1].StatusCode, r.Results[2].StatusCode)
 	}
@@ -106,17 +106,17 @@ func TestBrowseContinuationPoints(t *testing.T) {
 		t.Fatalf("continuation points %x %x", cp0, cp1)
 	}
 	// Release one; an unknown one is invalid; then follow the other to the end.
-	n := wantOK[ua.BrowseNextResponse](t, tc.call(&ua.BrowseNextRequest{ReleaseContinuationPoints: true, ContinuationPoints: [][]byte{cp1, {1, 2, 3}}}))
+	n := subtest.WantOK[ua.BrowseNextResponse](t, tc.call(&ua.BrowseNextRequest{ReleaseContinuationPoints: true, ContinuationPoints: [][]byte{cp1, {1, 2, 3}}}))
 	if n.Results[0].StatusCode != status.Good || n.Results[1].StatusCode != status.BadContinuationPointInvalid {
 		t.Errorf("release: %v %v", n.Results[0].StatusCode, n.Results[1].StatusCode)
 	}
-	n = wantOK[ua.BrowseNextResponse](t, tc.call(&ua.BrowseNextRequest{ContinuationPoints: [][]byte{cp1}}))
+	n = subtest.WantOK[ua.BrowseNextResponse](t, tc.call(&ua.BrowseNextRequest{ContinuationPoints: [][]byte{cp1}}))
 	if n.Results[0].StatusCode != status.BadContinuationPointInvalid {
 		t.Errorf("released point: %v", n.Results[0].StatusCode)
 	}
 	got := len(r.Results[0].References)
 	for cp := cp0; cp != nil; {
-		n = wantOK[ua.BrowseNextResponse](t, tc.call(&ua.BrowseNextRequest{ContinuationPoints: [][]byte{cp}}))
+		n = subtest.WantOK[ua.BrowseNextResponse](t, tc.call(&ua.BrowseNextRequest{ContinuationPoints: [][]byte{cp}}))
 		if n.Results[0].StatusCode != status.Good {
 			t.Fatalf("BrowseNext: %v", n.Results[0].StatusCode)
 		}
@@ -130,10 +130,10 @@ func TestBrowseContinuationPoints(t *testing.T) {
 		t.Errorf("BrowseNext gave %d references in all, Browse %d", got, len(full.References))
 	}
 	// Points are per session: a new session cannot use another's.
-	r = wantOK[ua.BrowseResponse](t, tc.call(&ua.BrowseRequest{RequestedMaxReferencesPerNode: 1, NodesToBrowse: []ua.BrowseDescription{bd}}))
+	r = subtest.WantOK[ua.BrowseResponse](t, tc.call(&ua.BrowseRequest{RequestedMaxReferencesPerNode: 1, NodesToBrowse: []ua.BrowseDescription{bd}}))
 	other := newTestConn(t, s, 2)
 	other.openSession()
-	n = wantOK[ua.BrowseNextResponse](t, other.call(&ua.BrowseNextRequest{ContinuationPoints: [][]byte{r.Results[0].ContinuationPoint}}))
+	n = subtest.WantOK[ua.BrowseNextResponse](t, other.call(&ua.BrowseNextRequest{ContinuationPoints: [][]byte{r.Results[0].ContinuationPoint}}))
 	if n.Results[0].StatusCode != status.BadContinuationPointInvalid {
 		t.Errorf("another session's point: %v", n.Results[0].StatusCode)
 	}
@@ -151,7 +151,7 @@ func TestServerObject(t *testing.T) {
 		for _, n := range nodes {
 			req.NodesToRead = append(req.NodesToRead, valueOf(ua.NewNumericNodeID(0, n)))
 		}
-		r := wantOK[ua.ReadResponse](t, tc.call(req))
+		r := subtest.WantOK[ua.ReadResponse](t, tc.call(req))
 		for i, dv := range r.Results {
 			if dv.Status != status.Good {
 				t.Fatalf("%s: %v", id.Name(nodes[i]), dv.Status)
@@ -227,7 +227,7 @@ func TestServerObject(t *testing.T) {
 	}
 	cancel()
 	<-done
-	wantFault(t, tc.call(&ua.CreateSessionRequest{}), status.BadShutdown)
+	subtest.WantFault(t, tc.call(&ua.CreateSessionRequest{}), status.BadShutdown)
 	if d := s.Diagnostics(); d.CurrentSessionCount != 0 || d.SessionAbortCount != 1 {
 		t.Errorf("after shutdown %+v", d)
 	}
@@ -250,18 +250,18 @@ func TestSessionTimeoutSweeper(t *testing.T) {
 		ln := &idleListener{done: make(chan struct{})}
 		go s.Serve(ln) // starts the sweeper
 		tc := newTestConn(t, s, 1)
-		cs := wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{RequestedSessionTimeout: 5000}))
+		cs := subtest.WantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{RequestedSessionTimeout: 5000}))
 		tc.token = cs.AuthenticationToken
-		wantOK[ua.ActivateSessionResponse](t, tc.call(anonymousActivate()))
+		subtest.WantOK[ua.ActivateSessionResponse](t, tc.call(subtest.AnonymousActivate()))
 		ping := &ua.ReadRequest{NodesToRead: []ua.ReadValueID{valueOf(ua.NewNumericNodeID(0, id.Server_ServiceLevel))}}
 		for range 4 { // requests every 4 s keep it alive
 			time.Sleep(4 * time.Second)
 			synctest.Wait()
-			wantOK[ua.ReadResponse](t, tc.call(ping))
+			subtest.WantOK[ua.ReadResponse](t, tc.call(ping))
 		}
 		time.Sleep(5*time.Second + time.Second) // idle beyond its timeout and a sweep
 		synctest.Wait()
-		wantFault(t, tc.call(ping), status.BadSessionIDInvalid)
+		subtest.WantFault(t, tc.call(ping), status.BadSessionIDInvalid)
 		if d := s.Diagnostics(); d.SessionTimeoutCount != 1 || d.CurrentSessionCount != 0 {
 			t.Errorf("diagnostics %+v", d)
 		}

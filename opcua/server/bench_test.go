@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/binary"
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"net"
 	"testing"
 	"time"
@@ -209,7 +210,7 @@ func checkReadResponse(tb testing.TB, bc *benchConn, n int) {
 	}
 	rr, ok := m.(*ua.ReadResponse)
 	if !ok {
-		tb.Fatalf("response %T %v", m, faultOf(m))
+		tb.Fatalf("response %T %v", m, subtest.FaultOf(m))
 	}
 	for i, r := range rr.Results {
 		if r.Status != status.Good {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"reflect"
 	"time"
 
@@ -51,7 +52,7 @@ func TestServerCapabilitiesAreTheLimits(t *testing.T) {
 		{id.Server_ServerStatus_BuildInfo_BuildNumber, "0123abc"},
 		{id.Server_ServerStatus_BuildInfo_BuildDate, built},
 	} {
-		r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{
+		r := subtest.WantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{
 			NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, c.node), AttributeID: uint32(ua.AttributeIDValue)}}}))
 		if got := r.Results[0].Value.Value(); r.Results[0].Status != status.Good || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s = %v (%v), want %v", id.Name(c.node), got, r.Results[0].Status, c.want)
@@ -65,7 +66,7 @@ func TestServerCapabilitiesAreTheLimits(t *testing.T) {
 		id.Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryReadData,
 		id.Server_ServerCapabilities_OperationLimits_MaxNodesPerNodeManagement,
 	} {
-		r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{
+		r := subtest.WantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{
 			NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, n), AttributeID: uint32(ua.AttributeIDBrowseName)}}}))
 		if r.Results[0].Status != status.BadNodeIDUnknown {
 			t.Errorf("%s: %v, want Bad_NodeIdUnknown", id.Name(n), r.Results[0].Status)
@@ -79,7 +80,7 @@ func TestEnumValuesOnTheWire(t *testing.T) {
 	s := newTestServer(t, Config{})
 	tc := newTestConn(t, s, 1)
 	tc.openSession()
-	r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{{
+	r := subtest.WantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{{
 		NodeID: ua.NewNumericNodeID(0, id.NamingRuleType_EnumValues), AttributeID: uint32(ua.AttributeIDValue)}}}))
 	eos, _ := r.Results[0].Value.Value().([]ua.ExtensionObject)
 	if r.Results[0].Status != status.Good || len(eos) != 3 {

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/ua"
-	"github.com/edged/edged/opcua/ua/id"
 	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/opcua/uasc"
 )
@@ -389,22 +388,16 @@ func (c *conn) stale(t time.Time) {
 }
 
 // polledService reports whether the service of msg (its type id first)
-// is one the poller answers: reads of the address space and Publish,
-// which never wait. The rest (session services, writes to devices,
-// calls, subscription changes) is answered on the connection's goroutine.
+// is one the poller answers: its row never blocks (reads of the address
+// space, Publish). The rest (session services, writes to devices, calls,
+// subscription changes) is answered on the connection's goroutine.
 func polledService(msg []byte) bool {
 	// The four-byte NodeId encoding: 0x01, namespace 0, the id.
 	if len(msg) < 4 || msg[0] != 0x01 || msg[1] != 0 {
 		return false
 	}
-	switch binary.LittleEndian.Uint16(msg[2:]) {
-	case id.ReadRequest_Encoding_DefaultBinary, id.BrowseRequest_Encoding_DefaultBinary,
-		id.BrowseNextRequest_Encoding_DefaultBinary, id.TranslateBrowsePathsToNodeIdsRequest_Encoding_DefaultBinary,
-		id.RegisterNodesRequest_Encoding_DefaultBinary, id.UnregisterNodesRequest_Encoding_DefaultBinary,
-		id.PublishRequest_Encoding_DefaultBinary, id.RepublishRequest_Encoding_DefaultBinary:
-		return true
-	}
-	return false
+	svc := serviceByRequest(uint32(binary.LittleEndian.Uint16(msg[2:])))
+	return svc != nil && svc.neverBlocks
 }
 
 // handle answers one service message (type NodeId and body) and returns

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/binary"
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"math"
 	"runtime"
 	"slices"
@@ -523,7 +524,7 @@ func (fz *serviceFuzzer) send(tc *testConn, request, handle uint32, msg []byte, 
 	if got := responseHeader(resp).RequestHandle; got != handle {
 		fz.t.Fatalf("%T echoes RequestHandle %d, want %d", resp, got, handle)
 	}
-	if req != nil && faultOf(resp) == status.Good {
+	if req != nil && subtest.FaultOf(resp) == status.Good {
 		fz.checkResults(req, resp)
 	}
 	switch r := resp.(type) {
@@ -849,7 +850,7 @@ func (fz *serviceFuzzer) op(op byte) {
 		old := tc2.c
 		fz.chID++
 		tc2.c = newConn(fz.fx.s, newFakeChannel(fz.chID))
-		fz.call(tc2, anonymousActivate())
+		fz.call(tc2, subtest.AnonymousActivate())
 		fz.drainChannel(tc2, old.ch.(*fakeChannel))
 	case opRead:
 		nodes := make([]ua.ReadValueID, fz.byte()%4)
@@ -874,7 +875,7 @@ func TestFuzzServicesSeeds(t *testing.T) {
 	tc := fz.fx.tc
 	fz.call(tc, &ua.PublishRequest{})
 	fz.tick(10 * time.Millisecond)
-	r := wantOK[ua.PublishResponse](t, tc.async())
+	r := subtest.WantOK[ua.PublishResponse](t, tc.async())
 	if vs, _ := values(r); len(vs) != 2 || vs[0] != 0 || vs[1] != 50 {
 		t.Fatalf("published %v, want [0 50]", vs)
 	}
@@ -884,13 +885,13 @@ func TestFuzzServicesSeeds(t *testing.T) {
 	if id := tc2.c.ch.ID(); id != 3 {
 		t.Fatalf("second session on channel %d, want 3", id)
 	}
-	wantOK[ua.ReadResponse](t, fz.call(tc2, &ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewStringNodeID(1, "static"), AttributeID: uint32(ua.AttributeIDValue)}}}))
+	subtest.WantOK[ua.ReadResponse](t, fz.call(tc2, &ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewStringNodeID(1, "static"), AttributeID: uint32(ua.AttributeIDValue)}}}))
 	token := tc2.token
 	fz.run([]byte{opCloseSession, 0})
 	if tc2.token == token {
 		t.Fatal("no new session after CloseSession")
 	}
-	wantOK[ua.ReadResponse](t, fz.call(tc2, &ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewStringNodeID(1, "static"), AttributeID: uint32(ua.AttributeIDValue)}}}))
+	subtest.WantOK[ua.ReadResponse](t, fz.call(tc2, &ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewStringNodeID(1, "static"), AttributeID: uint32(ua.AttributeIDValue)}}}))
 }
 
 // TestHugePublishingInterval: a requested publishing interval beyond what
@@ -904,12 +905,12 @@ func TestHugePublishingInterval(t *testing.T) {
 	maxMS := durMS(f.s.cfg.Subscriptions.MaxPublishingInterval)
 	sub := f.createSub(10, 0, 0)
 	for _, ms := range []float64{1e13, 1e300, math.MaxFloat64, math.Inf(1), maxMS, maxMS * 2} {
-		r := wantOK[ua.CreateSubscriptionResponse](t, f.tc.call(&ua.CreateSubscriptionRequest{RequestedPublishingInterval: ms}))
+		r := subtest.WantOK[ua.CreateSubscriptionResponse](t, f.tc.call(&ua.CreateSubscriptionRequest{RequestedPublishingInterval: ms}))
 		if r.RevisedPublishingInterval != maxMS {
 			t.Errorf("CreateSubscription(%g ms): revised to %g ms, want %g", ms, r.RevisedPublishingInterval, maxMS)
 		}
 		f.tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{r.SubscriptionID}})
-		m := wantOK[ua.ModifySubscriptionResponse](t, f.tc.call(&ua.ModifySubscriptionRequest{SubscriptionID: sub, RequestedPublishingInterval: ms}))
+		m := subtest.WantOK[ua.ModifySubscriptionResponse](t, f.tc.call(&ua.ModifySubscriptionRequest{SubscriptionID: sub, RequestedPublishingInterval: ms}))
 		if m.RevisedPublishingInterval != maxMS {
 			t.Errorf("ModifySubscription(%g ms): revised to %g ms, want %g", ms, m.RevisedPublishingInterval, maxMS)
 		}

@@ -125,35 +125,10 @@ func (tc *testConn) raw(msg []byte) ua.Body {
 	return resp
 }
 
-// faultOf, wantFault and wantOK are subtest's, shared with the
-// subscription engine's tests.
-func faultOf(resp ua.Body) ua.StatusCode { return subtest.FaultOf(resp) }
-
-func wantFault(t testing.TB, resp ua.Body, want ua.StatusCode) {
-	t.Helper()
-	subtest.WantFault(t, resp, want)
-}
-
-func wantOK[T any](t testing.TB, resp ua.Body) *T {
-	t.Helper()
-	return subtest.WantOK[T](t, resp)
-}
-
 // openSession creates and activates an anonymous session on tc.
 func (tc *testConn) openSession() *ua.CreateSessionResponse {
 	tc.t.Helper()
-	cs := wantOK[ua.CreateSessionResponse](tc.t, tc.call(&ua.CreateSessionRequest{SessionName: "test", RequestedSessionTimeout: 60000}))
-	tc.token = cs.AuthenticationToken
-	wantOK[ua.ActivateSessionResponse](tc.t, tc.call(anonymousActivate()))
-	return cs
-}
-
-func anonymousActivate() *ua.ActivateSessionRequest {
-	return &ua.ActivateSessionRequest{UserIdentityToken: ua.ExtensionObject{
-		TypeID:   (&ua.AnonymousIdentityToken{}).BinaryEncodingID(),
-		Encoding: ua.ExtensionObjectBinary,
-		Body:     &ua.AnonymousIdentityToken{PolicyID: AnonymousPolicyID},
-	}}
+	return subtest.OpenSession(tc.t, tc.call, func(tok ua.NodeID) { tc.token = tok })
 }
 
 // requestHeader returns the RequestHeader of a request.

@@ -19,8 +19,12 @@ type service struct {
 	request  uint32
 	response uint32
 	session  sessionNeed
-	values   func() (ua.Request, ua.Response)
-	handle   func(c *conn, s *session, req ua.Request, resp ua.Response) error
+	// neverBlocks: the service never waits (for a device, a lock held
+	// long, the client): the poller answers it on its own goroutine, the
+	// others go to the connection's.
+	neverBlocks bool
+	values      func() (ua.Request, ua.Response)
+	handle      func(c *conn, s *session, req ua.Request, resp ua.Response) error
 }
 
 // requestPtr and responsePtr are the constraints of row: a pointer to a
@@ -55,12 +59,32 @@ func row[Q, P any, PQ requestPtr[Q], PP responsePtr[P]](need sessionNeed, handle
 	}
 }
 
-// subRow builds the row of a service of the subscription engine, which
-// needs an activated session.
-func subRow[Q, P any, PQ requestPtr[Q], PP responsePtr[P]](handle func(m *subs.Manager, s subs.Session, req PQ, resp PP) error) service {
-	return row(activatedSession, func(c *conn, s *session, req PQ, resp PP) error {
-		return handle(c.srv.subs, s, req, resp)
-	})
+// nonBlocking marks a row whose service never waits.
+func (s service) nonBlocking() service {
+	s.neverBlocks = true
+	return s
+}
+
+// subRows are the rows of the subscription engine's services (all but
+// Publish), which need an activated session.
+func subRows() []service {
+	var out []service
+	for _, sv := range subs.Services {
+		values, handle := sv.Values, sv.Handle
+		_, resp := values()
+		out = append(out, service{
+			name:        strings.TrimSuffix(id.Name(sv.Request), "Request_Encoding_DefaultBinary"),
+			request:     sv.Request,
+			response:    resp.BinaryEncodingID().Numeric,
+			session:     activatedSession,
+			neverBlocks: sv.NeverBlocks,
+			values:      values,
+			handle: func(c *conn, s *session, req ua.Request, resp ua.Response) error {
+				return handle(c.srv.subs, s, req, resp)
+			},
+		})
+	}
+	return out
 }
 
 // publish hands the Publish request to the engine with the channel that
@@ -73,9 +97,10 @@ func (c *conn) publish(s *session, req *ua.PublishRequest, _ *ua.PublishResponse
 // connection writes nothing for the request.
 var errAsync = subs.ErrAsync
 
-// services is the service table. Every request type not listed is
-// answered with a ServiceFault of Bad_ServiceUnsupported.
-var services = [...]service{
+// services is the service table: the server's own rows and the
+// subscription engine's. Every request type not listed is answered with a
+// ServiceFault of Bad_ServiceUnsupported.
+var services = append([]service{
 	// Discovery Service Set (OPC 10000-4 §5.4).
 	row(noSession, (*conn).findServers),
 	row(noSession, (*conn).getEndpoints),
@@ -86,36 +111,26 @@ var services = [...]service{
 	row(createdSession, (*conn).closeSession),
 	row(activatedSession, (*conn).cancel),
 
-	// View Service Set (§5.9).
-	row(activatedSession, (*conn).browse),
-	row(activatedSession, (*conn).browseNext),
-	row(activatedSession, (*conn).translate),
-	row(activatedSession, (*conn).registerNodes),
-	row(activatedSession, (*conn).unregisterNodes),
+	// View Service Set (§5.9): reads of the address space, which never
+	// wait.
+	row(activatedSession, (*conn).browse).nonBlocking(),
+	row(activatedSession, (*conn).browseNext).nonBlocking(),
+	row(activatedSession, (*conn).translate).nonBlocking(),
+	row(activatedSession, (*conn).registerNodes).nonBlocking(),
+	row(activatedSession, (*conn).unregisterNodes).nonBlocking(),
 
-	// Attribute Service Set (§5.11).
-	row(activatedSession, (*conn).read),
+	// Attribute Service Set (§5.11): a Write waits for the devices.
+	row(activatedSession, (*conn).read).nonBlocking(),
 	row(activatedSession, (*conn).write),
 
 	// Method Service Set (§5.12).
 	row(activatedSession, (*conn).call),
 
-	// MonitoredItem Service Set (§5.12), answered by the subscription engine.
-	subRow((*subs.Manager).CreateMonitoredItems),
-	subRow((*subs.Manager).ModifyMonitoredItems),
-	subRow((*subs.Manager).SetMonitoringMode),
-	subRow((*subs.Manager).SetTriggering),
-	subRow((*subs.Manager).DeleteMonitoredItems),
-
-	// Subscription Service Set (§5.13).
-	subRow((*subs.Manager).CreateSubscription),
-	subRow((*subs.Manager).ModifySubscription),
-	subRow((*subs.Manager).SetPublishingMode),
-	row(activatedSession, (*conn).publish),
-	subRow((*subs.Manager).Republish),
-	subRow((*subs.Manager).TransferSubscriptions),
-	subRow((*subs.Manager).DeleteSubscriptions),
-}
+	// Subscription Service Set (§5.13): Publish is queued for the
+	// engine; the MonitoredItem and other Subscription services are the
+	// engine's rows (subRows).
+	row(activatedSession, (*conn).publish).nonBlocking(),
+}, subRows()...)
 
 // serviceByRequest returns the service whose request has encoding id
 // reqID (namespace 0, numeric), or nil.

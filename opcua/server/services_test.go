@@ -44,7 +44,7 @@ func TestServiceTableIsConsistent(t *testing.T) {
 func TestGetEndpoints(t *testing.T) {
 	s := newTestServer(t, Config{})
 	tc := newTestConn(t, s, 1)
-	r := wantOK[ua.GetEndpointsResponse](t, tc.call(&ua.GetEndpointsRequest{EndpointURL: "opc.tcp://10.0.0.5:4840"}))
+	r := subtest.WantOK[ua.GetEndpointsResponse](t, tc.call(&ua.GetEndpointsRequest{EndpointURL: "opc.tcp://10.0.0.5:4840"}))
 	if len(r.Endpoints) != 1 {
 		t.Fatalf("%d endpoints, want 1", len(r.Endpoints))
 	}
@@ -53,7 +53,7 @@ func TestGetEndpoints(t *testing.T) {
 	// when it gave none that can be used.
 	for url, want := range map[string]string{"": testURL, "http://x": testURL, "opc.tcp://": testURL, "opc.tcp://a b:1": testURL,
 		"opc.tcp://gw.plant:14840/": "opc.tcp://gw.plant:14840", "opc.tcp://[fe80::1]:4840": "opc.tcp://[fe80::1]:4840"} {
-		r := wantOK[ua.GetEndpointsResponse](t, tc.call(&ua.GetEndpointsRequest{EndpointURL: url}))
+		r := subtest.WantOK[ua.GetEndpointsResponse](t, tc.call(&ua.GetEndpointsRequest{EndpointURL: url}))
 		if got := r.Endpoints[0].EndpointURL; got != want {
 			t.Errorf("GetEndpoints(%q): %q, want %q", url, got, want)
 		}
@@ -73,7 +73,7 @@ func TestGetEndpoints(t *testing.T) {
 		{[]string{"http://opcfoundation.org/UA-Profile/Transport/https-uabinary"}, 0},
 		{[]string{"x", TransportProfileUATCP}, 1},
 	} {
-		r := wantOK[ua.GetEndpointsResponse](t, tc.call(&ua.GetEndpointsRequest{ProfileURIs: tt.profiles}))
+		r := subtest.WantOK[ua.GetEndpointsResponse](t, tc.call(&ua.GetEndpointsRequest{ProfileURIs: tt.profiles}))
 		if len(r.Endpoints) != tt.want {
 			t.Errorf("ProfileUris %q: %d endpoints, want %d", tt.profiles, len(r.Endpoints), tt.want)
 		}
@@ -87,7 +87,7 @@ func TestFindServers(t *testing.T) {
 		uris []string
 		want int
 	}{{nil, 1}, {[]string{"urn:gw01"}, 1}, {[]string{"urn:other"}, 0}, {[]string{"urn:other", "urn:gw01"}, 1}} {
-		r := wantOK[ua.FindServersResponse](t, tc.call(&ua.FindServersRequest{ServerURIs: tt.uris}))
+		r := subtest.WantOK[ua.FindServersResponse](t, tc.call(&ua.FindServersRequest{ServerURIs: tt.uris}))
 		if len(r.Servers) != tt.want {
 			t.Errorf("ServerUris %q: %d servers, want %d", tt.uris, len(r.Servers), tt.want)
 		}
@@ -102,23 +102,23 @@ func TestUnsupportedAndMalformed(t *testing.T) {
 	tc := newTestConn(t, s, 1)
 	tc.openSession()
 	// A real service we do not implement: the handle is echoed.
-	wantFault(t, tc.call(&ua.HistoryReadRequest{}), status.BadServiceUnsupported)
+	subtest.WantFault(t, tc.call(&ua.HistoryReadRequest{}), status.BadServiceUnsupported)
 	// A type id that is no request at all.
 	msg := ua.AppendMessage(nil, &ua.ReadRequest{RequestHeader: ua.RequestHeader{RequestHandle: 77}})
 	msg[1] = 0xFF                                                   // two-byte id 631 -> four-byte form is not used; corrupt the numeric id
 	r := tc.raw(append([]byte{0x01, 0x00, 0x39, 0x30}, msg[3:]...)) // ns=0;i=12345
-	wantFault(t, r, status.BadServiceUnsupported)
+	subtest.WantFault(t, r, status.BadServiceUnsupported)
 	// Numeric ids below, between and above those of the services.
 	for _, n := range []uint32{0, 1, 421, 630, 848, 1 << 31, ^uint32(0)} {
 		typeID := ua.NewNumericNodeID(0, n)
 		r := tc.raw(append(typeID.Encode(nil), msg[3:]...))
-		wantFault(t, r, status.BadServiceUnsupported)
+		subtest.WantFault(t, r, status.BadServiceUnsupported)
 	}
 
 	good := ua.AppendMessage(nil, &ua.ReadRequest{RequestHeader: ua.RequestHeader{RequestHandle: 9}, NodesToRead: []ua.ReadValueID{{}}})
 	// Trailing bytes.
 	r = tc.raw(append(bytes.Clone(good), 0))
-	wantFault(t, r, status.BadDecodingError)
+	subtest.WantFault(t, r, status.BadDecodingError)
 	if h := r.(*ua.ServiceFault).ResponseHeader.RequestHandle; h != 9 {
 		t.Errorf("decoding error: handle %d, want 9 echoed", h)
 	}
@@ -126,10 +126,10 @@ func TestUnsupportedAndMalformed(t *testing.T) {
 	// without handle); none kills the connection.
 	for n := 0; n < len(good); n++ {
 		r := tc.raw(good[:n])
-		wantFault(t, r, status.BadDecodingError)
+		subtest.WantFault(t, r, status.BadDecodingError)
 	}
 	// Nothing at all.
-	wantFault(t, tc.raw(nil), status.BadDecodingError)
+	subtest.WantFault(t, tc.raw(nil), status.BadDecodingError)
 	if d := s.Diagnostics(); d.RejectedRequestsCount < uint32(len(good))+4 {
 		t.Errorf("RejectedRequestsCount %d", d.RejectedRequestsCount)
 	}
@@ -140,42 +140,42 @@ func TestSessionLifecycle(t *testing.T) {
 	tc := newTestConn(t, s, 1)
 	read := &ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_CurrentTime), AttributeID: 13}}}
 
-	wantFault(t, tc.call(read), status.BadSessionIDInvalid)
-	cs := wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{SessionName: "s1", RequestedSessionTimeout: 30000}))
+	subtest.WantFault(t, tc.call(read), status.BadSessionIDInvalid)
+	cs := subtest.WantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{SessionName: "s1", RequestedSessionTimeout: 30000}))
 	if len(cs.ServerNonce) != 32 || cs.RevisedSessionTimeout != 30000 || cs.SessionID.IsNull() || cs.AuthenticationToken.IsNull() ||
 		len(cs.ServerEndpoints) != 1 || cs.MaxRequestMessageSize == 0 {
 		t.Errorf("CreateSession response %+v", cs)
 	}
 	tc.token = cs.AuthenticationToken
-	wantFault(t, tc.call(read), status.BadSessionNotActivated)
+	subtest.WantFault(t, tc.call(read), status.BadSessionNotActivated)
 
 	// The first activation must come over the creating channel.
 	other := newTestConn(t, s, 2)
 	other.token = cs.AuthenticationToken
-	wantFault(t, other.call(anonymousActivate()), status.BadSecureChannelIDInvalid)
+	subtest.WantFault(t, other.call(subtest.AnonymousActivate()), status.BadSecureChannelIDInvalid)
 
-	act := wantOK[ua.ActivateSessionResponse](t, tc.call(anonymousActivate()))
+	act := subtest.WantOK[ua.ActivateSessionResponse](t, tc.call(subtest.AnonymousActivate()))
 	if len(act.ServerNonce) != 32 || bytes.Equal(act.ServerNonce, cs.ServerNonce) {
 		t.Errorf("ActivateSession nonce %x", act.ServerNonce)
 	}
-	if r := tc.call(read); faultOf(r) != status.Good {
-		t.Fatalf("Read after activation: %v", faultOf(r))
+	if r := tc.call(read); subtest.FaultOf(r) != status.Good {
+		t.Fatalf("Read after activation: %v", subtest.FaultOf(r))
 	}
 	// Another channel may not use it, but may take it over.
-	wantFault(t, other.call(read), status.BadSecureChannelIDInvalid)
-	wantOK[ua.ActivateSessionResponse](t, other.call(anonymousActivate()))
-	wantOK[ua.ReadResponse](t, other.call(read))
-	wantFault(t, tc.call(read), status.BadSecureChannelIDInvalid)
-	wantFault(t, tc.call(&ua.CloseSessionRequest{}), status.BadSessionIDInvalid)
+	subtest.WantFault(t, other.call(read), status.BadSecureChannelIDInvalid)
+	subtest.WantOK[ua.ActivateSessionResponse](t, other.call(subtest.AnonymousActivate()))
+	subtest.WantOK[ua.ReadResponse](t, other.call(read))
+	subtest.WantFault(t, tc.call(read), status.BadSecureChannelIDInvalid)
+	subtest.WantFault(t, tc.call(&ua.CloseSessionRequest{}), status.BadSessionIDInvalid)
 
-	if c := wantOK[ua.CancelResponse](t, other.call(&ua.CancelRequest{RequestHandle: 1})); c.CancelCount != 0 {
+	if c := subtest.WantOK[ua.CancelResponse](t, other.call(&ua.CancelRequest{RequestHandle: 1})); c.CancelCount != 0 {
 		t.Errorf("CancelCount %d", c.CancelCount)
 	}
 	if d := s.Diagnostics(); d.CurrentSessionCount != 1 || d.CumulatedSessionCount != 1 {
 		t.Errorf("diagnostics %+v", d)
 	}
-	wantOK[ua.CloseSessionResponse](t, other.call(&ua.CloseSessionRequest{DeleteSubscriptions: true}))
-	wantFault(t, other.call(read), status.BadSessionIDInvalid)
+	subtest.WantOK[ua.CloseSessionResponse](t, other.call(&ua.CloseSessionRequest{DeleteSubscriptions: true}))
+	subtest.WantFault(t, other.call(read), status.BadSessionIDInvalid)
 	if d := s.Diagnostics(); d.CurrentSessionCount != 0 || d.CumulatedSessionCount != 1 {
 		t.Errorf("diagnostics after close %+v", d)
 	}
@@ -184,23 +184,23 @@ func TestSessionLifecycle(t *testing.T) {
 func TestActivateSessionIdentityTokens(t *testing.T) {
 	s := newTestServer(t, Config{})
 	tc := newTestConn(t, s, 1)
-	cs := wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
+	cs := subtest.WantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
 	tc.token = cs.AuthenticationToken
 	tok := func(b ua.Body) *ua.ActivateSessionRequest {
 		return &ua.ActivateSessionRequest{UserIdentityToken: ua.ExtensionObject{TypeID: b.BinaryEncodingID(), Encoding: ua.ExtensionObjectBinary, Body: b}}
 	}
-	wantFault(t, tc.call(tok(&ua.UserNameIdentityToken{PolicyID: "username", UserName: "op", Password: []byte("pw")})), status.BadIdentityTokenRejected)
-	wantFault(t, tc.call(tok(&ua.X509IdentityToken{PolicyID: "x509"})), status.BadIdentityTokenRejected)
-	wantFault(t, tc.call(tok(&ua.IssuedIdentityToken{PolicyID: "jwt"})), status.BadIdentityTokenInvalid)
-	wantFault(t, tc.call(tok(&ua.AnonymousIdentityToken{PolicyID: "nope"})), status.BadIdentityTokenInvalid)
+	subtest.WantFault(t, tc.call(tok(&ua.UserNameIdentityToken{PolicyID: "username", UserName: "op", Password: []byte("pw")})), status.BadIdentityTokenRejected)
+	subtest.WantFault(t, tc.call(tok(&ua.X509IdentityToken{PolicyID: "x509"})), status.BadIdentityTokenRejected)
+	subtest.WantFault(t, tc.call(tok(&ua.IssuedIdentityToken{PolicyID: "jwt"})), status.BadIdentityTokenInvalid)
+	subtest.WantFault(t, tc.call(tok(&ua.AnonymousIdentityToken{PolicyID: "nope"})), status.BadIdentityTokenInvalid)
 	// A body of an unknown type stays raw: invalid.
-	wantFault(t, tc.call(&ua.ActivateSessionRequest{UserIdentityToken: ua.ExtensionObject{
+	subtest.WantFault(t, tc.call(&ua.ActivateSessionRequest{UserIdentityToken: ua.ExtensionObject{
 		TypeID: ua.NewNumericNodeID(3, 9), Encoding: ua.ExtensionObjectBinary, Raw: []byte{1, 2}}}), status.BadIdentityTokenInvalid)
 	if d := s.Diagnostics(); d.SecurityRejectedSessionCount != 5 || d.RejectedSessionCount != 5 {
 		t.Errorf("diagnostics %+v", d)
 	}
 	// A null token is anonymous.
-	wantOK[ua.ActivateSessionResponse](t, tc.call(&ua.ActivateSessionRequest{}))
+	subtest.WantOK[ua.ActivateSessionResponse](t, tc.call(&ua.ActivateSessionRequest{}))
 }
 
 // namedUsers accepts user-name tokens of any name, and the anonymous
@@ -224,20 +224,20 @@ func TestActivateOnAnotherChannelNeedsTheSameUser(t *testing.T) {
 		return &ua.ActivateSessionRequest{UserIdentityToken: ua.ExtensionObject{TypeID: b.BinaryEncodingID(), Encoding: ua.ExtensionObjectBinary, Body: b}}
 	}
 	tc := newTestConn(t, s, 1)
-	cs := wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
+	cs := subtest.WantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
 	tc.token = cs.AuthenticationToken
-	wantOK[ua.ActivateSessionResponse](t, tc.call(user("alice")))
+	subtest.WantOK[ua.ActivateSessionResponse](t, tc.call(user("alice")))
 	read := &ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_State), AttributeID: uint32(ua.AttributeIDValue)}}}
 
 	other := newTestConn(t, s, 2)
 	other.token = cs.AuthenticationToken
-	wantFault(t, other.call(user("mallory")), status.BadUserAccessDenied)
-	wantFault(t, other.call(&ua.ActivateSessionRequest{}), status.BadUserAccessDenied) // anonymous
-	wantOK[ua.ReadResponse](t, tc.call(read))                                          // still alice's, on channel 1
-	wantFault(t, other.call(read), status.BadSecureChannelIDInvalid)                   // not on channel 2
+	subtest.WantFault(t, other.call(user("mallory")), status.BadUserAccessDenied)
+	subtest.WantFault(t, other.call(&ua.ActivateSessionRequest{}), status.BadUserAccessDenied) // anonymous
+	subtest.WantOK[ua.ReadResponse](t, tc.call(read))                                          // still alice's, on channel 1
+	subtest.WantFault(t, other.call(read), status.BadSecureChannelIDInvalid)                   // not on channel 2
 
-	wantOK[ua.ActivateSessionResponse](t, other.call(user("alice")))
-	wantOK[ua.ReadResponse](t, other.call(read))
+	subtest.WantOK[ua.ActivateSessionResponse](t, other.call(user("alice")))
+	subtest.WantOK[ua.ReadResponse](t, other.call(read))
 }
 
 func TestRevisedSessionTimeout(t *testing.T) {
@@ -263,7 +263,7 @@ func TestMaxSessions(t *testing.T) {
 	for range 2 {
 		tc.openSession()
 	}
-	wantFault(t, tc.call(&ua.CreateSessionRequest{}), status.BadTooManySessions)
+	subtest.WantFault(t, tc.call(&ua.CreateSessionRequest{}), status.BadTooManySessions)
 	if d := s.Diagnostics(); d.RejectedSessionCount != 1 || d.CurrentSessionCount != 2 {
 		t.Errorf("diagnostics %+v", d)
 	}
@@ -279,19 +279,19 @@ func TestFullSessionTableClosesOldestUnactivated(t *testing.T) {
 	tc := newTestConn(t, s, 2)
 	var tokens []ua.NodeID
 	for range 3 { // the third takes the first one's place
-		tokens = append(tokens, wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{})).AuthenticationToken)
+		tokens = append(tokens, subtest.WantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{})).AuthenticationToken)
 	}
 	activate := func(tok ua.NodeID) ua.Body {
 		tc.token = tok
-		return tc.call(anonymousActivate())
+		return tc.call(subtest.AnonymousActivate())
 	}
-	wantFault(t, activate(tokens[0]), status.BadSessionIDInvalid) // closed for the fourth
+	subtest.WantFault(t, activate(tokens[0]), status.BadSessionIDInvalid) // closed for the fourth
 	for _, tok := range tokens[1:] {
-		wantOK[ua.ActivateSessionResponse](t, activate(tok))
+		subtest.WantOK[ua.ActivateSessionResponse](t, activate(tok))
 	}
-	wantFault(t, tc.call(&ua.CreateSessionRequest{}), status.BadTooManySessions) // all activated now
-	if r := active.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_State), AttributeID: uint32(ua.AttributeIDValue)}}}); faultOf(r) != status.Good {
-		t.Errorf("the activated session: %v", faultOf(r))
+	subtest.WantFault(t, tc.call(&ua.CreateSessionRequest{}), status.BadTooManySessions) // all activated now
+	if r := active.call(&ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_State), AttributeID: uint32(ua.AttributeIDValue)}}}); subtest.FaultOf(r) != status.Good {
+		t.Errorf("the activated session: %v", subtest.FaultOf(r))
 	}
 	if d := s.Diagnostics(); d.CurrentSessionCount != 3 || d.RejectedSessionCount != 1 {
 		t.Errorf("diagnostics %+v", d)
@@ -308,7 +308,7 @@ func TestSessionTimeoutWithClock(t *testing.T) {
 	read := &ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_CurrentTime), AttributeID: 13}}}
 
 	clk.Add(59 * time.Second)
-	wantOK[ua.ReadResponse](t, tc.call(read))
+	subtest.WantOK[ua.ReadResponse](t, tc.call(read))
 	if n := s.sessions.expire(clk.Now()); n != 0 {
 		t.Fatalf("%d sessions expired before their timeout", n)
 	}
@@ -316,8 +316,8 @@ func TestSessionTimeoutWithClock(t *testing.T) {
 	if n := s.sessions.expire(clk.Now()); n != 1 {
 		t.Fatalf("%d sessions expired, want 1", n)
 	}
-	wantFault(t, idle.call(read), status.BadSessionIDInvalid)
-	wantOK[ua.ReadResponse](t, tc.call(read))
+	subtest.WantFault(t, idle.call(read), status.BadSessionIDInvalid)
+	subtest.WantOK[ua.ReadResponse](t, tc.call(read))
 	if d := s.Diagnostics(); d.SessionTimeoutCount != 1 || d.CurrentSessionCount != 1 {
 		t.Errorf("diagnostics %+v", d)
 	}
@@ -334,7 +334,7 @@ func TestSessionServicesAreNotKept(t *testing.T) {
 	own, _ := uasc.NewCredentials(der, key)
 	s := newTestServer(t, Config{Security: &Security{Credentials: func() *uasc.Credentials { return own }, AllowInsecure: true}})
 	tc := newTestConn(t, s, 1)
-	wantOK[ua.GetEndpointsResponse](t, tc.call(&ua.GetEndpointsRequest{EndpointURL: "opc.tcp://localhost:4840"}))
+	subtest.WantOK[ua.GetEndpointsResponse](t, tc.call(&ua.GetEndpointsRequest{EndpointURL: "opc.tcp://localhost:4840"}))
 	if !tc.c.trim || cap(tc.c.out) <= trimSize {
 		t.Fatalf("GetEndpoints' response, %d bytes, fits the trimmed buffer: the test shows nothing", len(tc.c.out))
 	}
@@ -345,7 +345,7 @@ func TestSessionServicesAreNotKept(t *testing.T) {
 		}
 	}
 	read := &ua.ReadRequest{NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_State), AttributeID: uint32(ua.AttributeIDValue)}}}
-	wantOK[ua.ReadResponse](t, tc.call(read))
+	subtest.WantOK[ua.ReadResponse](t, tc.call(read))
 	if !tc.c.trim && cap(tc.c.out) > trimSize {
 		t.Errorf("encode buffer of %d bytes after a Read, want at most %d", cap(tc.c.out), trimSize)
 	}
@@ -373,15 +373,15 @@ func TestLargeRequestsAreNotKept(t *testing.T) {
 	read := serviceByRequest(id.ReadRequest_Encoding_DefaultBinary)
 	kept := func() bool { return tc.c.vals[read.index].req != nil }
 
-	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: nodes(DefaultMaxArrayLength + 1)}), status.BadEncodingLimitsExceeded)
+	subtest.WantFault(t, tc.call(&ua.ReadRequest{NodesToRead: nodes(DefaultMaxArrayLength + 1)}), status.BadEncodingLimitsExceeded)
 	if kept() {
 		t.Error("the values of a refused large request were kept")
 	}
-	wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{NodesToRead: nodes(10)}))
+	subtest.WantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{NodesToRead: nodes(10)}))
 	if !kept() {
 		t.Error("the values of a small request were not kept")
 	}
-	wantFault(t, tc.call(&ua.ReadRequest{NodesToRead: nodes(5000)}), status.BadTooManyOperations)
+	subtest.WantFault(t, tc.call(&ua.ReadRequest{NodesToRead: nodes(5000)}), status.BadTooManyOperations)
 	if kept() {
 		t.Error("the values of a request beyond keepSize were kept")
 	}

@@ -16,8 +16,8 @@ import (
 func TestServerWideSubscriptionLimits(t *testing.T) {
 	f := newSubFixture(t, Config{Subscriptions: SubscriptionLimits{MaxSubscriptions: 2, MaxMonitoredItems: 3}})
 	a, b := f.createSub(5, 10, 300), f.createSub(5, 10, 300)
-	if r := f.tc.call(&ua.CreateSubscriptionRequest{RequestedPublishingInterval: 5, PublishingEnabled: true}); faultOf(r) != status.BadTooManySubscriptions {
-		t.Fatalf("third subscription: %v, want Bad_TooManySubscriptions", faultOf(r))
+	if r := f.tc.call(&ua.CreateSubscriptionRequest{RequestedPublishingInterval: 5, PublishingEnabled: true}); subtest.FaultOf(r) != status.BadTooManySubscriptions {
+		t.Fatalf("third subscription: %v, want Bad_TooManySubscriptions", subtest.FaultOf(r))
 	}
 	ext := item("ext", ua.AttributeIDValue, 0, 1, nil)
 	got := append(f.createItems(a, ext, ext), f.createItems(b, ext, ext)...)
@@ -27,14 +27,14 @@ func TestServerWideSubscriptionLimits(t *testing.T) {
 			t.Errorf("item %d: %v, want %v", i, r.StatusCode, want[i])
 		}
 	}
-	wantOK[ua.DeleteSubscriptionsResponse](t, f.tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{a}}))
+	subtest.WantOK[ua.DeleteSubscriptionsResponse](t, f.tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{a}}))
 	for i, r := range f.createItems(b, ext, ext) {
 		if r.StatusCode != status.Good {
 			t.Errorf("after deleting the first subscription, item %d: %v", i, r.StatusCode)
 		}
 	}
 	f.createSub(5, 10, 300) // the deleted one's place
-	rr := wantOK[ua.ReadResponse](t, f.tc.call(&ua.ReadRequest{
+	rr := subtest.WantOK[ua.ReadResponse](t, f.tc.call(&ua.ReadRequest{
 		TimestampsToReturn: ua.TimestampsToReturnNeither,
 		NodesToRead: []ua.ReadValueID{
 			{NodeID: ua.NewNumericNodeID(0, id.Server_ServerCapabilities_MaxSubscriptions), AttributeID: uint32(ua.AttributeIDValue)},
@@ -71,12 +71,12 @@ func TestSessionServicesTellTheEngine(t *testing.T) {
 		}
 	}
 	publish(f.tc)
-	wantOK[ua.PublishResponse](t, f.tc.async()) // the initial value
+	subtest.WantOK[ua.PublishResponse](t, f.tc.async()) // the initial value
 	publish(f.tc)
 
 	tc2 := newTestConn(t, f.s, 2)
 	tc2.token = f.tc.token
-	wantOK[ua.ActivateSessionResponse](t, tc2.call(anonymousActivate()))
+	subtest.WantOK[ua.ActivateSessionResponse](t, tc2.call(subtest.AnonymousActivate()))
 	answered := func(tc *testConn) int {
 		fc := tc.c.ch.(*fakeChannel)
 		fc.Mu.Lock()
@@ -86,25 +86,25 @@ func TestSessionServicesTellTheEngine(t *testing.T) {
 	if n := answered(f.tc); n != 1 {
 		t.Fatalf("%d answers on the old channel when ActivateSession returned, want 1", n)
 	}
-	wantFault(t, f.tc.async(), status.BadSecureChannelIDInvalid)
+	subtest.WantFault(t, f.tc.async(), status.BadSecureChannelIDInvalid)
 
 	publish(tc2)
-	wantOK[ua.CloseSessionResponse](t, tc2.call(&ua.CloseSessionRequest{DeleteSubscriptions: true}))
+	subtest.WantOK[ua.CloseSessionResponse](t, tc2.call(&ua.CloseSessionRequest{DeleteSubscriptions: true}))
 	if n, cur := answered(tc2), f.s.Diagnostics().CurrentSubscriptionCount; n != 1 || cur != 0 {
 		t.Fatalf("when CloseSession returned: %d answers to the queued Publish, %d subscriptions; want 1, 0", n, cur)
 	}
-	wantFault(t, tc2.async(), status.BadSessionClosed)
+	subtest.WantFault(t, tc2.async(), status.BadSessionClosed)
 }
 
 // openSessionAs opens an anonymous session over tc as the client
 // application appURI, with the certificate cert (nil: none).
 func (tc *testConn) openSessionAs(appURI string, cert []byte) {
 	tc.t.Helper()
-	cs := wantOK[ua.CreateSessionResponse](tc.t, tc.call(&ua.CreateSessionRequest{SessionName: "test", RequestedSessionTimeout: 60000,
+	cs := subtest.WantOK[ua.CreateSessionResponse](tc.t, tc.call(&ua.CreateSessionRequest{SessionName: "test", RequestedSessionTimeout: 60000,
 		ClientDescription: ua.ApplicationDescription{ApplicationURI: appURI, ApplicationType: ua.ApplicationTypeClient},
 		ClientCertificate: cert}))
 	tc.token = cs.AuthenticationToken
-	wantOK[ua.ActivateSessionResponse](tc.t, tc.call(anonymousActivate()))
+	subtest.WantOK[ua.ActivateSessionResponse](tc.t, tc.call(subtest.AnonymousActivate()))
 }
 
 // TestTransferBelongsToTheClient: an anonymous session takes over the
@@ -118,7 +118,7 @@ func TestTransferBelongsToTheClient(t *testing.T) {
 	owner.openSessionAs("urn:plant:scada", []byte("certificate A"))
 	sub := subtest.CreateSub(t, owner.call, 5, 10, 300)
 	transfer := func(tc *testConn) ua.StatusCode {
-		r := wantOK[ua.TransferSubscriptionsResponse](t, tc.call(&ua.TransferSubscriptionsRequest{SubscriptionIDs: []uint32{sub}}))
+		r := subtest.WantOK[ua.TransferSubscriptionsResponse](t, tc.call(&ua.TransferSubscriptionsRequest{SubscriptionIDs: []uint32{sub}}))
 		return r.Results[0].StatusCode
 	}
 	for _, c := range []struct {
@@ -136,15 +136,15 @@ func TestTransferBelongsToTheClient(t *testing.T) {
 		}
 	}
 	// Nothing changed: the subscription is still the owner's.
-	if r := owner.call(&ua.ModifySubscriptionRequest{SubscriptionID: sub, RequestedPublishingInterval: 5, RequestedLifetimeCount: 300, RequestedMaxKeepAliveCount: 10}); faultOf(r) != status.Good {
-		t.Fatalf("the owner's ModifySubscription after the refused transfers: %v", faultOf(r))
+	if r := owner.call(&ua.ModifySubscriptionRequest{SubscriptionID: sub, RequestedPublishingInterval: 5, RequestedLifetimeCount: 300, RequestedMaxKeepAliveCount: 10}); subtest.FaultOf(r) != status.Good {
+		t.Fatalf("the owner's ModifySubscription after the refused transfers: %v", subtest.FaultOf(r))
 	}
 	again := newTestConn(t, f.s, 4) // the same client, reconnected
 	again.openSessionAs("urn:plant:scada", []byte("certificate A"))
 	if st := transfer(again); st != status.Good {
 		t.Fatalf("transfer to the same client: %v, want Good", st)
 	}
-	r := wantOK[ua.DeleteSubscriptionsResponse](t, again.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{sub}}))
+	r := subtest.WantOK[ua.DeleteSubscriptionsResponse](t, again.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{sub}}))
 	if r.Results[0] != status.Good {
 		t.Errorf("the new owner's DeleteSubscriptions: %v", r.Results[0])
 	}

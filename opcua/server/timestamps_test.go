@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"testing"
 	"time"
 
@@ -40,7 +41,7 @@ func goodObjectValues(t *testing.T, tc *testConn) (int, []objectValue) {
 	vars := objectsVariables(t, tc)
 	var good []objectValue
 	for _, v := range vars {
-		r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{TimestampsToReturn: ua.TimestampsToReturnBoth,
+		r := subtest.WantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{TimestampsToReturn: ua.TimestampsToReturnBoth,
 			NodesToRead: []ua.ReadValueID{{NodeID: v, AttributeID: uint32(ua.AttributeIDValue)}}}))
 		if dv := r.Results[0]; dv.Status == status.Good {
 			good = append(good, objectValue{v, dv})
@@ -59,7 +60,7 @@ func objectsVariables(t *testing.T, tc *testConn) []ua.NodeID {
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
-		r := wantOK[ua.BrowseResponse](t, tc.call(&ua.BrowseRequest{NodesToBrowse: []ua.BrowseDescription{{
+		r := subtest.WantOK[ua.BrowseResponse](t, tc.call(&ua.BrowseRequest{NodesToBrowse: []ua.BrowseDescription{{
 			NodeID: n, BrowseDirection: ua.BrowseDirectionForward,
 			ReferenceTypeID: ua.NewNumericNodeID(0, id.HierarchicalReferences), IncludeSubtypes: true,
 			ResultMask: uint32(ua.BrowseResultMaskAll),
@@ -92,7 +93,7 @@ func TestRequestTimeStale(t *testing.T) {
 	tc.openSession()
 	read := func() (ua.DataValue, time.Time) {
 		t.Helper()
-		r := wantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{TimestampsToReturn: ua.TimestampsToReturnServer,
+		r := subtest.WantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{TimestampsToReturn: ua.TimestampsToReturnServer,
 			NodesToRead: []ua.ReadValueID{{NodeID: ua.NewNumericNodeID(0, id.Server_ServiceLevel), AttributeID: uint32(ua.AttributeIDValue)}}}))
 		return r.Results[0], r.ResponseHeader.Timestamp
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/x509/pkix"
 	"errors"
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"testing"
 	"time"
 
@@ -58,9 +59,9 @@ func TestTrustListFile(t *testing.T) {
 		tc := newTestConn(t, s, chID)
 		fc := tc.c.ch.(*fakeChannel)
 		fc.policy, fc.mode = "http://opcfoundation.org/UA/SecurityPolicy#Basic256Sha256", mode
-		cs := wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
+		cs := subtest.WantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
 		tc.token = cs.AuthenticationToken
-		wantOK[ua.ActivateSessionResponse](t, tc.call(&ua.ActivateSessionRequest{}))
+		subtest.WantOK[ua.ActivateSessionResponse](t, tc.call(&ua.ActivateSessionRequest{}))
 		return tc
 	}
 	const tl = id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList
@@ -82,7 +83,7 @@ func TestTrustListFile(t *testing.T) {
 		} else {
 			resp = tc.async() // a Call is answered from a goroutine of its own
 		}
-		r := wantOK[ua.CallResponse](t, resp)
+		r := subtest.WantOK[ua.CallResponse](t, resp)
 		return r.Results[0].StatusCode, r.Results[0].OutputArguments
 	}
 	a := session(1, ua.MessageSecurityModeSignAndEncrypt)

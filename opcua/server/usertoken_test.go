@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rsa"
 	"crypto/x509"
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"testing"
 
 	"github.com/edged/edged/internal/testutil/testkeys"
@@ -75,14 +76,14 @@ func TestUserNameTokenDecryption(t *testing.T) {
 	}
 	session := func() (*testConn, []byte) {
 		tc := newTestConn(t, s, 1)
-		cs := wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
+		cs := subtest.WantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
 		tc.token = cs.AuthenticationToken
 		return tc, cs.ServerNonce
 	}
 	secret := []byte("pass word ü")
 
 	tc, nonce := session()
-	wantOK[ua.ActivateSessionResponse](t, activate(tc, &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, UserName: "alice",
+	subtest.WantOK[ua.ActivateSessionResponse](t, activate(tc, &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, UserName: "alice",
 		Password: encrypt(secret, nonce, len(secret)+len(nonce)), EncryptionAlgorithm: p.EncryptionAlgorithm()}))
 	if len(seen) != 1 || seen[0] != string(secret) {
 		t.Fatalf("the Authenticator saw %q", seen)
@@ -93,7 +94,7 @@ func TestUserNameTokenDecryption(t *testing.T) {
 	tc, nonce = session()
 	padded := append(append(append(ua.AppendUint32(nil, uint32(len(secret)+len(nonce))), secret...), nonce...), 0, 0, 0)
 	ct, _ := p.Encrypt(nil, pub, padded)
-	wantOK[ua.ActivateSessionResponse](t, activate(tc, &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, UserName: "alice",
+	subtest.WantOK[ua.ActivateSessionResponse](t, activate(tc, &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, UserName: "alice",
 		Password: ct, EncryptionAlgorithm: p.EncryptionAlgorithm()}))
 	if len(seen) != 2 || seen[1] != string(secret) {
 		t.Fatalf("the Authenticator saw %q", seen)
@@ -102,7 +103,7 @@ func TestUserNameTokenDecryption(t *testing.T) {
 	tc, nonce = session()
 	padded = append(append(append(ua.AppendUint32(nil, uint32(len(secret)+len(nonce))), secret...), nonce...), 0, 1)
 	ct, _ = p.Encrypt(nil, pub, padded)
-	if got := faultOf(activate(tc, &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, Password: ct, EncryptionAlgorithm: p.EncryptionAlgorithm()})); got != status.BadIdentityTokenInvalid {
+	if got := subtest.FaultOf(activate(tc, &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, Password: ct, EncryptionAlgorithm: p.EncryptionAlgorithm()})); got != status.BadIdentityTokenInvalid {
 		t.Errorf("non-zero padding: %v", got)
 	}
 
@@ -117,7 +118,7 @@ func TestUserNameTokenDecryption(t *testing.T) {
 		return b
 	}
 	tc, nonce = session()
-	wantOK[ua.ActivateSessionResponse](t, activate(tc, &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, UserName: "alice", Password: sealed(p, nonce)}))
+	subtest.WantOK[ua.ActivateSessionResponse](t, activate(tc, &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, UserName: "alice", Password: sealed(p, nonce)}))
 	if len(seen) != 2 || seen[1] != string(long) {
 		t.Fatalf("the Authenticator saw %q", seen)
 	}
@@ -156,7 +157,7 @@ func TestUserNameTokenDecryption(t *testing.T) {
 		},
 	} {
 		tc, nonce := session()
-		if got := faultOf(activate(tc, tok(nonce))); got != status.BadIdentityTokenInvalid {
+		if got := subtest.FaultOf(activate(tc, tok(nonce))); got != status.BadIdentityTokenInvalid {
 			t.Errorf("%s: %v, want Bad_IdentityTokenInvalid", name, got)
 		}
 	}
@@ -194,7 +195,7 @@ func TestX509UserToken(t *testing.T) {
 	p := secpol.Basic256Sha256
 	activate := func(signed []byte) ua.Body {
 		tc := newTestConn(t, s, 1)
-		cs := wantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
+		cs := subtest.WantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
 		tc.token = cs.AuthenticationToken
 		if signed == nil {
 			signed = append(append([]byte(nil), der...), cs.ServerNonce...)
@@ -209,12 +210,12 @@ func TestX509UserToken(t *testing.T) {
 			UserTokenSignature: ua.SignatureData{Algorithm: p.SignatureAlgorithm(), Signature: sig},
 		})
 	}
-	wantOK[ua.ActivateSessionResponse](t, activate(nil))
-	if got := faultOf(activate([]byte("something else"))); got != status.BadUserSignatureInvalid {
+	subtest.WantOK[ua.ActivateSessionResponse](t, activate(nil))
+	if got := subtest.FaultOf(activate([]byte("something else"))); got != status.BadUserSignatureInvalid {
 		t.Errorf("a signature over something else: %v, want Bad_UserSignatureInvalid", got)
 	}
 	trusted = false
-	if got := faultOf(activate(nil)); got != status.BadIdentityTokenRejected {
+	if got := subtest.FaultOf(activate(nil)); got != status.BadIdentityTokenRejected {
 		t.Errorf("an untrusted certificate: %v, want Bad_IdentityTokenRejected", got)
 	}
 }
@@ -267,11 +268,11 @@ func TestSecureSessionChecks(t *testing.T) {
 		"short nonce":         {certA, uri, nonce[:31], status.BadNonceInvalid},
 		"long nonce":          {certA, uri, bytes.Repeat([]byte{3}, 129), status.BadNonceInvalid},
 	} {
-		if got := faultOf(create(tc, c.cert, c.uri, c.nonce)); got != c.want {
+		if got := subtest.FaultOf(create(tc, c.cert, c.uri, c.nonce)); got != c.want {
 			t.Errorf("CreateSession with %s: %v, want %v", name, got, c.want)
 		}
 	}
-	cs := wantOK[ua.CreateSessionResponse](t, create(tc, certA, uri, nonce))
+	cs := subtest.WantOK[ua.CreateSessionResponse](t, create(tc, certA, uri, nonce))
 	caCert, _ := x509.ParseCertificate(der)
 	if !bytes.Equal(cs.ServerCertificate, der) || cs.ServerSignature.Algorithm != p.SignatureAlgorithm() ||
 		p.Verify(caCert.PublicKey.(*rsa.PublicKey), append(append([]byte(nil), certA...), nonce...), cs.ServerSignature.Signature) != nil {
@@ -282,24 +283,24 @@ func TestSecureSessionChecks(t *testing.T) {
 		sig, _ := p.Sign(signer, append(append([]byte(nil), der...), serverNonce...))
 		return tc.call(&ua.ActivateSessionRequest{ClientSignature: ua.SignatureData{Algorithm: p.SignatureAlgorithm(), Signature: sig}})
 	}
-	if got := faultOf(activate(tc, []byte("an old nonce"), keyA)); got != status.BadApplicationSignatureInvalid {
+	if got := subtest.FaultOf(activate(tc, []byte("an old nonce"), keyA)); got != status.BadApplicationSignatureInvalid {
 		t.Errorf("a signature over another nonce: %v", got)
 	}
-	as := wantOK[ua.ActivateSessionResponse](t, activate(tc, cs.ServerNonce, keyA))
+	as := subtest.WantOK[ua.ActivateSessionResponse](t, activate(tc, cs.ServerNonce, keyA))
 	// Another channel with another certificate cannot take the session.
 	other := conn(2, certB)
 	other.token = cs.AuthenticationToken
-	if got := faultOf(activate(other, as.ServerNonce, keyA)); got != status.BadSecurityChecksFailed {
+	if got := subtest.FaultOf(activate(other, as.ServerNonce, keyA)); got != status.BadSecurityChecksFailed {
 		t.Errorf("a channel with another certificate: %v, want Bad_SecurityChecksFailed", got)
 	}
 	// Nor a channel without security.
 	plain := newTestConn(t, s, 3)
 	plain.token = cs.AuthenticationToken
-	if got := faultOf(activate(plain, as.ServerNonce, keyA)); got != status.BadSecurityChecksFailed {
+	if got := subtest.FaultOf(activate(plain, as.ServerNonce, keyA)); got != status.BadSecurityChecksFailed {
 		t.Errorf("a None channel: %v, want Bad_SecurityChecksFailed", got)
 	}
 	// A channel with the same certificate can.
 	same := conn(4, certA)
 	same.token = cs.AuthenticationToken
-	wantOK[ua.ActivateSessionResponse](t, activate(same, as.ServerNonce, keyA))
+	subtest.WantOK[ua.ActivateSessionResponse](t, activate(same, as.ServerNonce, keyA))
 }

@@ -167,12 +167,12 @@ func TestRetransmissionBytesBounded(t *testing.T) {
 		t.Errorf("%d bytes kept in %d messages, above the limit %d", held, kept, limit)
 	}
 	r := f.tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seqs[0]})
-	if faultOf(r) != status.BadMessageNotAvailable {
-		t.Errorf("Republish of a dropped message: %v, want Bad_MessageNotAvailable", faultOf(r))
+	if subtest.FaultOf(r) != status.BadMessageNotAvailable {
+		t.Errorf("Republish of a dropped message: %v, want Bad_MessageNotAvailable", subtest.FaultOf(r))
 	}
-	wantOK[ua.RepublishResponse](t, f.tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seqs[len(seqs)-1]}))
+	subtest.WantOK[ua.RepublishResponse](t, f.tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seqs[len(seqs)-1]}))
 	// Deleting the subscription gives its bytes back.
-	wantOK[ua.DeleteSubscriptionsResponse](t, f.tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{sub}}))
+	subtest.WantOK[ua.DeleteSubscriptionsResponse](t, f.tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{sub}}))
 	m.call(func() { held = m.retransBytes })
 	if held != 0 {
 		t.Errorf("%d retransmission bytes counted after the last subscription went", held)
@@ -199,6 +199,6 @@ func BenchmarkDeleteSubscription(b *testing.B) {
 			subtest.CreateItems(b, tc.call, sub, reqs...)
 		}
 		b.StartTimer()
-		wantOK[ua.DeleteSubscriptionsResponse](b, tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{sub}}))
+		subtest.WantOK[ua.DeleteSubscriptionsResponse](b, tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{sub}}))
 	}
 }

@@ -1,6 +1,7 @@
 package subs
 
 import (
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"testing"
 	"time"
 
@@ -42,7 +43,7 @@ func TestLifetimeExpiresBesideAnother(t *testing.T) {
 	if len(subs) != 1 || subs[0] != kept {
 		t.Errorf("subscriptions left %v, want [%d]", subs, kept)
 	}
-	r := wantOK[ua.DeleteSubscriptionsResponse](t, f.tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{kept}}))
+	r := subtest.WantOK[ua.DeleteSubscriptionsResponse](t, f.tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{kept}}))
 	if r.Results[0] != status.Good {
 		t.Errorf("DeleteSubscriptions: %v", r.Results)
 	}
@@ -77,14 +78,14 @@ func TestSubscriptionCountsExpiryAndTransfer(t *testing.T) {
 
 	tc2 := newTestConn(t, f.s, 2)
 	tc2.openSession()
-	tr := wantOK[ua.TransferSubscriptionsResponse](t, tc2.call(&ua.TransferSubscriptionsRequest{SubscriptionIDs: []uint32{kept}}))
+	tr := subtest.WantOK[ua.TransferSubscriptionsResponse](t, tc2.call(&ua.TransferSubscriptionsRequest{SubscriptionIDs: []uint32{kept}}))
 	if tr.Results[0].StatusCode != status.Good {
 		t.Fatalf("TransferSubscriptions: %v", tr.Results[0].StatusCode)
 	}
 	if cur, cum := counts(); cur != 1 || cum != 2 {
 		t.Errorf("after the transfer: current %d, cumulated %d, want 1, 2", cur, cum)
 	}
-	r := wantOK[ua.DeleteSubscriptionsResponse](t, tc2.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{kept, kept}}))
+	r := subtest.WantOK[ua.DeleteSubscriptionsResponse](t, tc2.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{kept, kept}}))
 	if r.Results[0] != status.Good || r.Results[1] != status.BadSubscriptionIDInvalid {
 		t.Errorf("DeleteSubscriptions: %v", r.Results)
 	}

@@ -268,60 +268,33 @@ func (c *conn) answer(req ua.Request) (ua.Response, error) {
 		return nil, err
 	}
 	m := c.s.subs
-	switch r := req.(type) {
-	case *ua.PublishRequest:
+	if r, ok := req.(*ua.PublishRequest); ok {
 		return nil, m.Publish(s, c.ch, c.reqID, r)
-	case *ua.CreateSubscriptionRequest:
-		return serve(m.CreateSubscription, s, r, &ua.CreateSubscriptionResponse{})
-	case *ua.ModifySubscriptionRequest:
-		return serve(m.ModifySubscription, s, r, &ua.ModifySubscriptionResponse{})
-	case *ua.SetPublishingModeRequest:
-		return serve(m.SetPublishingMode, s, r, &ua.SetPublishingModeResponse{})
-	case *ua.RepublishRequest:
-		return serve(m.Republish, s, r, &ua.RepublishResponse{})
-	case *ua.TransferSubscriptionsRequest:
-		return serve(m.TransferSubscriptions, s, r, &ua.TransferSubscriptionsResponse{})
-	case *ua.DeleteSubscriptionsRequest:
-		return serve(m.DeleteSubscriptions, s, r, &ua.DeleteSubscriptionsResponse{})
-	case *ua.CreateMonitoredItemsRequest:
-		return serve(m.CreateMonitoredItems, s, r, &ua.CreateMonitoredItemsResponse{})
-	case *ua.ModifyMonitoredItemsRequest:
-		return serve(m.ModifyMonitoredItems, s, r, &ua.ModifyMonitoredItemsResponse{})
-	case *ua.SetMonitoringModeRequest:
-		return serve(m.SetMonitoringMode, s, r, &ua.SetMonitoringModeResponse{})
-	case *ua.SetTriggeringRequest:
-		return serve(m.SetTriggering, s, r, &ua.SetTriggeringResponse{})
-	case *ua.DeleteMonitoredItemsRequest:
-		return serve(m.DeleteMonitoredItems, s, r, &ua.DeleteMonitoredItemsResponse{})
+	}
+	// The engine's other services, through the rows of the server's
+	// service table.
+	for _, sv := range Services {
+		if sv.Request != req.BinaryEncodingID().Numeric {
+			continue
+		}
+		_, resp := sv.Values()
+		*resp.Header() = header(h)
+		if err := sv.Handle(m, s, req, resp); err != nil {
+			return nil, err
+		}
+		return resp, nil
 	}
 	return nil, status.BadServiceUnsupported
-}
-
-// serve runs one of the engine's service methods with the response
-// header filled, as the server's dispatcher does.
-func serve[Q ua.Request, P ua.Response](handle func(Session, Q, P) error, s Session, req Q, resp P) (ua.Response, error) {
-	*resp.Header() = header(req.Header())
-	if err := handle(s, req, resp); err != nil {
-		return nil, err
-	}
-	return resp, nil
 }
 
 func header(h *ua.RequestHeader) ua.ResponseHeader {
 	return ua.ResponseHeader{Timestamp: time.Now(), RequestHandle: h.RequestHandle, ServiceResult: status.Good}
 }
 
-// openSession creates and activates a session on tc.
+// openSession creates and activates an anonymous session on tc.
 func (tc *testConn) openSession() *ua.CreateSessionResponse {
 	tc.t.Helper()
-	cs := wantOK[ua.CreateSessionResponse](tc.t, tc.call(&ua.CreateSessionRequest{SessionName: "test", RequestedSessionTimeout: 60000}))
-	tc.token = cs.AuthenticationToken
-	wantOK[ua.ActivateSessionResponse](tc.t, tc.call(anonymousActivate()))
-	return cs
-}
-
-func anonymousActivate() *ua.ActivateSessionRequest {
-	return &ua.ActivateSessionRequest{UserIdentityToken: ua.ExtensionObject{Body: &ua.AnonymousIdentityToken{PolicyID: "anonymous"}}}
+	return subtest.OpenSession(tc.t, tc.call, func(tok ua.NodeID) { tc.token = tok })
 }
 
 // sendPublish sends a Publish; it returns the immediate answer (a fault),
@@ -342,15 +315,3 @@ var (
 	item   = subtest.Item
 	values = subtest.Values
 )
-
-func faultOf(resp ua.Body) ua.StatusCode { return subtest.FaultOf(resp) }
-
-func wantFault(t testing.TB, resp ua.Body, want ua.StatusCode) {
-	t.Helper()
-	subtest.WantFault(t, resp, want)
-}
-
-func wantOK[T any](t testing.TB, resp ua.Body) *T {
-	t.Helper()
-	return subtest.WantOK[T](t, resp)
-}

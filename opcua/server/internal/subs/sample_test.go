@@ -1,6 +1,7 @@
 package subs
 
 import (
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"math"
 	"slices"
 	"sync"
@@ -120,7 +121,7 @@ func TestRepublishAfterReuse(t *testing.T) {
 		ack.SequenceNumber = r.NotificationMessage.SequenceNumber
 	}
 	seq := first.NotificationMessage.SequenceNumber
-	rp := wantOK[ua.RepublishResponse](t, tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seq}))
+	rp := subtest.WantOK[ua.RepublishResponse](t, tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seq}))
 	if v, _ := values(&ua.PublishResponse{NotificationMessage: rp.NotificationMessage}); rp.NotificationMessage.SequenceNumber != seq || !slices.Equal(v, []float64{0}) {
 		t.Errorf("Republish %d: seq %d values %v, want [0]", seq, rp.NotificationMessage.SequenceNumber, v)
 	}
@@ -223,7 +224,7 @@ func TestSamplePublishAllocs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := wantOK[ua.PublishResponse](t, body)
+	r := subtest.WantOK[ua.PublishResponse](t, body)
 	if v, _ := values(r); !slices.Equal(v, []float64{float64(steps), float64(steps), float64(steps)}) {
 		t.Errorf("last response: values %v, want three %d", v, steps)
 	}
@@ -269,11 +270,11 @@ func BenchmarkSamplePublish(b *testing.B) {
 	tc.openSession()
 	var ids []uint32
 	for range subs {
-		r := wantOK[ua.CreateSubscriptionResponse](b, tc.call(&ua.CreateSubscriptionRequest{
+		r := subtest.WantOK[ua.CreateSubscriptionResponse](b, tc.call(&ua.CreateSubscriptionRequest{
 			RequestedPublishingInterval: 5, RequestedMaxKeepAliveCount: 10, RequestedLifetimeCount: 300, PublishingEnabled: true,
 		}))
 		ids = append(ids, r.SubscriptionID)
-		cr := wantOK[ua.CreateMonitoredItemsResponse](b, tc.call(&ua.CreateMonitoredItemsRequest{
+		cr := subtest.WantOK[ua.CreateMonitoredItemsResponse](b, tc.call(&ua.CreateMonitoredItemsRequest{
 			SubscriptionID: r.SubscriptionID, TimestampsToReturn: ua.TimestampsToReturnBoth, ItemsToCreate: reqs,
 		}))
 		if cr.Results[0].StatusCode != status.Good {
@@ -521,7 +522,7 @@ func TestCatchUpAfterIdleCycle(t *testing.T) {
 	if afterIdle != 1 {
 		t.Fatalf("%d responses for the image just after an idle cycle, want 1 at once", afterIdle)
 	}
-	r := wantOK[ua.PublishResponse](t, mustDecode(t, ch.last))
+	r := subtest.WantOK[ua.PublishResponse](t, mustDecode(t, ch.last))
 	if v, _ := values(r); !slices.Equal(v, []float64{1}) {
 		t.Errorf("values %v, want [1]", v)
 	}

@@ -57,9 +57,9 @@ func (f *subFixture) createItems(sub uint32, items ...ua.MonitoredItemCreateRequ
 func (tc *testConn) publish(acks ...ua.SubscriptionAcknowledgement) *ua.PublishResponse {
 	tc.t.Helper()
 	if r := tc.sendPublish(acks...); r != nil {
-		tc.t.Fatalf("Publish answered at once: %v", faultOf(r))
+		tc.t.Fatalf("Publish answered at once: %v", subtest.FaultOf(r))
 	}
-	return wantOK[ua.PublishResponse](tc.t, tc.async())
+	return subtest.WantOK[ua.PublishResponse](tc.t, tc.async())
 }
 
 // publishData publishes until a response carries data changes.
@@ -79,7 +79,7 @@ func TestSubscriptionRevisionsAndErrors(t *testing.T) {
 	f := newSubFixture(t, Config{Subscriptions: Limits{MaxSubscriptionsPerSession: 3, MaxPublishRequestsPerSession: 2}})
 	tc := f.tc
 	// Publish before any subscription.
-	wantFault(t, tc.sendPublish(), status.BadNoSubscription)
+	subtest.WantFault(t, tc.sendPublish(), status.BadNoSubscription)
 
 	for _, tt := range []struct {
 		interval, wantInterval  float64
@@ -90,7 +90,7 @@ func TestSubscriptionRevisionsAndErrors(t *testing.T) {
 		{7, 10, 5, 100, 5, 100},
 		{1000, 1000, 20, 1, 20, 60},
 	} {
-		r := wantOK[ua.CreateSubscriptionResponse](t, tc.call(&ua.CreateSubscriptionRequest{
+		r := subtest.WantOK[ua.CreateSubscriptionResponse](t, tc.call(&ua.CreateSubscriptionRequest{
 			RequestedPublishingInterval: tt.interval, RequestedMaxKeepAliveCount: tt.keepAlive, RequestedLifetimeCount: tt.lifetime,
 		}))
 		if r.RevisedPublishingInterval != tt.wantInterval || r.RevisedMaxKeepAliveCount != tt.wantKeepAlive || r.RevisedLifetimeCount != tt.wantLife {
@@ -102,18 +102,18 @@ func TestSubscriptionRevisionsAndErrors(t *testing.T) {
 	for range 3 {
 		f.createSub(1000, 1000, 3000)
 	}
-	wantFault(t, tc.call(&ua.CreateSubscriptionRequest{}), status.BadTooManySubscriptions)
+	subtest.WantFault(t, tc.call(&ua.CreateSubscriptionRequest{}), status.BadTooManySubscriptions)
 
-	wantFault(t, tc.call(&ua.ModifySubscriptionRequest{SubscriptionID: 999}), status.BadSubscriptionIDInvalid)
-	wantFault(t, tc.call(&ua.RepublishRequest{SubscriptionID: 999, RetransmitSequenceNumber: 1}), status.BadSubscriptionIDInvalid)
-	wantFault(t, tc.call(&ua.SetPublishingModeRequest{}), status.BadNothingToDo)
-	wantFault(t, tc.call(&ua.DeleteSubscriptionsRequest{}), status.BadNothingToDo)
-	wantFault(t, tc.call(&ua.TransferSubscriptionsRequest{}), status.BadNothingToDo)
-	spm := wantOK[ua.SetPublishingModeResponse](t, tc.call(&ua.SetPublishingModeRequest{SubscriptionIDs: []uint32{999}}))
+	subtest.WantFault(t, tc.call(&ua.ModifySubscriptionRequest{SubscriptionID: 999}), status.BadSubscriptionIDInvalid)
+	subtest.WantFault(t, tc.call(&ua.RepublishRequest{SubscriptionID: 999, RetransmitSequenceNumber: 1}), status.BadSubscriptionIDInvalid)
+	subtest.WantFault(t, tc.call(&ua.SetPublishingModeRequest{}), status.BadNothingToDo)
+	subtest.WantFault(t, tc.call(&ua.DeleteSubscriptionsRequest{}), status.BadNothingToDo)
+	subtest.WantFault(t, tc.call(&ua.TransferSubscriptionsRequest{}), status.BadNothingToDo)
+	spm := subtest.WantOK[ua.SetPublishingModeResponse](t, tc.call(&ua.SetPublishingModeRequest{SubscriptionIDs: []uint32{999}}))
 	if spm.Results[0] != status.BadSubscriptionIDInvalid {
 		t.Errorf("SetPublishingMode of 999: %v", spm.Results[0])
 	}
-	mod := wantOK[ua.ModifySubscriptionResponse](t, tc.call(&ua.ModifySubscriptionRequest{SubscriptionID: 4, RequestedPublishingInterval: 12}))
+	mod := subtest.WantOK[ua.ModifySubscriptionResponse](t, tc.call(&ua.ModifySubscriptionRequest{SubscriptionID: 4, RequestedPublishingInterval: 12}))
 	if mod.RevisedPublishingInterval != 15 {
 		t.Errorf("ModifySubscription 12 ms revised to %v, want 15", mod.RevisedPublishingInterval)
 	}
@@ -122,31 +122,31 @@ func TestSubscriptionRevisionsAndErrors(t *testing.T) {
 	// every second), the third is one too many.
 	for range 2 {
 		if r := tc.sendPublish(); r != nil {
-			t.Fatalf("Publish answered at once: %v", faultOf(r))
+			t.Fatalf("Publish answered at once: %v", subtest.FaultOf(r))
 		}
 	}
-	wantFault(t, tc.sendPublish(), status.BadTooManyPublishRequests)
+	subtest.WantFault(t, tc.sendPublish(), status.BadTooManyPublishRequests)
 	// Acknowledging an unknown message.
 	r := tc.async() // the first keep-alive
-	wantOK[ua.PublishResponse](t, r)
+	subtest.WantOK[ua.PublishResponse](t, r)
 
 	// Deleting every subscription answers the queued Publish with
 	// Bad_NoSubscription.
-	del := wantOK[ua.DeleteSubscriptionsResponse](t, tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{4, 5, 6, 999}}))
+	del := subtest.WantOK[ua.DeleteSubscriptionsResponse](t, tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: []uint32{4, 5, 6, 999}}))
 	if !slices.Equal(del.Results, []ua.StatusCode{status.Good, status.Good, status.Good, status.BadSubscriptionIDInvalid}) {
 		t.Errorf("DeleteSubscriptions results %v", del.Results)
 	}
-	wantFault(t, tc.async(), status.BadNoSubscription)
+	subtest.WantFault(t, tc.async(), status.BadNoSubscription)
 }
 
 func TestMonitoredItemRevisionsAndErrors(t *testing.T) {
 	f := newSubFixture(t, Config{})
 	tc := f.tc
 	sub := f.createSub(20, 10, 30)
-	wantFault(t, tc.call(&ua.CreateMonitoredItemsRequest{SubscriptionID: sub, TimestampsToReturn: 9,
+	subtest.WantFault(t, tc.call(&ua.CreateMonitoredItemsRequest{SubscriptionID: sub, TimestampsToReturn: 9,
 		ItemsToCreate: []ua.MonitoredItemCreateRequest{item("ext", ua.AttributeIDValue, 0, 1, nil)}}), status.BadTimestampsToReturnInvalid)
-	wantFault(t, tc.call(&ua.CreateMonitoredItemsRequest{SubscriptionID: sub}), status.BadNothingToDo)
-	wantFault(t, tc.call(&ua.CreateMonitoredItemsRequest{SubscriptionID: 999,
+	subtest.WantFault(t, tc.call(&ua.CreateMonitoredItemsRequest{SubscriptionID: sub}), status.BadNothingToDo)
+	subtest.WantFault(t, tc.call(&ua.CreateMonitoredItemsRequest{SubscriptionID: 999,
 		ItemsToCreate: []ua.MonitoredItemCreateRequest{item("ext", ua.AttributeIDValue, 0, 1, nil)}}), status.BadSubscriptionIDInvalid)
 
 	badMode := item("ext", ua.AttributeIDValue, 0, 1, nil)
@@ -202,30 +202,30 @@ func TestMonitoredItemRevisionsAndErrors(t *testing.T) {
 	}
 	good := res[9].MonitoredItemID
 
-	mm := wantOK[ua.ModifyMonitoredItemsResponse](t, tc.call(&ua.ModifyMonitoredItemsRequest{SubscriptionID: sub, TimestampsToReturn: ua.TimestampsToReturnBoth,
+	mm := subtest.WantOK[ua.ModifyMonitoredItemsResponse](t, tc.call(&ua.ModifyMonitoredItemsRequest{SubscriptionID: sub, TimestampsToReturn: ua.TimestampsToReturnBoth,
 		ItemsToModify: []ua.MonitoredItemModifyRequest{{MonitoredItemID: 999}, {MonitoredItemID: good, RequestedParameters: ua.MonitoringParameters{SamplingInterval: 12, QueueSize: 3}}}}))
 	if mm.Results[0].StatusCode != status.BadMonitoredItemIDInvalid || mm.Results[1].StatusCode != status.Good ||
 		mm.Results[1].RevisedSamplingInterval != 15 || mm.Results[1].RevisedQueueSize != 3 {
 		t.Errorf("ModifyMonitoredItems: %+v", mm.Results)
 	}
-	wantFault(t, tc.call(&ua.SetMonitoringModeRequest{SubscriptionID: sub, MonitoringMode: 5, MonitoredItemIDs: []uint32{good}}), status.BadMonitoringModeInvalid)
-	sm := wantOK[ua.SetMonitoringModeResponse](t, tc.call(&ua.SetMonitoringModeRequest{SubscriptionID: sub, MonitoringMode: ua.MonitoringModeSampling, MonitoredItemIDs: []uint32{good, 999}}))
+	subtest.WantFault(t, tc.call(&ua.SetMonitoringModeRequest{SubscriptionID: sub, MonitoringMode: 5, MonitoredItemIDs: []uint32{good}}), status.BadMonitoringModeInvalid)
+	sm := subtest.WantOK[ua.SetMonitoringModeResponse](t, tc.call(&ua.SetMonitoringModeRequest{SubscriptionID: sub, MonitoringMode: ua.MonitoringModeSampling, MonitoredItemIDs: []uint32{good, 999}}))
 	if !slices.Equal(sm.Results, []ua.StatusCode{status.Good, status.BadMonitoredItemIDInvalid}) {
 		t.Errorf("SetMonitoringMode: %v", sm.Results)
 	}
-	wantFault(t, tc.call(&ua.SetTriggeringRequest{SubscriptionID: sub, TriggeringItemID: 999, LinksToAdd: []uint32{good}}), status.BadMonitoredItemIDInvalid)
-	wantFault(t, tc.call(&ua.SetTriggeringRequest{SubscriptionID: sub, TriggeringItemID: good}), status.BadNothingToDo)
-	st := wantOK[ua.SetTriggeringResponse](t, tc.call(&ua.SetTriggeringRequest{SubscriptionID: sub, TriggeringItemID: res[10].MonitoredItemID,
+	subtest.WantFault(t, tc.call(&ua.SetTriggeringRequest{SubscriptionID: sub, TriggeringItemID: 999, LinksToAdd: []uint32{good}}), status.BadMonitoredItemIDInvalid)
+	subtest.WantFault(t, tc.call(&ua.SetTriggeringRequest{SubscriptionID: sub, TriggeringItemID: good}), status.BadNothingToDo)
+	st := subtest.WantOK[ua.SetTriggeringResponse](t, tc.call(&ua.SetTriggeringRequest{SubscriptionID: sub, TriggeringItemID: res[10].MonitoredItemID,
 		LinksToAdd: []uint32{good, 999}, LinksToRemove: []uint32{998}}))
 	if !slices.Equal(st.AddResults, []ua.StatusCode{status.Good, status.BadMonitoredItemIDInvalid}) ||
 		!slices.Equal(st.RemoveResults, []ua.StatusCode{status.BadMonitoredItemIDInvalid}) {
 		t.Errorf("SetTriggering: add %v remove %v", st.AddResults, st.RemoveResults)
 	}
-	dm := wantOK[ua.DeleteMonitoredItemsResponse](t, tc.call(&ua.DeleteMonitoredItemsRequest{SubscriptionID: sub, MonitoredItemIDs: []uint32{good, good}}))
+	dm := subtest.WantOK[ua.DeleteMonitoredItemsResponse](t, tc.call(&ua.DeleteMonitoredItemsRequest{SubscriptionID: sub, MonitoredItemIDs: []uint32{good, good}}))
 	if !slices.Equal(dm.Results, []ua.StatusCode{status.Good, status.BadMonitoredItemIDInvalid}) {
 		t.Errorf("DeleteMonitoredItems: %v", dm.Results)
 	}
-	wantFault(t, tc.call(&ua.DeleteMonitoredItemsRequest{SubscriptionID: sub}), status.BadNothingToDo)
+	subtest.WantFault(t, tc.call(&ua.DeleteMonitoredItemsRequest{SubscriptionID: sub}), status.BadNothingToDo)
 }
 
 // TestDeadbandAndOverflow drives ext's value step by step: an absolute
@@ -295,13 +295,13 @@ func TestRepublish(t *testing.T) {
 	if !slices.Contains(r.AvailableSequenceNumbers, seq) {
 		t.Errorf("AvailableSequenceNumbers %v without %d", r.AvailableSequenceNumbers, seq)
 	}
-	rp := wantOK[ua.RepublishResponse](t, tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seq}))
+	rp := subtest.WantOK[ua.RepublishResponse](t, tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seq}))
 	got, _ := values(&ua.PublishResponse{NotificationMessage: rp.NotificationMessage})
 	want, _ := values(r)
 	if rp.NotificationMessage.SequenceNumber != seq || !slices.Equal(got, want) {
 		t.Errorf("Republish %d: seq %d values %v, want %v", seq, rp.NotificationMessage.SequenceNumber, got, want)
 	}
-	wantFault(t, tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seq + 100}), status.BadMessageNotAvailable)
+	subtest.WantFault(t, tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seq + 100}), status.BadMessageNotAvailable)
 	// Acknowledged: gone. An unknown acknowledgement is reported.
 	f.set(42)
 	r2 := tc.publish(ua.SubscriptionAcknowledgement{SubscriptionID: sub, SequenceNumber: seq},
@@ -310,7 +310,7 @@ func TestRepublish(t *testing.T) {
 	if !slices.Equal(r2.Results, []ua.StatusCode{status.Good, status.BadSequenceNumberUnknown, status.BadSubscriptionIDInvalid}) {
 		t.Errorf("acknowledgement results %v", r2.Results)
 	}
-	wantFault(t, tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seq}), status.BadMessageNotAvailable)
+	subtest.WantFault(t, tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: seq}), status.BadMessageNotAvailable)
 }
 
 func TestTransferSubscriptions(t *testing.T) {
@@ -321,7 +321,7 @@ func TestTransferSubscriptions(t *testing.T) {
 
 	tc2 := newTestConn(t, f.s, 2)
 	tc2.openSession()
-	tr := wantOK[ua.TransferSubscriptionsResponse](t, tc2.call(&ua.TransferSubscriptionsRequest{SubscriptionIDs: []uint32{sub, 999}, SendInitialValues: true}))
+	tr := subtest.WantOK[ua.TransferSubscriptionsResponse](t, tc2.call(&ua.TransferSubscriptionsRequest{SubscriptionIDs: []uint32{sub, 999}, SendInitialValues: true}))
 	if tr.Results[0].StatusCode != status.Good || tr.Results[1].StatusCode != status.BadSubscriptionIDInvalid {
 		t.Fatalf("TransferSubscriptions: %+v", tr.Results)
 	}
@@ -349,7 +349,7 @@ func TestTransferSubscriptions(t *testing.T) {
 	if v, _ := values(tc2.publishData()); !slices.Equal(v, []float64{7}) {
 		t.Errorf("after the transfer: %v, want [7]", v)
 	}
-	wantFault(t, f.tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: 1}), status.BadSubscriptionIDInvalid)
+	subtest.WantFault(t, f.tc.call(&ua.RepublishRequest{SubscriptionID: sub, RetransmitSequenceNumber: 1}), status.BadSubscriptionIDInvalid)
 }
 
 // TestTransferWithinLimits: a session takes over no more subscriptions
@@ -368,7 +368,7 @@ func TestTransferWithinLimits(t *testing.T) {
 	subtest.CreateItems(t, tc2.call, own, ext, ext)
 	transfer := func(id uint32) ua.StatusCode {
 		t.Helper()
-		tr := wantOK[ua.TransferSubscriptionsResponse](t, tc2.call(&ua.TransferSubscriptionsRequest{SubscriptionIDs: []uint32{id}}))
+		tr := subtest.WantOK[ua.TransferSubscriptionsResponse](t, tc2.call(&ua.TransferSubscriptionsRequest{SubscriptionIDs: []uint32{id}}))
 		return tr.Results[0].StatusCode
 	}
 	owner := func(id uint32) uint32 {
@@ -482,7 +482,7 @@ func TestSamplingModeDoesNotReport(t *testing.T) {
 	f.set(7) // queued while Reporting, not yet published
 	mode := func(m ua.MonitoringMode) {
 		t.Helper()
-		r := wantOK[ua.SetMonitoringModeResponse](t, f.tc.call(&ua.SetMonitoringModeRequest{
+		r := subtest.WantOK[ua.SetMonitoringModeResponse](t, f.tc.call(&ua.SetMonitoringModeRequest{
 			SubscriptionID: sub, MonitoringMode: m, MonitoredItemIDs: []uint32{itemID}}))
 		if r.Results[0] != status.Good {
 			t.Fatal(r.Results[0])
@@ -517,7 +517,7 @@ func TestTriggeredRespectsMaxNotifications(t *testing.T) {
 			t.Fatal(r.StatusCode)
 		}
 	}
-	tr := wantOK[ua.SetTriggeringResponse](t, f.tc.call(&ua.SetTriggeringRequest{
+	tr := subtest.WantOK[ua.SetTriggeringResponse](t, f.tc.call(&ua.SetTriggeringRequest{
 		SubscriptionID: sub, TriggeringItemID: res[0].MonitoredItemID, LinksToAdd: []uint32{res[1].MonitoredItemID}}))
 	if tr.AddResults[0] != status.Good {
 		t.Fatal(tr.AddResults[0])

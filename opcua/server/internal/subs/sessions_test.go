@@ -1,6 +1,7 @@
 package subs
 
 import (
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -31,7 +32,7 @@ func (f *subFixture) itemIntervals(sub uint32, ids ...uint32) []float64 {
 
 func (f *subFixture) modifySub(sub uint32, interval float64) {
 	f.t.Helper()
-	r := wantOK[ua.ModifySubscriptionResponse](f.t, f.tc.call(&ua.ModifySubscriptionRequest{
+	r := subtest.WantOK[ua.ModifySubscriptionResponse](f.t, f.tc.call(&ua.ModifySubscriptionRequest{
 		SubscriptionID: sub, RequestedPublishingInterval: interval, RequestedMaxKeepAliveCount: 10, RequestedLifetimeCount: 30,
 	}))
 	if r.RevisedPublishingInterval != interval {
@@ -77,7 +78,7 @@ func TestSamplingIntervalFollowsPublishing(t *testing.T) {
 
 	// ModifyMonitoredItems: the item with 10 asks for -1 now, the -1 one
 	// for 15.
-	mm := wantOK[ua.ModifyMonitoredItemsResponse](t, f.tc.call(&ua.ModifyMonitoredItemsRequest{
+	mm := subtest.WantOK[ua.ModifyMonitoredItemsResponse](t, f.tc.call(&ua.ModifyMonitoredItemsRequest{
 		SubscriptionID: sub, TimestampsToReturn: ua.TimestampsToReturnBoth,
 		ItemsToModify: []ua.MonitoredItemModifyRequest{
 			{MonitoredItemID: ids[0], RequestedParameters: ua.MonitoringParameters{SamplingInterval: 15, QueueSize: 1}},
@@ -242,18 +243,18 @@ func TestPublishAfterSessionMove(t *testing.T) {
 			old := &closableChannel{fakeChannel: fakeChannel{Num: 7}}
 			tc1 := &testConn{t: t, c: newConn(f.s, old)}
 			tc1.openSession()
-			cs := wantOK[ua.CreateSubscriptionResponse](t, tc1.call(&ua.CreateSubscriptionRequest{
+			cs := subtest.WantOK[ua.CreateSubscriptionResponse](t, tc1.call(&ua.CreateSubscriptionRequest{
 				RequestedPublishingInterval: 5, RequestedMaxKeepAliveCount: 200, RequestedLifetimeCount: 3000, PublishingEnabled: true,
 			}))
 			sub := cs.SubscriptionID
-			wantOK[ua.CreateMonitoredItemsResponse](t, tc1.call(&ua.CreateMonitoredItemsRequest{
+			subtest.WantOK[ua.CreateMonitoredItemsResponse](t, tc1.call(&ua.CreateMonitoredItemsRequest{
 				SubscriptionID: sub, TimestampsToReturn: ua.TimestampsToReturnBoth,
 				ItemsToCreate: []ua.MonitoredItemCreateRequest{item("ext", ua.AttributeIDValue, 0, 100, nil)},
 			}))
 			if r := tc1.sendPublish(); r != nil {
-				t.Fatalf("Publish answered at once: %v", faultOf(r))
+				t.Fatalf("Publish answered at once: %v", subtest.FaultOf(r))
 			}
-			first := wantOK[ua.PublishResponse](t, nextOut(t, &old.fakeChannel))
+			first := subtest.WantOK[ua.PublishResponse](t, nextOut(t, &old.fakeChannel))
 			if v, _ := values(first); len(v) != 1 || v[0] != 0 {
 				t.Fatalf("initial value %v", v)
 			}
@@ -262,7 +263,7 @@ func TestPublishAfterSessionMove(t *testing.T) {
 			// keep-alive for 1 s).
 			for range 2 {
 				if r := tc1.sendPublish(ua.SubscriptionAcknowledgement{SubscriptionID: sub, SequenceNumber: seq}); r != nil {
-					t.Fatalf("Publish answered at once: %v", faultOf(r))
+					t.Fatalf("Publish answered at once: %v", subtest.FaultOf(r))
 				}
 			}
 			if oldDies {
@@ -272,10 +273,10 @@ func TestPublishAfterSessionMove(t *testing.T) {
 
 			tc2 := newTestConn(t, f.s, 8)
 			tc2.token = tc1.token
-			wantOK[ua.ActivateSessionResponse](t, tc2.call(anonymousActivate()))
+			subtest.WantOK[ua.ActivateSessionResponse](t, tc2.call(subtest.AnonymousActivate()))
 			if !oldDies {
 				for range 2 {
-					wantFault(t, nextOut(t, &old.fakeChannel), status.BadSecureChannelIDInvalid)
+					subtest.WantFault(t, nextOut(t, &old.fakeChannel), status.BadSecureChannelIDInvalid)
 				}
 				f.set(1)
 			}
@@ -347,17 +348,17 @@ func TestCloseSessionSubscriptions(t *testing.T) {
 						t.Fatalf("%d sessions timed out", n)
 					}
 				} else {
-					wantOK[ua.CloseSessionResponse](t, tc.call(&ua.CloseSessionRequest{DeleteSubscriptions: end == "delete"}))
+					subtest.WantOK[ua.CloseSessionResponse](t, tc.call(&ua.CloseSessionRequest{DeleteSubscriptions: end == "delete"}))
 				}
 			}
 			long := f.createSub(5, 1000, 3000) // keep-alive 5 s, lifetime 15 s
 			f.createItems(long, item("ext", ua.AttributeIDValue, 0, 10, nil))
 			f.tc.publishData()                     // the initial value
 			if r := f.tc.sendPublish(); r != nil { // waits: no change, no keep-alive for 5 s
-				t.Fatalf("Publish answered at once: %v", faultOf(r))
+				t.Fatalf("Publish answered at once: %v", subtest.FaultOf(r))
 			}
 			closeSess(f.tc)
-			wantFault(t, f.tc.async(), status.BadSessionClosed)
+			subtest.WantFault(t, f.tc.async(), status.BadSessionClosed)
 			if end == "delete" {
 				if f.alive(long) || f.hasState(f.tc.token) {
 					t.Fatal("subscription or session state alive after CloseSession with DeleteSubscriptions")
@@ -370,7 +371,7 @@ func TestCloseSessionSubscriptions(t *testing.T) {
 			// The same user takes it over from a new session.
 			tc2 := newTestConn(t, f.s, 2)
 			tc2.openSession()
-			tr := wantOK[ua.TransferSubscriptionsResponse](t, tc2.call(&ua.TransferSubscriptionsRequest{SubscriptionIDs: []uint32{long}}))
+			tr := subtest.WantOK[ua.TransferSubscriptionsResponse](t, tc2.call(&ua.TransferSubscriptionsRequest{SubscriptionIDs: []uint32{long}}))
 			if tr.Results[0].StatusCode != status.Good {
 				t.Fatalf("TransferSubscriptions: %+v", tr.Results)
 			}
@@ -386,7 +387,7 @@ func TestCloseSessionSubscriptions(t *testing.T) {
 			// expires with its lifetime (3 × 5 ms).
 			tc3 := newTestConn(t, f.s, 3)
 			tc3.openSession()
-			short := wantOK[ua.CreateSubscriptionResponse](t, tc3.call(&ua.CreateSubscriptionRequest{
+			short := subtest.WantOK[ua.CreateSubscriptionResponse](t, tc3.call(&ua.CreateSubscriptionRequest{
 				RequestedPublishingInterval: 5, RequestedMaxKeepAliveCount: 1, RequestedLifetimeCount: 3,
 			})).SubscriptionID
 			closeSess(tc3)

@@ -2,6 +2,7 @@ package subs
 
 import (
 	"fmt"
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -218,7 +219,7 @@ func TestSharedSamplesMatchModel(t *testing.T) {
 					models[handle], subOf[handle] = mi, sub
 				}
 			}
-			res := wantOK[ua.CreateMonitoredItemsResponse](t, f.tc.call(&ua.CreateMonitoredItemsRequest{
+			res := subtest.WantOK[ua.CreateMonitoredItemsResponse](t, f.tc.call(&ua.CreateMonitoredItemsRequest{
 				SubscriptionID: sub, TimestampsToReturn: ts, ItemsToCreate: reqs,
 			}))
 			for i, r := range res.Results {
@@ -331,12 +332,12 @@ func TestSharedSamplesMatchModel(t *testing.T) {
 			del = append(del, id)
 		}
 	}
-	wantOK[ua.SetMonitoringModeResponse](t, f.tc.call(&ua.SetMonitoringModeRequest{
+	subtest.WantOK[ua.SetMonitoringModeResponse](t, f.tc.call(&ua.SetMonitoringModeRequest{
 		SubscriptionID: subs[0], MonitoringMode: ua.MonitoringModeDisabled, MonitoredItemIDs: disable}))
-	wantOK[ua.DeleteMonitoredItemsResponse](t, f.tc.call(&ua.DeleteMonitoredItemsRequest{
+	subtest.WantOK[ua.DeleteMonitoredItemsResponse](t, f.tc.call(&ua.DeleteMonitoredItemsRequest{
 		SubscriptionID: subs[0], MonitoredItemIDs: del}))
 	m.call(func() { checkSampleRefs(t, m) })
-	wantOK[ua.DeleteSubscriptionsResponse](t, f.tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: subs}))
+	subtest.WantOK[ua.DeleteSubscriptionsResponse](t, f.tc.call(&ua.DeleteSubscriptionsRequest{SubscriptionIDs: subs}))
 	m.call(func() {
 		checkSampleRefs(t, m)
 		for _, s := range m.free {

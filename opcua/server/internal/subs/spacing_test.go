@@ -2,6 +2,7 @@ package subs
 
 import (
 	"fmt"
+	"github.com/edged/edged/opcua/server/internal/subtest"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -108,7 +109,7 @@ func checkSpacing(t *testing.T, interval, base time.Duration, inflight int, dela
 	tc := &testConn{t: t, c: newConn(s, ch), token: f.tc.token}
 	for range inflight {
 		if r := tc.sendPublish(); r != nil {
-			t.Fatalf("Publish answered at once: %v", faultOf(r))
+			t.Fatalf("Publish answered at once: %v", subtest.FaultOf(r))
 		}
 	}
 	var got []received
@@ -120,7 +121,7 @@ func checkSpacing(t *testing.T, interval, base time.Duration, inflight int, dela
 		case <-time.After(time.Until(end)):
 			continue
 		}
-		r := wantOK[ua.PublishResponse](t, mustDecode(t, msg))
+		r := subtest.WantOK[ua.PublishResponse](t, mustDecode(t, msg))
 		vs, _ := values(r)
 		got = append(got, received{at: time.Now(), publish: r.NotificationMessage.PublishTime, values: vs})
 		var acks []ua.SubscriptionAcknowledgement
@@ -131,7 +132,7 @@ func checkSpacing(t *testing.T, interval, base time.Duration, inflight int, dela
 			time.Sleep(delays[len(got)%len(delays)])
 		}
 		if r := tc.sendPublish(acks...); r != nil {
-			t.Fatalf("Publish answered at once: %v", faultOf(r))
+			t.Fatalf("Publish answered at once: %v", subtest.FaultOf(r))
 		}
 	}
 	close(stop)

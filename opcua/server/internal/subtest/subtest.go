@@ -216,3 +216,24 @@ func (c *Clock) Add(d time.Duration) {
 	c.t = c.t.Add(d)
 	c.mu.Unlock()
 }
+
+// AnonymousActivate is an ActivateSession request with an anonymous
+// identity token.
+func AnonymousActivate() *ua.ActivateSessionRequest {
+	return &ua.ActivateSessionRequest{UserIdentityToken: ua.ExtensionObject{
+		TypeID:   (&ua.AnonymousIdentityToken{}).BinaryEncodingID(),
+		Encoding: ua.ExtensionObjectBinary,
+		Body:     &ua.AnonymousIdentityToken{PolicyID: "anonymous"},
+	}}
+}
+
+// OpenSession creates and activates an anonymous session through call;
+// setToken gets the session's authentication token before the
+// ActivateSession, for call to send it.
+func OpenSession(t testing.TB, call func(ua.Body) ua.Body, setToken func(ua.NodeID)) *ua.CreateSessionResponse {
+	t.Helper()
+	cs := WantOK[ua.CreateSessionResponse](t, call(&ua.CreateSessionRequest{SessionName: "test", RequestedSessionTimeout: 60000}))
+	setToken(cs.AuthenticationToken)
+	WantOK[ua.ActivateSessionResponse](t, call(AnonymousActivate()))
+	return cs
+}
