@@ -49,8 +49,8 @@ type Binding struct {
 // New adds the tags of cfg, served by e, and the Diagnostics object to as.
 // Every tag of cfg must be one of e's (Engine.Lookup); cfg supplies what
 // the engine does not keep: units, scaling ranges and descriptions. The
-// binding does not keep cfg (10,000 tags take about 2 MB), only digests
-// of it for Apply.
+// binding does not keep cfg (megabytes with many tags), only digests of
+// it for Apply.
 func New(as *addrspace.Space, e *plc.Engine, cfg *config.Config) (*Binding, error) {
 	b := &Binding{as: as, e: e, shown: map[string]*shownDevice{}}
 	b.ns = as.AddNamespace(NamespaceURI)

@@ -272,8 +272,8 @@ func (s *Service) doChange(ctx context.Context, c server.Caller, doc []byte, exp
 	if len(problems) > 0 {
 		return 0, problems
 	}
-	// The current version is parsed again, not kept: with 10,000 tags it
-	// takes about 2 MB.
+	// The current version is parsed again, not kept: with many tags it
+	// takes megabytes.
 	old, err := config.Parse(curDoc)
 	if err != nil {
 		return 0, []string{"the current version does not parse: " + err.Error()}

@@ -583,8 +583,8 @@ func (e *Engine) Run(ctx context.Context) error {
 // after quietCycles of them in a row the timerfd's read has no deadline
 // until one comes later. The deadline's runtime timer wakes the
 // runtime's monitor thread, which sleeps until the next timer while the
-// process is idle, in every cycle: two context switches a cycle, about
-// 400 a second at 5 ms for nothing. Quiet, the first wake-up of a load
+// process is idle, in every cycle: two context switches a cycle for
+// nothing. Quiet, the first wake-up of a load
 // that starts may come late (docs/performance.md, Idle).
 //
 // A wake-up later than quietLate counts as late only if the process was
@@ -592,8 +592,8 @@ func (e *Engine) Run(ctx context.Context) error {
 // thread late (a virtual machine's halted CPU, a busier process)
 // delays nanosleep and the deadline's timer as much as the timerfd, and
 // the busy waits' system calls and the deadlines' runtime timers wake
-// the runtime's monitor thread: 1,000 and more context switches a
-// second, idle, on the build machine (docs/performance.md, Idle).
+// the runtime's monitor thread: many context switches a second while
+// idle (docs/performance.md, Idle).
 const (
 	busyLate    = time.Millisecond
 	busyCycles  = 200
@@ -604,8 +604,8 @@ const (
 // loaded reports whether a process that used cpu of CPU time while the
 // engine waited for a cycle that began late was busy: for at least half
 // as long as the lateness. An idle process (a few µs of CPU while it
-// waits) is not, one that serves a load is (bench-fanout: 40-60 % of a
-// core, 2 ms and more in a 5 ms wait).
+// waits) is not, one that serves a load is (bench-fanout: milliseconds
+// of a 5 ms wait).
 func loaded(cpu, late time.Duration) bool { return 2*cpu >= late }
 
 // takeReconf applies a change that Reconfigure is waiting to hand over

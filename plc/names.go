@@ -8,7 +8,7 @@ import (
 
 // tagNames finds a tag's handle by device and name: the handles of the
 // tags in use sorted by device and name, searched in the tags (4 bytes a
-// tag; a map by "device\x00name" took about 57 with its keys), and the
+// tag; a map by "device\x00name" takes many more with its keys), and the
 // handles of tags a Reconfigure removed, by tagKey, which one added again
 // gets back (a few, usually none). Replaced whole, never changed.
 type tagNames struct {

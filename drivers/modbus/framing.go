@@ -10,8 +10,8 @@ import (
 // tcpFraming is the Packager of a TCP Client: goburrow's MBAP framing
 // (the same ADU as its TCP packager's Encode, its Verify), but Encode and
 // Decode reuse the Client's buffers, where goburrow's allocate an ADU
-// and a PDU for every transaction (48 of the 96 bytes a read allocates;
-// with 10,000 polled tags 0.8 MB/s less for the collector). A Client runs
+// and a PDU for every transaction (half of what a read allocated, and
+// with many polled tags work for the collector). A Client runs
 // one transaction at a time (its link's lock), and copies the result
 // before the next; goburrow's client does not keep either.
 type tcpFraming struct {

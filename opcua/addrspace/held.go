@@ -152,8 +152,8 @@ func (s *Space) removeHeld(h *Node, v *Variable) {
 // variableNode fills n with held Variable v of holder h, but its
 // references. A node that holds a held Variable already (a ReadContext's
 // scratch, read after read) gets only the fields in which two differ:
-// Read of 100 of them took 4.4 µs with the whole node written each time,
-// 2.9 µs as stored nodes.
+// writing the whole node each time made a Read of held Variables slower
+// than one of stored nodes.
 func (s *Space) variableNode(h *Node, v *Variable, n *Node) {
 	if n.heldVar == nil {
 		*n = Node{Class: ua.NodeClassVariable, ValueRank: ValueRankScalar, DataType: ua.NodeID{Type: ua.IDNumeric}}

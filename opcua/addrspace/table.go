@@ -121,8 +121,8 @@ func (t *nodeTable) all() iter.Seq2[ua.NodeID, *Node] {
 // textTable holds the string ids of every namespace: an open-addressing
 // table with linear probing, whose entries are their slots and a 32-bit
 // hash, and whose keys are the entries' own (a held Variable's id, a
-// node's NodeID). With 10,000 tags it takes 320 KB: BenchmarkMemoryPerTag
-// measured 35 bytes a tag less than with a map[string]slot.
+// node's NodeID): less memory a tag than a map[string]slot
+// (BenchmarkMemoryPerTag; docs/performance.md).
 type textTable struct {
 	seed  uint64
 	tags  []uint32 // an entry's hash, never 0; 0: empty

@@ -151,8 +151,8 @@ type Config struct {
 	// answers their reads and Publish requests in the same pass: one
 	// wake-up per batch of requests (see docs/performance.md). Off by
 	// default, a goroutine per connection: under the robustness suite's
-	// subscription flood an observer's Reads took 76 ms at p99 with it,
-	// against a bound of 50.
+	// subscription flood an observer's Reads were slower with it than
+	// the suite's bound (docs/performance.md).
 	Poller bool
 
 	// Authenticator checks user identity tokens (default AnonymousOnly).

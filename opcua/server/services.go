@@ -143,8 +143,8 @@ func serviceByRequest(reqID uint32) *service {
 
 // serviceTable indexes services by request encoding id less serviceBase,
 // the smallest: the ids of the services span a few hundred numbers, so a
-// slice costs a few KiB and a lookup no hashing (a map's was 5 % of a
-// pipelined Read's CPU).
+// slice costs a few KiB and a lookup no hashing (a map's hashing showed
+// in a pipelined Read's profile; docs/performance.md).
 var serviceBase, serviceTable = func() (uint32, []*service) {
 	lo, hi := services[0].request, services[0].request
 	for i := range services {

@@ -21,8 +21,8 @@ const (
 	phaseMessages
 )
 
-// yieldBytes is how much ReadRequest reads without yielding: at memory
-// speed, some 100 µs of copying.
+// yieldBytes is how much ReadRequest reads without yielding: a short
+// stretch of copying at memory speed.
 const yieldBytes = 256 << 10
 
 // ReadRequest returns the next service request. OpenSecureChannel renewals,

@@ -34,7 +34,7 @@ type Limits struct {
 	// of the server. One more is Bad_TooManyMonitoredItems.
 	MaxMonitoredItemsPerSession int
 	// SamplesPerCycle is the run loop's sampling budget per base cycle
-	// (default 25,000, some 2 ms of work), shared among the sessions; see
+	// (default 25,000: milliseconds of work), shared among the sessions; see
 	// budget.go.
 	SamplesPerCycle int
 	// MaxRetransmissionBytes bounds the encoded notifications kept for

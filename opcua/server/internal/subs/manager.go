@@ -296,7 +296,7 @@ const maxTaken = 64
 // run loop's select picks at random among what is ready: a Publish
 // request that waited behind rounds let the items' queues fill, a full
 // queue made each sample dearer, the rounds longer and the Publish
-// requests later still, until the subscriptions delivered a third of
+// requests later still, until the subscriptions delivered a fraction of
 // their notifications (bench-fanout). A connection sends one call at a
 // time; maxTaken bounds the calls taken so with many connections.
 func (m *Manager) takeCalls() {

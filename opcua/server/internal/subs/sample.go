@@ -31,7 +31,7 @@ type srcBatch struct {
 }
 
 // maxPendingImages bounds the images SourceChanged keeps for the run loop
-// (80 ms of a 5 ms engine); beyond it the changes of the newest calls are
+// (16 base cycles); beyond it the changes of the newest calls are
 // sampled in the images current when the run loop gets to them.
 const maxPendingImages = 16
 
