@@ -140,8 +140,8 @@ func newFlagSet(cfg *config, stderr io.Writer) (*flag.FlagSet, *moreFlags) {
 			"blocking (e.g. 50us): a client that sends one request at a time gets its answer\n"+
 			"sooner, at the cost of a busy core while it is connected; 0 blocks at once")
 	fs.StringVar(&cfg.configFile, "config", "",
-		"JSON configuration `file` (devices, tags, scan classes, board; see README.md,\n"+
-			"Configuration), validated as a whole. Without it edged runs the built-in\n"+
+		"JSON configuration `file` (devices, tags, scan classes, board; see\n"+
+			"docs/configuration.md), validated as a whole. Without it edged runs the built-in\n"+
 			"simulated PLC (device sim) and simulated GPIO board (device io)")
 	fs.StringVar(&cfg.importCSV, "import-csv", "",
 		"CSV tag list `file` (a header row, then one row per tag) whose tags are added\n"+
@@ -179,7 +179,8 @@ func newFlagSet(cfg *config, stderr io.Writer) (*flag.FlagSet, *moreFlags) {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: edged [flags]\n       edged pki [--data-dir DIR] list|trust|reject|show-own ...\n       edged user [--data-dir DIR] add|list|passwd|remove ...\n\n"+
 			"edged polls PLCs and serves their values over OPC UA.\n"+
-			"Flags may be written with one or two dashes (-listen or --listen).\n\nFlags:\n")
+			"Flags may be written with one or two dashes (-listen or --listen); docs/flags.md\n"+
+			"describes each.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 

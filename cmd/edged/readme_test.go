@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"os"
 	"regexp"
-	"strings"
 	"testing"
 
 	pconfig "github.com/edged/edged/plc/config"
@@ -51,18 +50,19 @@ func TestReadmeConfiguration(t *testing.T) {
 	}
 }
 
-// TestReadmeFlags: the README's flag table lists every flag.
-func TestReadmeFlags(t *testing.T) {
+// TestReadmeFrontPage: the README stays a front page (200 lines at most)
+// and the files it links to exist.
+func TestReadmeFrontPage(t *testing.T) {
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Collect the flag names from the help output.
-	var help strings.Builder
-	parseFlags([]string{"--help"}, fixedHostname("gw01"), &help)
-	for _, m := range regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(help.String(), -1) {
-		if !bytes.Contains(b, []byte("| `--"+m[1])) {
-			t.Errorf("README.md's flag table lacks --%s", m[1])
+	if n := bytes.Count(b, []byte("\n")); n > 200 {
+		t.Errorf("README.md has %d lines, more than 200: the details go to docs/", n)
+	}
+	for _, m := range regexp.MustCompile(`\]\(([^)#:]+)(#[^)]*)?\)`).FindAllSubmatch(b, -1) {
+		if _, err := os.Stat("../../" + string(m[1])); err != nil {
+			t.Errorf("README.md links to %s: %v", m[1], err)
 		}
 	}
 }
