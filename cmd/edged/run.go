@@ -33,10 +33,14 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	announce(out, cfg, st, &sc)
+	// The configuration is garbage before the start returns memory to
+	// the system: with many tags it takes megabytes.
+	sc.Plant = nil
 	if err := st.Start(); err != nil {
 		return err
 	}
-	announce(out, cfg, st, &sc)
+	announceStarted(out, cfg, st, &sc)
 	err = serve(ctx, cfg, st, out)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
@@ -75,9 +79,8 @@ func serve(ctx context.Context, cfg config, st *stack.Stack, out io.Writer) erro
 	}
 }
 
-// announce says what edged serves: the endpoint URLs, the simulator, the
-// tags, the scan thread, the watchdog, the configuration service, and the
-// stack's notes.
+// announce says what edged will serve: the endpoint URLs, the simulator,
+// the tags.
 func announce(out io.Writer, cfg config, st *stack.Stack, sc *stack.Config) {
 	fmt.Fprintf(out, "edged %s: OPC UA endpoint URL %s (listening on %s)\n", version, st.URL, st.Listener.Addr())
 	if h, _, _ := net.SplitHostPort(cfg.listen); isWildcard(h) {
@@ -96,6 +99,11 @@ func announce(out io.Writer, cfg config, st *stack.Stack, sc *stack.Config) {
 		fmt.Fprintf(out, "edged: method ns=%d;s=sim.WriteCommand(UInt16) writes sim.Command and returns once the PLC has it\n", st.Binding.Namespace())
 	}
 	printTags(out, sc.Plant, st.Binding)
+}
+
+// announceStarted says how it runs: the scan thread, the stack's notes,
+// the watchdog, the configuration service.
+func announceStarted(out io.Writer, cfg config, st *stack.Stack, sc *stack.Config) {
 	if rt := sc.RealTime; (rt.Priority > 0 || rt.CPU >= 0) && st.RealTimeErr() == nil {
 		fmt.Fprintf(out, "edged: scan thread: SCHED_FIFO priority %d, CPU %d (-1: any)\n", rt.Priority, rt.CPU)
 	}

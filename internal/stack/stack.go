@@ -36,7 +36,7 @@ const PreciseWake = time.Millisecond
 
 // Config says what to start. The stack owns what it is given (the
 // listener, the versions' store) from New on: it closes them on an error
-// and at Close.
+// and at Close. It keeps no reference to Plant after New.
 type Config struct {
 	// Plant is the device and tag configuration, validated. Modbus TCP
 	// devices at pconfig.SimulatorAddress get the simulator's address (in
@@ -166,8 +166,8 @@ func New(cfg Config) (_ *Stack, err error) {
 			st.Close(context.Background())
 		}
 	}()
-	if cfg.Versions != nil {
-		st.started("the configuration versions", func(context.Context) error { return cfg.Versions.Close() })
+	if v := cfg.Versions; v != nil { // v, not cfg: a closure must not keep cfg.Plant
+		st.started("the configuration versions", func(context.Context) error { return v.Close() })
 	}
 	if st.Listener == nil {
 		if st.Listener, err = server.Listen("127.0.0.1:0"); err != nil {
@@ -215,6 +215,9 @@ func New(cfg Config) (_ *Stack, err error) {
 		}
 		st.started("the configuration service", func(context.Context) error { st.Config.Close(); return nil })
 	}
+	// The configuration is not kept: with many tags it takes megabytes,
+	// and the engine, the binding and the store have what they need of it.
+	st.cfg.Plant = nil
 	return st, nil
 }
 

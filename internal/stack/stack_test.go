@@ -6,10 +6,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/edged/edged/board"
+	"github.com/edged/edged/configsvc"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
@@ -195,4 +198,37 @@ func startSim(t *testing.T) *Stack {
 	}
 	t.Cleanup(func() { st.Close(context.Background()) })
 	return st
+}
+
+// TestKeepsNoConfiguration: the stack keeps no reference to the
+// configuration it was made from (with many tags it takes megabytes):
+// once the caller drops it, the collector frees it.
+func TestKeepsNoConfiguration(t *testing.T) {
+	store, err := configsvc.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, w := newDropped(t, store)
+	defer st.Close(context.Background())
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		runtime.GC()
+		if w.Value() == nil {
+			return
+		}
+	}
+	t.Fatal("the configuration given to New is still reachable after it")
+}
+
+// newDropped makes a stack of the simulator's configuration, with
+// versions, and returns it with a weak pointer to that configuration.
+func newDropped(t *testing.T, store *configsvc.Store) (*Stack, weak.Pointer[pconfig.Config]) {
+	conf := pconfig.Simulator()
+	st, err := New(Config{Plant: &conf, Simulator: &sim.Options{}, Versions: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, weak.Make(&conf)
 }
