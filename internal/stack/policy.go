@@ -57,11 +57,31 @@ func ProcessStart() {
 //     Go's default on one core): with one P a goroutine computing for
 //     milliseconds holds it until the runtime preempts it, up to 10 ms,
 //     while the scan's wake-up waits; with two the kernel decides;
+//   - a configuration change gets the spare P too, and the collector
+//     Go's default headroom while it runs: it allocates megabytes, which
+//     with the heap's usual headroom would be a collection every few
+//     hundred kilobytes, each one taking the P from the scan (bench-scan
+//     with -applies); after it, the memory goes back and GOGC follows the
+//     live heap again;
 //   - released memory goes back to the system at once (the runtime's
 //     scavenger would take minutes), and GOGC follows the live heap;
 //   - a real-time scan thread runs with at least RealTimeProcs Ps.
 func Policy() Runtime {
-	return Runtime{HeavyWork: spareP, MemoryReleased: releaseMemory, RealTimeScan: realTimeProcs}
+	return Runtime{HeavyWork: spareP, ChangeWork: changeWork, MemoryReleased: releaseMemory, RealTimeScan: realTimeProcs}
+}
+
+// changeWork is spareP with Go's default GOGC until the change ends,
+// unless the environment sets GOGC.
+func changeWork() (done func()) {
+	release := spareP()
+	if os.Getenv("GOGC") != "" {
+		return release
+	}
+	old := debug.SetGCPercent(100)
+	return func() {
+		debug.SetGCPercent(old)
+		release()
+	}
 }
 
 var spare struct {

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"runtime"
+	"runtime/debug"
 	"testing"
 )
 
@@ -52,5 +53,27 @@ func TestGCPercent(t *testing.T) {
 		if got := gcPercent(c.live); got != c.want {
 			t.Errorf("gcPercent(%d MiB) = %d, want %d", c.live>>20, got, c.want)
 		}
+	}
+}
+
+// TestChangeWork: a configuration change runs with Go's default GOGC and
+// the spare P, and the GOGC before it comes back after it.
+func TestChangeWork(t *testing.T) {
+	t.Setenv("GOGC", "") // unset for the policy: it leaves a GOGC of the environment alone
+	defer debug.SetGCPercent(debug.SetGCPercent(15))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	done := changeWork()
+	if p := debug.SetGCPercent(100); p != 100 {
+		t.Errorf("GOGC %d during a change, want 100", p)
+	}
+	if n := runtime.GOMAXPROCS(0); n != 2 {
+		t.Errorf("%d Ps during a change, want 2", n)
+	}
+	done()
+	if p := debug.SetGCPercent(15); p != 15 {
+		t.Errorf("GOGC %d after a change, want the 15 before it", p)
+	}
+	if n := runtime.GOMAXPROCS(0); n != 1 {
+		t.Errorf("%d Ps after a change, want 1", n)
 	}
 }

@@ -90,6 +90,11 @@ type Runtime struct {
 	// configuration change); the function it returns is called as it
 	// ends.
 	HeavyWork func() (done func())
+	// ChangeWork is called as a configuration change starts: heavy work
+	// that also allocates megabytes (the document decoded and checked,
+	// drivers and nodes made); the function it returns is called as it
+	// ends. Nil: HeavyWork is called instead.
+	ChangeWork func() (done func())
 	// MemoryReleased is called when much memory became garbage: after the
 	// start, after a configuration change, after the server gave back
 	// large request buffers or many monitored items.
@@ -207,8 +212,12 @@ func New(cfg Config) (_ *Stack, err error) {
 		return nil, err
 	}
 	if cfg.Versions != nil {
+		change := cfg.Runtime.ChangeWork
+		if change == nil {
+			change = cfg.Runtime.HeavyWork
+		}
 		st.Config, err = configsvc.New(st.Server.AddressSpace(), configsvc.Options{
-			Store: cfg.Versions, Target: st, Logger: cfg.Server.Logger, HeavyWork: cfg.Runtime.HeavyWork,
+			Store: cfg.Versions, Target: st, Logger: cfg.Server.Logger, HeavyWork: change,
 		})
 		if err != nil {
 			return nil, err
