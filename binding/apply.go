@@ -53,7 +53,7 @@ func (b *Binding) addDeviceProperties(d *config.Device) error {
 	}
 	for _, p := range props {
 		nid := ua.NewStringNodeID(b.ns, d.Name+"/"+p.name)
-		if err := b.addPropertyAs(folder, nid, ua.QualifiedName{NamespaceIndex: b.ns, Name: p.name}, p.dt, p.v); err != nil {
+		if err := b.as.AddProperty(folder, nid, ua.QualifiedName{NamespaceIndex: b.ns, Name: p.name}, p.dt, p.v); err != nil {
 			return err
 		}
 	}

@@ -189,22 +189,6 @@ func (b *Binding) tagClass(interval float64, write bool, set *tagProps) *addrspa
 	return c
 }
 
-// addPropertyAs adds the static property nid, named bn, to owner.
-func (b *Binding) addPropertyAs(owner, nid ua.NodeID, bn ua.QualifiedName, dt uint32, v ua.Variant) error {
-	return b.as.AddNode(&addrspace.Node{
-		ID:          nid,
-		Class:       ua.NodeClassVariable,
-		BrowseName:  bn,
-		Value:       &ua.DataValue{Value: v},
-		DataType:    ua.NewNumericNodeID(0, dt),
-		ValueRank:   addrspace.ValueRankScalar,
-		AccessLevel: uint8(ua.AccessLevelTypeCurrentRead),
-	},
-		ref(id.HasProperty, true, owner),
-		ref(id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.PropertyType)),
-	)
-}
-
 // dataTypes maps the tag types to their namespace-0 DataTypes.
 var dataTypes = map[plc.Type]uint32{
 	plc.Bool:    id.Boolean,

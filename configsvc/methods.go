@@ -55,7 +55,7 @@ func (s *Service) addFile(obj ua.NodeID) error {
 		{"OpenCount", id.UInt16, ua.MustVariant(uint16(0))},
 		{"MimeType", id.String, ua.MustVariant("application/json")},
 	} {
-		if err := s.addProperty(file, s.nid("ConfigurationFile."+p.name), ua.QualifiedName{Name: p.name}, p.dt, p.v); err != nil {
+		if err := s.as.AddProperty(file, s.nid("ConfigurationFile."+p.name), ua.QualifiedName{Name: p.name}, p.dt, p.v); err != nil {
 			return err
 		}
 	}
@@ -407,22 +407,6 @@ func (s *Service) fileMethod(f func(*server.FileHandles, context.Context, []ua.V
 	return func(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
 		return f(&s.files, ctx, in)
 	}
-}
-
-// addProperty adds the static property nid, named bn, to owner.
-func (s *Service) addProperty(owner, nid ua.NodeID, bn ua.QualifiedName, dt uint32, v ua.Variant) error {
-	return s.as.AddNode(&addrspace.Node{
-		ID:          nid,
-		Class:       ua.NodeClassVariable,
-		BrowseName:  bn,
-		Value:       &ua.DataValue{Value: v},
-		DataType:    ua.NewNumericNodeID(0, dt),
-		ValueRank:   addrspace.ValueRankScalar,
-		AccessLevel: uint8(ua.AccessLevelTypeCurrentRead),
-	},
-		ref(id.HasProperty, true, owner),
-		ref(id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.PropertyType)),
-	)
 }
 
 func ref(typ uint32, inverse bool, target ua.NodeID) addrspace.Reference {

@@ -118,7 +118,7 @@ func New(as *addrspace.Space, o Options) (*Service, error) {
 		{"LastUpdatedBy", id.String, ua.MustVariant("")},
 		{"PendingVersion", id.UInt32, ua.MustVariant(uint32(0))},
 	} {
-		if err := s.addProperty(obj, s.nid("Configuration."+p.name), ua.QualifiedName{NamespaceIndex: s.ns, Name: p.name}, p.dt, p.v); err != nil {
+		if err := s.as.AddProperty(obj, s.nid("Configuration."+p.name), ua.QualifiedName{NamespaceIndex: s.ns, Name: p.name}, p.dt, p.v); err != nil {
 			return nil, err
 		}
 	}

@@ -76,18 +76,7 @@ import (
 	"github.com/edged/edged/plc/sim"
 )
 
-func main() {
-	var err error
-	if len(os.Args) > 1 && os.Args[1] == "load" {
-		err = loadMain(os.Args[2:], os.Stdin, os.Stdout)
-	} else {
-		err = benchMain(os.Args[1:], os.Stdout)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "fanbench:", err)
-		os.Exit(1)
-	}
-}
+func main() { kit.Main("fanbench", "load", loadMain, benchMain) }
 
 // The bench configuration: devices × tags per device, each device on its
 // own block of registers.

@@ -121,3 +121,19 @@ func (c *Child) Kill() {
 		c.cmd.Wait()
 	}
 }
+
+// Main runs a bench command: its child role when the first argument is
+// role (run with the rest of the arguments), else the bench itself; an
+// error is printed with the command's name and exits 1.
+func Main(name, role string, child func(args []string, in io.Reader, out io.Writer) error, bench func(args []string, out io.Writer) error) {
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == role {
+		err = child(os.Args[2:], os.Stdin, os.Stdout)
+	} else {
+		err = bench(os.Args[1:], os.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+}

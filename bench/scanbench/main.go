@@ -48,18 +48,7 @@ import (
 	"github.com/edged/edged/plc/sim"
 )
 
-func main() {
-	var err error
-	if len(os.Args) > 1 && os.Args[1] == "load" {
-		err = loadMain(os.Args[2:], os.Stdin, os.Stdout)
-	} else {
-		err = benchMain(os.Args[1:], os.Stdout)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "scanbench:", err)
-		os.Exit(1)
-	}
-}
+func main() { kit.Main("scanbench", "load", loadMain, benchMain) }
 
 // The bench configuration: devices × tags per device.
 const (

@@ -48,7 +48,7 @@ type clientFlags struct {
 	queue            int
 }
 
-func clientMain(args []string, out io.Writer) error {
+func clientMain(args []string, _ io.Reader, out io.Writer) error {
 	var f clientFlags
 	fs := flag.NewFlagSet("subbench client", flag.ContinueOnError)
 	fs.StringVar(&f.addr, "addr", "", "server address host:port")

@@ -49,7 +49,6 @@ import (
 	"io"
 	"log/slog"
 	"math/bits"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,18 +63,7 @@ import (
 	"github.com/edged/edged/plc/sim"
 )
 
-func main() {
-	var err error
-	if len(os.Args) > 1 && os.Args[1] == "client" {
-		err = clientMain(os.Args[2:], os.Stdout)
-	} else {
-		err = benchMain(os.Args[1:], os.Stdout)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "subbench:", err)
-		os.Exit(1)
-	}
-}
+func main() { kit.Main("subbench", "client", clientMain, benchMain) }
 
 type benchFlags struct {
 	duration, warmup time.Duration

@@ -15,7 +15,7 @@ import (
 // os.Executable() with "client" as its first argument.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "client" {
-		if err := clientMain(os.Args[2:], os.Stdout); err != nil {
+		if err := clientMain(os.Args[2:], os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "subbench:", err)
 			os.Exit(1)
 		}

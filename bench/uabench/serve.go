@@ -2,9 +2,9 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"context"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"io"
 	"net"
