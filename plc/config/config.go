@@ -45,6 +45,9 @@ type Config struct {
 	Board string `json:"board"`
 	// Devices are the PLCs and I/O the gateway polls.
 	Devices []Device `json:"devices"`
+	// History configures the history store; needed when a tag has a
+	// history.
+	History *History `json:"history,omitempty"`
 }
 
 // Kind is the kind of a device.
@@ -236,6 +239,8 @@ type Tag struct {
 	// AllowNonFinite lets clients write NaN and ±Inf to a float32 or
 	// float64 tag without scaling; without it they are Bad_OutOfRange.
 	AllowNonFinite bool `json:"allow_non_finite,omitempty"`
+	// History, when present, makes the tag historized (see TagHistory).
+	History *TagHistory `json:"history,omitempty"`
 }
 
 // Bounds of the numbers a tag may carry.
@@ -416,6 +421,19 @@ func Simulator() Config {
 	}
 	for i := 1; i <= 4; i++ {
 		gp.Tags = append(gp.Tags, tag(fmt.Sprintf("DO%d", i), Bool, fmt.Sprintf("DO%d", i), "fast", ReadWrite, fmt.Sprintf("digital output, wired to DI%d", i)))
+	}
+	c.History = DefaultHistory()
+	hist := map[string]*TagHistory{
+		"Counter":  {Mode: OnChange},
+		"Sine":     {Mode: Periodic, PeriodMs: 100},
+		"Ramp":     {Mode: OnDeadband, Deadband: 1, DeadbandType: DeadbandAbsolute},
+		"Toggle":   {Mode: OnChange},
+		"Setpoint": {Mode: OnChange},
+		"Status":   {Mode: OnChange},
+	}
+	for i := range c.Devices[0].Tags {
+		t := &c.Devices[0].Tags[i]
+		t.History = hist[t.Name]
 	}
 	return c
 }

@@ -211,6 +211,30 @@ func TestValidateProblems(t *testing.T) {
 		f    func(c *Config)
 		want string // "" means valid
 	}{
+		{"history without store settings", func(c *Config) { c.History = nil },
+			`history: missing, and devices[plc1].tags[Temp].history asks for history`},
+		{"history mode", func(c *Config) { tag(c, "plc1", "Temp").History.Mode = "sometimes" },
+			`devices[plc1].tags[Temp].history.mode: "sometimes" is not change, deadband or period`},
+		{"history deadband on bool", func(c *Config) {
+			tag(c, "plc1", "Running").History = &TagHistory{Mode: OnDeadband, Deadband: 1, DeadbandType: DeadbandAbsolute}
+		}, `devices[plc1].tags[Running].history.mode: deadband is for numbers, not a bool`},
+		{"history percent without scaling", func(c *Config) {
+			tag(c, "plc1", "Pressure").History = &TagHistory{Mode: OnDeadband, Deadband: 1, DeadbandType: DeadbandPercent}
+		}, `devices[plc1].tags[Pressure].history.deadband_type: percent of the EU range needs the tag's scaling`},
+		{"history deadband missing", func(c *Config) {
+			tag(c, "plc1", "Pressure").History = &TagHistory{Mode: OnDeadband, DeadbandType: DeadbandAbsolute}
+		}, `devices[plc1].tags[Pressure].history.deadband: missing or not a positive number (0)`},
+		{"history period missing", func(c *Config) { tag(c, "plc1", "Pressure").History = &TagHistory{Mode: Periodic} },
+			`devices[plc1].tags[Pressure].history.period_ms: missing`},
+		{"history period on change", func(c *Config) { tag(c, "plc1", "Pressure").History = &TagHistory{Mode: OnChange, PeriodMs: 5} },
+			`devices[plc1].tags[Pressure].history.period_ms: only for mode period`},
+		{"history flush", func(c *Config) { c.History.FlushIntervalMs = 10 },
+			`history.flush_interval_ms: 10 is outside 100..60000`},
+		{"history reserve", func(c *Config) { c.History.ReserveMB = 0 }, `history.reserve_mb: missing`},
+		{"history age", func(c *Config) { c.History.MaxAgeDays = -1 }, `history.max_age_days: -1 is outside 0..36500 (0: no bound)`},
+		{"history aggregates", func(c *Config) { c.History.Aggregates.PercentDataGood, c.History.Aggregates.PercentDataBad = 20, 50 },
+			`history.aggregates.percent_data_good: 20 is below 100 − percent_data_bad (50)`},
+		{"history aggregates missing", func(c *Config) { c.History.Aggregates = nil }, `history.aggregates: missing`},
 		{"bad address", func(c *Config) { tag(c, "plc1", "Temp").Address = "4x0001" },
 			`devices[plc1].tags[Temp].address: "4x0001" is not a Modbus address`},
 		{"address 0-based bad area", func(c *Config) { tag(c, "plc1", "Temp").Address = "xx:1" },

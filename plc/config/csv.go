@@ -15,11 +15,17 @@ import (
 // (case and surrounding spaces ignored); name, type, address, scan_class
 // and access are required, the others may be left out. An empty cell leaves
 // the field unset. The four scaling columns are set together or not at all.
+// The history columns make a tag historized (TagHistory): history is the
+// mode, history_deadband the deadband ("0.5" absolute, "2%" of the EU
+// range), history_period_ms the period.
 //
 //	name, type, address, unit, bit, length, order, scan_class, access,
-//	raw_min, raw_max, eu_min, eu_max, units, debounce, description
+//	raw_min, raw_max, eu_min, eu_max, units, debounce, description,
+//	history, history_deadband, history_period_ms, history_max_age_days,
+//	history_max_mb
 var CSVColumns = []string{"name", "type", "address", "unit", "bit", "length", "order", "scan_class", "access",
-	"raw_min", "raw_max", "eu_min", "eu_max", "units", "debounce", "description"}
+	"raw_min", "raw_max", "eu_min", "eu_max", "units", "debounce", "description",
+	"history", "history_deadband", "history_period_ms", "history_max_age_days", "history_max_mb"}
 
 var requiredCSV = []string{"name", "type", "address", "scan_class", "access"}
 
@@ -178,6 +184,7 @@ func (rd *csvReader) tag() Tag {
 		t.Debounce = *n
 	}
 	t.Scaling = rd.scaling()
+	t.History = rd.history()
 	for _, c := range requiredCSV {
 		if rd.cell(c) == "" {
 			rd.add(rd.line, c, "empty")
@@ -211,6 +218,37 @@ func (rd *csvReader) scaling() *Scaling {
 	}
 	rd.add(rd.line, "raw_min", "scaling needs all of raw_min, raw_max, eu_min, eu_max")
 	return nil
+}
+
+// history is the row's history settings: nil without a mode.
+func (rd *csvReader) history() *TagHistory {
+	mode := rd.cell("history")
+	if mode == "" {
+		for _, c := range []string{"history_deadband", "history_period_ms", "history_max_age_days", "history_max_mb"} {
+			if rd.cell(c) != "" {
+				rd.add(rd.line, c, "set without a history mode (column history: change, deadband or period)")
+			}
+		}
+		return nil
+	}
+	h := &TagHistory{Mode: HistoryMode(mode)}
+	if s := rd.cell("history_deadband"); s != "" {
+		h.DeadbandType = DeadbandAbsolute
+		if p, ok := strings.CutSuffix(s, "%"); ok {
+			s, h.DeadbandType = strings.TrimSpace(p), DeadbandPercent
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			rd.add(rd.line, "history_deadband", "%q is not a number or a percentage", rd.cell("history_deadband"))
+		}
+		h.Deadband = f
+	}
+	for c, p := range map[string]*int{"history_period_ms": &h.PeriodMs, "history_max_age_days": &h.MaxAgeDays, "history_max_mb": &h.MaxMB} {
+		if n, _ := rd.integer(c); n != nil {
+			*p = *n
+		}
+	}
+	return h
 }
 
 // ImportCSV reads a tag list (see ReadTagsCSV) and appends its tags to the
@@ -255,8 +293,20 @@ func WriteTagsCSV(w io.Writer, tags []Tag) error {
 				s[i] = strconv.FormatFloat(f, 'g', -1, 64)
 			}
 		}
+		var h [5]string
+		if th := t.History; th != nil {
+			h[0] = string(th.Mode)
+			if th.Deadband != 0 {
+				h[1] = strconv.FormatFloat(th.Deadband, 'g', -1, 64)
+				if th.DeadbandType == DeadbandPercent {
+					h[1] += "%"
+				}
+			}
+			h[2], h[3], h[4] = nz(th.PeriodMs), nz(th.MaxAgeDays), nz(th.MaxMB)
+		}
 		rec := []string{t.Name, string(t.Type), t.Address, opt(t.Unit), opt(t.Bit), nz(t.Length), string(t.Order),
-			t.ScanClass, string(t.Access), s[0], s[1], s[2], s[3], t.Units, nz(t.Debounce), t.Description}
+			t.ScanClass, string(t.Access), s[0], s[1], s[2], s[3], t.Units, nz(t.Debounce), t.Description,
+			h[0], h[1], h[2], h[3], h[4]}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

@@ -66,6 +66,9 @@ func Summarize(a, b *Config) string {
 	if a.BaseCycleMs != b.BaseCycleMs || !sameJSON(a.ScanClasses, b.ScanClasses) || a.Board != b.Board {
 		parts = append(parts, "settings changed")
 	}
+	if historyChanged(a.History, b.History) {
+		parts = append(parts, "history settings changed")
+	}
 	return strings.Join(parts, "; ")
 }
 

@@ -146,6 +146,7 @@ func (v *validator) config(c *Config) {
 		v.device(c, dp, d)
 	}
 	v.overlaps()
+	v.history(c)
 }
 
 func (v *validator) device(c *Config, dp string, d *Device) {
@@ -423,6 +424,7 @@ func (v *validator) common(c *Config, tp string, d *Device, t *Tag) {
 		v.add(tp+".debounce", "only for gpio inputs")
 	}
 	v.writeLimits(tp, t)
+	v.tagHistory(tp, t)
 }
 
 // writeLimits checks write_min, write_max and allow_non_finite.
