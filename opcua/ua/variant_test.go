@@ -321,3 +321,24 @@ func TestVariantReservedTypes(t *testing.T) {
 		}
 	}
 }
+
+func TestVariantNumber(t *testing.T) {
+	for _, tc := range []struct {
+		v    Variant
+		want float64
+		ok   bool
+	}{
+		{MustVariant(true), 1, true},
+		{MustVariant(int16(-7)), -7, true},
+		{MustVariant(uint64(1 << 40)), 1 << 40, true},
+		{MustVariant(float32(2.5)), 2.5, true},
+		{MustVariant(-0.25), -0.25, true},
+		{MustVariant("3"), 0, false},
+		{MustVariant([]int32{1}), 0, false},
+		{Variant{}, 0, false},
+	} {
+		if got, ok := tc.v.Number(); got != tc.want || ok != tc.ok {
+			t.Errorf("%v: Number() = %v, %v; want %v, %v", tc.v, got, ok, tc.want, tc.ok)
+		}
+	}
+}

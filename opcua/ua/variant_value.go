@@ -482,6 +482,26 @@ func (v Variant) Float64() (float64, bool) {
 	return math.Float64frombits(n), ok
 }
 
+// Number returns a numeric or Boolean scalar as a float64 (a Boolean as
+// 0 or 1; a 64-bit integer beyond 2^53 rounded), false for any other
+// value.
+func (v Variant) Number() (float64, bool) {
+	if v.array {
+		return 0, false
+	}
+	switch v.typ {
+	case TypeBoolean, TypeByte, TypeUInt16, TypeUInt32, TypeUInt64:
+		return float64(v.num), true
+	case TypeSByte, TypeInt16, TypeInt32, TypeInt64:
+		return float64(int64(v.num)), true
+	case TypeFloat:
+		return float64(math.Float32frombits(uint32(v.num))), true
+	case TypeDouble:
+		return math.Float64frombits(v.num), true
+	}
+	return 0, false
+}
+
 // DateTime returns a DateTime scalar (see TimeFromTicks).
 func (v Variant) DateTime() (time.Time, bool) {
 	n, ok := v.scalarNum(TypeDateTime)
