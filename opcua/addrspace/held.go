@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/status"
 )
 
 // Variable is a scalar Variable held by its node (AddVariable) rather
@@ -45,6 +46,14 @@ type VariableClass struct {
 	// Shared, when set, serves more properties, after the Variable's
 	// Properties.
 	Shared PropertySet
+	// Historizing is the Variables' Historizing attribute: they keep a
+	// history, which HistoryRead reads (see HistoryTarget).
+	// HistoryConfiguration, when not null, is the node their
+	// HasHistoricalConfiguration reference points at (an Object of
+	// HistoricalDataConfigurationType, shared by the Variables of the
+	// class).
+	Historizing          bool
+	HistoryConfiguration ua.NodeID
 }
 
 // zeroClass is the class of a Variable without one.
@@ -90,7 +99,8 @@ func (v *Variable) prop(i int) Property {
 
 // Namespace-0 ids of held Variables.
 const (
-	idBaseDataVariableType = 63
+	idBaseDataVariableType       = 63
+	idHasHistoricalConfiguration = 56
 )
 
 // AddVariable adds v, held by node holder, which must be stored (not
@@ -168,6 +178,7 @@ func (s *Space) variableNode(h *Node, v *Variable, n *Node) {
 	n.DataType.Numeric = v.DataType
 	c := v.class()
 	n.MinimumSamplingInterval = c.MinimumSamplingInterval
+	n.Historizing = c.Historizing
 	n.Source, n.Handle, n.AccessLevel = v.Source, v.Handle, v.AccessLevel
 	n.Sink = c.Sink
 	n.Properties = v.Properties // Shared's: heldNode
@@ -190,7 +201,47 @@ func (s *Space) heldNode(h *Node, v *Variable) *Node {
 		{typ: s.hasComponent, target: h, inverse: true},
 		{typ: s.hasTypeDefinition, target: s.baseDataVariableType},
 	}
+	if hc := v.class().HistoryConfiguration; !hc.IsNull() {
+		if t := s.nodes.get(hc); t != nil {
+			n.refs = append(n.refs, ref{typ: s.nodes.get(ua.NewNumericNodeID(0, idHasHistoricalConfiguration)), target: t})
+		}
+	}
 	return n
+}
+
+// HistoryTarget returns the source and handle through which HistoryRead
+// reads the history of variable id for user u: Bad_NodeIdUnknown for no
+// node, Bad_HistoryOperationUnsupported for a node that is not a
+// Variable keeping a history it serves (Historizing, with the HistoryRead
+// bit in its AccessLevel, served by a source), Bad_UserAccessDenied when
+// u lacks the HistoryRead right.
+func (s *Space) HistoryTarget(id ua.NodeID, u User) (SourceID, uint32, ua.StatusCode) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var n Node
+	if id.Type == ua.IDString {
+		if e := s.nodes.getString(id.Namespace, id.Text); e.v != nil {
+			s.variableNode(e.n, e.v, &n)
+		} else if e.n != nil {
+			n = *e.n
+		} else if owner, _, _ := s.heldProperty(&id); owner != nil {
+			return 0, 0, status.BadHistoryOperationUnsupported
+		} else {
+			return 0, 0, status.BadNodeIDUnknown
+		}
+	} else if p := s.nodes.get(id); p != nil {
+		n = *p
+	} else {
+		return 0, 0, status.BadNodeIDUnknown
+	}
+	const histRead = uint8(ua.AccessLevelTypeHistoryRead)
+	if n.Class != ua.NodeClassVariable || !n.Historizing || n.AccessLevel&histRead == 0 || n.Source == 0 {
+		return 0, 0, status.BadHistoryOperationUnsupported
+	}
+	if u != nil && u.AccessLevel(&n)&histRead == 0 {
+		return 0, 0, status.BadUserAccessDenied
+	}
+	return n.Source, n.Handle, status.Good
 }
 
 // describeHeld fills rd, as describe does, for the HasComponent reference

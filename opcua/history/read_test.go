@@ -247,4 +247,3 @@ func TestAtTime(t *testing.T) {
 		t.Errorf("simple bound at 12:00:15: %v %v", got[0].V, got[0].Status)
 	}
 }
-

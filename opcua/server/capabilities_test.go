@@ -48,7 +48,8 @@ func TestServerCapabilitiesAreTheLimits(t *testing.T) {
 		{id.Server_ServerCapabilities_MaxByteStringLength, uint32(ua.DefaultLimits.MaxByteStringLength)},
 		{id.Server_ServerCapabilities_MaxSessions, uint32(7)},
 		{id.Server_ServerDiagnostics_EnabledFlag, false},
-		{id.HistoryServerCapabilities_AccessHistoryDataCapability, false},
+		{id.HistoryServerCapabilities_AccessHistoryDataCapability, false}, // no AddHistory
+		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryReadData, uint32(DefaultMaxNodesPerRequest)},
 		{id.Server_ServerStatus_BuildInfo_BuildNumber, "0123abc"},
 		{id.Server_ServerStatus_BuildInfo_BuildDate, built},
 	} {
@@ -63,7 +64,7 @@ func TestServerCapabilitiesAreTheLimits(t *testing.T) {
 	for _, n := range []uint32{
 		id.Server_ServerDiagnostics_SubscriptionDiagnosticsArray,
 		id.Server_ServerDiagnostics_SessionsDiagnosticsSummary,
-		id.Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryReadData,
+		id.Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryReadEvents,
 		id.Server_ServerCapabilities_OperationLimits_MaxNodesPerNodeManagement,
 	} {
 		r := subtest.WantOK[ua.ReadResponse](t, tc.call(&ua.ReadRequest{

@@ -14,23 +14,25 @@ import (
 
 // Default values of Config's zero fields.
 const (
-	DefaultMaxConnections              = 100
-	DefaultNoSessionTimeout            = 10 * time.Second
-	DefaultRequestMemory               = 16 << 20
-	DefaultRequestRate                 = 8 << 20
-	DefaultAcceptRate                  = 100
-	DefaultMaxArrayLength              = 65535
-	DefaultPreSessionMessageSize       = 64 << 10
-	DefaultMaxSessions                 = 100
-	DefaultMinSessionTimeout           = 10 * time.Second
-	DefaultMaxSessionTimeout           = time.Hour
-	DefaultMaxBrowseContinuationPoints = 10
-	DefaultMaxNodesPerRequest          = 1000
-	DefaultWriteTimeout                = 5 * time.Second
-	DefaultNamespaceURI                = "urn:edged:gateway"
-	DefaultApplicationURI              = "urn:edged:server"
-	DefaultProductURI                  = "https://github.com/edged/edged"
-	DefaultProductName                 = "edged"
+	DefaultMaxConnections               = 100
+	DefaultNoSessionTimeout             = 10 * time.Second
+	DefaultRequestMemory                = 16 << 20
+	DefaultRequestRate                  = 8 << 20
+	DefaultAcceptRate                   = 100
+	DefaultMaxArrayLength               = 65535
+	DefaultPreSessionMessageSize        = 64 << 10
+	DefaultMaxSessions                  = 100
+	DefaultMinSessionTimeout            = 10 * time.Second
+	DefaultMaxSessionTimeout            = time.Hour
+	DefaultMaxBrowseContinuationPoints  = 10
+	DefaultMaxHistoryContinuationPoints = 10
+	DefaultMaxReturnDataValues          = 10000
+	DefaultMaxNodesPerRequest           = 1000
+	DefaultWriteTimeout                 = 5 * time.Second
+	DefaultNamespaceURI                 = "urn:edged:gateway"
+	DefaultApplicationURI               = "urn:edged:server"
+	DefaultProductURI                   = "https://github.com/edged/edged"
+	DefaultProductName                  = "edged"
 )
 
 // OperationLimits bound the operations of one request. A request with more
@@ -45,6 +47,8 @@ type OperationLimits struct {
 	MaxNodesPerRegisterNodes                 uint32
 	MaxNodesPerTranslateBrowsePathsToNodeIDs uint32
 	MaxNodesPerMethodCall                    uint32
+	MaxNodesPerHistoryReadData               uint32
+	MaxNodesPerHistoryUpdateData             uint32
 }
 
 // SubscriptionLimits bound the subscriptions and monitored items; see
@@ -124,6 +128,13 @@ type Config struct {
 	// points a session may hold (default 10); one more is
 	// Bad_NoContinuationPoints.
 	MaxBrowseContinuationPoints int
+	// MaxHistoryContinuationPoints is the number of HistoryRead
+	// continuation points a session may hold (default 10); one more is
+	// Bad_NoContinuationPoints.
+	MaxHistoryContinuationPoints int
+	// MaxReturnDataValues bounds the values one HistoryRead operation
+	// returns (default 10,000): a read of more gets a continuation point.
+	MaxReturnDataValues int
 	// MinSupportedSampleRate is advertised in ServerCapabilities (default
 	// 5 ms, the scan cycle).
 	MinSupportedSampleRate time.Duration
@@ -232,6 +243,12 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxBrowseContinuationPoints <= 0 {
 		c.MaxBrowseContinuationPoints = DefaultMaxBrowseContinuationPoints
 	}
+	if c.MaxHistoryContinuationPoints <= 0 {
+		c.MaxHistoryContinuationPoints = DefaultMaxHistoryContinuationPoints
+	}
+	if c.MaxReturnDataValues <= 0 {
+		c.MaxReturnDataValues = DefaultMaxReturnDataValues
+	}
 	if c.MinSupportedSampleRate <= 0 {
 		c.MinSupportedSampleRate = 5 * time.Millisecond
 	}
@@ -277,6 +294,8 @@ func (c *Config) limitsWithDefaults() {
 	lim(&c.Limits.MaxNodesPerRegisterNodes)
 	lim(&c.Limits.MaxNodesPerTranslateBrowsePathsToNodeIDs)
 	lim(&c.Limits.MaxNodesPerMethodCall)
+	lim(&c.Limits.MaxNodesPerHistoryReadData)
+	lim(&c.Limits.MaxNodesPerHistoryUpdateData)
 	if c.Channel == nil {
 		c.Channel = &uasc.Config{}
 	} else {

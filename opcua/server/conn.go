@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/edged/edged/opcua/history"
 	"net"
 	"runtime"
 	"sync/atomic"
@@ -57,9 +58,10 @@ var _ polledChannel = (*uasc.Channel)(nil)
 // from one request to the next (requests, responses, decoder, encode
 // buffer, per-request scratch). Only the connection's goroutine touches it.
 type conn struct {
-	srv    *Server
-	ch     channel
-	remote string // the client's IP address, for the login backoff
+	histVals []history.Value // a HistoryRead's values, reused
+	srv      *Server
+	ch       channel
+	remote   string // the client's IP address, for the login backoff
 
 	d      ua.Decoder
 	typeID ua.NodeID

@@ -24,6 +24,7 @@ var ErrServerClosed = errors.New("server: closed")
 // Server is an OPC UA server. Create it with New, then call Serve (or
 // ListenAndServe) and finally Shutdown.
 type Server struct {
+	hist      histories
 	cfg       Config
 	clock     func() time.Time
 	realClock bool // clock is time.Now: a request's time is when its channel took it
@@ -98,7 +99,7 @@ func New(cfg Config) (*Server, error) {
 		trust:     newTrustFiles(),
 	}
 	s.startTime = s.clock()
-	s.sessions = newSessionTable(cfg.MaxSessions, cfg.MaxBrowseContinuationPoints, &s.diag)
+	s.sessions = newSessionTable(cfg.MaxSessions, cfg.MaxBrowseContinuationPoints, cfg.MaxHistoryContinuationPoints, &s.diag)
 	s.app = ua.ApplicationDescription{
 		ApplicationURI:  cfg.ApplicationURI,
 		ProductURI:      cfg.ProductURI,

@@ -243,7 +243,7 @@ const (
 // application namespace with its Gateway folder.
 func (s *Server) initServerObject() error {
 	sp := s.as
-	for _, v := range slices.Concat(s.statusValues(), historyValues(), s.configurationValues()) {
+	for _, v := range slices.Concat(s.statusValues(), historyValues(false, 0), s.configurationValues()) {
 		if sp.Node(ua.NewNumericNodeID(0, v.node)) == nil {
 			continue // not in the generated namespace 0 (optional node)
 		}
@@ -286,7 +286,7 @@ func (s *Server) statusValues() []nodeValue {
 		{id.Server_ServerCapabilities_MinSupportedSampleRate, float64(s.cfg.MinSupportedSampleRate) / float64(time.Millisecond)},
 		{id.Server_ServerCapabilities_MaxBrowseContinuationPoints, uint16(min(s.cfg.MaxBrowseContinuationPoints, math.MaxUint16))},
 		{id.Server_ServerCapabilities_MaxQueryContinuationPoints, uint16(0)},
-		{id.Server_ServerCapabilities_MaxHistoryContinuationPoints, uint16(0)},
+		{id.Server_ServerCapabilities_MaxHistoryContinuationPoints, uint16(min(s.cfg.MaxHistoryContinuationPoints, math.MaxUint16))},
 		{id.Server_ServerCapabilities_SoftwareCertificates, []ua.ExtensionObject{}},
 		{id.Server_ServerCapabilities_MaxArrayLength, limit(s.cfg.Channel.Limits.MaxArrayLength, ua.DefaultLimits.MaxArrayLength)},
 		{id.Server_ServerCapabilities_MaxStringLength, limit(s.cfg.Channel.Limits.MaxStringLength, ua.DefaultLimits.MaxStringLength)},
@@ -299,6 +299,8 @@ func (s *Server) statusValues() []nodeValue {
 		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerTranslateBrowsePathsToNodeIds, lim.MaxNodesPerTranslateBrowsePathsToNodeIDs},
 		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerMethodCall, lim.MaxNodesPerMethodCall},
 		{id.Server_ServerCapabilities_OperationLimits_MaxMonitoredItemsPerCall, s.cfg.Subscriptions.MaxMonitoredItemsPerCall},
+		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryReadData, lim.MaxNodesPerHistoryReadData},
+		{id.Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryUpdateData, lim.MaxNodesPerHistoryUpdateData},
 		{id.Server_ServerCapabilities_MaxSubscriptions, uint32(s.cfg.Subscriptions.MaxSubscriptions)},
 		{id.Server_ServerCapabilities_MaxMonitoredItems, uint32(s.cfg.Subscriptions.MaxMonitoredItems)},
 		{id.Server_ServerCapabilities_MaxSubscriptionsPerSession, uint32(s.cfg.Subscriptions.MaxSubscriptionsPerSession)},
@@ -312,12 +314,19 @@ func (s *Server) statusValues() []nodeValue {
 	}
 }
 
-// historyValues are HistoryServerCapabilities: no historical access.
-func historyValues() []nodeValue {
+// historyValues are HistoryServerCapabilities: with on, reads of data
+// history (raw, processed, at time; AddHistory), at most maxReturn values
+// per operation and call; never updates, events (yet) or annotations.
+// Server timestamps are supported: they are the source timestamps, edged
+// stamping values as it reads them.
+func historyValues(on bool, maxReturn int) []nodeValue {
+	if !on {
+		maxReturn = 0
+	}
 	return []nodeValue{
-		{id.HistoryServerCapabilities_AccessHistoryDataCapability, false},
+		{id.HistoryServerCapabilities_AccessHistoryDataCapability, on},
 		{id.HistoryServerCapabilities_AccessHistoryEventsCapability, false},
-		{id.HistoryServerCapabilities_MaxReturnDataValues, uint32(0)},
+		{id.HistoryServerCapabilities_MaxReturnDataValues, uint32(maxReturn)},
 		{id.HistoryServerCapabilities_MaxReturnEventValues, uint32(0)},
 		{id.HistoryServerCapabilities_InsertDataCapability, false},
 		{id.HistoryServerCapabilities_ReplaceDataCapability, false},
@@ -329,7 +338,7 @@ func historyValues() []nodeValue {
 		{id.HistoryServerCapabilities_UpdateEventCapability, false},
 		{id.HistoryServerCapabilities_DeleteEventCapability, false},
 		{id.HistoryServerCapabilities_InsertAnnotationCapability, false},
-		{id.HistoryServerCapabilities_ServerTimestampSupported, false},
+		{id.HistoryServerCapabilities_ServerTimestampSupported, on},
 	}
 }
 

@@ -126,6 +126,11 @@ var services = append([]service{
 	// Method Service Set (§5.12).
 	row(activatedSession, (*conn).call),
 
+	// Attribute Service Set, history (§5.10.3, §5.10.5): a read waits
+	// for the flash.
+	row(activatedSession, (*conn).historyRead),
+	row(activatedSession, (*conn).historyUpdate),
+
 	// Subscription Service Set (§5.13): Publish is queued for the
 	// engine; the MonitoredItem and other Subscription services are the
 	// engine's rows (subRows).

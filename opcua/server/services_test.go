@@ -102,7 +102,7 @@ func TestUnsupportedAndMalformed(t *testing.T) {
 	tc := newTestConn(t, s, 1)
 	tc.openSession()
 	// A real service we do not implement: the handle is echoed.
-	subtest.WantFault(t, tc.call(&ua.HistoryReadRequest{}), status.BadServiceUnsupported)
+	subtest.WantFault(t, tc.call(&ua.QueryFirstRequest{}), status.BadServiceUnsupported)
 	// A type id that is no request at all.
 	msg := ua.AppendMessage(nil, &ua.ReadRequest{RequestHeader: ua.RequestHeader{RequestHandle: 77}})
 	msg[1] = 0xFF                                                   // two-byte id 631 -> four-byte form is not used; corrupt the numeric id

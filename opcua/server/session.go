@@ -34,9 +34,10 @@ type session struct {
 
 	mu         sync.Mutex
 	identity   Identity
-	nonce      []byte     // the last server nonce, which the next ActivateSession signs
-	clientCert []byte     // the client certificate (DER) of a secure CreateSession
-	cps        contPoints // Browse continuation points
+	nonce      []byte                  // the last server nonce, which the next ActivateSession signs
+	clientCert []byte                  // the client certificate (DER) of a secure CreateSession
+	cps        contPoints[browseState] // Browse continuation points
+	hcps       contPoints[*histOp]     // HistoryRead continuation points
 }
 
 // ChannelID, Closed and User make a session a subs.Session.
@@ -89,13 +90,14 @@ func (s *session) touch(now time.Time) { s.lastUsed.Store(now.UnixNano()) }
 type sessionTable struct {
 	max     int
 	maxCPs  int
+	maxHCPs int
 	diag    *diagnostics
 	mu      sync.Mutex
 	byToken map[ua.NodeID]*session
 }
 
-func newSessionTable(max, maxCPs int, diag *diagnostics) *sessionTable {
-	return &sessionTable{max: max, maxCPs: maxCPs, diag: diag, byToken: make(map[ua.NodeID]*session)}
+func newSessionTable(max, maxCPs, maxHCPs int, diag *diagnostics) *sessionTable {
+	return &sessionTable{max: max, maxCPs: maxCPs, maxHCPs: maxHCPs, diag: diag, byToken: make(map[ua.NodeID]*session)}
 }
 
 // randomGUID returns a GUID from crypto/rand (which does not fail).
@@ -123,6 +125,7 @@ func (t *sessionTable) create(name string, client clientKey, timeout time.Durati
 		created: now,
 	}
 	s.cps.max = t.maxCPs
+	s.hcps.max = t.maxHCPs
 	s.channelID.Store(channelID)
 	s.touch(now)
 	t.mu.Lock()
@@ -169,6 +172,7 @@ func (t *sessionTable) removeLocked(s *session) bool {
 	t.diag.currentSessions.Store(uint32(len(t.byToken)))
 	s.mu.Lock()
 	s.cps.releaseAll()
+	s.hcps.releaseAll()
 	s.mu.Unlock()
 	return true
 }

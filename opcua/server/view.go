@@ -7,36 +7,37 @@ import (
 	"github.com/edged/edged/opcua/ua/status"
 )
 
-// A contPoint is a Browse continuation point held by a session: the id
-// the client got and where its browse stopped.
-type contPoint struct {
+// A contPoint is a continuation point held by a session: the id the
+// client got and where its Browse or HistoryRead stopped.
+type contPoint[T any] struct {
 	id    uint64
-	state browseState
+	state T
 }
 
-// contPoints are a session's continuation points, at most max of them.
-// Guarded by the session's mu.
-type contPoints struct {
+// contPoints are a session's continuation points of one service, at most
+// max of them. Guarded by the session's mu.
+type contPoints[T any] struct {
 	max  int
 	next uint64
-	list []contPoint
+	list []contPoint[T]
 }
 
 // add stores state and returns its id, or false when all are taken.
-func (p *contPoints) add(state browseState) ([]byte, bool) {
+func (p *contPoints[T]) add(state T) ([]byte, bool) {
 	if len(p.list) >= p.max {
 		return nil, false
 	}
 	p.next++
-	p.list = append(p.list, contPoint{id: p.next, state: state})
+	p.list = append(p.list, contPoint[T]{id: p.next, state: state})
 	return binary.LittleEndian.AppendUint64(make([]byte, 0, 8), p.next), true
 }
 
 // take removes the continuation point with the given bytes and returns
 // its state; false when there is none.
-func (p *contPoints) take(b []byte) (browseState, bool) {
+func (p *contPoints[T]) take(b []byte) (T, bool) {
+	var zero T
 	if len(b) != 8 {
-		return browseState{}, false
+		return zero, false
 	}
 	id := binary.LittleEndian.Uint64(b)
 	for i, cp := range p.list {
@@ -45,10 +46,13 @@ func (p *contPoints) take(b []byte) (browseState, bool) {
 			return cp.state, true
 		}
 	}
-	return browseState{}, false
+	return zero, false
 }
 
-func (p *contPoints) releaseAll() { p.list = p.list[:0] }
+func (p *contPoints[T]) releaseAll() {
+	clear(p.list)
+	p.list = p.list[:0]
+}
 
 // browse answers Browse (§5.9.2). Views are not supported: a non-null
 // View is Bad_ViewIdUnknown. A node with more references than

@@ -23,6 +23,8 @@ const (
 	idHasProperty            = 46
 	idHasModellingRule       = 37
 	idBaseEventType          = 2041
+	idHasTypeDefinition      = 40
+	idAggregateFunctionType  = 2340
 )
 
 // Flags of ns0Node.flags, as package addrspace declares them.
@@ -90,9 +92,7 @@ var omitted = map[uint32]string{
 	24100: "Server_ServerCapabilities_MaxWhereClauseParameters",
 	24101: "Server_ServerCapabilities_ConformanceUnits",
 	11713: "Server_ServerCapabilities_OperationLimits_MaxNodesPerNodeManagement",
-	12165: "Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryReadData",
 	12166: "Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryReadEvents",
-	12167: "Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryUpdateData",
 	12168: "Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryUpdateEvents",
 	2289:  "Server_ServerDiagnostics_SamplingIntervalDiagnosticsArray",
 	// Per-subscription and per-session diagnostics are not collected
@@ -206,6 +206,16 @@ func subset(ns *nodeSet) (map[uint32]bool, []string) {
 			}
 			keep[e.target] = true
 			queue = append(queue, e.target)
+		}
+	}
+	// The aggregate functions (objects of AggregateFunctionType, which
+	// nothing organizes in namespace 0): the server lists those it
+	// computes under HistoryServerCapabilities/AggregateFunctions.
+	for _, n := range ns.nodes {
+		for _, e := range refs[n.id] {
+			if e.typ == idHasTypeDefinition && !e.inverse && e.target == idAggregateFunctionType {
+				keep[n.id] = true
+			}
 		}
 	}
 	// DataType properties and BaseEventType's instance declarations.
