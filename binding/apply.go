@@ -269,6 +269,14 @@ func tagDigest(cfg *config.Config, t *config.Tag) uint64 {
 		panic(err)
 	}
 	b = binary.BigEndian.AppendUint64(b, uint64(periodOf(cfg, t)))
+	if t.History != nil {
+		// The store's settings are in its HA Configuration.
+		h, err := json.Marshal(cfg.History)
+		if err != nil {
+			panic(err)
+		}
+		b = append(b, h...)
+	}
 	sum := sha256.Sum256(b)
 	return binary.BigEndian.Uint64(sum[:8])
 }

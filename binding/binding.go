@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edged/edged/historian"
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
@@ -44,17 +45,26 @@ type Binding struct {
 	// Variables' classes.
 	tagProps map[tagPropsKey]*tagProps
 	classes  map[tagClassKey]*addrspace.VariableClass
+	// hs records the history of the tags with one (nil: no history);
+	// haNodes are the HA Configuration objects (history.go).
+	hs         *historian.Historian
+	haNodes    map[histKey]ua.NodeID
+	archiveSrc addrspace.SourceID
 }
 
 // New adds the tags of cfg, served by e, and the Diagnostics object to as.
 // Every tag of cfg must be one of e's (Engine.Lookup); cfg supplies what
-// the engine does not keep: units, scaling ranges and descriptions. The
+// the engine does not keep: units, scaling ranges and descriptions. With
+// hs, the tags with a history are shown historized (history.go). The
 // binding does not keep cfg (megabytes with many tags), only digests of
 // it for Apply.
-func New(as *addrspace.Space, e *plc.Engine, cfg *config.Config) (*Binding, error) {
-	b := &Binding{as: as, e: e, shown: map[string]*shownDevice{}}
+func New(as *addrspace.Space, e *plc.Engine, cfg *config.Config, hs *historian.Historian) (*Binding, error) {
+	b := &Binding{as: as, e: e, shown: map[string]*shownDevice{}, hs: hs}
 	b.ns = as.AddNamespace(NamespaceURI)
 	b.src = as.AddSource((*imageSource)(e))
+	if hs != nil {
+		b.archiveSrc = as.AddSource(addrspace.SourceFunc((&archiveStart{db: hs.DB(), opened: time.Now().UTC()}).value))
+	}
 	b.sink = (*tagSink)(e)
 	for i := range cfg.Devices {
 		if err := b.addDevice(cfg, &cfg.Devices[i]); err != nil {
@@ -63,6 +73,11 @@ func New(as *addrspace.Space, e *plc.Engine, cfg *config.Config) (*Binding, erro
 	}
 	if err := b.addDiagnostics(); err != nil {
 		return nil, err
+	}
+	if hs != nil {
+		if err := b.addHistoryDiagnostics(); err != nil {
+			return nil, err
+		}
 	}
 	return b, nil
 }
@@ -156,7 +171,15 @@ func (b *Binding) addTag(cfg *config.Config, d *config.Device, t *config.Tag, fo
 	}
 	var set *tagProps
 	v.Properties, set = b.tagProperties(v.Properties, cfg, t, pt.Address)
-	v.Class = b.tagClass(ms(scan), pt.Access == plc.ReadWrite, set)
+	var hist ua.NodeID
+	if b.hs != nil && t.History != nil && cfg.History != nil {
+		var err error
+		if hist, err = b.haConfig(cfg, t.History, t.IsStepped(), ms(scan)); err != nil {
+			return fmt.Errorf("HA Configuration: %w", err)
+		}
+		v.AccessLevel |= uint8(ua.AccessLevelTypeHistoryRead)
+	}
+	v.Class = b.tagClass(ms(scan), pt.Access == plc.ReadWrite, set, hist)
 	v.Properties = slices.Clip(v.Properties)
 	// A Variable held by the device folder: no node, references or table
 	// entry of its own (docs/binding.md).
@@ -168,17 +191,19 @@ type tagClassKey struct {
 	interval float64 // MinimumSamplingInterval
 	write    bool
 	set      *tagProps
+	hist     ua.NodeID // the HA Configuration of historized tags
 }
 
 // tagClass returns the class of the tags' Variables with sampling
 // interval interval, written through to the engine if write, with the
-// properties of set.
-func (b *Binding) tagClass(interval float64, write bool, set *tagProps) *addrspace.VariableClass {
-	k := tagClassKey{interval: interval, write: write, set: set}
+// properties of set, historized with HA Configuration hist when it is not
+// null.
+func (b *Binding) tagClass(interval float64, write bool, set *tagProps, hist ua.NodeID) *addrspace.VariableClass {
+	k := tagClassKey{interval: interval, write: write, set: set, hist: hist}
 	if c := b.classes[k]; c != nil {
 		return c
 	}
-	c := &addrspace.VariableClass{MinimumSamplingInterval: interval, Shared: set}
+	c := &addrspace.VariableClass{MinimumSamplingInterval: interval, Shared: set, Historizing: !hist.IsNull(), HistoryConfiguration: hist}
 	if write {
 		c.Sink = b.sink
 	}

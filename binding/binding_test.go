@@ -70,7 +70,7 @@ func newRig(t *testing.T) *rig {
 	r.e = e
 	r.as = addrspace.New()
 	r.as.AddNamespace("urn:edged:gateway") // as the server does: tags are ns=2
-	r.b, err = binding.New(r.as, e, &r.cfg)
+	r.b, err = binding.New(r.as, e, &r.cfg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +536,7 @@ func TestUnknownTag(t *testing.T) {
 	cfg := r.cfg
 	cfg.Devices = append([]config.Device(nil), cfg.Devices...)
 	cfg.Devices[1].Tags = append(cfg.Devices[1].Tags, config.Tag{Name: "Ghost", Type: config.Bool, Address: "DI1", ScanClass: "fast", Access: config.Read})
-	_, err := binding.New(addrspace.New(), r.e, &cfg)
+	_, err := binding.New(addrspace.New(), r.e, &cfg, nil)
 	if err == nil || !strings.Contains(err.Error(), "devices[io].tags[Ghost]") {
 		t.Errorf("New with an unknown tag: %v", err)
 	}

@@ -79,7 +79,7 @@ func newE2E(t *testing.T, writeTimeout time.Duration) *e2e {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.b, err = binding.New(srv.AddressSpace(), r.e, &cfg); err != nil {
+	if r.b, err = binding.New(srv.AddressSpace(), r.e, &cfg, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.b.AddWriteMethod("sim", "WriteCommand", "Command"); err != nil {

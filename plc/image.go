@@ -117,8 +117,20 @@ func (im *Image) Retain() {
 	}
 }
 
-// Release ends a hold of Engine.Acquire: the caller must not read im
-// after it. Each Acquire is released once; a Release without one panics.
+// Hold keeps im from reuse until Release, as Engine.Acquire does: for a
+// subscriber (Engine.Subscribe) that reads the image on another
+// goroutine. It must be called during the Subscribe callback, and panics
+// otherwise when im is being reused. An image held for more than a few
+// cycles makes the engine allocate a new one.
+func (im *Image) Hold() {
+	if !im.hold(false) {
+		panic("plc: Image.Hold of an image being reused; call it during the Subscribe callback")
+	}
+}
+
+// Release ends a hold of Engine.Acquire or Hold: the caller must not read
+// im after it. Each Acquire or Hold is released once; a Release without
+// one panics.
 func (im *Image) Release() {
 	for {
 		v := im.pin.Load()

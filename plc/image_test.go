@@ -374,3 +374,51 @@ func TestDiagnosticsAllocs(t *testing.T) {
 		t.Errorf("Diagnostics: %.1f allocations, want 0", a)
 	}
 }
+
+// TestImageHold: a subscriber that holds each image and reads it on
+// another goroutine sees it unchanged until its Release, and images
+// released within a cycle are reused.
+func TestImageHold(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, fakes := build(t, plc.Config{Tags: []plc.Tag{{Device: "d", Name: "a", Type: plc.UInt32}}}, "d")
+		f := fakes["d"]
+		cycle := uint32(0)
+		images := make(chan *plc.Image, 4)
+		e.Subscribe(func(im *plc.Image) {
+			cycle++
+			f.Set(0, plc.UInt32Value(cycle))
+			im.Hold()
+			images <- im
+		})
+		done := make(chan struct{})
+		bad := 0
+		go func() {
+			defer close(done)
+			for im := range images {
+				want := im.Sample(0)
+				time.Sleep(2 * ms) // the engine publishes meanwhile
+				if got := im.Sample(0); got != want {
+					bad++
+				}
+				im.Release()
+			}
+		}()
+		c := clock{time.Now()}
+		stop := start(t, e)
+		c.at(20 * ms)
+		var d0 plc.Diagnostics
+		e.Diagnostics(&d0)
+		c.at(500 * ms)
+		var d plc.Diagnostics
+		e.Diagnostics(&d)
+		stop()
+		close(images)
+		<-done
+		if bad != 0 {
+			t.Errorf("%d held images changed under their reader", bad)
+		}
+		if alloc := d.ImagesAllocated - d0.ImagesAllocated; alloc != 0 {
+			t.Errorf("%d images allocated", alloc)
+		}
+	})
+}

@@ -100,6 +100,15 @@ func Float32Value(v float32) Value { return Value{typ: Float32, bits: math.Float
 // Float64Value returns a Float64 Value.
 func Float64Value(v float64) Value { return Value{typ: Float64, bits: math.Float64bits(v)} }
 
+// FromBits returns the Value of type t with bits (see Value), the
+// inverse of Bits for every type but String, which it returns empty.
+func FromBits(t Type, bits uint64) Value {
+	if t == String {
+		return Value{typ: String}
+	}
+	return Value{typ: t, bits: bits}
+}
+
 // StringValue returns a String Value.
 func StringValue(s string) Value { return Value{typ: String, str: s} }
 

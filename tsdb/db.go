@@ -110,8 +110,9 @@ type DB struct {
 	lastAlive int64
 	nextRetry int64
 
-	quit chan struct{}
-	done chan struct{}
+	quit  chan struct{}
+	done  chan struct{}
+	reset chan time.Duration // a new flush interval
 }
 
 // series is a series' state.
@@ -158,7 +159,7 @@ func Open(dir string, opt Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{dir: dir, opt: opt, log: opt.Logger, byKey: map[seriesKey]SeriesID{},
-		quit: make(chan struct{}), done: make(chan struct{})}
+		quit: make(chan struct{}), done: make(chan struct{}), reset: make(chan time.Duration, 1)}
 	note := func(s string) { db.log.Warn("history: " + s) }
 	reg, keys, err := openSeries(dir, note)
 	if err != nil {
@@ -177,7 +178,7 @@ func Open(dir string, opt Options) (*DB, error) {
 		return nil, err
 	}
 	db.walEnc.reset()
-	go db.run()
+	go db.run(opt.FlushInterval)
 	return db, nil
 }
 
@@ -502,6 +503,31 @@ func (db *DB) Append(id SeriesID, s *Sample) error {
 	return nil
 }
 
+// Configure changes the bounds and the flush interval of a running store
+// (the other options stay as Open had them); zero values take the
+// defaults as at Open.
+func (db *DB) Configure(o Options) {
+	o.defaults()
+	db.mu.Lock()
+	db.opt.MaxAge, db.opt.MaxBytes, db.opt.Reserve = o.MaxAge, o.MaxBytes, o.Reserve
+	changed := db.opt.FlushInterval != o.FlushInterval
+	db.opt.FlushInterval = o.FlushInterval
+	db.mu.Unlock()
+	if changed {
+		select {
+		case db.reset <- o.FlushInterval:
+		default:
+		}
+	}
+}
+
+// bounds returns the options the flusher reads as it goes.
+func (db *DB) bounds() (maxAge time.Duration, maxBytes, reserve int64) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.opt.MaxAge, db.opt.MaxBytes, db.opt.Reserve
+}
+
 // LastAlive returns the time of the last flush or close the store
 // recorded before this Open (Unix ns; 0 for a new store): until then it
 // was writing, after it nothing was recorded.
@@ -557,14 +583,16 @@ func (db *DB) Close() error {
 
 // run is the flusher: every FlushInterval it writes the log, cuts a block
 // when the head is due, and keeps the bounds.
-func (db *DB) run() {
+func (db *DB) run(every time.Duration) {
 	defer close(db.done)
-	t := time.NewTicker(db.opt.FlushInterval)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-db.quit:
 			return
+		case d := <-db.reset:
+			t.Reset(d)
 		case <-t.C:
 			db.tick()
 		}
@@ -755,16 +783,17 @@ var errNoSpace = errors.New("no space left above the reserve")
 // spaceFor reports whether n more bytes leave the reserve free, removing
 // the oldest blocks to make room.
 func (db *DB) spaceFor(n int64) error {
-	if db.opt.Reserve < 0 {
+	_, _, reserve := db.bounds()
+	if reserve < 0 {
 		return nil
 	}
 	for {
 		free, ok := freeSpace(db.dir)
-		if !ok || free-n >= db.opt.Reserve {
+		if !ok || free-n >= reserve {
 			return nil
 		}
 		if !db.dropOldest("to keep the reserve of free space") {
-			return fmt.Errorf("%w: %d MiB free, %d MiB reserved", errNoSpace, free>>20, db.opt.Reserve>>20)
+			return fmt.Errorf("%w: %d MiB free, %d MiB reserved", errNoSpace, free>>20, reserve>>20)
 		}
 	}
 }
@@ -772,6 +801,7 @@ func (db *DB) spaceFor(n int64) error {
 // retain removes the blocks past the store's bounds; with no error from
 // the round it clears a pause.
 func (db *DB) retain(now int64, roundErr error) {
+	maxAge, maxBytes, _ := db.bounds()
 	for {
 		db.mu.Lock()
 		var b *block
@@ -787,10 +817,10 @@ func (db *DB) retain(now int64, roundErr error) {
 			break
 		}
 		switch {
-		case db.opt.MaxBytes > 0 && total > db.opt.MaxBytes:
+		case maxBytes > 0 && total > maxBytes:
 			db.dropOldest("beyond the store's size bound")
 			continue
-		case db.opt.MaxAge > 0 && b.maxT*Resolution < now-int64(db.opt.MaxAge):
+		case maxAge > 0 && b.maxT*Resolution < now-int64(maxAge):
 			db.dropOldest("beyond the store's age bound")
 			continue
 		case db.allHidden(b, now):

@@ -423,7 +423,7 @@ func TestRetention(t *testing.T) {
 		t.Fatalf("b: %d", n)
 	}
 	// Byte bounds of the store.
-	db.opt.MaxAge, db.opt.MaxBytes = 0, 1
+	db.Configure(Options{FlushInterval: time.Hour, MaxBytes: 1, Reserve: -1})
 	if err := db.Cut(); err != nil {
 		t.Fatal(err)
 	}

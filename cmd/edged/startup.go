@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -74,6 +75,7 @@ func startupConfig(cfg config, out io.Writer) (sc stack.Config, loaded func(), e
 		out.Write(secOut.Bytes())
 		return sec, secErr
 	}
+	sc.HistoryDir = filepath.Join(cfg.dataDir, HistoryDirName)
 	sc.Runtime = stack.Policy()
 	sc.StallAfter = cfg.stallAfter
 	if stack.NeedsSimulator(conf) {
@@ -81,6 +83,9 @@ func startupConfig(cfg config, out io.Writer) (sc stack.Config, loaded func(), e
 	}
 	return sc, func() { <-secDone }, nil
 }
+
+// HistoryDirName is the folder of the history store in the data folder.
+const HistoryDirName = "history"
 
 // boardSettings are the real-time settings and the watchdog of the
 // configuration's board profile, as the flags change them.

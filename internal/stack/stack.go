@@ -22,11 +22,13 @@ import (
 	"github.com/edged/edged/binding"
 	"github.com/edged/edged/board"
 	"github.com/edged/edged/configsvc"
+	"github.com/edged/edged/historian"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/plc"
 	pconfig "github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/devices"
 	"github.com/edged/edged/plc/sim"
+	"github.com/edged/edged/tsdb"
 )
 
 // PreciseWake is how much of each wait for the next cycle the engine sleeps
@@ -77,6 +79,10 @@ type Config struct {
 	// StallAfter, when > 0, stops the scan that long after Start, as a
 	// hung scan would (test only: it proves the watchdog).
 	StallAfter time.Duration
+	// HistoryDir, when not "", is the folder of the history store
+	// (package tsdb): the tags with a history are recorded into it
+	// (package historian) and served by HistoryRead.
+	HistoryDir string
 	// Runtime is the process's runtime policy (see Runtime).
 	Runtime Runtime
 }
@@ -107,13 +113,15 @@ type Runtime struct {
 // Stack is the running wiring. Its fields are for reading and, between New
 // and Start, for adding subscriptions and methods.
 type Stack struct {
-	Sim      *sim.Sim // nil without a simulator
-	Engine   *plc.Engine
-	Server   *server.Server
-	Binding  *binding.Binding
-	Config   *configsvc.Service // nil without Config.Versions
-	Listener net.Listener
-	URL      string // the server's endpoint URL
+	Sim    *sim.Sim // nil without a simulator
+	Engine *plc.Engine
+	// Historian records the history (nil without Config.HistoryDir).
+	Historian *historian.Historian
+	Server    *server.Server
+	Binding   *binding.Binding
+	Config    *configsvc.Service // nil without Config.Versions
+	Listener  net.Listener
+	URL       string // the server's endpoint URL
 	// WriteCommand: the simulator's method sim.WriteCommand was added.
 	WriteCommand bool
 	// Notes say what the start could not do as asked (real-time
@@ -205,8 +213,16 @@ func New(cfg Config) (_ *Stack, err error) {
 		return nil, m.err
 	}
 	st.Server = m.srv
-	if st.Binding, err = binding.New(st.Server.AddressSpace(), st.Engine, cfg.Plant); err != nil {
+	if err := st.openHistory(); err != nil {
 		return nil, err
+	}
+	if st.Binding, err = binding.New(st.Server.AddressSpace(), st.Engine, cfg.Plant, st.Historian); err != nil {
+		return nil, err
+	}
+	if h := st.Binding.History(); h != nil {
+		if err := st.Server.AddHistory(st.Binding.Source(), h); err != nil {
+			return nil, err
+		}
 	}
 	if err := st.addSimMethod(); err != nil {
 		return nil, err
@@ -256,6 +272,26 @@ func (st *Stack) makeServer() <-chan madeServer {
 		srvc <- m
 	}()
 	return srvc
+}
+
+// openHistory opens the history store in Config.HistoryDir and makes the
+// historian of the plant's tags; it records from Start on.
+func (st *Stack) openHistory() error {
+	if st.cfg.HistoryDir == "" {
+		return nil
+	}
+	opt := tsdb.Options{Logger: st.cfg.Server.Logger}
+	if h := st.cfg.Plant.History; h != nil {
+		opt = historian.StoreOptions(h)
+		opt.Logger = st.cfg.Server.Logger
+	}
+	db, err := tsdb.Open(st.cfg.HistoryDir, opt)
+	if err != nil {
+		return fmt.Errorf("history store %s: %w", st.cfg.HistoryDir, err)
+	}
+	st.started("the history store", func(context.Context) error { return db.Close() })
+	st.Historian, err = historian.New(db, st.Engine, st.cfg.Plant, st.cfg.Server.Logger)
+	return err
 }
 
 // makeEngine starts the simulator if asked, makes the drivers and the
@@ -360,7 +396,14 @@ func (st *Stack) Apply(ctx context.Context, conf *pconfig.Config) error {
 		return err
 	}
 	st.drivers = drivers
-	err = st.Binding.Apply(conf)
+	if st.Historian != nil {
+		if herr := st.Historian.Apply(conf); herr != nil {
+			err = herr
+		}
+	}
+	if berr := st.Binding.Apply(conf); berr != nil {
+		err = errors.Join(err, berr)
+	}
 	if rerr := retire(); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("closing the old drivers: %w", rerr))
 	}
@@ -391,6 +434,10 @@ func (st *Stack) Start(after ...func(*plc.Image)) (err error) {
 	}
 	stopNotify := st.Binding.Notify(st.Server.SourceChanged)
 	st.started("the binding's notifications", func(context.Context) error { stopNotify(); return nil })
+	if hs := st.Historian; hs != nil {
+		hs.Start()
+		st.started("the historian", func(context.Context) error { hs.Stop(); return nil })
+	}
 	for _, f := range after {
 		st.Engine.Subscribe(f)
 	}
