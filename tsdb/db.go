@@ -99,7 +99,8 @@ type DB struct {
 	closed    bool
 	st        Stats
 
-	// Of the flusher's goroutine (and of Open and Close).
+	// Of the flusher's rounds (flushMu), Open and Close.
+	flushMu   sync.Mutex
 	wal       *walFile
 	walEnc    walEncoder
 	inRecord  []SeriesID
@@ -569,6 +570,8 @@ func (db *DB) Close() error {
 	db.mu.Lock()
 	db.closed = true
 	db.mu.Unlock()
+	db.flushMu.Lock()
+	defer db.flushMu.Unlock()
 	err := db.flush(db.opt.Now().UnixNano(), true)
 	if db.wal != nil {
 		if cerr := db.wal.f.Close(); err == nil {
@@ -599,8 +602,16 @@ func (db *DB) run(every time.Duration) {
 	}
 }
 
-// tick is one round of the flusher.
+// Flush runs a round of the flusher now: what was appended goes to the
+// log, a block is cut when the head is due, the bounds are kept.
+func (db *DB) Flush() {
+	db.tick()
+}
+
+// tick is one round of the flusher (serialized by flushMu).
 func (db *DB) tick() {
+	db.flushMu.Lock()
+	defer db.flushMu.Unlock()
 	now := db.opt.Now().UnixNano()
 	start := time.Now()
 	err := db.flush(now, false)

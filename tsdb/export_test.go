@@ -2,10 +2,12 @@ package tsdb
 
 // Tick runs one round of the flusher (tests open stores with a long
 // FlushInterval so that theirs do not run).
-func (db *DB) Tick() { db.tick() }
+func (db *DB) Tick() { db.Flush() }
 
 // Cut makes the head a block now.
 func (db *DB) Cut() error {
+	db.flushMu.Lock()
+	defer db.flushMu.Unlock()
 	now := db.opt.Now().UnixNano()
 	if err := db.flush(now, false); err != nil {
 		return err
