@@ -5,7 +5,7 @@
 // Usage: node client.js ENDPOINT_URL SCENARIO[,SCENARIO...]
 //
 // Scenarios (see the functions below): connect, subscribe, transfer,
-// write, getmonitoreditems, deadband, republish, secure (which reads its
+// write, getmonitoreditems, deadband, republish, history, secure (which reads its
 // certificate, key and user from the environment), owncert (node-opcua's
 // own certificate). They run one after another in one
 // process (loading node-opcua takes most of a second).
@@ -38,6 +38,7 @@ const {
   BrowseDirection,
   MonitoringMode,
   ClientMonitoredItem,
+  AggregateFunction,
 } = require("node-opcua-client");
 
 const [endpointUrl, scenario] = process.argv.slice(2);
@@ -756,6 +757,43 @@ async function scenarioOwnCert() {
   emit("result", res);
 }
 
+// scenarioHistory reads the history of sim.Counter with node-opcua's
+// readHistoryValue (raw, 500 values a call, following the continuation
+// points) and readAggregateValue (Average, Count and Maximum of 1 s
+// intervals), and a node without history.
+async function scenarioHistory() {
+  const { client, session } = await connect();
+  try {
+    await sleep(2500);
+    const end = new Date();
+    const start = new Date(end.getTime() - 60000);
+    const nodeId = "ns=2;s=sim.Counter";
+    let values = [];
+    let calls = 0;
+    let cp = null;
+    let status = null;
+    do {
+      const r = await session.readHistoryValue({ nodeId, continuationPoint: cp }, start, end, { numValuesPerNode: 500, returnBounds: false });
+      calls++;
+      status = st(r.statusCode);
+      cp = r.continuationPoint && r.continuationPoint.length ? r.continuationPoint : null;
+      for (const d of (r.historyData && r.historyData.dataValues) || []) values.push(dv(d));
+    } while (cp && calls < 100);
+    emit("raw", { ...status, calls, count: values.length, first: values[0], last: values[values.length - 1],
+      values: values.map((v) => v.value), times: values.map((v) => v.sourceTimestamp), statuses: values.map((v) => v.status) });
+    const aggStart = new Date(Math.floor(start.getTime() / 1000) * 1000);
+    const aggEnd = new Date(Math.floor(end.getTime() / 1000) * 1000);
+    for (const [name, fn] of [["Average", AggregateFunction.Average], ["Count", AggregateFunction.Count], ["Maximum", AggregateFunction.Maximum]]) {
+      const r = await session.readAggregateValue({ nodeId }, aggStart, aggEnd, fn, 1000);
+      emit("aggregate", { name, ...st(r.statusCode), values: ((r.historyData && r.historyData.dataValues) || []).map(dv) });
+    }
+    const none = await session.readHistoryValue({ nodeId: "ns=2;s=sim.Command" }, start, end);
+    emit("unhistorized", st(none.statusCode));
+  } finally {
+    await disconnect({ client, session });
+  }
+}
+
 const scenarios = {
   owncert: scenarioOwnCert,
   secure: scenarioSecure,
@@ -767,6 +805,7 @@ const scenarios = {
   getmonitoreditems: scenarioGetMonitoredItems,
   deadband: scenarioDeadband,
   republish: scenarioRepublish,
+  history: scenarioHistory,
 };
 
 async function main() {

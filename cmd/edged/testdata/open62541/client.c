@@ -19,6 +19,12 @@
  * probe      (alone) connects once, Basic256Sha256 SignAndEncrypt and
  *            anonymous, with the same files, and prints the status code
  *            of the connect: one "connect" line
+ * history    reads the history of sim.Counter of the last minute with
+ *            UA_Client_HistoryRead_raw (200 values a call, the client
+ *            following the continuation points): one "raw" line with the
+ *            values; then the Average, Count and Maximum of its 1 s
+ *            intervals with a ReadProcessedDetails through the generic
+ *            UA_Client_Service_historyRead: one "processed" line each
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -268,6 +274,106 @@ static int subscribe(UA_Client *c) {
     return 0;
 }
 
+/* --- history --- */
+
+#define MAXHIST 100000
+static UA_UInt32 histValues[MAXHIST];
+static UA_DateTime histTimes[MAXHIST];
+static size_t nHist, histCalls, histBad;
+
+static UA_Boolean onHistory(UA_Client *c, const UA_NodeId *id, UA_Boolean more,
+                            const UA_ExtensionObject *data, void *ctx) {
+    histCalls++;
+    if (data->encoding != UA_EXTENSIONOBJECT_DECODED || data->content.decoded.type != &UA_TYPES[UA_TYPES_HISTORYDATA])
+        return false;
+    UA_HistoryData *hd = (UA_HistoryData *)data->content.decoded.data;
+    for (size_t i = 0; i < hd->dataValuesSize; i++) {
+        UA_DataValue *dv = &hd->dataValues[i];
+        if (!dv->hasValue || !UA_Variant_hasScalarType(&dv->value, &UA_TYPES[UA_TYPES_UINT32])) {
+            histBad++;
+            continue;
+        }
+        if (nHist < MAXHIST) {
+            histValues[nHist] = *(UA_UInt32 *)dv->value.data;
+            histTimes[nHist] = dv->sourceTimestamp;
+            nHist++;
+        }
+    }
+    return true;
+}
+
+static int history(UA_Client *c) {
+    UA_NodeId id = UA_NODEID_STRING(2, "sim.Counter");
+    UA_DateTime end = UA_DateTime_now();
+    UA_DateTime start = end - 60 * UA_DATETIME_SEC;
+    UA_StatusCode st = UA_Client_HistoryRead_raw(c, &id, onHistory, start, end, UA_STRING_NULL, false, 200,
+                                                 UA_TIMESTAMPSTORETURN_SOURCE, NULL);
+    if (st != UA_STATUSCODE_GOOD) {
+        fail("HistoryRead raw", st);
+        return 1;
+    }
+    printf("{\"ev\":\"raw\",\"calls\":%zu,\"bad\":%zu,\"count\":%zu,\"values\":[", histCalls, histBad, nHist);
+    for (size_t i = 0; i < nHist; i++)
+        printf("%s%u", i ? "," : "", histValues[i]);
+    printf("],\"times\":[");
+    for (size_t i = 0; i < nHist; i++)
+        printf("%s%lld", i ? "," : "", (long long)histTimes[i]);
+    printf("]}\n");
+    /* Processed: 1 s intervals on whole seconds. */
+    UA_DateTime pstart = start / UA_DATETIME_SEC * UA_DATETIME_SEC;
+    UA_DateTime pend = end / UA_DATETIME_SEC * UA_DATETIME_SEC;
+    const char *names[] = {"Average", "Count", "Maximum"};
+    UA_UInt32 aggs[] = {UA_NS0ID_AGGREGATEFUNCTION_AVERAGE, UA_NS0ID_AGGREGATEFUNCTION_COUNT,
+                        UA_NS0ID_AGGREGATEFUNCTION_MAXIMUM};
+    for (int k = 0; k < 3; k++) {
+        UA_ReadProcessedDetails d;
+        UA_ReadProcessedDetails_init(&d);
+        d.startTime = pstart;
+        d.endTime = pend;
+        d.processingInterval = 1000;
+        UA_NodeId agg = UA_NODEID_NUMERIC(0, aggs[k]);
+        d.aggregateTypeSize = 1;
+        d.aggregateType = &agg;
+        d.aggregateConfiguration.useServerCapabilitiesDefaults = true;
+        UA_HistoryReadValueId hv;
+        UA_HistoryReadValueId_init(&hv);
+        hv.nodeId = id;
+        UA_HistoryReadRequest req;
+        UA_HistoryReadRequest_init(&req);
+        UA_ExtensionObject_setValue(&req.historyReadDetails, &d, &UA_TYPES[UA_TYPES_READPROCESSEDDETAILS]);
+        req.timestampsToReturn = UA_TIMESTAMPSTORETURN_SOURCE;
+        req.nodesToReadSize = 1;
+        req.nodesToRead = &hv;
+        UA_HistoryReadResponse resp = UA_Client_Service_historyRead(c, req);
+        if (resp.responseHeader.serviceResult != UA_STATUSCODE_GOOD || resp.resultsSize != 1) {
+            fail("HistoryRead processed", resp.responseHeader.serviceResult);
+            UA_HistoryReadResponse_clear(&resp);
+            return 1;
+        }
+        UA_HistoryReadResult *r = &resp.results[0];
+        printf("{\"ev\":\"processed\",\"node\":\"%s\",\"status\":%u,\"intervals\":[", names[k], r->statusCode);
+        if (r->historyData.encoding == UA_EXTENSIONOBJECT_DECODED &&
+            r->historyData.content.decoded.type == &UA_TYPES[UA_TYPES_HISTORYDATA]) {
+            UA_HistoryData *hd = (UA_HistoryData *)r->historyData.content.decoded.data;
+            for (size_t i = 0; i < hd->dataValuesSize; i++) {
+                UA_DataValue *dv = &hd->dataValues[i];
+                double x = 0;
+                if (dv->hasValue && UA_Variant_hasScalarType(&dv->value, &UA_TYPES[UA_TYPES_DOUBLE]))
+                    x = *(UA_Double *)dv->value.data;
+                else if (dv->hasValue && UA_Variant_hasScalarType(&dv->value, &UA_TYPES[UA_TYPES_INT32]))
+                    x = *(UA_Int32 *)dv->value.data;
+                else if (dv->hasValue && UA_Variant_hasScalarType(&dv->value, &UA_TYPES[UA_TYPES_UINT32]))
+                    x = *(UA_UInt32 *)dv->value.data;
+                printf("%s{\"t\":%lld,\"status\":%u,\"value\":%.17g,\"has\":%s}", i ? "," : "",
+                       (long long)dv->sourceTimestamp, dv->status, x, dv->hasValue ? "true" : "false");
+            }
+        }
+        printf("]}\n");
+        UA_HistoryReadResponse_clear(&resp);
+    }
+    return 0;
+}
+
 /* --- secure --- */
 
 static UA_ByteString readFile(const char *path) {
@@ -392,6 +498,8 @@ int main(int argc, char **argv) {
             rc |= writeread(c);
         else if (strcmp(argv[i], "subscribe") == 0)
             rc |= subscribe(c);
+        else if (strcmp(argv[i], "history") == 0)
+            rc |= history(c);
         else {
             fprintf(stderr, "unknown scenario %s\n", argv[i]);
             rc = 2;
