@@ -1,6 +1,9 @@
 package tsdb
 
-import "math/bits"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // bitWriter appends bits, most significant first, to a byte slice that it
 // owns: a chunk's stream. Its last byte may be partly filled; n counts the
@@ -51,7 +54,24 @@ type bitReader struct {
 	short bool
 }
 
+// read returns the next nb bits (nb ≤ 64).
 func (r *bitReader) read(nb int) uint64 {
+	if i := r.pos >> 3; nb <= 56 && i+8 <= len(r.b) && nb > 0 {
+		// One load of the 8 bytes that hold the nb bits.
+		w := binary.BigEndian.Uint64(r.b[i:])
+		v := w << uint(r.pos&7) >> uint(64-nb)
+		r.pos += nb
+		return v
+	}
+	return r.readSlow(nb)
+}
+
+// readSlow is read of more than 56 bits or near the end of the stream.
+func (r *bitReader) readSlow(nb int) uint64 {
+	if nb > 56 {
+		hi := r.read(nb - 32)
+		return hi<<32 | r.read(32)
+	}
 	var v uint64
 	for nb > 0 {
 		i := r.pos >> 3
@@ -69,11 +89,29 @@ func (r *bitReader) read(nb int) uint64 {
 	return v
 }
 
-func (r *bitReader) bit() bool { return r.read(1) == 1 }
+func (r *bitReader) bit() bool {
+	if i := r.pos >> 3; i < len(r.b) {
+		b := r.b[i] >> (7 - uint(r.pos&7)) & 1
+		r.pos++
+		return b == 1
+	}
+	r.short = true
+	return false
+}
 
-// ones counts the 1 bits before the first 0, at most max (reading the
-// 0 too when there is one): the prefix of a bucket code.
+// ones counts the 1 bits before the first 0, at most max (≤ 56; reading
+// the 0 too when there is one): the prefix of a bucket code.
 func (r *bitReader) ones(max int) int {
+	if i := r.pos >> 3; i+8 <= len(r.b) {
+		w := binary.BigEndian.Uint64(r.b[i:]) << uint(r.pos&7)
+		n := bits.LeadingZeros64(^w)
+		if n >= max {
+			r.pos += max
+			return max
+		}
+		r.pos += n + 1
+		return n
+	}
 	n := 0
 	for n < max && r.bit() {
 		n++

@@ -15,7 +15,9 @@ import (
 //	header   magic "EDTSBLK", format version
 //	chunks   per series in id order, those with samples:
 //	         [4] CRC-32C of the rest  [1] kind  uvarint samples
-//	         varint first time  uvarint last − first (ticks)  stream
+//	         varint first time  uvarint last − first (ticks)
+//	         per frame after the first: uvarint its time − the last's,
+//	         uvarint its byte − the last's  stream
 //	index    per id from lo to hi: [4] where its chunk ends, counted
 //	         from the first chunk (an empty chunk ends where the last did)
 //	footer   [4] lo [4] hi [8] index offset [8] first [8] last time
@@ -105,6 +107,10 @@ func fillBlock(f *os.File, seg uint64, src chunkSource, alive int64, buf *[]byte
 			c = binary.AppendUvarint(c, uint64(e.n))
 			c = binary.AppendVarint(c, e.minT)
 			c = binary.AppendUvarint(c, uint64(e.maxT-e.minT))
+			for k := 1; k < len(e.frames); k++ {
+				c = binary.AppendUvarint(c, uint64(e.frames[k].t-e.frames[k-1].t))
+				c = binary.AppendUvarint(c, uint64(e.frames[k].off-e.frames[k-1].off))
+			}
 			c = append(c, e.w.b...)
 			binary.LittleEndian.PutUint32(c, crc(c[4:]))
 			*buf = c
@@ -196,12 +202,13 @@ type chunkInfo struct {
 	kind       Kind
 	n          int
 	minT, maxT int64
+	frames     []frame
 	stream     []byte
 }
 
-// readChunk reads series id's chunk from b (f open on b's file) into buf;
-// ok false when b has none.
-func (b *block) readChunk(f *os.File, id SeriesID, buf *[]byte) (ci chunkInfo, ok bool, err error) {
+// readChunk reads series id's chunk from b (f open on b's file) into buf,
+// its frames into frames; ok false when b has none.
+func (b *block) readChunk(f *os.File, id SeriesID, buf *[]byte, frames []frame) (ci chunkInfo, ok bool, err error) {
 	if uint32(id) < b.lo || uint32(id) >= b.hi {
 		return ci, false, nil
 	}
@@ -246,5 +253,17 @@ func (b *block) readChunk(f *os.File, id SeriesID, buf *[]byte) (ci chunkInfo, o
 	if k3 <= 0 || cnt == 0 || cnt > uint64(len(p))*8 {
 		return ci, false, fmt.Errorf("%s: the chunk of series %d is corrupt: %w", b.path, id, errBlock)
 	}
-	return chunkInfo{kind: Kind(c[4]), n: int(cnt), minT: minT, maxT: minT + int64(span), stream: p[k1+k2+k3:]}, true, nil
+	p = p[k1+k2+k3:]
+	frames = append(frames[:0], frame{t: minT})
+	for k := uint64(1); k < (cnt+frameSize-1)/frameSize; k++ {
+		dt, n1 := binary.Uvarint(p)
+		doff, n2 := binary.Uvarint(p[max(n1, 0):])
+		if n1 <= 0 || n2 <= 0 {
+			return ci, false, fmt.Errorf("%s: the frames of series %d are corrupt: %w", b.path, id, errBlock)
+		}
+		last := frames[len(frames)-1]
+		frames = append(frames, frame{t: last.t + int64(dt), off: last.off + uint32(doff)})
+		p = p[n1+n2:]
+	}
+	return chunkInfo{kind: Kind(c[4]), n: int(cnt), minT: minT, maxT: minT + int64(span), frames: frames, stream: p}, true, nil
 }

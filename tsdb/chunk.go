@@ -1,8 +1,10 @@
 package tsdb
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
+	"math/bits"
 )
 
 // Kind is what a series' values are.
@@ -91,12 +93,39 @@ func putDoD(w *bitWriter, d int64, widths []int) {
 
 func getDoD(r *bitReader, widths []int) int64 {
 	last := len(widths) - 1
-	i := r.ones(last)
-	nb := widths[i]
-	if nb == 0 {
+	i := r.pos >> 3
+	if i < len(r.b) && r.b[i]<<uint(r.pos&7)&0x80 == 0 && widths[0] == 0 {
+		r.pos++ // the most common: no change
 		return 0
 	}
-	if nb == 64 {
+	if i+8 <= len(r.b) {
+		// One load for the prefix and, mostly, the value: 57 bits or more.
+		w := binary.BigEndian.Uint64(r.b[i:]) << uint(r.pos&7)
+		n := bits.LeadingZeros64(^w)
+		prefix := n + 1
+		if n >= last {
+			n, prefix = last, last
+		}
+		nb := widths[n]
+		if prefix+nb <= 57 {
+			r.pos += prefix + nb
+			if nb == 0 {
+				return 0
+			}
+			return signExtend(w<<uint(prefix)>>uint(64-nb), nb)
+		}
+		r.pos += prefix
+		return readSigned(r, nb)
+	}
+	return readSigned(r, widths[r.ones(last)])
+}
+
+// readSigned reads an nb-bit two's complement number (nb 0: zero).
+func readSigned(r *bitReader, nb int) int64 {
+	switch nb {
+	case 0:
+		return 0
+	case 64:
 		return int64(r.read(64))
 	}
 	return signExtend(r.read(nb), nb)
@@ -118,27 +147,53 @@ type codec struct {
 	last    []byte // Bytes: the last value (in the stream)
 }
 
+// frameSize is the number of samples of a frame: a chunk's stream starts
+// afresh every frameSize samples (byte-aligned, its state reset), so that
+// a read can start at the frame of the time it wants instead of the
+// chunk's first sample.
+const frameSize = 1024
+
+// frame is where a frame starts: its first sample's time (ticks) and its
+// byte in the stream.
+type frame struct {
+	t   int64
+	off uint32
+}
+
 // encoder appends samples to a chunk's stream.
 type encoder struct {
 	w bitWriter
 	codec
 	minT, maxT int64 // ticks
+	frames     []frame
 }
 
 func (e *encoder) reset(kind Kind) {
 	e.w.reset()
 	e.codec = codec{kind: kind, last: e.last[:0]}
 	e.minT, e.maxT = 0, 0
+	e.frames = e.frames[:0]
+}
+
+// restart resets the state a frame starts without, keeping the count.
+func (c *codec) restart() {
+	c.t, c.dt, c.status, c.noValue, c.valued, c.v, c.dv, c.lead, c.trail = 0, 0, 0, false, false, 0, 0, 0, 0
+	c.last = c.last[:0]
 }
 
 // append writes s, whose time in ticks is t (after the last one).
 func (e *encoder) append(s *Sample, t int64) {
 	w := &e.w
-	if e.n == 0 {
+	if e.n%frameSize == 0 {
+		w.n = len(w.b) * 8 // to the next byte
+		e.frames = append(e.frames, frame{t: t, off: uint32(len(w.b))})
+		e.restart()
 		w.write(uint64(t), 64)
 		w.write(uint64(s.Status), 32)
 		w.bit(s.NoValue)
-		e.minT = t
+		if e.n == 0 {
+			e.minT = t
+		}
 	} else {
 		dt := t - e.t
 		putDoD(w, dt-e.dt, timeWidths[:])
@@ -281,6 +336,15 @@ func (d *decoder) init(kind Kind, stream []byte, n int) {
 	d.err = nil
 }
 
+// seek readies d to decode from frame i, which starts at byte off.
+func (d *decoder) seek(i int, off uint32) {
+	d.r.pos = int(off) * 8
+	d.n = i * frameSize
+	if int(off) > len(d.r.b) {
+		d.err = errCorrupt
+	}
+}
+
 // initBits readies d for the samples of the first nbits bits of stream.
 func (d *decoder) initBits(kind Kind, stream []byte, nbits int) {
 	d.init(kind, stream, 1<<62)
@@ -294,7 +358,9 @@ func (d *decoder) next(s *Sample) bool {
 		return false
 	}
 	r := &d.r
-	if d.n == 0 {
+	if d.n%frameSize == 0 {
+		r.pos = (r.pos + 7) &^ 7
+		d.restart()
 		d.t = int64(r.read(64))
 		d.status = uint32(r.read(32))
 		d.noValue = r.bit()

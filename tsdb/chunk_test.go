@@ -195,3 +195,33 @@ func TestChunkSize(t *testing.T) {
 	e = encodeAll(Int, in)
 	t.Logf("counter at 1 s, ±100 µs: %.2f bits/sample", float64(e.w.n)/float64(n))
 }
+
+// BenchmarkDecode decodes a counter's samples: every second on the
+// second, and every 5 ms as a scan stamps them (a few µs late or early).
+func BenchmarkDecode(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct {
+		name   string
+		period int64
+		jitter int64
+	}{{"1s", 1e9, 0}, {"5ms-jitter", 5e6, 40e3}} {
+		in := make([]Sample, 10000)
+		for i := range in {
+			t := 1_700_000_000e9 + int64(i)*c.period
+			if c.jitter > 0 {
+				t += rng.Int64N(c.jitter) - c.jitter/2
+			}
+			in[i] = Sample{Time: t, Value: uint64(i * 200)}
+		}
+		e := encodeAll(Int, in)
+		b.Run(c.name, func(b *testing.B) {
+			var d decoder
+			var s Sample
+			for i := 0; i < b.N; i += len(in) {
+				d.init(Int, e.w.b, len(in))
+				for d.next(&s) {
+				}
+			}
+		})
+	}
+}

@@ -307,7 +307,15 @@ func (db *DB) rebuildHeads(note func(string)) error {
 		d.initBits(e.kind, e.w.b, e.w.n)
 		good, n := 0, 0
 		var first int64
-		for d.next(&s) {
+		e.frames = e.frames[:0]
+		for {
+			at := (d.r.pos + 7) / 8
+			if !d.next(&s) {
+				break
+			}
+			if n%frameSize == 0 {
+				e.frames = append(e.frames, frame{t: d.t, off: uint32(at)})
+			}
 			if n == 0 {
 				first = d.t
 			}
@@ -329,6 +337,7 @@ func (db *DB) rebuildHeads(note func(string)) error {
 			d.initBits(e.kind, e.w.b, e.w.n)
 			for d.next(&s) {
 			}
+			e.frames = e.frames[:(n+frameSize-1)/frameSize]
 		}
 		e.codec = d.codec
 		e.codec.last = append([]byte(nil), d.last...)
@@ -437,7 +446,7 @@ func (db *DB) knowLast(id SeriesID) {
 		if err != nil {
 			continue
 		}
-		ci, ok, err := b.readChunk(f, id, &buf)
+		ci, ok, err := b.readChunk(f, id, &buf, nil)
 		f.Close()
 		if err == nil && ok {
 			last = ci.maxT
@@ -885,8 +894,9 @@ func (db *DB) allHidden(b *block, now int64) bool {
 	}
 	defer f.Close()
 	var buf []byte
+	var frames []frame
 	for id := b.lo; id < b.hi; id++ {
-		ci, ok, err := b.readChunk(f, SeriesID(id), &buf)
+		ci, ok, err := b.readChunk(f, SeriesID(id), &buf, frames)
 		if err != nil {
 			return false
 		}
@@ -931,7 +941,7 @@ func (db *DB) cutoff(id SeriesID, now int64) int64 {
 			if err != nil {
 				continue
 			}
-			ci, ok, err := b.readChunk(f, id, &buf)
+			ci, ok, err := b.readChunk(f, id, &buf, nil)
 			f.Close()
 			if err != nil || !ok {
 				continue

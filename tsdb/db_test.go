@@ -552,3 +552,69 @@ func BenchmarkAppend(b *testing.B) {
 		db.Append(ids[k], &s)
 	}
 }
+
+// TestFrames: a series of many frames reads right from any time, forward
+// and back, in the head, in a block, and after a replay of the log.
+func TestFrames(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(21, 22))
+	db := mustOpen(t, dir, testOpts(nil))
+	ids := map[Kind]SeriesID{}
+	want := map[Kind][]Sample{}
+	for _, k := range []Kind{Int, Float64, Bytes} {
+		id, _ := db.Series(k.String(), k)
+		ids[k] = id
+		want[k] = norm(randomSamples(rng, k, 5000))
+		for _, s := range want[k] {
+			if err := db.Append(id, &s); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	check := func(when string) {
+		for k, id := range ids {
+			w := want[k]
+			sameSamples(t, when+" all", collect(t, db, id, math.MinInt64, math.MaxInt64, false), w)
+			for range 30 {
+				a, b := rng.IntN(len(w)), rng.IntN(len(w))
+				a, b = min(a, b), max(a, b)
+				sameSamples(t, fmt.Sprintf("%s %v %d..%d", when, k, a, b), collect(t, db, id, w[a].Time, w[b].Time, false), w[a:b+1])
+				sameSamples(t, fmt.Sprintf("%s %v reverse %d..%d", when, k, a, b), collect(t, db, id, w[a].Time, w[b].Time, true), reversed(w[a:b+1]))
+			}
+		}
+	}
+	check("head")
+	db.Tick()
+	db.mu.Lock()
+	db.closed = true // a power cut: the head comes back from the log
+	db.mu.Unlock()
+	db = mustOpen(t, dir, testOpts(nil))
+	check("replayed")
+	if err := db.Cut(); err != nil {
+		t.Fatal(err)
+	}
+	check("block")
+	db.Close()
+}
+
+// BenchmarkScanRecent: a scan of the last second of a long head decodes a
+// frame or two, not the whole chunk.
+func BenchmarkScanRecent(b *testing.B) {
+	db := mustOpen(b, b.TempDir(), testOpts(nil))
+	defer db.Close()
+	id, _ := db.Series("c", Int)
+	base := int64(1_700_000_000) * 1e9
+	for i := range 200_000 {
+		s := Sample{Time: base + int64(i)*5e6, Value: uint64(i)}
+		db.Append(id, &s)
+	}
+	end := base + 199_999*5e6
+	b.ResetTimer()
+	for range b.N {
+		n := 0
+		db.Scan(id, end-int64(time.Second), end, false, 0, func(*Sample) bool { n++; return true })
+		if n != 201 {
+			b.Fatalf("%d", n)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package tsdb
 import (
 	"fmt"
 	"os"
+	"sort"
 	"sync"
 )
 
@@ -19,6 +20,9 @@ type scan struct {
 	cold     []byte
 	head     []byte
 	chunk    []byte
+	coldFr   []frame
+	headFr   []frame
+	chunkFr  []frame
 	d        decoder
 	s        Sample
 	rev      []Sample
@@ -42,7 +46,8 @@ func (db *DB) Scan(id SeriesID, from, to int64, reverse bool, lost uint32, fn fu
 		sc.rev = sc.rev[:0]
 		scans.Put(sc)
 	}()
-	*sc = scan{cold: sc.cold[:0], head: sc.head[:0], chunk: sc.chunk, d: sc.d, rev: sc.rev[:0], arena: sc.arena[:0]}
+	*sc = scan{cold: sc.cold[:0], head: sc.head[:0], chunk: sc.chunk, d: sc.d, rev: sc.rev[:0], arena: sc.arena[:0],
+		coldFr: sc.coldFr[:0], headFr: sc.headFr[:0], chunkFr: sc.chunkFr[:0]}
 	sc.db, sc.id, sc.from, sc.to, sc.reverse, sc.fn = db, id, from, to, reverse, fn
 	db.mu.Lock()
 	if int(id) >= len(db.series) {
@@ -55,11 +60,13 @@ func (db *DB) Scan(id SeriesID, from, to int64, reverse bool, lost uint32, fn fu
 	var cold, head encoderView
 	if db.cold && se.cold.n > 0 {
 		sc.cold = append(sc.cold, se.cold.w.b...)
-		cold = encoderView{n: se.cold.n, minT: se.cold.minT, maxT: se.cold.maxT, stream: sc.cold}
+		sc.coldFr = append(sc.coldFr, se.cold.frames...)
+		cold = encoderView{n: se.cold.n, minT: se.cold.minT, maxT: se.cold.maxT, frames: sc.coldFr, stream: sc.cold}
 	}
 	if se.head.n > 0 {
 		sc.head = append(sc.head, se.head.w.b...)
-		head = encoderView{n: se.head.n, minT: se.head.minT, maxT: se.head.maxT, stream: sc.head}
+		sc.headFr = append(sc.headFr, se.head.frames...)
+		head = encoderView{n: se.head.n, minT: se.head.minT, maxT: se.head.maxT, frames: sc.headFr, stream: sc.head}
 	}
 	db.mu.Unlock()
 	if c := db.cutoff(id, db.opt.Now().UnixNano()); c > sc.from {
@@ -90,10 +97,12 @@ func (db *DB) Scan(id SeriesID, from, to int64, reverse bool, lost uint32, fn fu
 	return nil
 }
 
-// encoderView is a chunk of the head or the cold generation, copied.
+// encoderView is a chunk: of the head or the cold generation, copied, or
+// of a block.
 type encoderView struct {
 	n          int
 	minT, maxT int64
+	frames     []frame
 	stream     []byte
 }
 
@@ -111,7 +120,7 @@ func (sc *scan) block(b *block, lost uint32) bool {
 	if err != nil {
 		return true // removed by retention meanwhile
 	}
-	ci, ok, err := b.readChunk(f, sc.id, &sc.chunk)
+	ci, ok, err := b.readChunk(f, sc.id, &sc.chunk, sc.chunkFr)
 	f.Close()
 	if err != nil {
 		sc.db.log.Error("history: "+err.Error()+": its samples are reported lost", "series", sc.id)
@@ -141,18 +150,27 @@ func (sc *scan) block(b *block, lost uint32) bool {
 	if ci.kind != sc.kind {
 		return true // the series' kind is in the series file; a chunk of another is not its own
 	}
-	return sc.chunkOf(encoderView{n: ci.n, minT: ci.minT, maxT: ci.maxT, stream: ci.stream})
+	sc.chunkFr = ci.frames
+	return sc.chunkOf(encoderView{n: ci.n, minT: ci.minT, maxT: ci.maxT, frames: ci.frames, stream: ci.stream})
 }
 
 // chunkOf visits the samples of c in the range; false when the scan is
-// over.
+// over. It decodes from the frame that holds the range's start (the end,
+// going back), not from the chunk's first sample.
 func (sc *scan) chunkOf(c encoderView) bool {
-	if c.n == 0 || !sc.overlaps(c.minT, c.maxT) {
+	if c.n == 0 || !sc.overlaps(c.minT, c.maxT) || len(c.frames) == 0 {
 		return true
 	}
 	d := &sc.d
-	d.init(sc.kind, c.stream, c.n)
+	// The last frame that starts at or before t (ns); 0 when none does.
+	frameOf := func(t int64) int {
+		i := sort.Search(len(c.frames), func(i int) bool { return c.frames[i].t*Resolution > t })
+		return max(i-1, 0)
+	}
 	if !sc.reverse {
+		f := frameOf(sc.from)
+		d.init(sc.kind, c.stream, c.n)
+		d.seek(f, c.frames[f].off)
 		for d.next(&sc.s) {
 			if sc.s.Time < sc.from {
 				continue
@@ -163,28 +181,35 @@ func (sc *scan) chunkOf(c encoderView) bool {
 		}
 		return sc.decoded(d)
 	}
-	sc.rev, sc.arena = sc.rev[:0], sc.arena[:0]
-	for d.next(&sc.s) {
-		if sc.s.Time < sc.from {
-			continue
+	for f := frameOf(sc.to); f >= 0; f-- {
+		sc.rev, sc.arena = sc.rev[:0], sc.arena[:0]
+		d.init(sc.kind, c.stream, min(c.n, (f+1)*frameSize))
+		d.seek(f, c.frames[f].off)
+		for d.next(&sc.s) {
+			if sc.s.Time < sc.from {
+				continue
+			}
+			if sc.s.Time > sc.to {
+				break
+			}
+			s := sc.s
+			if s.Bytes != nil {
+				at := len(sc.arena)
+				sc.arena = append(sc.arena, s.Bytes...)
+				s.Bytes = sc.arena[at:len(sc.arena):len(sc.arena)]
+			}
+			sc.rev = append(sc.rev, s)
 		}
-		if sc.s.Time > sc.to {
-			break
-		}
-		s := sc.s
-		if s.Bytes != nil {
-			at := len(sc.arena)
-			sc.arena = append(sc.arena, s.Bytes...)
-			s.Bytes = sc.arena[at:len(sc.arena):len(sc.arena)]
-		}
-		sc.rev = append(sc.rev, s)
-	}
-	if !sc.decoded(d) {
-		return false
-	}
-	for i := len(sc.rev) - 1; i >= 0; i-- {
-		if !sc.visit(&sc.rev[i]) {
+		if !sc.decoded(d) {
 			return false
+		}
+		for i := len(sc.rev) - 1; i >= 0; i-- {
+			if !sc.visit(&sc.rev[i]) {
+				return false
+			}
+		}
+		if c.frames[f].t*Resolution < sc.from {
+			return false // the frames before hold older samples only
 		}
 	}
 	return c.minT*Resolution >= sc.from
