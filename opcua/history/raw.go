@@ -61,29 +61,32 @@ func (q *Raw) farTime() int64 {
 	return q.Start
 }
 
-// Read appends to out the next values of the read of variable h, at most
-// limit (> 0), and reports whether more are left; cur holds the place.
+// Read gives emit the next values of the read of variable h, at most
+// limit (> 0), and returns how many and whether more are left; cur holds
+// the place. The Value emit gets is valid during the call.
 // Bounds (returnBounds) are the value at the start time or the one before
 // it (after it, going back) and the value at the end time or the one
 // after it (before it), each Bad_BoundNotFound at its time when there is
 // none (OPC 10000-11 §4.4, Table 1).
-func (q *Raw) Read(r Reader, h uint32, cur *RawCursor, limit int, out []Value) ([]Value, bool, error) {
+func (q *Raw) Read(r Reader, h uint32, cur *RawCursor, limit int, emit func(*Value)) (int, bool, error) {
 	rev := q.reverse()
 	a := q.from()
 	same := q.StartSet && q.EndSet && q.Start == q.End
+	n := 0
 	for {
 		switch cur.phase {
 		case 0:
 			cur.pos = a
 			if q.Bounds {
-				if len(out) == limit {
-					return out, true, nil
+				if n == limit {
+					return n, true, nil
 				}
 				b, err := q.startBound(r, h, rev, a)
 				if err != nil {
-					return out, false, err
+					return n, false, err
 				}
-				out = append(out, b)
+				emit(&b)
+				n++
 				if b.T == a && b.Status != status.BadBoundNotFound {
 					cur.pos = step(a, rev)
 				}
@@ -93,40 +96,39 @@ func (q *Raw) Read(r Reader, h uint32, cur *RawCursor, limit int, out []Value) (
 			lo, hi, ok := q.dataRange(cur.pos, rev, same)
 			more := false
 			if ok {
-				room := limit - len(out)
-				n := 0
 				err := r.Read(h, lo, hi, rev, func(v *Value) bool {
-					if n == room {
+					if n == limit {
 						more = true
 						return false
 					}
-					out = append(out, *v)
+					emit(v)
 					cur.pos = step(v.T, rev)
 					n++
 					return true
 				})
 				if err != nil {
-					return out, false, err
+					return n, false, err
 				}
 			}
 			if more {
-				return out, true, nil
+				return n, true, nil
 			}
 			cur.phase = 2
 		case 2:
 			if q.Bounds {
-				if len(out) == limit {
-					return out, true, nil
+				if n == limit {
+					return n, true, nil
 				}
 				b, err := q.endBound(r, h, rev, same)
 				if err != nil {
-					return out, false, err
+					return n, false, err
 				}
-				out = append(out, b)
+				emit(&b)
+				n++
 			}
 			cur.phase = 3
 		default:
-			return out, false, nil
+			return n, false, nil
 		}
 	}
 }

@@ -124,7 +124,7 @@ func TestRawTable1(t *testing.T) {
 			limit = 1000
 		}
 		var cur RawCursor
-		got, more, err := q.Read(r, 1, &cur, limit, nil)
+		got, more, err := readAll(&q, r, &cur, limit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,14 +137,14 @@ func TestRawTable1(t *testing.T) {
 		}
 		// Going on from the cursor gives the rest, as one read would.
 		if more {
-			rest, _, err := q.Read(r, 1, &cur, 1000, nil)
+			rest, _, err := readAll(&q, r, &cur, 1000)
 			if err != nil {
 				t.Fatal(err)
 			}
 			q2 := q
 			q2.NumValues = 0
 			var c2 RawCursor
-			all, _, _ := q2.Read(r, 1, &c2, 1000, nil)
+			all, _, _ := readAll(&q2, r, &c2, 1000)
 			if len(got)+len(rest) != len(all) {
 				t.Errorf("%d..%d n=%d bounds=%v: %d + %d values after the cursor, %d in one read", tc.start, tc.end, tc.n, tc.bounds, len(got), len(rest), len(all))
 			}
@@ -153,6 +153,13 @@ func TestRawTable1(t *testing.T) {
 	if err := (&Raw{StartSet: true}).Check(); err != status.BadHistoryOperationInvalid {
 		t.Errorf("one parameter: %v", err)
 	}
+}
+
+// readAll is q.Read into a slice.
+func readAll(q *Raw, r Reader, cur *RawCursor, limit int) ([]Value, bool, error) {
+	var out []Value
+	_, more, err := q.Read(r, 1, cur, limit, func(v *Value) { out = append(out, *v) })
+	return out, more, err
 }
 
 // TestProcessedBatches: a processed read cut into calls of a few

@@ -90,6 +90,7 @@ type benchConn struct {
 	mc  *memConn
 	ch  *uasc.Channel
 	c   *conn
+	tok ua.ChannelSecurityToken
 }
 
 // newBenchConn opens a channel over a memConn (handshake included),
@@ -97,7 +98,12 @@ type benchConn struct {
 // (which gets the session's token).
 func newBenchConn(tb testing.TB, req *ua.ReadRequest) *benchConn {
 	tb.Helper()
-	srv := newTestServer(tb, Config{})
+	return openBenchConn(tb, newTestServer(tb, Config{}), req, &req.RequestHeader)
+}
+
+// openBenchConn is newBenchConn on srv for any request, h its header.
+func openBenchConn(tb testing.TB, srv *Server, req ua.Body, h *ua.RequestHeader) *benchConn {
+	tb.Helper()
 	url := srv.cfg.EndpointURL
 	var hel []byte
 	hel = ua.AppendUint32(hel, 0)
@@ -143,15 +149,23 @@ func newBenchConn(tb testing.TB, req *ua.ReadRequest) *benchConn {
 	}
 	s.activated.Store(true)
 	s.roles.Store(uint32(OperatorRights))
-	req.RequestHeader.AuthenticationToken = s.token
-	var msg []byte
-	msg = ua.AppendUint32(msg, tok.ChannelID)
-	msg = ua.AppendUint32(msg, tok.TokenID)
-	msg = ua.AppendUint32(msg, 0) // patched per read
-	msg = ua.AppendUint32(msg, 0)
-	msg = ua.AppendMessage(msg, req)
-	mc.msg = chunkHeader("MSGF", msg)
-	return &benchConn{srv: srv, mc: mc, ch: ch, c: newConn(srv, ch)}
+	h.AuthenticationToken = s.token
+	bc := &benchConn{srv: srv, mc: mc, ch: ch, c: newConn(srv, ch), tok: tok}
+	bc.setRequest(req)
+	return bc
+}
+
+// setRequest makes req the request the connection reads from now on.
+// Its buffer is reused: no allocation once it is large enough.
+func (bc *benchConn) setRequest(req ua.Body) {
+	m := append(bc.mc.msg[:0], "MSGF\x00\x00\x00\x00"...)
+	m = ua.AppendUint32(m, bc.tok.ChannelID)
+	m = ua.AppendUint32(m, bc.tok.TokenID)
+	m = ua.AppendUint32(m, 0) // patched per read
+	m = ua.AppendUint32(m, 0)
+	m = ua.AppendMessage(m, req)
+	binary.LittleEndian.PutUint32(m[4:], uint32(len(m)))
+	bc.mc.msg = m
 }
 
 // step serves one request: what conn.serve does per iteration.

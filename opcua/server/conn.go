@@ -59,6 +59,7 @@ var _ polledChannel = (*uasc.Channel)(nil)
 // buffer, per-request scratch). Only the connection's goroutine touches it.
 type conn struct {
 	histVals []history.Value // a HistoryRead's values, reused
+	histHeld []*histData     // the HistoryData of the response being made (historyread.go)
 	srv      *Server
 	ch       channel
 	remote   string // the client's IP address, for the login backoff
@@ -412,12 +413,18 @@ func polledService(msg []byte) bool {
 // unless the connection waited since (see stale).
 func (c *conn) handle(msg []byte, received time.Time) []byte {
 	c.received = received
+	if len(c.histHeld) > 0 {
+		c.releaseHistData() // a HistoryRead that ended in a fault
+	}
 	if c.srv.realClock && received.After(c.staleUpTo) {
 		c.now = received
 	} else {
 		c.now = c.srv.clock()
 	}
 	if cap(c.out) > keepSize || c.trim && cap(c.out) > trimSize {
+		if cap(c.out) > keepSize {
+			c.srv.stash.put(c.out)
+		}
 		c.out = make([]byte, 0, trimSize) // the last response was large, or a session service's
 	}
 	if c.trim {
@@ -477,7 +484,15 @@ func (c *conn) handle(msg []byte, received time.Time) []byte {
 	if err != nil {
 		return c.fault(h.RequestHandle, statusOf(err))
 	}
-	c.out = ua.AppendMessage(c.out[:0], resp)
+	if len(c.histHeld) > 0 {
+		if n := c.histSize() + trimSize; n > keepSize && cap(c.out) < n {
+			c.out = c.srv.stash.get(n)
+		}
+		c.out = ua.AppendMessage(c.out[:0], resp)
+		c.releaseHistData()
+	} else {
+		c.out = ua.AppendMessage(c.out[:0], resp)
+	}
 	if len(c.out) > keepSize || svc.session != activatedSession {
 		// Encoded already: the values are no longer needed. Those of
 		// discovery and the session services (certificates, endpoints)

@@ -133,17 +133,57 @@ func (c *conn) historyRead(s *session, req *ua.HistoryReadRequest, resp *ua.Hist
 	return nil
 }
 
-// historyData returns r's HistoryData, reused from the last request on
-// this connection when there is one, emptied.
-func (c *conn) historyData(r *ua.HistoryReadResult) *ua.HistoryData {
-	hd, ok := r.HistoryData.Body.(*ua.HistoryData)
+// histData is a HistoryData body encoded as its values come: their
+// count and the DataValues' bytes, in a buffer of the server's stash that
+// the connection gives back once the response is encoded.
+type histData struct {
+	n   int
+	enc []byte
+}
+
+func (h *histData) BinaryEncodingID() ua.NodeID { return (*ua.HistoryData)(nil).BinaryEncodingID() }
+
+// Encode appends the HistoryData: the array of DataValues.
+func (h *histData) Encode(b []byte) []byte {
+	b = ua.AppendInt32(b, int32(h.n))
+	return append(b, h.enc...)
+}
+
+// Decode is never called: the server only sends HistoryData.
+func (h *histData) Decode(d *ua.Decoder) { d.Fail(status.BadDecodingError) }
+
+// historyData returns r's HistoryData, empty, its buffer from the stash:
+// a read of 10,000 values encodes about 200 KB.
+func (c *conn) historyData(r *ua.HistoryReadResult) *histData {
+	hd, ok := r.HistoryData.Body.(*histData)
 	if !ok {
-		hd = new(ua.HistoryData)
+		hd = new(histData)
 		r.HistoryData.Body = hd
 	}
-	clear(hd.DataValues)
-	hd.DataValues = hd.DataValues[:0]
+	hd.n = 0
+	hd.enc = c.srv.stash.get(0)
+	c.histHeld = append(c.histHeld, hd)
 	return hd
+}
+
+// histSize is the bytes of the connection's HistoryData.
+func (c *conn) histSize() int {
+	n := 0
+	for _, hd := range c.histHeld {
+		n += len(hd.enc)
+	}
+	return n
+}
+
+// releaseHistData gives the buffers of the connection's HistoryData back
+// to the stash, once the response is encoded.
+func (c *conn) releaseHistData() {
+	for i, hd := range c.histHeld {
+		c.srv.stash.put(hd.enc)
+		hd.enc, hd.n = nil, 0
+		c.histHeld[i] = nil
+	}
+	c.histHeld = c.histHeld[:0]
 }
 
 // releaseHistory releases continuation point cp.
@@ -162,7 +202,7 @@ func (c *conn) releaseHistory(s *session, cp []byte) ua.StatusCode {
 
 // historyOp runs operation i of req: a new one from tmpl, or the one its
 // continuation point holds.
-func (c *conn) historyOp(s *session, req *ua.HistoryReadRequest, i int, tmpl *histOp, data *ua.HistoryData) (ua.StatusCode, []byte) {
+func (c *conn) historyOp(s *session, req *ua.HistoryReadRequest, i int, tmpl *histOp, data *histData) (ua.StatusCode, []byte) {
 	nv := &req.NodesToRead[i]
 	if nv.DataEncoding.Name != "" || nv.DataEncoding.NamespaceIndex != 0 {
 		return status.BadDataEncodingInvalid, nil
@@ -202,25 +242,25 @@ func (c *conn) historyOp(s *session, req *ua.HistoryReadRequest, i int, tmpl *hi
 	} else if op.src != src || op.h != h {
 		return status.BadContinuationPointInvalid, nil // the node changed since
 	}
-	vals, more, err := c.runHistoryOp(op, hist)
+	enc := histEncoder{data: data, tr: req.TimestampsToReturn, rng: &rng, ranged: nv.IndexRange != ""}
+	more, err := c.runHistoryOp(op, hist, &enc)
 	if err != nil {
 		c.srv.cfg.Logger.Error("history read", "node", nv.NodeID, "err", err)
+		data.n, data.enc = 0, data.enc[:0]
 		return status.BadHistoryOperationInvalid, nil
 	}
-	c.toDataValues(vals, req.TimestampsToReturn, &rng, nv.IndexRange != "", data)
 	var cp []byte
 	if more {
 		s.mu.Lock()
 		b, ok := s.hcps.add(op)
 		s.mu.Unlock()
 		if !ok {
-			clear(data.DataValues)
-			data.DataValues = data.DataValues[:0]
+			data.n, data.enc = 0, data.enc[:0]
 			return status.BadNoContinuationPoints, nil
 		}
 		cp = b
 	}
-	if len(data.DataValues) == 0 && !more {
+	if data.n == 0 && !more {
 		return status.GoodNoData, nil
 	}
 	return status.Good, cp
@@ -265,56 +305,74 @@ func (c *conn) startHistoryOp(op *histOp, req *ua.HistoryReadRequest, i int, his
 	}
 }
 
-// runHistoryOp reads the next values of op, at most MaxReturnDataValues
-// (and numValuesPerNode for a raw read), and reports whether more are
-// left.
-func (c *conn) runHistoryOp(op *histOp, hist History) ([]history.Value, bool, error) {
+// runHistoryOp reads the next values of op into enc, at most
+// MaxReturnDataValues (and numValuesPerNode for a raw read), and reports
+// whether more are left.
+func (c *conn) runHistoryOp(op *histOp, hist History, enc *histEncoder) (bool, error) {
 	limit := c.srv.cfg.MaxReturnDataValues
-	vals := c.histVals[:0]
-	var more bool
-	var err error
 	switch op.kind {
 	case histRaw:
 		if n := int(op.raw.NumValues); n > 0 && n < limit {
 			limit = n
 		}
-		vals, more, err = op.raw.Read(hist, op.h, &op.rc, limit, vals)
+		_, more, err := op.raw.Read(hist, op.h, &op.rc, limit, enc.add)
+		return more, err
 	case histProcessed:
-		vals, more, err = op.proc.Read(hist, op.h, &op.pc, limit, vals)
+		vals, more, err := op.proc.Read(hist, op.h, &op.pc, limit, c.histVals[:0])
+		c.histVals = vals[:0]
+		enc.addAll(vals)
+		return more, err
 	default:
 		end := min(len(op.times), op.next+limit)
-		vals, err = history.AtTime(hist, op.h, op.times[op.next:end], op.simple, op.cfg, vals)
+		vals, err := history.AtTime(hist, op.h, op.times[op.next:end], op.simple, op.cfg, c.histVals[:0])
+		c.histVals = vals[:0]
+		enc.addAll(vals)
 		op.next = end
-		more = end < len(op.times)
+		return end < len(op.times), err
 	}
-	c.histVals = vals[:0]
-	return vals, more, err
 }
 
-// toDataValues puts vals into data as DataValues with the timestamps
-// asked for (the source timestamp stands for the server's: edged stamps
-// values as it reads them) and index range rng applied when ranged.
-func (c *conn) toDataValues(vals []history.Value, tr ua.TimestampsToReturn, rng *addrspace.NumericRange, ranged bool, data *ua.HistoryData) {
-	data.DataValues = ua.Resize(data.DataValues, len(vals))
+// histEncoder encodes the values of an operation into its HistoryData, as
+// DataValues with the timestamps asked for (the source timestamp stands
+// for the server's: edged stamps values as it reads them) and index range
+// rng applied when ranged.
+type histEncoder struct {
+	data   *histData
+	tr     ua.TimestampsToReturn
+	rng    *addrspace.NumericRange
+	ranged bool
+}
+
+func (e *histEncoder) add(v *history.Value) {
+	t := int64(0)
+	if v.T != history.MinTime {
+		t = ua.TicksFromUnixNano(v.T)
+		if v.T == history.MaxTime {
+			t = math.MaxInt64
+		}
+	}
+	var src, srv int64
+	if e.tr != ua.TimestampsToReturnServer {
+		src = t
+	}
+	if e.tr == ua.TimestampsToReturnServer || e.tr == ua.TimestampsToReturnBoth {
+		srv = t
+	}
+	val, st := &v.V, v.Status
+	if e.ranged && !val.IsNull() {
+		x, rst := e.rng.Apply(*val)
+		if rst != status.Good {
+			x, st = ua.Variant{}, rst
+		}
+		val = &x
+	}
+	e.data.enc = ua.AppendDataValue(e.data.enc, val, st, src, srv)
+	e.data.n++
+}
+
+func (e *histEncoder) addAll(vals []history.Value) {
 	for i := range vals {
-		v := &vals[i]
-		dv := &data.DataValues[i]
-		*dv = ua.DataValue{Value: v.V, Status: v.Status}
-		t := fromNanos(v.T)
-		if tr != ua.TimestampsToReturnServer {
-			dv.SourceTimestamp = t
-		}
-		if tr == ua.TimestampsToReturnServer || tr == ua.TimestampsToReturnBoth {
-			dv.ServerTimestamp = t
-		}
-		if ranged && !dv.Value.IsNull() {
-			x, st := rng.Apply(dv.Value)
-			if st != status.Good {
-				dv.Value, dv.Status = ua.Variant{}, st
-			} else {
-				dv.Value = x
-			}
-		}
+		e.add(&vals[i])
 	}
 }
 
@@ -331,18 +389,6 @@ func nanos(t time.Time) (int64, bool) {
 		return history.MinTime + 1, true
 	}
 	return t.UnixNano(), true
-}
-
-// fromNanos is the DateTime of a history time: history.MinTime is
-// DateTime.MinValue.
-func fromNanos(ns int64) time.Time {
-	switch ns {
-	case history.MinTime:
-		return time.Time{}
-	case history.MaxTime:
-		return ua.MaxDateTime
-	}
-	return time.Unix(0, ns).UTC()
 }
 
 // historyUpdate answers HistoryUpdate (§5.10.5): edged does not change

@@ -57,6 +57,36 @@ func (m *memHistory) Aggregation(uint32) history.Config {
 
 // histFixture is a server with a historized variable ns=1;s=plc.Temp
 // (its history in mem), an unhistorized one, plc.Plain, and a session.
+// addHistVars adds plc.Temp (Double, historized, handle 1, its history
+// in r) and plc.Plain (not historized) to s.
+func addHistVars(tb testing.TB, s *Server, r History) (temp, plain ua.NodeID) {
+	tb.Helper()
+	as := s.AddressSpace()
+	folder := ua.NewStringNodeID(1, "plc")
+	if err := as.AddNode(&addrspace.Node{ID: folder, Class: ua.NodeClassObject, BrowseName: ua.QualifiedName{NamespaceIndex: 1, Name: "plc"}},
+		addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.Organizes), IsInverse: true, Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.ObjectsFolder)}}); err != nil {
+		tb.Fatal(err)
+	}
+	hc := ua.NewStringNodeID(1, "HA Configuration")
+	if err := as.AddNode(&addrspace.Node{ID: hc, Class: ua.NodeClassObject, BrowseName: ua.QualifiedName{Name: "HA Configuration"}},
+		addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasTypeDefinition), Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.HistoricalDataConfigurationType)}}); err != nil {
+		tb.Fatal(err)
+	}
+	src := as.AddSource(addrspace.SourceFunc(func(h uint32, dv *ua.DataValue) { dv.Value.SetFloat64(1) }))
+	cur := uint8(ua.AccessLevelTypeCurrentRead)
+	if err := as.AddVariable(folder, &addrspace.Variable{Name: "Temp", Source: src, Handle: 1, DataType: id.Double,
+		AccessLevel: cur | uint8(ua.AccessLevelTypeHistoryRead), Class: &addrspace.VariableClass{Historizing: true, HistoryConfiguration: hc}}); err != nil {
+		tb.Fatal(err)
+	}
+	if err := as.AddVariable(folder, &addrspace.Variable{Name: "Plain", Source: src, Handle: 2, DataType: id.Double, AccessLevel: cur}); err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.AddHistory(src, r); err != nil {
+		tb.Fatal(err)
+	}
+	return ua.NewStringNodeID(1, "plc.Temp"), ua.NewStringNodeID(1, "plc.Plain")
+}
+
 type histFixture struct {
 	t     *testing.T
 	s     *Server
@@ -69,31 +99,8 @@ type histFixture struct {
 
 func newHistFixture(t *testing.T, cfg Config) *histFixture {
 	s := newTestServer(t, cfg)
-	as := s.AddressSpace()
-	folder := ua.NewStringNodeID(1, "plc")
-	if err := as.AddNode(&addrspace.Node{ID: folder, Class: ua.NodeClassObject, BrowseName: ua.QualifiedName{NamespaceIndex: 1, Name: "plc"}},
-		addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.Organizes), IsInverse: true, Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.ObjectsFolder)}}); err != nil {
-		t.Fatal(err)
-	}
-	hc := ua.NewStringNodeID(1, "HA Configuration")
-	if err := as.AddNode(&addrspace.Node{ID: hc, Class: ua.NodeClassObject, BrowseName: ua.QualifiedName{Name: "HA Configuration"}},
-		addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasTypeDefinition), Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.HistoricalDataConfigurationType)}}); err != nil {
-		t.Fatal(err)
-	}
-	src := as.AddSource(addrspace.SourceFunc(func(h uint32, dv *ua.DataValue) { dv.Value.SetFloat64(1) }))
-	f := &histFixture{t: t, s: s, mem: &memHistory{}, temp: ua.NewStringNodeID(1, "plc.Temp"), plain: ua.NewStringNodeID(1, "plc.Plain"),
-		t0: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	cur := uint8(ua.AccessLevelTypeCurrentRead)
-	if err := as.AddVariable(folder, &addrspace.Variable{Name: "Temp", Source: src, Handle: 1, DataType: id.Double,
-		AccessLevel: cur | uint8(ua.AccessLevelTypeHistoryRead), Class: &addrspace.VariableClass{Historizing: true, HistoryConfiguration: hc}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := as.AddVariable(folder, &addrspace.Variable{Name: "Plain", Source: src, Handle: 2, DataType: id.Double, AccessLevel: cur}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.AddHistory(src, f.mem); err != nil {
-		t.Fatal(err)
-	}
+	f := &histFixture{t: t, s: s, mem: &memHistory{}, t0: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	f.temp, f.plain = addHistVars(t, s, f.mem)
 	for i := range 100 {
 		f.mem.add(f.t0.Add(time.Duration(i)*time.Second), float64(i))
 	}

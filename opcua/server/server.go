@@ -25,6 +25,7 @@ var ErrServerClosed = errors.New("server: closed")
 // ListenAndServe) and finally Shutdown.
 type Server struct {
 	hist      histories
+	stash     stash // large buffers of HistoryRead responses (stash.go)
 	cfg       Config
 	clock     func() time.Time
 	realClock bool // clock is time.Now: a request's time is when its channel took it
@@ -89,6 +90,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
+		stash:     newStash(),
 		cfg:       cfg,
 		clock:     cfg.Clock,
 		realClock: realClock,

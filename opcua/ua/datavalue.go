@@ -72,6 +72,50 @@ func (v *DataValue) Encode(b []byte) []byte {
 	return b
 }
 
+// AppendDataValue appends a DataValue of value v and status st whose
+// timestamps are given as UA DateTimes (100 ns ticks since 1601, as
+// DateTimeTicks returns them; 0: none), without picoseconds: Encode of such
+// a DataValue, for an encoder that has ticks at hand.
+func AppendDataValue(b []byte, v *Variant, st StatusCode, src, srv int64) []byte {
+	var mask byte
+	if !v.IsNull() {
+		mask |= dataValueValue
+	}
+	if st != status.Good {
+		mask |= dataValueStatus
+	}
+	if src != 0 {
+		mask |= dataValueSourceTimestamp
+	}
+	if srv != 0 {
+		mask |= dataValueServerTimestamp
+	}
+	b = append(b, mask)
+	if mask&dataValueValue != 0 {
+		b = v.Encode(b)
+	}
+	if mask&dataValueStatus != 0 {
+		b = AppendUint32(b, uint32(st))
+	}
+	if src != 0 {
+		b = AppendInt64(b, src)
+	}
+	if srv != 0 {
+		b = AppendInt64(b, srv)
+	}
+	return b
+}
+
+// TicksFromUnixNano is the UA DateTime of Unix time ns (DateTimeTicks of
+// time.Unix(0, ns), without the time.Time).
+func TicksFromUnixNano(ns int64) int64 {
+	t := ns/100 + unixTo1601*ticksPerSecond
+	if ns < 0 && ns%100 != 0 {
+		t--
+	}
+	return max(t, 0)
+}
+
 // Decode reads a DataValue. It counts one level against Limits.MaxDepth;
 // a mask bit that Part 6 does not assign (0x40, 0x80) is
 // status.BadDecodingError. Absent fields are zeroed. Picoseconds above 9999

@@ -76,3 +76,17 @@ func TestDateTimeRoundTrip(t *testing.T) {
 		t.Errorf("now %v → %v", now, got)
 	}
 }
+
+func TestTicksFromUnixNano(t *testing.T) {
+	for _, tm := range []time.Time{time.Date(2026, 12, 6, 4, 30, 0, 123456789, time.UTC), time.Unix(0, 0), time.Unix(0, 99), time.Unix(-1, 0)} {
+		if got, want := TicksFromUnixNano(tm.UnixNano()), DateTimeTicks(tm); got != want {
+			t.Errorf("%v: %d, DateTimeTicks %d", tm, got, want)
+		}
+	}
+	var v Variant
+	v.SetUint32(7)
+	dv := DataValue{Value: v, Status: 0x40000000, SourceTimestamp: time.Unix(1e9, 500), ServerTimestamp: time.Unix(2e9, 0)}
+	if got, want := AppendDataValue(nil, &v, dv.Status, DateTimeTicks(dv.SourceTimestamp), DateTimeTicks(dv.ServerTimestamp)), dv.Encode(nil); string(got) != string(want) {
+		t.Errorf("AppendDataValue % x, Encode % x", got, want)
+	}
+}
