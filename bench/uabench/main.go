@@ -237,15 +237,15 @@ func peerRole(args []string, out, errOut io.Writer) error {
 	fs.IntVar(&f.openConns, "open-conns", 10, "open loop: connections")
 	fs.IntVar(&f.pipeConns, "conns", 10, "pipelined loads: connections")
 	fs.IntVar(&f.pipeFlight, "inflight", 100, "pipelined loads: Reads in flight per connection")
-	only := fs.String("only", "", "comma-separated `phases` to run of idle, pipe, one, open, sub (profiling; default all)")
+	only := fs.String("only", "", "comma-separated `phases` to run of idle, pipe, one, open, sub, hist (profiling; default all)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *only != "" {
 		f.only = map[string]bool{}
 		for _, ph := range strings.Split(*only, ",") {
-			if !slices.Contains([]string{"idle", "pipe", "one", "open", "sub"}, ph) {
-				return fmt.Errorf("uabench peer: -only %q: want phases of idle, pipe, one, open, sub", *only)
+			if !slices.Contains([]string{"idle", "pipe", "one", "open", "sub", "hist"}, ph) {
+				return fmt.Errorf("uabench peer: -only %q: want phases of idle, pipe, one, open, sub, hist", *only)
 			}
 			f.only[ph] = true
 		}

@@ -49,7 +49,7 @@ type peerFlags struct {
 	subWindow  time.Duration
 	pipeConns  int
 	pipeFlight int
-	only       map[string]bool // the phases to run (idle, pipe, one, open, sub); nil: all
+	only       map[string]bool // the phases to run (idle, pipe, one, open, sub, hist); nil: all
 }
 
 func (f peerFlags) runs(phase string) bool { return f.only == nil || f.only[phase] }
@@ -228,6 +228,7 @@ type serverRun struct {
 	one         result // 1×1, 1 node
 	open        openResult
 	sub         subResult
+	hist        histResult
 	hwm         uint64
 	secureRuns  []result
 	secureNames []string
@@ -239,6 +240,7 @@ func measure(s *peerServer, f peerFlags, w io.Writer) (*serverRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	started := time.Now()
 	fail := func(err error) (*serverRun, error) {
 		p.stop()
 		return nil, fmt.Errorf("%s: %w\n%s", s.name, err, p.output())
@@ -286,6 +288,13 @@ func measure(s *peerServer, f peerFlags, w io.Writer) (*serverRun, error) {
 		}
 		fmt.Fprintf(w, "uabench: %s subscription: %d notifications, latency p50 %.2f ms, p99 %.2f ms, server CPU %.1f µs/notification\n",
 			s.name, r.sub.n, ms(r.sub.p50), ms(r.sub.p99), r.sub.cpuPerNote(0))
+	}
+	if f.runs("hist") {
+		if r.hist, err2 = runHistory(s.addr, s.counter, started, f, p); err2 != nil {
+			return fail(err2)
+		}
+		fmt.Fprintf(w, "uabench: %s history: %d raw reads of %v of the counter, %.0f values each, p50 %.2f ms, p99 %.2f ms, server CPU %.1f ns/value\n",
+			s.name, r.hist.calls, histSpan-time.Second, float64(r.hist.values)/float64(max(r.hist.calls, 1)), ms(r.hist.p50), ms(r.hist.p99), r.hist.cpuPerValue(0))
 	}
 	end, err := p.sample()
 	if err != nil {
@@ -717,6 +726,10 @@ func peerReport(w io.Writer, f peerFlags, runs [2][]*serverRun) error {
 		{name: "subscription, 5 ms publishing and sampling: change → client p50", unit: "ms", get: func(r *serverRun, i int) float64 { return ms(r.sub.p50) }},
 		{name: "same, p99", unit: "ms", get: func(r *serverRun, i int) float64 { return ms(r.sub.p99) }},
 		{name: "same, server CPU per notification net of idle", unit: "µs", get: func(r *serverRun, i int) float64 { return r.sub.cpuPerNote(idleCPU(i)) }},
+		{name: fmt.Sprintf("history: raw HistoryRead of the counter's last %v (5 ms values), one after another: server CPU per value returned, net of idle", histSpan-time.Second), unit: "ns",
+			get: func(r *serverRun, i int) float64 { return r.hist.cpuPerValue(idleCPU(i)) }, target: 0.5},
+		{name: "same, values per read", unit: "", get: func(r *serverRun, i int) float64 { return float64(r.hist.values) / float64(max(r.hist.calls, 1)) }},
+		{name: "same, round trip p50", unit: "ms", get: func(r *serverRun, i int) float64 { return ms(r.hist.p50) }},
 		{name: "RSS high-water mark (whole run)", unit: "MiB", get: func(r *serverRun, i int) float64 { return mib(r.hwm) }},
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

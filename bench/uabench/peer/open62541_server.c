@@ -5,7 +5,10 @@
  * quits at "quit" or at the end of its input), so that `uabench load`
  * measures both servers alike. Like edged's scan with its simulator, a
  * callback every 5 ms counts ns=1;s=Counter (UInt32, source timestamp
- * now), and publishing and sampling intervals go down to 5 ms.
+ * now), and publishing and sampling intervals go down to 5 ms. Counter is
+ * historized in open62541's default history database (memory backend,
+ * gathered on every write, as edged records sim.Counter on every change),
+ * at most 100,000 values per HistoryRead response.
  *
  *   open62541_server PORT CERT.der KEY.der
  *
@@ -105,6 +108,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "config: %s\n", UA_StatusCode_name(st));
         return 1;
     }
+    UA_HistoryDataGathering gathering = UA_HistoryDataGathering_Default(1);
+    config->historyDatabase = UA_HistoryDatabase_default(gathering);
     config->publishingIntervalLimits.min = 5.0;
     config->samplingIntervalLimits.min = 5.0;
     UA_CertificateGroup_AcceptAll(&config->secureChannelPKI);
@@ -139,9 +144,21 @@ int main(int argc, char **argv) {
         UA_VariableAttributes attr = UA_VariableAttributes_default;
         UA_Variant_setScalar(&attr.value, &counter, &UA_TYPES[UA_TYPES_UINT32]);
         attr.displayName = UA_LOCALIZEDTEXT("", "Counter");
+        attr.accessLevel = UA_ACCESSLEVELMASK_READ | UA_ACCESSLEVELMASK_HISTORYREAD;
+        attr.userAccessLevel = attr.accessLevel;
+        attr.historizing = true;
         st = UA_Server_addVariableNode(server, UA_NODEID_STRING(1, "Counter"), UA_NODEID_NUMERIC(0, UA_NS0ID_OBJECTSFOLDER),
                                        UA_NODEID_NUMERIC(0, UA_NS0ID_ORGANIZES), UA_QUALIFIEDNAME(1, "Counter"),
                                        UA_NODEID_NUMERIC(0, UA_NS0ID_BASEDATAVARIABLETYPE), attr, NULL, NULL);
+        if (st == UA_STATUSCODE_GOOD) {
+            UA_HistorizingNodeIdSettings setting;
+            memset(&setting, 0, sizeof setting);
+            setting.historizingBackend = UA_HistoryDataBackend_Memory(1, 1000000);
+            setting.maxHistoryDataResponseSize = 100000;
+            setting.historizingUpdateStrategy = UA_HISTORIZINGUPDATESTRATEGY_VALUESET;
+            UA_NodeId cid = UA_NODEID_STRING(1, "Counter");
+            st = gathering.registerNodeId(server, gathering.context, &cid, setting);
+        }
         if (st == UA_STATUSCODE_GOOD)
             st = UA_Server_addRepeatedCallback(server, tick, NULL, 5.0, NULL);
         if (st != UA_STATUSCODE_GOOD) {
