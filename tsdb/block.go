@@ -47,7 +47,7 @@ type block struct {
 // chunkSource is what writeBlock reads: the chunks by series id.
 type chunkSource interface {
 	numSeries() int
-	chunk(id int) (kind Kind, enc *encoder) // enc nil or empty: none
+	chunk(id int) (kind Kind, c encoderView) // c.n 0: none
 }
 
 // writeBlock writes the block of segment seg from src into dir and
@@ -87,7 +87,7 @@ func fillBlock(f *os.File, seg uint64, src chunkSource, alive int64, buf *[]byte
 	n := src.numSeries()
 	lo, hi := -1, -1
 	for id := range n {
-		if _, e := src.chunk(id); e != nil && e.n > 0 {
+		if _, e := src.chunk(id); e.n > 0 {
 			if lo < 0 {
 				lo = id
 			}
@@ -101,7 +101,7 @@ func fillBlock(f *os.File, seg uint64, src chunkSource, alive int64, buf *[]byte
 	var end uint32
 	for id := lo; id < hi; id++ {
 		kind, e := src.chunk(id)
-		if e != nil && e.n > 0 {
+		if e.n > 0 {
 			c := (*buf)[:0]
 			c = append(c, 0, 0, 0, 0, byte(kind))
 			c = binary.AppendUvarint(c, uint64(e.n))
@@ -111,7 +111,7 @@ func fillBlock(f *os.File, seg uint64, src chunkSource, alive int64, buf *[]byte
 				c = binary.AppendUvarint(c, uint64(e.frames[k].t-e.frames[k-1].t))
 				c = binary.AppendUvarint(c, uint64(e.frames[k].off-e.frames[k-1].off))
 			}
-			c = append(c, e.w.b...)
+			c = append(c, e.stream...)
 			binary.LittleEndian.PutUint32(c, crc(c[4:]))
 			*buf = c
 			if _, err := w.Write(c); err != nil {

@@ -135,15 +135,15 @@ func readSigned(r *bitReader, nb int) int64 {
 // sample's fields, which the next is written against.
 type codec struct {
 	kind    Kind
-	n       int   // samples so far
-	t, dt   int64 // ticks of the last sample and its delta
-	status  uint32
 	noValue bool
-	valued  bool   // a sample with a value came already
+	valued  bool  // a sample with a value came already
+	lead    uint8 // floats: the window of the last XOR
+	trail   uint8
+	status  uint32
+	n       int    // samples so far
+	t, dt   int64  // ticks of the last sample and its delta
 	v       uint64 // the last value
 	dv      int64  // Int: its delta
-	lead    uint8  // floats: the window of the last XOR
-	trail   uint8
 	last    []byte // Bytes: the last value (in the stream)
 }
 
@@ -173,6 +173,12 @@ func (e *encoder) reset(kind Kind) {
 	e.codec = codec{kind: kind, last: e.last[:0]}
 	e.minT, e.maxT = 0, 0
 	e.frames = e.frames[:0]
+}
+
+// view is e's chunk as a block holds it: its samples, times, frames and
+// stream, which it shares with e.
+func (e *encoder) view() encoderView {
+	return encoderView{n: e.n, minT: e.minT, maxT: e.maxT, frames: e.frames, stream: e.w.b}
 }
 
 // restart resets the state a frame starts without, keeping the count.
@@ -347,7 +353,7 @@ func (d *decoder) seek(i int, off uint32) {
 
 // initBits readies d for the samples of the first nbits bits of stream.
 func (d *decoder) initBits(kind Kind, stream []byte, nbits int) {
-	d.init(kind, stream, 1<<62)
+	d.init(kind, stream, math.MaxInt)
 	d.limit = nbits
 }
 

@@ -39,6 +39,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Released, when not nil, is called after the store let go of much
+	// memory: a cut's copy of the head (HeadBytes or so), once its block
+	// is written. The process may give it back to the system.
+	Released func()
 }
 
 func (o *Options) defaults() {
@@ -90,9 +94,8 @@ type DB struct {
 	byKey     map[seriesKey]SeriesID
 	dirty     []uint64 // bitmap by id: series with bits not yet flushed
 	headBytes int
-	headStart int64 // Unix ns of the first flush of the current generation's samples; 0: none
-	cold      bool  // the last generation waits for its block
-	coldSeg   uint64
+	headStart int64    // Unix ns of the first flush of the current generation's samples; 0: none
+	cold      *coldGen // the last generation, until its block is written
 	blocks    []*block // by segment; replaced, never changed in place
 	gen       uint64   // counts changes of blocks
 	paused    string
@@ -118,16 +121,71 @@ type DB struct {
 
 // series is a series' state.
 type series struct {
-	key        seriesKey
-	head, cold encoder
-	flushed    int   // bits of head in the log (or in the record being written)
-	durable    int   // bits of head in the log, synced
-	lastT      int64 // ticks of the last sample; valid with lastKnown
-	lastKnown  bool
-	retAge     time.Duration
-	retBytes   int64
-	cutoff     int64 // ns; valid for gen cutoffGen+1
-	cutoffGen  uint64
+	kind      Kind
+	lastKnown bool
+	head      encoder
+	flushed   int        // bits of head in the log (or in the record being written)
+	durable   int        // bits of head in the log, synced
+	lastT     int64      // ticks of the last sample; valid with lastKnown
+	ret       *retention // nil: none but the store's
+}
+
+// coldGen is the head of the last cut, copied into one allocation, until
+// its block is written: the heads keep their buffers for the next
+// generation, and the copy is garbage once the block is on flash. It is
+// not changed after the cut.
+type coldGen struct {
+	seg    uint64
+	stream []byte
+	frames []frame
+	chunks []coldChunk // by series id
+}
+
+// coldChunk is where a series' chunk is in a coldGen.
+type coldChunk struct {
+	minT, maxT int64 // ticks
+	n          uint32
+	off, end   uint32
+	fOff, fEnd uint32
+	kind       Kind
+}
+
+// newColdGen copies the heads of series into a coldGen of segment seg.
+func newColdGen(seg uint64, series []*series) *coldGen {
+	var nb, nf int
+	for _, se := range series {
+		nb += len(se.head.w.b)
+		nf += len(se.head.frames)
+	}
+	g := &coldGen{seg: seg, stream: make([]byte, 0, nb), frames: make([]frame, 0, nf), chunks: make([]coldChunk, len(series))}
+	for id, se := range series {
+		h := &se.head
+		if h.n == 0 {
+			continue
+		}
+		g.chunks[id] = coldChunk{n: uint32(h.n), minT: h.minT, maxT: h.maxT, off: uint32(len(g.stream)), fOff: uint32(len(g.frames)), kind: se.kind}
+		g.stream = append(g.stream, h.w.b...)
+		g.frames = append(g.frames, h.frames...)
+		g.chunks[id].end, g.chunks[id].fEnd = uint32(len(g.stream)), uint32(len(g.frames))
+	}
+	return g
+}
+
+// view returns series id's chunk (n 0: none).
+func (g *coldGen) view(id int) encoderView {
+	if id >= len(g.chunks) || g.chunks[id].n == 0 {
+		return encoderView{}
+	}
+	c := &g.chunks[id]
+	return encoderView{n: int(c.n), minT: c.minT, maxT: c.maxT, frames: g.frames[c.fOff:c.fEnd:c.fEnd], stream: g.stream[c.off:c.end:c.end]}
+}
+
+// retention is a series' own bounds (SetRetention).
+type retention struct {
+	age       time.Duration
+	bytes     int64
+	cutoff    int64 // ns; valid for gen cutoffGen+1
+	cutoffGen uint64
 }
 
 // Stats are a store's figures since Open.
@@ -136,17 +194,21 @@ type Stats struct {
 	Blocks     int
 	Unreadable int   // block files that could not be read, left in place
 	Bytes      int64 // blocks and log on disk
-	HeadBytes  int
-	Oldest     int64  // Unix ns of the oldest sample kept; 0 for none
-	Appended   uint64 // samples
-	Dropped    uint64 // samples refused with ErrFull
-	OutOfOrder uint64
-	Written    uint64 // bytes written to the log and blocks
-	Writes     uint64 // write calls for them
-	Blocked    uint64 // blocks written
-	Flushes    uint64
-	LastFlush  time.Duration // how long the last flush took
-	Paused     string        // why the store is paused, "" when it is not
+	BlockBytes int64 // of them, the blocks'
+	// BlockSamples are the samples in the blocks: BlockBytes/BlockSamples
+	// is what a sample costs once the log is cut into blocks.
+	BlockSamples uint64
+	HeadBytes    int
+	Oldest       int64  // Unix ns of the oldest sample kept; 0 for none
+	Appended     uint64 // samples
+	Dropped      uint64 // samples refused with ErrFull
+	OutOfOrder   uint64
+	Written      uint64 // bytes written to the log and blocks
+	Writes       uint64 // write calls for them
+	Blocked      uint64 // blocks written
+	Flushes      uint64
+	LastFlush    time.Duration // how long the last flush took
+	Paused       string        // why the store is paused, "" when it is not
 }
 
 // Open opens the store in dir, creating the folder if needed. It replays
@@ -184,15 +246,24 @@ func Open(dir string, opt Options) (*DB, error) {
 }
 
 func (db *DB) addSeries(id SeriesID, k seriesKey) *series {
-	se := &series{key: k}
+	se := &series{kind: k.kind}
 	se.head.reset(k.kind)
-	se.cold.reset(k.kind)
 	db.series = append(db.series, se)
 	db.byKey[k] = id
 	if w := int(id) / 64; w >= len(db.dirty) {
 		db.dirty = append(db.dirty, make([]uint64, w+1-len(db.dirty))...)
 	}
 	return se
+}
+
+// keyOf returns series id's key (for messages: it searches).
+func (db *DB) keyOf(id SeriesID) string {
+	for k, i := range db.byKey {
+		if i == id {
+			return k.key
+		}
+	}
+	return ""
 }
 
 // openBlocks reads the footers of the block files and removes the
@@ -323,7 +394,7 @@ func (db *DB) rebuildHeads(note func(string)) error {
 			good = d.r.pos
 		}
 		if d.err != nil || good != e.w.n {
-			note(fmt.Sprintf("series %d (%s): the log's samples decode to bit %d of %d: cut there", id, se.key.key, good, e.w.n))
+			note(fmt.Sprintf("series %d (%s): the log's samples decode to bit %d of %d: cut there", id, db.keyOf(SeriesID(id)), good, e.w.n))
 			cut := e.w.b[:(good+7)/8]
 			if good%8 != 0 {
 				cut[len(cut)-1] &= byte(0xff << uint(8-good%8))
@@ -353,17 +424,17 @@ func (db *DB) rebuildHeads(note func(string)) error {
 type headSource struct{ db *DB }
 
 func (h headSource) numSeries() int { return len(h.db.series) }
-func (h headSource) chunk(id int) (Kind, *encoder) {
+func (h headSource) chunk(id int) (Kind, encoderView) {
 	se := h.db.series[id]
-	return se.key.kind, &se.head
+	return se.kind, se.head.view()
 }
 
-type coldSource struct{ db *DB }
-
-func (c coldSource) numSeries() int { return len(c.db.series) }
-func (c coldSource) chunk(id int) (Kind, *encoder) {
-	se := c.db.series[id]
-	return se.key.kind, &se.cold
+func (g *coldGen) numSeries() int { return len(g.chunks) }
+func (g *coldGen) chunk(id int) (Kind, encoderView) {
+	if id >= len(g.chunks) {
+		return 0, encoderView{}
+	}
+	return g.chunks[id].kind, g.view(id)
 }
 
 // writeHeadBlock writes the head as the block of segment seg and empties
@@ -375,7 +446,7 @@ func (db *DB) writeHeadBlock(seg uint64) error {
 	}
 	db.blocks = append(db.blocks, b)
 	for _, se := range db.series {
-		se.head.reset(se.key.kind)
+		se.head.reset(se.kind)
 		se.flushed, se.durable = 0, 0
 	}
 	db.headBytes = 0
@@ -469,8 +540,10 @@ func (db *DB) SetRetention(id SeriesID, maxAge time.Duration, maxBytes int64) {
 	defer db.mu.Unlock()
 	if int(id) < len(db.series) {
 		se := db.series[id]
-		se.retAge, se.retBytes = maxAge, maxBytes
-		se.cutoffGen = 0
+		se.ret = nil
+		if maxAge > 0 || maxBytes > 0 {
+			se.ret = &retention{age: maxAge, bytes: maxBytes}
+		}
 	}
 }
 
@@ -489,7 +562,7 @@ func (db *DB) Append(id SeriesID, s *Sample) error {
 		return fmt.Errorf("tsdb: no series %d", id)
 	}
 	se := db.series[id]
-	if se.key.kind == Bytes && len(s.Bytes) > MaxBytesValue && !s.NoValue {
+	if se.kind == Bytes && len(s.Bytes) > MaxBytesValue && !s.NoValue {
 		db.mu.Unlock()
 		return fmt.Errorf("tsdb: a value of %d bytes, at most %d", len(s.Bytes), MaxBytesValue)
 	}
@@ -552,14 +625,14 @@ func (db *DB) Stats(st *Stats) {
 	st.Blocks = len(db.blocks)
 	st.HeadBytes = db.headBytes
 	st.Paused = db.paused
-	var n int64
 	for _, b := range db.blocks {
-		n += b.size
+		st.BlockBytes += b.size
+		st.BlockSamples += b.samples
 	}
+	st.Bytes = st.BlockBytes
 	if db.wal != nil {
-		n += db.wal.size
+		st.Bytes += db.wal.size
 	}
-	st.Bytes = n
 	if len(db.blocks) > 0 {
 		st.Oldest = db.blocks[0].minT * Resolution
 	}
@@ -627,7 +700,7 @@ func (db *DB) tick() {
 	db.mu.Lock()
 	db.st.Flushes++
 	db.st.LastFlush = time.Since(start)
-	coldPending := db.cold
+	coldPending := db.cold != nil
 	due := db.headBytes >= db.opt.HeadBytes || db.headStart != 0 && now-db.headStart >= int64(db.opt.BlockSpan)
 	db.mu.Unlock()
 	if err == nil && coldPending && now >= db.nextRetry {
@@ -718,13 +791,12 @@ func (db *DB) cut(now int64) error {
 	}
 	db.mu.Lock()
 	db.collect() // what came since the flush, for the old segment
+	db.cold = newColdGen(db.wal.seg, db.series)
 	for _, se := range db.series {
-		se.head, se.cold = se.cold, se.head
-		se.head.reset(se.key.kind)
+		se.head.reset(se.kind)
 		se.flushed, se.durable = 0, 0
 	}
 	db.inRecord = db.inRecord[:0]
-	db.cold, db.coldSeg = true, db.wal.seg
 	db.headBytes, db.headStart = 0, 0
 	old := db.wal
 	db.wal = next
@@ -743,16 +815,12 @@ func (db *DB) cut(now int64) error {
 // writeCold writes the cold generation's block, then forgets the
 // generation and removes its log segment.
 func (db *DB) writeCold() error {
-	seg := db.coldSeg
-	var size int64
-	for _, se := range db.series {
-		size += int64(len(se.cold.w.b))
-	}
-	if err := db.spaceFor(size + 4*int64(len(db.series)) + footerSize); err != nil {
+	cold := db.cold // only the flusher changes it
+	if err := db.spaceFor(int64(len(cold.stream)) + 4*int64(len(cold.chunks)) + footerSize); err != nil {
 		db.nextRetry = db.opt.Now().UnixNano() + int64(10*time.Second)
 		return db.pause("writing a history block", err)
 	}
-	b, err := writeBlock(db.dir, seg, coldSource{db}, db.opt.Now().UnixNano(), &db.blockBuf)
+	b, err := writeBlock(db.dir, cold.seg, cold, db.opt.Now().UnixNano(), &db.blockBuf)
 	if err != nil {
 		db.nextRetry = db.opt.Now().UnixNano() + int64(10*time.Second)
 		return db.pause("writing a history block", err)
@@ -760,15 +828,15 @@ func (db *DB) writeCold() error {
 	db.mu.Lock()
 	db.blocks = append(db.blocks[:len(db.blocks):len(db.blocks)], b)
 	db.gen++
-	for _, se := range db.series {
-		se.cold.reset(se.key.kind)
-	}
-	db.cold = false
+	db.cold = nil
 	db.st.Blocked++
 	db.st.Written += uint64(b.size)
 	db.st.Writes += uint64(b.size+64<<10-1) / (64 << 10)
 	db.mu.Unlock()
-	os.Remove(filepath.Join(db.dir, walName(seg)))
+	os.Remove(filepath.Join(db.dir, walName(cold.seg)))
+	if db.opt.Released != nil {
+		db.opt.Released()
+	}
 	return nil
 }
 
@@ -879,7 +947,7 @@ func (db *DB) allHidden(b *block, now int64) bool {
 	any := false
 	for id := b.lo; id < b.hi && int(id) < len(db.series); id++ {
 		se := db.series[id]
-		if se.retAge > 0 || se.retBytes > 0 {
+		if se.ret != nil {
 			any = true
 			break
 		}
@@ -915,19 +983,23 @@ func (db *DB) cutoff(id SeriesID, now int64) int64 {
 		db.mu.Unlock()
 		return math.MinInt64
 	}
-	se := db.series[id]
-	if se.retAge <= 0 && se.retBytes <= 0 {
+	ret := db.series[id].ret
+	if ret == nil {
 		db.mu.Unlock()
 		return math.MinInt64
 	}
-	if se.cutoffGen == db.gen+1 && se.retBytes > 0 && se.retAge <= 0 {
-		c := se.cutoff
+	if ret.cutoffGen == db.gen+1 && ret.bytes > 0 && ret.age <= 0 {
+		c := ret.cutoff
 		db.mu.Unlock()
 		return c
 	}
-	age, maxBytes, gen := se.retAge, se.retBytes, db.gen
+	se := db.series[id]
+	age, maxBytes, gen := ret.age, ret.bytes, db.gen
 	blocks := db.blocks
-	used := int64(len(se.head.w.b) + len(se.cold.w.b))
+	used := int64(len(se.head.w.b))
+	if db.cold != nil {
+		used += int64(len(db.cold.view(int(id)).stream))
+	}
 	db.mu.Unlock()
 	cut := int64(math.MinInt64)
 	if age > 0 {
@@ -954,7 +1026,7 @@ func (db *DB) cutoff(id SeriesID, now int64) int64 {
 	}
 	if age <= 0 {
 		db.mu.Lock()
-		se.cutoff, se.cutoffGen = cut, gen+1
+		ret.cutoff, ret.cutoffGen = cut, gen+1
 		db.mu.Unlock()
 	}
 	return cut

@@ -156,7 +156,7 @@ func TestStoreRoundTrip(t *testing.T) {
 	check(db, "reopened")
 	var st Stats
 	db.Stats(&st)
-	if st.Blocks != 2 || st.Series != len(kinds) {
+	if st.Blocks != 2 || st.Series != len(kinds) || st.BlockSamples != uint64(2*300*len(kinds)) || st.BlockBytes <= 0 || st.Bytes <= st.BlockBytes {
 		t.Fatalf("stats %+v", st)
 	}
 	// Appending continues after the reopened head, in order.
@@ -490,6 +490,54 @@ func TestReserve(t *testing.T) {
 	if got := collect(t, db, id, base+5e12, math.MaxInt64, false); len(got) != n-1 {
 		t.Fatalf("%d samples kept, want %d", len(got), n-1)
 	}
+}
+
+// TestColdRead: while a cut's block cannot be written (no space beyond
+// the reserve), its samples are read from the cold generation beside the
+// head's; once written, from the block.
+func TestColdRead(t *testing.T) {
+	var free int64 = 1 << 40
+	restore := SetFreeSpace(func(string) (int64, bool) { return free, true })
+	defer restore()
+	o := testOpts(nil)
+	o.Reserve = 1 << 20
+	o.HeadBytes = 4 << 10
+	now := time.Now()
+	o.Now = func() time.Time { return now }
+	db := mustOpen(t, t.TempDir(), o)
+	defer db.Close()
+	id, _ := db.Series("x", Float64)
+	rng := rand.New(rand.NewPCG(3, 4))
+	tm := int64(1_700_000_000) * 1e9
+	var want []Sample
+	add := func(n int) {
+		for range n {
+			tm += 1e9
+			s := Sample{Time: tm, Value: math.Float64bits(rng.Float64())}
+			if err := db.Append(id, &s); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, s)
+		}
+	}
+	free = o.Reserve + 2<<10 // room for the log's records, not for a block
+	for i := 0; !db.ColdPending(); i++ {
+		if i == 100 {
+			t.Fatal("no cut waits for its block")
+		}
+		add(50)
+		db.Tick()
+	}
+	add(20)
+	sameSamples(t, "cold and head", collect(t, db, id, math.MinInt64, math.MaxInt64, false), want)
+	sameSamples(t, "cold and head, reverse", collect(t, db, id, math.MinInt64, math.MaxInt64, true), reversed(want))
+	free = 1 << 40
+	now = now.Add(time.Minute) // past the retry's wait
+	db.Tick()
+	if db.ColdPending() {
+		t.Fatal("the block is not written with space again")
+	}
+	sameSamples(t, "block and head", collect(t, db, id, math.MinInt64, math.MaxInt64, false), want)
 }
 
 // TestAppendAllocs: appending in the steady state does not allocate.

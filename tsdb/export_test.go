@@ -21,3 +21,10 @@ func SetFreeSpace(f func(string) (int64, bool)) (restore func()) {
 	freeSpace = f
 	return func() { freeSpace = old }
 }
+
+// ColdPending reports whether a cut's block waits to be written.
+func (db *DB) ColdPending() bool {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.cold != nil
+}

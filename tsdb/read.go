@@ -17,10 +17,8 @@ type scan struct {
 	fn       func(*Sample) bool
 	last     int64 // the time of the last sample visited
 	seen     bool
-	cold     []byte
 	head     []byte
 	chunk    []byte
-	coldFr   []frame
 	headFr   []frame
 	chunkFr  []frame
 	d        decoder
@@ -46,8 +44,8 @@ func (db *DB) Scan(id SeriesID, from, to int64, reverse bool, lost uint32, fn fu
 		sc.rev = sc.rev[:0]
 		scans.Put(sc)
 	}()
-	*sc = scan{cold: sc.cold[:0], head: sc.head[:0], chunk: sc.chunk, d: sc.d, rev: sc.rev[:0], arena: sc.arena[:0],
-		coldFr: sc.coldFr[:0], headFr: sc.headFr[:0], chunkFr: sc.chunkFr[:0]}
+	*sc = scan{head: sc.head[:0], chunk: sc.chunk, d: sc.d, rev: sc.rev[:0], arena: sc.arena[:0],
+		headFr: sc.headFr[:0], chunkFr: sc.chunkFr[:0]}
 	sc.db, sc.id, sc.from, sc.to, sc.reverse, sc.fn = db, id, from, to, reverse, fn
 	db.mu.Lock()
 	if int(id) >= len(db.series) {
@@ -55,13 +53,11 @@ func (db *DB) Scan(id SeriesID, from, to int64, reverse bool, lost uint32, fn fu
 		return fmt.Errorf("tsdb: no series %d", id)
 	}
 	se := db.series[id]
-	sc.kind = se.key.kind
+	sc.kind = se.kind
 	blocks := db.blocks
 	var cold, head encoderView
-	if db.cold && se.cold.n > 0 {
-		sc.cold = append(sc.cold, se.cold.w.b...)
-		sc.coldFr = append(sc.coldFr, se.cold.frames...)
-		cold = encoderView{n: se.cold.n, minT: se.cold.minT, maxT: se.cold.maxT, frames: sc.coldFr, stream: sc.cold}
+	if db.cold != nil {
+		cold = db.cold.view(int(id)) // not changed after the cut: read in place
 	}
 	if se.head.n > 0 {
 		sc.head = append(sc.head, se.head.w.b...)
