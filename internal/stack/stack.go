@@ -103,7 +103,8 @@ type Runtime struct {
 	ChangeWork func() (done func())
 	// MemoryReleased is called when much memory became garbage: after the
 	// start, after a configuration change, after the server gave back
-	// large request buffers or many monitored items.
+	// large request buffers or many monitored items, after the history
+	// store wrote a block.
 	MemoryReleased func()
 	// RealTimeScan is called before the scan's thread gets a real-time
 	// priority.
@@ -285,6 +286,7 @@ func (st *Stack) openHistory() error {
 		opt = historian.StoreOptions(h)
 		opt.Logger = st.cfg.Server.Logger
 	}
+	opt.Released = st.cfg.Runtime.MemoryReleased
 	db, err := tsdb.Open(st.cfg.HistoryDir, opt)
 	if err != nil {
 		return fmt.Errorf("history store %s: %w", st.cfg.HistoryDir, err)
