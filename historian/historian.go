@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,7 +55,6 @@ type layout struct {
 // historian's goroutine only).
 type tag struct {
 	h        plc.Handle
-	key      string
 	series   tsdb.SeriesID
 	kind     tsdb.Kind
 	typ      plc.Type
@@ -128,6 +128,15 @@ func (hs *Historian) Apply(conf *config.Config) error {
 		}
 	}
 	groups := map[int64]*periodGroup{}
+	n := 0
+	for di := range conf.Devices {
+		for ti := range conf.Devices[di].Tags {
+			if conf.Devices[di].Tags[ti].History != nil {
+				n++
+			}
+		}
+	}
+	slab := make([]tag, 0, n) // one allocation for the tags' states
 	for di := range conf.Devices {
 		d := &conf.Devices[di]
 		for ti := range d.Tags {
@@ -139,10 +148,10 @@ func (hs *Historian) Apply(conf *config.Config) error {
 			if !ok {
 				return fmt.Errorf("historian: the engine has no tag %s.%s", d.Name, ct.Name)
 			}
-			t, err := hs.newTag(h, d, ct, old)
-			if err != nil {
+			if err := hs.newTag(&slab, h, d, ct, old); err != nil {
 				return err
 			}
+			t := &slab[len(slab)-1]
 			next.tags[h] = t
 			if t.mode == config.Periodic {
 				every := int64(ct.History.PeriodMs) * int64(time.Millisecond)
@@ -160,19 +169,20 @@ func (hs *Historian) Apply(conf *config.Config) error {
 	return nil
 }
 
-// newTag makes the recording of tag ct (handle h), keeping the state of
-// the same series in old.
-func (hs *Historian) newTag(h plc.Handle, d *config.Device, ct *config.Tag, old *layout) (*tag, error) {
+// newTag appends to slab the recording of tag ct (handle h), keeping the
+// state of the same series in old.
+func (hs *Historian) newTag(slab *[]tag, h plc.Handle, d *config.Device, ct *config.Tag, old *layout) error {
 	pt := hs.eng.Tag(h)
 	key := SeriesKey(d.Name, ct.Name)
 	kind := kindOf(pt.Type)
 	id, err := hs.db.Series(key, kind)
 	if err != nil {
-		return nil, fmt.Errorf("historian: %s: %w", key, err)
+		return fmt.Errorf("historian: %s: %w", key, err)
 	}
 	ch := ct.History
 	hs.db.SetRetention(id, time.Duration(ch.MaxAgeDays)*24*time.Hour, int64(ch.MaxMB)<<20)
-	t := &tag{h: h, key: key, series: id, kind: kind, typ: pt.Type, mode: ch.Mode, stepped: ct.IsStepped()}
+	*slab = append(*slab, tag{h: h, series: id, kind: kind, typ: pt.Type, mode: ch.Mode, stepped: ct.IsStepped()})
+	t := &(*slab)[len(*slab)-1]
 	if ch.Mode == config.OnDeadband {
 		t.deadband = ch.Deadband
 		if ch.DeadbandType == config.DeadbandPercent && ct.Scaling != nil {
@@ -184,7 +194,7 @@ func (hs *Historian) newTag(h plc.Handle, d *config.Device, ct *config.Tag, old 
 			t.have, t.lastT, t.lastBits, t.lastText, t.lastSt, t.lastRead, t.lost = o.have, o.lastT, o.lastBits, o.lastText, o.lastSt, o.lastRead, o.lost
 		}
 	}
-	return t, nil
+	return nil
 }
 
 // StoreOptions are the store's options for history settings h.
@@ -248,10 +258,16 @@ func (hs *Historian) markRestart() {
 		at := max(alive, last.Time+tsdb.Resolution)
 		gap := tsdb.Sample{Time: at, Status: uint32(status.BadDataLost), NoValue: true}
 		if err := hs.db.Append(t.series, &gap); err != nil && !errors.Is(err, tsdb.ErrOutOfOrder) {
-			hs.log.Warn("history: marking the restart", "series", t.key, "err", err)
+			hs.log.Warn("history: marking the restart", "series", hs.keyOf(t), "err", err)
 		}
 		t.have, t.lastT, t.lastSt = true, at, status.BadDataLost
 	}
+}
+
+// keyOf returns t's series key, for messages.
+func (hs *Historian) keyOf(t *tag) string {
+	pt := hs.eng.Tag(t.h)
+	return SeriesKey(pt.Device, pt.Name)
 }
 
 // run records the images as they come.
@@ -282,6 +298,7 @@ func (hs *Historian) record(im *plc.Image) {
 	if n := hs.missed.Swap(0); n > 0 {
 		hs.markMissed(lay, now, n)
 	}
+	n := 0
 	for _, h := range im.Changed() {
 		if int(h) >= len(lay.tags) {
 			continue
@@ -293,6 +310,7 @@ func (hs *Historian) record(im *plc.Image) {
 		s := im.Sample(h)
 		if hs.changed(t, &s) {
 			hs.append(t, &s, recordTime(t, &s, now))
+			n = yieldEvery(n)
 		}
 	}
 	for _, g := range lay.periods {
@@ -306,9 +324,26 @@ func (hs *Historian) record(im *plc.Image) {
 				continue // not read again since the last record
 			}
 			hs.append(t, &s, at)
+			n = yieldEvery(n)
 		}
 		g.due = at + g.every
 	}
+}
+
+// yieldBatch is how many samples the historian records before it lets
+// other goroutines run: the 10,000 samples of tags recorded every second
+// come in one image and take milliseconds, which on one P would delay the
+// scan's next cycle.
+const yieldBatch = 256
+
+// yieldEvery counts a sample recorded and yields the P after each
+// yieldBatch.
+func yieldEvery(n int) int {
+	if n++; n == yieldBatch {
+		runtime.Gosched()
+		return 0
+	}
+	return n
 }
 
 // recordTime is the time a change of t is recorded at: its source time,

@@ -326,6 +326,46 @@ func TestAppendAllocs(t *testing.T) {
 	}
 }
 
+// TestCounterBytesPerSample: a day of a counter recorded every second
+// (+200 a second, as the simulator's Counter at 5 ms) takes at most 2
+// bytes a sample in the store's blocks, where the log's samples end up.
+func TestCounterBytesPerSample(t *testing.T) {
+	const day = 86400
+	r := newRig(t, t.TempDir(), tagSpec{name: "c", typ: plc.UInt32, h: &config.TagHistory{Mode: config.Periodic, PeriodMs: 1000}})
+	r.db.Close()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	now := t0
+	db, err := tsdb.Open(r.dir, tsdb.Options{FlushInterval: time.Hour, Reserve: -1, Logger: slog.New(slog.DiscardHandler),
+		Now: func() time.Time { return time.Unix(0, now) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	hs, err := New(db, r.e, r.conf, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := hs.lay.Load().tags[0]
+	for k := range int64(day) {
+		now = t0 + k*1e9
+		s := plc.Sample{Value: plc.UInt32Value(uint32(k * 200)), Status: status.Good, Time: now - 180e3} // read 180 µs before
+		hs.append(tg, &s, now)
+		if k%60 == 59 {
+			db.Flush() // a flush a minute: the blocks are the same, the test quicker
+		}
+	}
+	var st tsdb.Stats
+	db.Stats(&st)
+	if st.Appended != day || st.BlockSamples < day*9/10 {
+		t.Fatalf("%d samples appended, %d in blocks", st.Appended, st.BlockSamples)
+	}
+	per := float64(st.BlockBytes) / float64(st.BlockSamples)
+	t.Logf("%d samples in %d blocks: %d bytes, %.2f bytes/sample; the log %d bytes", st.BlockSamples, st.Blocks, st.BlockBytes, per, st.Bytes-st.BlockBytes)
+	if per > 2 {
+		t.Errorf("%.2f bytes per sample in blocks, want at most 2", per)
+	}
+}
+
 // BenchmarkIngest: the CPU of recording one sample of one of 10,000
 // tags, each a Float64 changing every second, with the store's flushes (a
 // log record a second) and block cuts.
