@@ -62,6 +62,14 @@ SCAN_NODES    ?= 100
 # SCAN_APPLIES: configuration changes applied live in the window (0: none).
 SCAN_APPLIES  ?= 0
 
+# History (bench-history): bench-scan's run three times, HIST_DURATION
+# each: with HIST_BULK more tags in the 1 s class without history, the same
+# recording them every second and the simulator's tags on every change,
+# and the simulator's tags alone as its configuration records them (its
+# mix); cycle, overruns, RSS, the store's bytes and writes.
+HIST_DURATION ?= 60s
+HIST_BULK     ?= 10000
+
 # Subscription latency (bench-sub): the measured window of the publish
 # latency run and its warm-up, the repetitions of the write → status and
 # call → status runs, extra flags (SUB_FLAGS, e.g. -inflight 8 -queue 20),
@@ -86,7 +94,7 @@ FANOUT_FLAGS    ?=
 # WAKE_FOR: how long bench-wake measures.
 WAKE_FOR      ?= 10m
 
-.PHONY: bench-help bench bench-two-cores bench-wake bench-e2e bench-peer bench-peer-secure bench-memory bench-scan bench-sub bench-fanout bench-always
+.PHONY: bench-help bench bench-two-cores bench-wake bench-e2e bench-peer bench-peer-secure bench-memory bench-scan bench-history bench-sub bench-fanout bench-always
 
 bench-help:
 	@echo "make bench-wake      how late this machine wakes an idle 5 ms sleeper, for WAKE_FOR=$(WAKE_FOR): the floor under the scan's overruns"
@@ -96,6 +104,7 @@ bench-help:
 	@echo "make bench-peer-secure  the Read loads on uabench's server and on open62541 for each of PEER_SECURITY"
 	@echo "make bench-memory    edged's RSS with $(MEM_DEVICES)×$(MEM_TAGS) simulated tags, idle and with $(MEM_SESSIONS) sessions reading"
 	@echo "make bench-scan      5 ms scan of 1,000 simulated tags under 10 OPC UA clients, $(SCAN_DURATION); cycle/jitter/overruns/CPU"
+	@echo "make bench-history   bench-scan with $(HIST_BULK) tags at 1 s: without history, recording them and the simulator's tags; then the simulator's mix alone ($(HIST_DURATION) each)"
 	@echo "make bench-sub       subscription latency at 5 ms: image publish → Publish response, Write/Call → Status data change ($(SUB_REPS) each)"
 	@echo "make bench-fanout    $(FANOUT_SESSIONS) sessions × $(FANOUT_ITEMS) items on tags changing every 5 ms cycle, $(FANOUT_DURATION); notifications/s, lost, CPU"
 
@@ -180,6 +189,13 @@ bench-peer-secure: bench-two-cores $(BIN)/open62541_server $(BIN)/uabench
 bench-scan: bench-two-cores $(BIN)/scanbench
 	timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/scanbench -duration $(SCAN_DURATION) -warmup $(SCAN_WARMUP) \
 		-clients $(SCAN_CLIENTS) -nodes $(SCAN_NODES) -applies $(SCAN_APPLIES) -load-prefix 'taskset -c 1'
+
+bench-history: bench-two-cores $(BIN)/scanbench
+	@for run in "-bulk $(HIST_BULK)" "-bulk $(HIST_BULK) -history change" "-history sim"; do \
+		echo "== bench-history: $$run"; \
+		timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/scanbench -duration $(HIST_DURATION) -warmup $(SCAN_WARMUP) \
+			-clients $(SCAN_CLIENTS) -nodes $(SCAN_NODES) -load-prefix 'taskset -c 1' $$run || exit 1; \
+	done
 
 bench-sub: bench-two-cores $(BIN)/subbench
 	timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/subbench -duration $(SUB_DURATION) -warmup $(SUB_WARMUP) \

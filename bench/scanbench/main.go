@@ -41,11 +41,13 @@ import (
 
 	"github.com/edged/edged/bench/kit"
 	"github.com/edged/edged/board"
+	"github.com/edged/edged/historian"
 	"github.com/edged/edged/internal/stack"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/sim"
+	"github.com/edged/edged/tsdb"
 )
 
 func main() { kit.Main("scanbench", "load", loadMain, benchMain) }
@@ -117,12 +119,21 @@ type benchFlags struct {
 	applies          int
 	rtPriority       int
 	rtCPU            int
+	bulk             int    // tags in the 1 s class besides the 1,000 (history.go)
+	history          string // "", "change" or "sim" (history.go)
+	historyDir       string // the store's, a temporary folder
 }
 
 func benchMain(args []string, out io.Writer) error {
 	f, err := parseBenchFlags(args)
 	if err != nil {
 		return err
+	}
+	if f.history != "" {
+		if f.historyDir, err = os.MkdirTemp("", "scanbench-history-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(f.historyDir)
 	}
 	st, ap, err := startStack(f, out)
 	if err != nil {
@@ -143,8 +154,17 @@ func benchMain(args []string, out io.Writer) error {
 	}
 	defer ld.kill()
 	fmt.Fprintf(out, "scanbench: %d tags on %d devices of the simulator at %s, %v cycle; %d clients reading %d tags each over %s; warm-up %v, measuring %v\n",
-		e.Len(), benchDevices, s.Addr(), e.Period(), f.clients, f.nodes, url, f.warmup, f.duration)
-	return measure(f, e, ld, ap, out)
+		e.Len(), devices(f), s.Addr(), e.Period(), f.clients, f.nodes, url, f.warmup, f.duration)
+	return measure(f, e, st.Historian, ld, ap, out)
+}
+
+// devices is the number of devices of the run's configuration.
+func devices(f benchFlags) int {
+	n := benchDevices + f.bulk/bulkPerDevice
+	if f.applies > 0 || f.bulk > 0 || f.history != "" {
+		n++ // sim
+	}
+	return n
 }
 
 // parseBenchFlags parses and checks the command line.
@@ -160,11 +180,22 @@ func parseBenchFlags(args []string) (benchFlags, error) {
 	fs.IntVar(&f.applies, "applies", 0, "configuration changes applied live during the measured window (see applies.go)")
 	fs.IntVar(&f.rtPriority, "rt-priority", 0, "SCHED_FIFO `priority` of the scan thread, as edged's --rt-priority (0: normal scheduling)")
 	fs.IntVar(&f.rtCPU, "rt-cpu", -1, "the `CPU` of the scan thread (-1: any)")
+	fs.IntVar(&f.bulk, "bulk", 0, "`tags` in the 1 s scan class besides the 1,000, a multiple of 1,000 (history.go)")
+	fs.StringVar(&f.history, "history", "", "record history: `change` (the bulk tags every second, the simulator's tags on every change) or sim (the simulator's tags as its configuration has them); empty: none")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
 	if f.clients < 0 || f.nodes < 1 || f.clients*f.nodes > benchDevices*tagsPerDev {
 		return f, fmt.Errorf("-clients %d -nodes %d: want at least 1 each and at most %d tags in all", f.clients, f.nodes, benchDevices*tagsPerDev)
+	}
+	if f.bulk < 0 || f.bulk%bulkPerDevice != 0 {
+		return f, fmt.Errorf("-bulk %d: want a multiple of %d", f.bulk, bulkPerDevice)
+	}
+	if f.history != "" && f.history != "change" && f.history != "sim" {
+		return f, fmt.Errorf("-history %q: want change, sim or nothing", f.history)
+	}
+	if f.applies > 0 && (f.bulk > 0 || f.history != "") {
+		return f, fmt.Errorf("-applies goes with neither -bulk nor -history (both add the simulator's device)")
 	}
 	if f.duration < time.Second || f.warmup < 0 {
 		return f, fmt.Errorf("-duration %v -warmup %v: want a duration of 1 s or more", f.duration, f.warmup)
@@ -180,6 +211,9 @@ func startStack(f benchFlags, out io.Writer) (*stack.Stack, *applier, error) {
 	if f.applies > 0 {
 		cfg = withCounter(cfg, config.SimulatorAddress, false)
 	}
+	if f.bulk > 0 || f.history != "" {
+		cfg = withBulk(cfg, config.SimulatorAddress, f.bulk, f.history)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -187,6 +221,7 @@ func startStack(f benchFlags, out io.Writer) (*stack.Stack, *applier, error) {
 	sc := stack.Config{Plant: &cfg, Simulator: &sim.Options{}, Window: window,
 		Server:   server.Config{Logger: slog.New(slog.DiscardHandler)},
 		RealTime: &board.RealTime{Priority: f.rtPriority, CPU: f.rtCPU}, Runtime: stack.Policy()}
+	sc.HistoryDir = f.historyDir
 	var ap *applier
 	if f.applies > 0 {
 		var err error
@@ -223,10 +258,14 @@ func startStack(f benchFlags, out io.Writer) (*stack.Stack, *applier, error) {
 }
 
 // measure measures the window after the warm-up and reports it.
-func measure(f benchFlags, e *plc.Engine, ld *load, ap *applier, out io.Writer) error {
+func measure(f benchFlags, e *plc.Engine, hs *historian.Historian, ld *load, ap *applier, out io.Writer) error {
 	time.Sleep(f.warmup)
 	var d0, d1 plc.Diagnostics
+	var h0, h1 tsdb.Stats
 	e.Diagnostics(&d0)
+	if hs != nil {
+		hs.DB().Stats(&h0)
+	}
 	load0 := kit.LoadAvg()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
@@ -244,6 +283,9 @@ func measure(f benchFlags, e *plc.Engine, ld *load, ap *applier, out io.Writer) 
 		time.Sleep(f.duration)
 	}
 	e.Diagnostics(&d1)
+	if hs != nil {
+		hs.DB().Stats(&h1)
+	}
 	cpu1, t1 := kit.CPUTime(), time.Now()
 	runtime.ReadMemStats(&m1)
 	if f.memprofile != "" {
@@ -257,6 +299,11 @@ func measure(f benchFlags, e *plc.Engine, ld *load, ap *applier, out io.Writer) 
 		return err
 	}
 	report(out, &d0, &d1, cpu1-cpu0, t1.Sub(t0), result)
+	if hs != nil {
+		reportHistory(out, hs, &h0, &h1, t1.Sub(t0))
+	}
+	cur, hwm := rss()
+	fmt.Fprintf(out, "  RSS %.1f MiB at the end, high-water mark %.1f MiB; %s\n", float64(cur)/1024, float64(hwm)/1024, goMemory())
 	if ap != nil {
 		ap.report(out)
 	}
