@@ -697,9 +697,10 @@ func peer(f peerFlags, w io.Writer) error {
 
 // A row of the table: a figure of each server's runs, and its target.
 type peerRow struct {
-	name string
-	unit string
-	get  func(r *serverRun, i int) float64 // i: the server's index
+	phase string // the phase that measures it ("": always there)
+	name  string
+	unit  string
+	get   func(r *serverRun, i int) float64 // i: the server's index
 	// target: the ratio edged/peer must be at most this (0: none);
 	// abs: edged's own figure must be at most this (0: none).
 	target, abs float64
@@ -710,33 +711,36 @@ func peerReport(w io.Writer, f peerFlags, runs [2][]*serverRun) error {
 	idleCS := func(i int) float64 { return median(runs[i], func(r *serverRun) float64 { return r.idleCS }) }
 	// Net figures take each server's own median idle.
 	rows := []peerRow{
-		{name: "idle, no client: CPU", unit: "% of a core", get: func(r *serverRun, i int) float64 { return 100 * r.idleCPU }, abs: 2},
-		{name: "idle, no client: context switches", unit: "/s", get: func(r *serverRun, i int) float64 { return r.idleCS }, abs: 1000},
-		{name: "idle RSS", unit: "MiB", get: func(r *serverRun, i int) float64 { return mib(r.idleRSS) }, target: 1.5},
-		{name: fmt.Sprintf("%d×%d, 1-node Read: server CPU per Read", f.pipeConns, f.pipeFlight), unit: "µs", get: func(r *serverRun, i int) float64 { return r.pipe1.perReq(r.pipe1.srvCPU) }, target: 0.2},
-		{name: "same, Reads/s", unit: "/s", get: func(r *serverRun, i int) float64 { return float64(r.pipe1.requests) / r.pipe1.window.Seconds() }},
-		{name: fmt.Sprintf("%d×%d, 100-node Read: server CPU per Read", f.pipeConns, f.pipeFlight), unit: "µs", get: func(r *serverRun, i int) float64 { return r.pipe100.perReq(r.pipe100.srvCPU) }, target: 0.5},
-		{name: "1×1 Read round trip p50", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.one.p50) }, target: 1},
-		{name: "1×1 Read round trip p99", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.one.p99) }, target: 1},
-		{name: fmt.Sprintf("open loop, %d Reads/s over %d connections, every 1 ms: server CPU per Read", f.openRate, f.openConns), unit: "µs", get: func(r *serverRun, i int) float64 { return r.open.cpuPerRead(0) }},
-		{name: "same, net of the server's idle CPU", unit: "µs", get: func(r *serverRun, i int) float64 { return r.open.cpuPerRead(idleCPU(i)) }, target: 0.75},
-		{name: "same, context switches per Read net of idle", unit: "", get: func(r *serverRun, i int) float64 { return r.open.csPerRead(idleCS(i)) }, target: 1},
-		{name: "same, round trip p50", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.open.p50) }},
-		{name: "same, round trip p99", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.open.p99) }},
-		{name: "subscription, 5 ms publishing and sampling: change → client p50", unit: "ms", get: func(r *serverRun, i int) float64 { return ms(r.sub.p50) }},
-		{name: "same, p99", unit: "ms", get: func(r *serverRun, i int) float64 { return ms(r.sub.p99) }},
-		{name: "same, server CPU per notification net of idle", unit: "µs", get: func(r *serverRun, i int) float64 { return r.sub.cpuPerNote(idleCPU(i)) }},
-		{name: fmt.Sprintf("history: raw HistoryRead of the counter's last %v (5 ms values), one after another: server CPU per value returned, net of idle", histSpan-time.Second), unit: "ns",
+		{phase: "idle", name: "idle, no client: CPU", unit: "% of a core", get: func(r *serverRun, i int) float64 { return 100 * r.idleCPU }, abs: 2},
+		{phase: "idle", name: "idle, no client: context switches", unit: "/s", get: func(r *serverRun, i int) float64 { return r.idleCS }, abs: 1000},
+		{phase: "idle", name: "idle RSS", unit: "MiB", get: func(r *serverRun, i int) float64 { return mib(r.idleRSS) }, target: 1.5},
+		{phase: "pipe", name: fmt.Sprintf("%d×%d, 1-node Read: server CPU per Read", f.pipeConns, f.pipeFlight), unit: "µs", get: func(r *serverRun, i int) float64 { return r.pipe1.perReq(r.pipe1.srvCPU) }, target: 0.2},
+		{phase: "pipe", name: "same, Reads/s", unit: "/s", get: func(r *serverRun, i int) float64 { return float64(r.pipe1.requests) / r.pipe1.window.Seconds() }},
+		{phase: "pipe", name: fmt.Sprintf("%d×%d, 100-node Read: server CPU per Read", f.pipeConns, f.pipeFlight), unit: "µs", get: func(r *serverRun, i int) float64 { return r.pipe100.perReq(r.pipe100.srvCPU) }, target: 0.5},
+		{phase: "one", name: "1×1 Read round trip p50", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.one.p50) }, target: 1},
+		{phase: "one", name: "1×1 Read round trip p99", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.one.p99) }, target: 1},
+		{phase: "open", name: fmt.Sprintf("open loop, %d Reads/s over %d connections, every 1 ms: server CPU per Read", f.openRate, f.openConns), unit: "µs", get: func(r *serverRun, i int) float64 { return r.open.cpuPerRead(0) }},
+		{phase: "open", name: "same, net of the server's idle CPU", unit: "µs", get: func(r *serverRun, i int) float64 { return r.open.cpuPerRead(idleCPU(i)) }, target: 0.75},
+		{phase: "open", name: "same, context switches per Read net of idle", unit: "", get: func(r *serverRun, i int) float64 { return r.open.csPerRead(idleCS(i)) }, target: 1},
+		{phase: "open", name: "same, round trip p50", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.open.p50) }},
+		{phase: "open", name: "same, round trip p99", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.open.p99) }},
+		{phase: "sub", name: "subscription, 5 ms publishing and sampling: change → client p50", unit: "ms", get: func(r *serverRun, i int) float64 { return ms(r.sub.p50) }},
+		{phase: "sub", name: "same, p99", unit: "ms", get: func(r *serverRun, i int) float64 { return ms(r.sub.p99) }},
+		{phase: "sub", name: "same, server CPU per notification net of idle", unit: "µs", get: func(r *serverRun, i int) float64 { return r.sub.cpuPerNote(idleCPU(i)) }},
+		{phase: "hist", name: fmt.Sprintf("history: raw HistoryRead of the counter's last %v (5 ms values), one after another: server CPU per value returned, net of idle", histSpan-time.Second), unit: "ns",
 			get: func(r *serverRun, i int) float64 { return r.hist.cpuPerValue(idleCPU(i)) }, target: 0.5},
-		{name: "same, values per read", unit: "", get: func(r *serverRun, i int) float64 { return float64(r.hist.values) / float64(max(r.hist.calls, 1)) }},
-		{name: "same, round trip p50", unit: "ms", get: func(r *serverRun, i int) float64 { return ms(r.hist.p50) }},
-		{name: "RSS high-water mark (whole run)", unit: "MiB", get: func(r *serverRun, i int) float64 { return mib(r.hwm) }},
+		{phase: "hist", name: "same, values per read", unit: "", get: func(r *serverRun, i int) float64 { return float64(r.hist.values) / float64(max(r.hist.calls, 1)) }},
+		{phase: "hist", name: "same, round trip p50", unit: "ms", get: func(r *serverRun, i int) float64 { return ms(r.hist.p50) }},
+		{phase: "", name: "RSS high-water mark (whole run)", unit: "MiB", get: func(r *serverRun, i int) float64 { return mib(r.hwm) }},
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "\n| scenario\t| %s\t| %s\t| %s / %s\t| target\t|\n", f.servers[0].name, f.servers[1].name, f.servers[0].name, f.servers[1].name)
 	fmt.Fprintln(tw, "| ---\t| ---\t| ---\t| ---\t| ---\t|")
 	unmet := 0
 	for _, row := range rows {
+		if row.phase != "" && !f.runs(row.phase) {
+			continue
+		}
 		var med [2]float64
 		var span [2]string
 		for i := range runs {
