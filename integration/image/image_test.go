@@ -266,6 +266,7 @@ func readValue(t *testing.T, ctx context.Context, c *opcua.Client, id string) an
 // arm64 armv7): the gateway serves the simulator, with security, to a
 // client through the forwarded port; sim.Counter advances at 200/s; a
 // write reads back; a power cut and a second boot keep the certificate,
+// sim.Counter's history up to the flush interval before the cut,
 // the users and the configuration version. On arm64 the second boot runs
 // healthy for two minutes with the watchdog armed and is not reset; then
 // its scan stalls, and the watchdog resets the machine within its
@@ -324,7 +325,9 @@ func testImage(t *testing.T, m machine) {
 	if resets := v.count(bootBanner); resets != 1 {
 		t.Fatalf("%d boots: the watchdog reset a healthy gateway", resets)
 	}
+	seen := watchCounter(t, ctx, c, 3*time.Second)
 	c.Close(ctx)
+	cut := time.Now()
 
 	// A power cut, and the second boot on the same disk. With a watchdog
 	// it serves for two minutes and then its scan stops
@@ -345,6 +348,7 @@ func testImage(t *testing.T, m machine) {
 	if got := readValue(t, ctx, c, "ns=4;s=Configuration.CurrentVersion"); got != version {
 		t.Fatalf("configuration version %v after the power cut, was %v", got, version)
 	}
+	historyAfterCut(t, ctx, c, m.arch, seen, cut)
 	if !m.watchdog {
 		c.Close(ctx)
 		t.Logf("%s: no watchdog test: Debian's armmp kernel has no driver for QEMU's i6300ESB", m.arch)
@@ -374,6 +378,95 @@ func testImage(t *testing.T, m machine) {
 	if after > 13*time.Second {
 		t.Errorf("the reset came %v after the stall: more than the 10 s timeout and 3 s for the next kernel's first line", after)
 	}
+}
+
+// counterRead is a value of sim.Counter read live: its source time
+// (the gateway's clock) and when the host had it.
+type counterRead struct {
+	v         uint32
+	src, host time.Time
+}
+
+// watchCounter reads sim.Counter over and over for d.
+func watchCounter(t *testing.T, ctx context.Context, c *opcua.Client, d time.Duration) []counterRead {
+	t.Helper()
+	var seen []counterRead
+	for t0 := time.Now(); time.Since(t0) < d; {
+		resp, err := c.Read(ctx, &gua.ReadRequest{NodesToRead: []*gua.ReadValueID{{NodeID: gua.MustParseNodeID("ns=2;s=sim.Counter"),
+			AttributeID: gua.AttributeIDValue}}, TimestampsToReturn: gua.TimestampsToReturnBoth})
+		if err != nil || resp.Results[0].Status != gua.StatusOK {
+			t.Fatalf("Read sim.Counter: %v %v", err, resp)
+		}
+		dv := resp.Results[0]
+		seen = append(seen, counterRead{v: dv.Value.Value().(uint32), src: dv.SourceTimestamp, host: time.Now()})
+		time.Sleep(50 * time.Millisecond)
+	}
+	return seen
+}
+
+// historyAfterCut reads sim.Counter's history from the first value seen
+// before the power cut at cut (host time): it holds every value read
+// more than the flush interval (1 s, the image's configuration) and an
+// allowance for the emulated machine before the cut, in time order, then
+// the restart's gap. The time between the last value kept and the cut is
+// logged.
+func historyAfterCut(t *testing.T, ctx context.Context, c *opcua.Client, arch string, seen []counterRead, cut time.Time) {
+	t.Helper()
+	const kept = time.Second + time.Second // flush interval + allowance
+	type value struct {
+		v  uint32
+		at time.Time
+	}
+	var hist []value
+	var gapAt time.Time
+	var cp []byte
+	for calls := 1; ; calls++ {
+		resp, err := c.HistoryReadRawModified(ctx, []*gua.HistoryReadValueID{{
+			NodeID: gua.MustParseNodeID("ns=2;s=sim.Counter"), DataEncoding: &gua.QualifiedName{}, ContinuationPoint: cp}},
+			&gua.ReadRawModifiedDetails{StartTime: seen[0].src, EndTime: seen[len(seen)-1].src.Add(time.Hour), NumValuesPerNode: 5000})
+		if err != nil {
+			t.Fatalf("HistoryRead after the power cut: %v", err)
+		}
+		r := resp.Results[0]
+		if r.StatusCode != gua.StatusOK {
+			t.Fatalf("HistoryRead call %d after the power cut: %v", calls, r.StatusCode)
+		}
+		for _, dv := range r.HistoryData.Value.(*gua.HistoryData).DataValues {
+			if !gapAt.IsZero() {
+				continue
+			}
+			if dv.Status != gua.StatusOK {
+				if dv.Status != gua.StatusBadDataLost {
+					t.Fatalf("a %v value in the history at %v before the restart's gap", dv.Status, dv.SourceTimestamp)
+				}
+				gapAt = dv.SourceTimestamp
+				continue
+			}
+			hist = append(hist, value{dv.Value.Value().(uint32), dv.SourceTimestamp})
+		}
+		if cp = r.ContinuationPoint; len(cp) == 0 {
+			break
+		}
+	}
+	if len(hist) == 0 || gapAt.IsZero() {
+		t.Fatalf("history after the power cut: %d values, gap at %v: want the values before the cut, then the restart's gap", len(hist), gapAt)
+	}
+	at := map[time.Time]uint32{}
+	for i, h := range hist {
+		at[h.at] = h.v
+		if i > 0 && (!h.at.After(hist[i-1].at) || h.v <= hist[i-1].v) {
+			t.Fatalf("history after the power cut: %d at %v after %d at %v", h.v, h.at, hist[i-1].v, hist[i-1].at)
+		}
+	}
+	for _, s := range seen {
+		if v, ok := at[s.src]; cut.Sub(s.host) > kept && (!ok || v != s.v) {
+			t.Fatalf("sim.Counter %d at %v, read %v before the power cut, is not in the history", s.v, s.src, cut.Sub(s.host).Round(time.Millisecond))
+		}
+	}
+	last := seen[len(seen)-1]
+	lost := cut.Sub(last.host) + last.src.Sub(hist[len(hist)-1].at)
+	t.Logf("%s: the history after the power cut: %d values, the last %v before the cut (flush interval 1 s), then the restart's gap",
+		arch, len(hist), lost.Round(time.Millisecond))
 }
 
 // counterRate reads sim.Counter, again after d, and returns how fast it
