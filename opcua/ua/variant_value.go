@@ -525,6 +525,37 @@ func (v Variant) StringValue() (string, bool) {
 	return v.str, true
 }
 
+// GUIDValue returns a Guid scalar.
+func (v Variant) GUIDValue() (GUID, bool) { return objScalar[GUID](v, TypeGUID) }
+
+// NodeIDValue returns a NodeId scalar.
+func (v Variant) NodeIDValue() (NodeID, bool) { return objScalar[NodeID](v, TypeNodeID) }
+
+// ExpandedNodeIDValue returns an ExpandedNodeId scalar.
+func (v Variant) ExpandedNodeIDValue() (ExpandedNodeID, bool) {
+	return objScalar[ExpandedNodeID](v, TypeExpandedNodeID)
+}
+
+// QualifiedNameValue returns a QualifiedName scalar.
+func (v Variant) QualifiedNameValue() (QualifiedName, bool) {
+	return objScalar[QualifiedName](v, TypeQualifiedName)
+}
+
+// LocalizedTextValue returns a LocalizedText scalar.
+func (v Variant) LocalizedTextValue() (LocalizedText, bool) {
+	return objScalar[LocalizedText](v, TypeLocalizedText)
+}
+
+// objScalar returns the scalar of typ that v holds behind its pointer,
+// without boxing it as Value does.
+func objScalar[T any](v Variant, typ TypeID) (T, bool) {
+	if v.typ != typ || v.array {
+		var zero T
+		return zero, false
+	}
+	return deref[T](v.obj), true
+}
+
 // ByteString returns a ByteString scalar, shared with v.
 func (v Variant) ByteString() ([]byte, bool) {
 	if v.typ != TypeByteString || v.array {
