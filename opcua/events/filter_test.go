@@ -14,10 +14,10 @@ import (
 // testModel: a few of Part 5's and Part 9's event types and their fields.
 type testModel struct {
 	parent map[uint32]uint32
-	fields map[string]fieldDecl // by path, "ActiveState/Id"
+	fields map[string]testField // by path, "ActiveState/Id"
 }
 
-type fieldDecl struct {
+type testField struct {
 	f    Field
 	decl uint32 // the type that declares it
 }
@@ -35,7 +35,7 @@ func newTestModel() *testModel {
 		id.AuditSecurityEventType:       id.AuditEventType,
 		id.AuditSessionEventType:        id.AuditSecurityEventType,
 		id.AuditCreateSessionEventType:  id.AuditSessionEventType,
-	}, fields: map[string]fieldDecl{}}
+	}, fields: map[string]testField{}}
 	for i, f := range []struct {
 		path string
 		decl uint32
@@ -48,7 +48,7 @@ func newTestModel() *testModel {
 		{"AckedState/Id", id.AcknowledgeableConditionType},
 		{"ClientUserId", id.AuditEventType}, {"Status", id.AuditEventType},
 	} {
-		m.fields[f.path] = fieldDecl{Field(i), f.decl}
+		m.fields[f.path] = testField{Field(i), f.decl}
 	}
 	return m
 }

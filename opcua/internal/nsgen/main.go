@@ -59,6 +59,11 @@
 //
 //	go generate ./opcua/addrspace
 //
+// With -events it writes instead the event types of namespace 0 for
+// package events (zz_eventtypes.go: each type's supertype and the fields
+// its instance declarations give its events; events.go), through go
+// generate in opcua/events.
+//
 // The output is a pure function of the schema file, and a test checks
 // that the committed file equals a fresh run.
 package main
@@ -76,13 +81,21 @@ const nodeSetFile = "Opc.Ua.NodeSet2.Services.xml"
 func main() {
 	schema := flag.String("schema", "", "directory holding "+nodeSetFile)
 	out := flag.String("out", "zz_ns0.go", "file to write")
+	events := flag.Bool("events", false, "write the event types of namespace 0 for package events (events.go) instead")
 	verbose := flag.Bool("v", false, "print notes on what was left out")
 	flag.Parse()
 	if *schema == "" || flag.NArg() != 0 {
-		fmt.Fprintln(os.Stderr, "usage: nsgen -schema DIR [-out FILE]")
+		fmt.Fprintln(os.Stderr, "usage: nsgen -schema DIR [-events] [-out FILE]")
 		os.Exit(2)
 	}
-	src, notes, err := generate(filepath.Join(*schema, nodeSetFile))
+	var src []byte
+	var notes []string
+	var err error
+	if *events {
+		src, err = generateEvents(filepath.Join(*schema, nodeSetFile))
+	} else {
+		src, notes, err = generate(filepath.Join(*schema, nodeSetFile))
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "nsgen:", err)
 		os.Exit(1)
