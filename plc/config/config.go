@@ -79,7 +79,9 @@ type Device struct {
 	NoCommTimeoutMs int        `json:"no_comm_timeout_ms"`
 	ModbusTCP       *ModbusTCP `json:"modbus_tcp,omitempty"`
 	ModbusRTU       *ModbusRTU `json:"modbus_rtu,omitempty"`
-	Tags            []Tag      `json:"tags"`
+	// CommAlarm, when present, is the device's communication alarm.
+	CommAlarm *CommAlarm `json:"comm_alarm,omitempty"`
+	Tags      []Tag      `json:"tags"`
 }
 
 // Order is the order of the bytes of a value spread over 16-bit registers,
@@ -241,6 +243,8 @@ type Tag struct {
 	AllowNonFinite bool `json:"allow_non_finite,omitempty"`
 	// History, when present, makes the tag historized (see TagHistory).
 	History *TagHistory `json:"history,omitempty"`
+	// Alarm, when present, is the tag's alarm (see TagAlarm).
+	Alarm *TagAlarm `json:"alarm,omitempty"`
 }
 
 // Bounds of the numbers a tag may carry.
@@ -389,6 +393,11 @@ const SimulatorAddress = "127.0.0.1:0"
 //	co:0   Toggle    bool     flips every 500 ms
 func Simulator() Config {
 	c := Default()
+	sine := func(t Tag) Tag {
+		high := 0.9
+		t.Alarm = &TagAlarm{Kind: AlarmLimit, High: &high, Deadband: 0.01, Severity: 500, Message: "sim.Sine above 0.9"}
+		return t
+	}
 	tag := func(name string, t Type, addr, class string, acc Access, desc string) Tag {
 		return Tag{Name: name, Type: t, Address: addr, ScanClass: class, Access: acc, Description: desc}
 	}
@@ -398,9 +407,10 @@ func Simulator() Config {
 			Kind:            KindModbusTCP,
 			NoCommTimeoutMs: 5000,
 			ModbusTCP:       DefaultModbusTCP(SimulatorAddress),
+			CommAlarm:       &CommAlarm{Severity: 800, Message: "the simulated PLC does not answer"},
 			Tags: []Tag{
 				tag("Counter", UInt32, "hr:0", "fast", Read, "+1 every 5 ms"),
-				tag("Sine", Float64, "hr:2", "fast", Read, "sine wave, period 10 s, amplitude 1"),
+				sine(tag("Sine", Float64, "hr:2", "fast", Read, "sine wave, period 10 s, amplitude 1")),
 				tag("Ramp", Float32, "hr:6", "fast", Read, "0..100 in 10 s, then again"),
 				tag("Toggle", Bool, "co:0", "fast", Read, "flips every 500 ms"),
 				tag("Setpoint", Float32, "hr:100", "fast", ReadWrite, "writable"),

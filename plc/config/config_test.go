@@ -235,6 +235,47 @@ func TestValidateProblems(t *testing.T) {
 		{"history aggregates", func(c *Config) { c.History.Aggregates.PercentDataGood, c.History.Aggregates.PercentDataBad = 20, 50 },
 			`history.aggregates.percent_data_good: 20 is below 100 − percent_data_bad (50)`},
 		{"history aggregates missing", func(c *Config) { c.History.Aggregates = nil }, `history.aggregates: missing`},
+		{"alarm good", func(c *Config) {
+			tag(c, "plc1", "Temp").Alarm = &TagAlarm{Kind: AlarmLimit, LowLow: ptr(-40.0), Low: ptr(-20.0), High: ptr(100.0), HighHigh: ptr(120.0), Deadband: 1, Severity: 700}
+			tag(c, "plc1", "Running").Alarm = &TagAlarm{Kind: AlarmOffNormal, Normal: ptr(1.0), Severity: 300, Message: "motor stopped"}
+			c.Devices[0].CommAlarm = &CommAlarm{Severity: 900}
+		}, ""},
+		{"alarm kind missing", func(c *Config) { tag(c, "plc1", "Temp").Alarm = &TagAlarm{Severity: 1} },
+			`devices[plc1].tags[Temp].alarm.kind: missing (limit, limits or off_normal)`},
+		{"alarm kind", func(c *Config) { tag(c, "plc1", "Temp").Alarm = &TagAlarm{Kind: "high", Severity: 1} },
+			`devices[plc1].tags[Temp].alarm.kind: "high" is not limit, limits or off_normal`},
+		{"alarm severity", func(c *Config) {
+			tag(c, "plc1", "Temp").Alarm = &TagAlarm{Kind: AlarmLimit, High: ptr(1.0), Severity: 1001}
+		},
+			`devices[plc1].tags[Temp].alarm.severity: 1001 is outside 1..1000`},
+		{"alarm without limits", func(c *Config) { tag(c, "plc1", "Temp").Alarm = &TagAlarm{Kind: AlarmLimits, Severity: 5} },
+			`devices[plc1].tags[Temp].alarm: a limits alarm needs a limit`},
+		{"alarm limits out of order", func(c *Config) {
+			tag(c, "plc1", "Temp").Alarm = &TagAlarm{Kind: AlarmLimit, Low: ptr(10.0), High: ptr(5.0), Severity: 5}
+		}, `devices[plc1].tags[Temp].alarm.high: 5 is below low (10)`},
+		{"alarm low equal high", func(c *Config) {
+			tag(c, "plc1", "Temp").Alarm = &TagAlarm{Kind: AlarmLimit, Low: ptr(5.0), High: ptr(5.0), Severity: 5}
+		}, `devices[plc1].tags[Temp].alarm.high: 5 is below low (5)`},
+		{"alarm limit on bool", func(c *Config) {
+			tag(c, "plc1", "Running").Alarm = &TagAlarm{Kind: AlarmLimit, High: ptr(1.0), Severity: 5}
+		},
+			`devices[plc1].tags[Running].alarm.kind: limit is for numbers, not a bool`},
+		{"alarm deadband", func(c *Config) {
+			tag(c, "plc1", "Temp").Alarm = &TagAlarm{Kind: AlarmLimit, High: ptr(1.0), Deadband: -1, Severity: 5}
+		}, `devices[plc1].tags[Temp].alarm.deadband: -1 is not a finite number ≥ 0`},
+		{"alarm off normal without normal", func(c *Config) { tag(c, "plc1", "Running").Alarm = &TagAlarm{Kind: AlarmOffNormal, Severity: 5} },
+			`devices[plc1].tags[Running].alarm.normal: missing`},
+		{"alarm off normal of a bool", func(c *Config) {
+			tag(c, "plc1", "Running").Alarm = &TagAlarm{Kind: AlarmOffNormal, Normal: ptr(2.0), Severity: 5}
+		}, `devices[plc1].tags[Running].alarm.normal: 2: a bool's normal value is 0 or 1`},
+		{"alarm off normal on a float", func(c *Config) {
+			tag(c, "plc1", "Pressure").Alarm = &TagAlarm{Kind: AlarmOffNormal, Normal: ptr(2.0), Severity: 5}
+		}, `devices[plc1].tags[Pressure].alarm.kind: off_normal is for bools and unscaled integers`},
+		{"alarm off normal with a limit", func(c *Config) {
+			tag(c, "plc1", "Running").Alarm = &TagAlarm{Kind: AlarmOffNormal, Normal: ptr(0.0), High: ptr(1.0), Severity: 5}
+		}, `devices[plc1].tags[Running].alarm.high: only for kinds limit and limits`},
+		{"comm alarm severity", func(c *Config) { c.Devices[0].CommAlarm = &CommAlarm{} },
+			`devices[plc1].comm_alarm.severity: missing`},
 		{"bad address", func(c *Config) { tag(c, "plc1", "Temp").Address = "4x0001" },
 			`devices[plc1].tags[Temp].address: "4x0001" is not a Modbus address`},
 		{"address 0-based bad area", func(c *Config) { tag(c, "plc1", "Temp").Address = "xx:1" },

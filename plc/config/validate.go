@@ -152,6 +152,9 @@ func (v *validator) config(c *Config) {
 func (v *validator) device(c *Config, dp string, d *Device) {
 	v.name(dp+".name", d.Name)
 	v.intRange(dp+".no_comm_timeout_ms", d.NoCommTimeoutMs, 1, 3600000, "")
+	if d.CommAlarm != nil {
+		v.severity(dp+".comm_alarm", d.CommAlarm.Severity, d.CommAlarm.Message)
+	}
 	unitKey := func(unit int) string { return "" }
 	var units []int // rtu
 	switch d.Kind {
@@ -425,6 +428,7 @@ func (v *validator) common(c *Config, tp string, d *Device, t *Tag) {
 	}
 	v.writeLimits(tp, t)
 	v.tagHistory(tp, t)
+	v.tagAlarm(tp, t)
 }
 
 // writeLimits checks write_min, write_max and allow_non_finite.
