@@ -2,10 +2,11 @@
 // limit alarms on numbers, off-normal alarms on Booleans and enumerations,
 // a communication alarm per device, each a condition with the states
 // OPC 10000-9 gives one (enabled, active, acknowledged, confirmed,
-// shelved, retained, commented). It knows nothing of the scan engine or
-// of OPC UA's address space: it is told the samples and the operators'
-// actions, and says what changed. A sample is evaluated without
-// allocating. See docs/events.md.
+// shelved, retained, commented). A Set is told the samples and the
+// operators' actions and says what changed, evaluating a sample without
+// allocating; a Watch feeds it the scan engine's images and passes the
+// changes on. It knows nothing of OPC UA's address space. See
+// docs/events.md.
 package alarms
 
 import "math"

@@ -1,0 +1,218 @@
+package alarms
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/edged/edged/opcua/ua/status"
+	"github.com/edged/edged/plc"
+	"github.com/edged/edged/plc/config"
+)
+
+// Event is a change of a condition as a Watch passes it on: a copy of the
+// condition's state at the change.
+type Event struct {
+	Cond   int
+	Change Change
+	Config *Config // the condition's, not changed
+	State  State
+}
+
+// Watch evaluates the alarms of a configuration on the scan engine's
+// images, in the scan's goroutine as each image is published (the
+// samples of the tags that changed; a few nanoseconds each), and passes
+// the changes through a bounded queue to a goroutine of its own, so that
+// the scan never waits for who reads them. When the queue is full the
+// changes are dropped and counted.
+type Watch struct {
+	Set   *Set
+	eng   *plc.Engine
+	confs []Config
+	byTag []int32 // by handle: the condition of the tag's alarm, -1 none
+	comm  []int32 // by handle: the device's communication condition, -1 none
+
+	qmu     sync.Mutex
+	queue   []Event // a ring of fixed size
+	head, n int
+	wake    chan struct{}
+	dropped atomic.Uint64
+
+	stopSub func()
+	quit    chan struct{}
+	done    chan struct{}
+}
+
+// Conditions returns the conditions conf configures, in order: for each
+// device its communication condition, then its tags' alarms; and the
+// engine handle each watches.
+func Conditions(eng *plc.Engine, conf *config.Config) ([]Config, []plc.Handle, error) {
+	var cs []Config
+	var hs []plc.Handle
+	for di := range conf.Devices {
+		d := &conf.Devices[di]
+		if a := d.CommAlarm; a != nil && len(d.Tags) > 0 {
+			h, ok := eng.Lookup(d.Name, d.Tags[0].Name)
+			if !ok {
+				return nil, nil, fmt.Errorf("alarms: the engine has no tag %s.%s", d.Name, d.Tags[0].Name)
+			}
+			msg := a.Message
+			if msg == "" {
+				msg = d.Name + " does not answer"
+			}
+			cs = append(cs, Config{Kind: Communication, Name: "Communication", Source: d.Name, Severity: uint16(a.Severity), Message: msg})
+			hs = append(hs, h)
+		}
+		for ti := range d.Tags {
+			t := &d.Tags[ti]
+			a := t.Alarm
+			if a == nil {
+				continue
+			}
+			h, ok := eng.Lookup(d.Name, t.Name)
+			if !ok {
+				return nil, nil, fmt.Errorf("alarms: the engine has no tag %s.%s", d.Name, t.Name)
+			}
+			c := Config{Source: d.Name + "." + t.Name, Severity: uint16(a.Severity), Message: a.Message}
+			switch a.Kind {
+			case config.AlarmLimit, config.AlarmLimits:
+				c.Kind, c.Name = ExclusiveLimit, "Limit"
+				if a.Kind == config.AlarmLimits {
+					c.Kind = NonExclusiveLimit
+				}
+				c.Limits = Limits{HighHigh: limit(a.HighHigh), High: limit(a.High), Low: limit(a.Low), LowLow: limit(a.LowLow), Deadband: a.Deadband}
+			case config.AlarmOffNormal:
+				c.Kind, c.Name, c.Normal = OffNormal, "OffNormal", *a.Normal
+			}
+			if c.Message == "" {
+				c.Message = c.Source + " " + map[Kind]string{ExclusiveLimit: "beyond a limit", NonExclusiveLimit: "beyond a limit", OffNormal: "off normal"}[c.Kind]
+			}
+			cs = append(cs, c)
+			hs = append(hs, h)
+		}
+	}
+	return cs, hs, nil
+}
+
+func limit(x *float64) float64 {
+	if x == nil {
+		return math.NaN()
+	}
+	return *x
+}
+
+// NewWatch makes the watch of conf's alarms on eng, with a queue of
+// queueLen changes. It watches nothing before Start.
+func NewWatch(eng *plc.Engine, conf *config.Config, queueLen int) (*Watch, error) {
+	cs, hs, err := Conditions(eng, conf)
+	if err != nil {
+		return nil, err
+	}
+	w := &Watch{eng: eng, confs: cs, queue: make([]Event, max(queueLen, 1)), wake: make(chan struct{}, 1),
+		quit: make(chan struct{}), done: make(chan struct{})}
+	w.Set = New(cs, w.push)
+	n := eng.Len()
+	w.byTag, w.comm = make([]int32, n), make([]int32, n)
+	for i := range w.byTag {
+		w.byTag[i], w.comm[i] = -1, -1
+	}
+	for i, h := range hs {
+		if cs[i].Kind == Communication {
+			w.comm[h] = int32(i)
+		} else {
+			w.byTag[h] = int32(i)
+		}
+	}
+	return w, nil
+}
+
+// Start evaluates every image from now on and calls deliver with each
+// change, in order, on a goroutine of its own.
+func (w *Watch) Start(deliver func(*Event)) {
+	w.stopSub = w.eng.Subscribe(w.evaluate)
+	go w.run(deliver)
+}
+
+// Stop stops watching and delivering.
+func (w *Watch) Stop() {
+	if w.stopSub != nil {
+		w.stopSub()
+	}
+	close(w.quit)
+	<-w.done
+}
+
+// Dropped is the number of changes dropped from a full queue.
+func (w *Watch) Dropped() uint64 { return w.dropped.Load() }
+
+// evaluate runs on the scan's goroutine for each image.
+func (w *Watch) evaluate(im *plc.Image) {
+	now := im.Time().UnixNano()
+	w.Set.Begin()
+	for _, h := range im.Changed() {
+		if int(h) >= len(w.byTag) {
+			continue
+		}
+		if c := w.byTag[h]; c >= 0 {
+			st := im.Status(h)
+			t := im.SourceTime(h)
+			if t == 0 {
+				t = now
+			}
+			w.Set.Sample(int(c), im.Value(h).Float64(), uint32(st), t)
+		}
+		if c := w.comm[h]; c >= 0 {
+			x := 1.0
+			if im.Status(h) == status.BadNoCommunication {
+				x = 0
+			}
+			w.Set.Sample(int(c), x, 0, now)
+		}
+	}
+	w.Set.End()
+}
+
+// push queues a change (under the set's lock).
+func (w *Watch) push(c *Condition, ch Change) {
+	w.qmu.Lock()
+	if w.n == len(w.queue) {
+		w.qmu.Unlock()
+		w.dropped.Add(1)
+		return
+	}
+	e := &w.queue[(w.head+w.n)%len(w.queue)]
+	e.Cond, e.Change, e.Config, e.State = c.ID, ch, &w.confs[c.ID], c.State
+	w.n++
+	w.qmu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run delivers the queued changes.
+func (w *Watch) run(deliver func(*Event)) {
+	defer close(w.done)
+	var e Event
+	for {
+		select {
+		case <-w.quit:
+			return
+		case <-w.wake:
+		}
+		for {
+			w.qmu.Lock()
+			if w.n == 0 {
+				w.qmu.Unlock()
+				break
+			}
+			e = w.queue[w.head]
+			w.queue[w.head] = Event{}
+			w.head = (w.head + 1) % len(w.queue)
+			w.n--
+			w.qmu.Unlock()
+			deliver(&e)
+		}
+	}
+}

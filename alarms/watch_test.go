@@ -1,0 +1,109 @@
+package alarms
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/edged/edged/plc"
+	"github.com/edged/edged/plc/config"
+	"github.com/edged/edged/plc/plctest"
+)
+
+const ms = time.Millisecond
+
+// TestWatch: the alarms of a configuration on a running engine: a limit
+// alarm on a float, an off-normal alarm on a bool, the device's
+// communication alarm when it stops answering; each change delivered in
+// order.
+func TestWatch(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &plctest.Fake{}
+		e, err := plc.New(plc.Config{Devices: []plc.DeviceConfig{{Name: "d", Device: f}}, NoCommAfter: 50 * ms,
+			Tags: []plc.Tag{{Device: "d", Name: "T", Type: plc.Float64}, {Device: "d", Name: "B", Type: plc.Bool}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		high, normal := 10.0, 0.0
+		conf := &config.Config{Devices: []config.Device{{Name: "d", CommAlarm: &config.CommAlarm{Severity: 900},
+			Tags: []config.Tag{
+				{Name: "T", Alarm: &config.TagAlarm{Kind: config.AlarmLimit, High: &high, Deadband: 1, Severity: 500}},
+				{Name: "B", Alarm: &config.TagAlarm{Kind: config.AlarmOffNormal, Normal: &normal, Severity: 300, Message: "door open"}},
+			}}}}
+		w, err := NewWatch(e, conf, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		var got []string
+		w.Start(func(ev *Event) {
+			mu.Lock()
+			got = append(got, fmt.Sprintf("%s/%s %s", ev.Config.Source, ev.Config.Name, describe(&Condition{Config: *ev.Config, State: ev.State}, ev.Change)))
+			mu.Unlock()
+		})
+		n := 0
+		cancel := e.Subscribe(func(*plc.Image) {
+			n++
+			switch n {
+			case 2:
+				f.Set(0, plc.Float64Value(5))
+			case 5:
+				f.Set(0, plc.Float64Value(10.5))
+			case 8:
+				f.Set(0, plc.Float64Value(9.5)) // within the deadband: still active
+			case 10:
+				f.Set(0, plc.Float64Value(8.9))
+			case 12:
+				f.Set(1, plc.BoolValue(true))
+			case 14:
+				f.Set(1, plc.BoolValue(false))
+			case 20:
+				f.SetError(fmt.Errorf("unplugged"))
+			}
+		})
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- e.Run(ctx) }()
+		time.Sleep(300 * ms)
+		synctest.Wait()
+		f.SetError(nil)
+		time.Sleep(50 * ms)
+		synctest.Wait()
+		stop()
+		<-done
+		cancel()
+		w.Stop()
+		want := []string{
+			"d.T/Limit Activated, active=true High bits=0000 acked=false confirmed=false retain=true",
+			"d.T/Limit Deactivated, active=false Normal bits=0000 acked=false confirmed=false retain=true",
+			"d.B/OffNormal Activated, active=true Normal bits=0000 acked=false confirmed=false retain=true",
+			"d.B/OffNormal Deactivated, active=false Normal bits=0000 acked=false confirmed=false retain=true",
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		// The tag alarms' changes (their qualities apart: the device's
+		// silence makes them Uncertain, then Bad), and the communication
+		// alarm's.
+		var comm, changes []string
+		for _, g := range got {
+			switch {
+			case strings.HasPrefix(g, "d/Communication"):
+				comm = append(comm, g)
+			case !strings.Contains(g, "QualityChanged"):
+				changes = append(changes, g)
+			}
+		}
+		same(t, changes, want)
+		same(t, comm, []string{
+			"d/Communication Activated, active=true Normal bits=0000 acked=false confirmed=false retain=true",
+			"d/Communication Deactivated, active=false Normal bits=0000 acked=false confirmed=false retain=true",
+		})
+		if w.Dropped() != 0 {
+			t.Fatalf("%d dropped", w.Dropped())
+		}
+	})
+}
