@@ -406,13 +406,17 @@ func watchCounter(t *testing.T, ctx context.Context, c *opcua.Client, d time.Dur
 
 // historyAfterCut reads sim.Counter's history from the first value seen
 // before the power cut at cut (host time): it holds every value read
-// more than the flush interval (1 s, the image's configuration) and an
-// allowance for the emulated machine before the cut, in time order, then
-// the restart's gap. The time between the last value kept and the cut is
-// logged.
+// more than kept before the cut, in time order, then the restart's gap.
+// The time between the last value kept and the cut is logged.
 func historyAfterCut(t *testing.T, ctx context.Context, c *opcua.Client, arch string, seen []counterRead, cut time.Time) {
 	t.Helper()
-	const kept = time.Second + time.Second // flush interval + allowance
+	// A cut during a flush loses that flush's record too: the flush
+	// interval (1 s in the image's configuration) and the flush's own
+	// time, which through an emulated disk under TCG on a busy host can
+	// be seconds (a CI run lost 3 s on armv7 once; 0.3-0.9 s is usual).
+	// The robustness suite's TestPowerCut holds the tight bound on a real
+	// host.
+	const kept = 5 * time.Second
 	type value struct {
 		v  uint32
 		at time.Time
@@ -460,7 +464,9 @@ func historyAfterCut(t *testing.T, ctx context.Context, c *opcua.Client, arch st
 	}
 	for _, s := range seen {
 		if v, ok := at[s.src]; cut.Sub(s.host) > kept && (!ok || v != s.v) {
-			t.Fatalf("sim.Counter %d at %v, read %v before the power cut, is not in the history", s.v, s.src, cut.Sub(s.host).Round(time.Millisecond))
+			t.Fatalf("sim.Counter %d at %v, read %v before the power cut, is not in the history: %d values from %d at %v to %d at %v, the restart's gap at %v; the reads %d at %v to %d at %v",
+				s.v, s.src, cut.Sub(s.host).Round(time.Millisecond), len(hist), hist[0].v, hist[0].at, hist[len(hist)-1].v, hist[len(hist)-1].at, gapAt,
+				seen[0].v, seen[0].src, seen[len(seen)-1].v, seen[len(seen)-1].src)
 		}
 	}
 	last := seen[len(seen)-1]
