@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/events"
 	"github.com/edged/edged/opcua/server/internal/subs"
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
 	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/opcua/uasc"
 )
@@ -41,6 +43,7 @@ type Server struct {
 	startTime time.Time
 	nextCh    atomic.Uint32
 	subs      *subs.Manager // the subscription engine
+	events    *events.Types // the event types event filters know
 	backoff   backoff       // of failed logins, per client address
 	trust     trustFiles    // the open handles of ServerConfiguration's TrustList
 
@@ -153,6 +156,19 @@ const (
 // allocate once its buffer has grown.
 func (s *Server) SourceChanged(src addrspace.SourceID, changed []uint32) {
 	s.subs.SourceChanged(src, changed)
+}
+
+// EventTypes are the event types the server's event filters know: those
+// of namespace 0, and those a caller adds (before events of them are
+// posted).
+func (s *Server) EventTypes() *events.Types { return s.events }
+
+// PostEvent hands ev to the event monitored items on the Server object and
+// on notifiers (the nodes the event's source reports to), each of which
+// queues it if its filter passes it. ev must not change afterwards. Safe
+// from any goroutine; it returns once the subscription manager took it.
+func (s *Server) PostEvent(ev events.Event, notifiers ...ua.NodeID) {
+	s.subs.PostEvent(ev, append(notifiers, ua.NewNumericNodeID(0, id.Server))...)
 }
 
 // EndpointURL returns the URL the server advertises.

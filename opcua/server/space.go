@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/events"
 	"github.com/edged/edged/opcua/server/internal/subs"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
@@ -35,7 +36,8 @@ func (s *Server) initAddressSpace() error {
 	s.as = addrspace.New()
 	s.as.SetClock(s.clock)
 	s.space.as = s.as
-	s.subs = subs.New(subs.Deps{Space: s.as, Limits: s.cfg.Subscriptions, Clock: s.clock, Go: s.goTracked, Done: s.ctx.Done()})
+	s.events = events.NewTypes()
+	s.subs = subs.New(subs.Deps{Space: s.as, Limits: s.cfg.Subscriptions, Clock: s.clock, Go: s.goTracked, Done: s.ctx.Done(), Events: s.events})
 	return s.initServerObject()
 }
 

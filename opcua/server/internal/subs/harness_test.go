@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/events"
 	"github.com/edged/edged/opcua/server/internal/subtest"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
@@ -56,7 +57,7 @@ func newTestServer(t testing.TB, cfg Config) *testServer {
 	if err := s.as.SetSource(ua.NewNumericNodeID(0, id.Server_ServerStatus_CurrentTime), live, 0); err != nil {
 		t.Fatal(err)
 	}
-	s.subs = New(Deps{Space: s.as, Limits: cfg.Subscriptions, Clock: time.Now, Go: s.goTracked, Done: s.done})
+	s.subs = New(Deps{Space: s.as, Limits: cfg.Subscriptions, Clock: time.Now, Go: s.goTracked, Done: s.done, Events: events.NewTypes()})
 	t.Cleanup(s.shutdown)
 	return s
 }

@@ -81,6 +81,7 @@ type monItem struct {
 	key     srcKey        // zero for items without a source (sampled from Manager.due)
 
 	overflows uint32
+	ev        *eventItem // an event item (events.go); nil for a data item
 
 	nextSample time.Time // items without a source: when the next sample is due
 	heapPos    int       // items without a source: 1 + index in Manager.due, 0 when not scheduled
@@ -182,6 +183,9 @@ func (it *monItem) due(now time.Time, slack time.Duration) bool {
 // sample reads the item's value and queues a notification when it changed
 // in the sense of the item's filter.
 func (m *Manager) sample(it *monItem, now time.Time) {
+	if it.ev != nil {
+		return // events are posted, not sampled
+	}
 	s := m.newSample()
 	m.space.Read(&m.rc, &it.rv, ua.TimestampsToReturnBoth, &s.dv)
 	m.sampled(it, s, now)
@@ -217,6 +221,9 @@ func (m *Manager) report(it *monItem, dv *ua.DataValue) {
 
 // forget empties the queue of it and forgets its last value.
 func (m *Manager) forget(it *monItem) {
+	if it.ev != nil {
+		m.forgetEvents(it)
+	}
 	m.releaseQueued(it.queue)
 	it.queue = it.queue[:0]
 	m.release(it.last)
@@ -381,6 +388,10 @@ func number(v ua.Variant) (float64, bool) {
 func (m *Manager) removeItem(it *monItem) {
 	it.deleted = true
 	m.forget(it)
+	if it.ev != nil {
+		// A new slice: deliver may be ranging over the old one.
+		m.eventItems = slices.DeleteFunc(slices.Clone(m.eventItems), func(x *monItem) bool { return x == it })
+	}
 	sub := it.sub
 	delete(sub.items, it.id)
 	m.itemCount--

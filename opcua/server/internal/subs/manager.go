@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/events"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
 )
@@ -84,6 +85,9 @@ type Deps struct {
 	// Done is closed when the server shuts down: the run loop ends and
 	// service calls answer Bad_Shutdown.
 	Done <-chan struct{}
+	// Events are the event types event filters are compiled against; nil:
+	// no event items (Bad_EventFilterInvalid).
+	Events *events.Types
 }
 
 // yieldEvery is how long the run loop may work without yielding (see
@@ -142,6 +146,7 @@ type sessSubs struct {
 // Manager is the server's subscription manager; see above.
 type Manager struct {
 	space     *addrspace.Space
+	events    *events.Types
 	lim       Limits
 	clock     func() time.Time
 	goTracked func(func()) bool
@@ -172,6 +177,7 @@ type Manager struct {
 	subs        map[uint32]*subscription
 	sessions    map[Session]*sessSubs
 	bySource    map[srcKey][]*monItem
+	eventItems  []*monItem          // the event items, deleted ones too until prune
 	stale       map[srcKey]struct{} // sources whose lists hold deleted items (prune)
 	work        []srcKey
 	workB       []srcBatch
@@ -218,7 +224,7 @@ func (m *Manager) Removed() uint64 { return m.removed.Load() }
 // New returns the engine of a server; its run loop starts with the first
 // service call.
 func New(d Deps) *Manager {
-	m := &Manager{space: d.Space, lim: d.Limits, clock: d.Clock, goTracked: d.Go, done: d.Done}
+	m := &Manager{space: d.Space, events: d.Events, lim: d.Limits, clock: d.Clock, goTracked: d.Go, done: d.Done}
 	m.calls = make(chan func())
 	m.wake = make(chan struct{}, 1)
 	m.subs = make(map[uint32]*subscription)
@@ -611,7 +617,7 @@ func (sub *subscription) available() []uint32 {
 // send.
 func (sub *subscription) hasNotifications() bool {
 	for _, it := range sub.ready {
-		if !it.deleted && it.mode == ua.MonitoringModeReporting && len(it.queue) > 0 {
+		if !it.deleted && it.mode == ua.MonitoringModeReporting && it.pending() {
 			return true
 		}
 	}
@@ -666,6 +672,7 @@ func (m *Manager) publishTo(sub *subscription, now time.Time) {
 	msg := sub.newMessage()
 	dcn := msg.NotificationData[0].Body.(*encodedDCN)
 	dcn.start()
+	var evl *ua.EventNotificationList
 	max := int(sub.maxNotif)
 	ready := sub.ready[:0]
 	more := false
@@ -685,13 +692,28 @@ func (m *Manager) publishTo(sub *subscription, now time.Time) {
 			it.inReady = false
 			continue
 		}
-		if max > 0 && dcn.n >= max {
+		sent := dcn.n
+		if evl != nil {
+			sent += len(evl.Events)
+		}
+		if max > 0 && sent >= max {
 			ready = append(ready, it)
 			more = true
 			continue
 		}
-		m.drain(dcn, it, max)
-		if len(it.queue) > 0 {
+		if it.ev != nil {
+			if evl == nil {
+				evl = &ua.EventNotificationList{}
+			}
+			room := -1
+			if max > 0 {
+				room = max - sent
+			}
+			m.drainEvents(evl, it, room)
+		} else {
+			m.drain(dcn, it, max-(sent-dcn.n))
+		}
+		if it.pending() {
 			ready = append(ready, it)
 			more = true
 		} else {
@@ -699,10 +721,18 @@ func (m *Manager) publishTo(sub *subscription, now time.Time) {
 		}
 		triggered = append(triggered, it.links...)
 	}
+	if evl != nil {
+		// The events beside the data changes, or alone.
+		if dcn.n == 0 {
+			msg.NotificationData = []ua.ExtensionObject{{Body: evl}}
+		} else {
+			msg.NotificationData = []ua.ExtensionObject{msg.NotificationData[0], {Body: evl}}
+		}
+	}
 	clear(sub.ready[len(ready):])
 	sub.ready = ready
 	for _, it := range triggered {
-		if it.deleted || it.mode != ua.MonitoringModeSampling || len(it.queue) == 0 {
+		if it.deleted || it.mode != ua.MonitoringModeSampling || len(it.queue) == 0 || it.ev != nil {
 			continue
 		}
 		// Within MaxNotificationsPerPublish too: what does not fit goes
@@ -920,8 +950,11 @@ func (m *Manager) dropRetrans(sub *subscription, i int) {
 func retainedBytes(msg ua.NotificationMessage) int {
 	n := 0
 	for _, eo := range msg.NotificationData {
-		if e, ok := eo.Body.(*encodedDCN); ok {
+		switch e := eo.Body.(type) {
+		case *encodedDCN:
 			n += len(e.b)
+		case *ua.EventNotificationList:
+			n += len(e.Encode(nil))
 		}
 	}
 	return n

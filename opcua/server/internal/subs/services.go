@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edged/edged/opcua/events"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
 )
@@ -317,7 +318,15 @@ func (m *Manager) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest
 		res.StatusCode = status.BadNodeIDUnknown
 		return res
 	}
-	ip, key, st := m.reviseItem(sub, n, ua.AttributeID(r.ItemToMonitor.AttributeID), &r.RequestedParameters)
+	var ip itemParams
+	var key srcKey
+	var st ua.StatusCode
+	var filter *events.Filter
+	if ua.AttributeID(r.ItemToMonitor.AttributeID) == ua.AttributeIDEventNotifier {
+		ip, filter, res.FilterResult, st = m.reviseEventItem(sub, n, &r.RequestedParameters)
+	} else {
+		ip, key, st = m.reviseItem(sub, n, ua.AttributeID(r.ItemToMonitor.AttributeID), &r.RequestedParameters)
+	}
 	if st != status.Good {
 		res.StatusCode = st
 		return res
@@ -333,6 +342,10 @@ func (m *Manager) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest
 	}
 	it.rv.IndexRange = strings.Clone(it.rv.IndexRange) // out of the request buffer it may share
 	it.rv.NodeID = n.ID
+	if filter != nil {
+		it.ev = &eventItem{filter: filter}
+		m.eventItems = append(m.eventItems, it)
+	}
 	m.apply(it, ip, key)
 	sub.items[it.id] = it
 	m.itemCount++
@@ -389,10 +402,25 @@ func (m *Manager) ModifyMonitoredItems(s Session, req *ua.ModifyMonitoredItemsRe
 				res.StatusCode = status.BadNodeIDUnknown
 				continue
 			}
-			ip, key, st := m.reviseItem(sub, n, ua.AttributeID(it.rv.AttributeID), &r.RequestedParameters)
+			var ip itemParams
+			var key srcKey
+			var st ua.StatusCode
+			var filter *events.Filter
+			if it.ev != nil {
+				ip, filter, res.FilterResult, st = m.reviseEventItem(sub, n, &r.RequestedParameters)
+			} else {
+				ip, key, st = m.reviseItem(sub, n, ua.AttributeID(it.rv.AttributeID), &r.RequestedParameters)
+			}
 			if st != status.Good {
 				res.StatusCode = st
 				continue
+			}
+			if filter != nil {
+				it.ev.filter = filter
+				if len(it.ev.queue) > ip.qsize {
+					m.queuedCount -= len(it.ev.queue) - ip.qsize
+					it.ev.queue = slices.Delete(it.ev.queue, 0, len(it.ev.queue)-ip.qsize)
+				}
 			}
 			m.apply(it, ip, key)
 			m.schedule(it, now)
@@ -439,7 +467,7 @@ func (m *Manager) SetMonitoringMode(s Session, req *ua.SetMonitoringModeRequest,
 				m.sample(it, now)
 				m.sampledNow(it)
 				m.schedule(it, now)
-			case it.mode == ua.MonitoringModeReporting && len(it.queue) > 0 && !it.inReady:
+			case it.mode == ua.MonitoringModeReporting && it.pending() && !it.inReady:
 				it.inReady = true
 				sub.ready = append(sub.ready, it)
 			}
