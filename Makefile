@@ -92,7 +92,7 @@ test-arm: deps $(BIN)/testreport
 # The packages whose goroutines share state: the stack, the scan engine and
 # its devices, the binding, the configuration service and the in-process
 # stack.
-RACE_PKGS ?= ./opcua/... ./plc/... ./binding/... ./configsvc/... ./internal/...
+RACE_PKGS ?= ./opcua/... ./plc/... ./binding/... ./configsvc/... ./internal/... ./tsdb/... ./historian/... ./alarms/...
 
 test-race: deps $(BIN)/testreport
 	$(TESTREPORT) -- env CGO_ENABLED=1 $(GO) test -race -count=1 $(RACE_PKGS)

@@ -134,11 +134,12 @@ func (w *Watch) Start(deliver func(*Event)) {
 	go w.run(deliver)
 }
 
-// Stop stops watching and delivering.
+// Stop stops watching and delivering (nothing if it was not started).
 func (w *Watch) Stop() {
-	if w.stopSub != nil {
-		w.stopSub()
+	if w.stopSub == nil {
+		return
 	}
+	w.stopSub()
 	close(w.quit)
 	<-w.done
 }

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edged/edged/alarms"
 	"github.com/edged/edged/binding"
 	"github.com/edged/edged/board"
 	"github.com/edged/edged/configsvc"
@@ -118,11 +119,14 @@ type Stack struct {
 	Engine *plc.Engine
 	// Historian records the history (nil without Config.HistoryDir).
 	Historian *historian.Historian
-	Server    *server.Server
-	Binding   *binding.Binding
-	Config    *configsvc.Service // nil without Config.Versions
-	Listener  net.Listener
-	URL       string // the server's endpoint URL
+	// Alarms evaluates the configuration's alarms (nil before Start, or
+	// when there are none); a configuration change makes it anew.
+	Alarms   *alarms.Watch
+	Server   *server.Server
+	Binding  *binding.Binding
+	Config   *configsvc.Service // nil without Config.Versions
+	Listener net.Listener
+	URL      string // the server's endpoint URL
 	// WriteCommand: the simulator's method sim.WriteCommand was added.
 	WriteCommand bool
 	// Notes say what the start could not do as asked (real-time
@@ -134,7 +138,8 @@ type Stack struct {
 	parts     []part // what was started, oldest first; Close closes them newest first
 	drivers   *devices.Drivers
 	applyMu   sync.Mutex
-	baseCycle int // base_cycle_ms of what runs (the configuration itself is not kept)
+	alarmsMu  sync.Mutex // guards Alarms
+	baseCycle int        // base_cycle_ms of what runs (the configuration itself is not kept)
 	simAddr   string
 	served    chan struct{} // closed when Serve returned, with serveErr
 	serveErr  error
@@ -218,6 +223,9 @@ func New(cfg Config) (_ *Stack, err error) {
 		return nil, err
 	}
 	if st.Binding, err = binding.New(st.Server.AddressSpace(), st.Engine, cfg.Plant, st.Historian); err != nil {
+		return nil, err
+	}
+	if st.Alarms, err = newAlarms(st.Engine, cfg.Plant); err != nil {
 		return nil, err
 	}
 	if h := st.Binding.History(); h != nil {
@@ -406,6 +414,14 @@ func (st *Stack) Apply(ctx context.Context, conf *pconfig.Config) error {
 	if berr := st.Binding.Apply(conf); berr != nil {
 		err = errors.Join(err, berr)
 	}
+	if w, aerr := newAlarms(st.Engine, conf); aerr != nil {
+		err = errors.Join(err, aerr)
+	} else if st.running {
+		st.stopAlarms()
+		st.startAlarms(w)
+	} else {
+		st.Alarms = w
+	}
 	if rerr := retire(); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("closing the old drivers: %w", rerr))
 	}
@@ -440,6 +456,8 @@ func (st *Stack) Start(after ...func(*plc.Image)) (err error) {
 		hs.Start()
 		st.started("the historian", func(context.Context) error { hs.Stop(); return nil })
 	}
+	st.startAlarms(st.Alarms)
+	st.started("the alarms", func(context.Context) error { st.stopAlarms(); return nil })
 	for _, f := range after {
 		st.Engine.Subscribe(f)
 	}
@@ -455,6 +473,45 @@ func (st *Stack) Start(after ...func(*plc.Image)) (err error) {
 	}
 	st.startConfiguration()
 	return nil
+}
+
+// alarmQueue bounds the alarm changes waiting to become events.
+const alarmQueue = 4096
+
+// newAlarms makes the watch of conf's alarms, nil when it has none.
+func newAlarms(e *plc.Engine, conf *pconfig.Config) (*alarms.Watch, error) {
+	w, err := alarms.NewWatch(e, conf, alarmQueue)
+	if err != nil || w.Set.Len() == 0 {
+		return nil, err
+	}
+	return w, nil
+}
+
+// startAlarms starts w (nil: none): the alarms evaluated on the engine's
+// images, their changes posted as events to the server.
+func (st *Stack) startAlarms(w *alarms.Watch) {
+	if w == nil {
+		return
+	}
+	ty := st.Server.EventTypes()
+	w.Start(func(ev *alarms.Event) {
+		e, notifiers := st.Binding.AlarmEvent(ty, ev)
+		st.Server.PostEvent(e, notifiers...)
+	})
+	st.alarmsMu.Lock()
+	st.Alarms = w
+	st.alarmsMu.Unlock()
+}
+
+// stopAlarms stops the alarms' evaluation, if it runs.
+func (st *Stack) stopAlarms() {
+	st.alarmsMu.Lock()
+	w := st.Alarms
+	st.Alarms = nil
+	st.alarmsMu.Unlock()
+	if w != nil {
+		w.Stop()
+	}
 }
 
 // startWatchdog opens the watchdog and feeds it while the scan is

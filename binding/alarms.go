@@ -1,0 +1,127 @@
+package binding
+
+import (
+	"time"
+
+	"github.com/edged/edged/alarms"
+	"github.com/edged/edged/opcua/events"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+)
+
+// The alarms' changes as OPC UA events (OPC 10000-9): each change of a
+// condition is an event of its alarm type (ExclusiveLimitAlarmType,
+// NonExclusiveLimitAlarmType, OffNormalAlarmType; a device's
+// communication alarm a DiscreteAlarmType) with the condition's state in
+// the fields a client selects: ActiveState/Id, AckedState/Id, Retain,
+// Severity, Message, ... Its ConditionId is ns=<tags>;s=<source>/<name>
+// ("sim.Sine/Limit").
+
+// alarmEvent is one change of an alarm, immutable once made.
+type alarmEvent struct {
+	typ    ua.NodeID
+	fields []ua.Variant // by events.Field
+	cond   ua.Variant
+}
+
+func (e *alarmEvent) EventType() ua.NodeID { return e.typ }
+
+func (e *alarmEvent) Field(f events.Field) *ua.Variant {
+	if int(f) < len(e.fields) && !e.fields[f].IsNull() {
+		return &e.fields[f]
+	}
+	return nil
+}
+
+func (e *alarmEvent) ConditionID() *ua.Variant { return &e.cond }
+
+// alarmTypes are the event types of the kinds of conditions.
+var alarmTypes = map[alarms.Kind]uint32{
+	alarms.ExclusiveLimit:    id.ExclusiveLimitAlarmType,
+	alarms.NonExclusiveLimit: id.NonExclusiveLimitAlarmType,
+	alarms.OffNormal:         id.OffNormalAlarmType,
+	alarms.Communication:     id.DiscreteAlarmType,
+}
+
+// ConditionID returns the NodeId of the condition of an alarm of source
+// (a tag "dev.tag", or a device) named name.
+func (b *Binding) ConditionID(source, name string) ua.NodeID {
+	return ua.NewStringNodeID(b.ns, source+"/"+name)
+}
+
+// AlarmEvent returns the event of an alarm's change and the notifiers
+// it goes to besides the Server object (none yet), for Server.PostEvent.
+func (b *Binding) AlarmEvent(ty *events.Types, ev *alarms.Event) (events.Event, []ua.NodeID) {
+	e := &alarmEvent{typ: ua.NewNumericNodeID(0, alarmTypes[ev.Config.Kind])}
+	c, st := ev.Config, &ev.State
+	set := func(path string, v ua.Variant) {
+		f := int(ty.FieldOf(path)) // namespace 0's paths: numbered already
+		if f >= len(e.fields) {
+			e.fields = append(e.fields, make([]ua.Variant, f+1-len(e.fields))...)
+		}
+		e.fields[f] = v
+	}
+	text := func(s string) ua.Variant { return ua.MustVariant(ua.LocalizedText{Locale: "en", Text: s}) }
+	state := func(path string, on bool, yes, no string) {
+		set(path+"/Id", ua.MustVariant(on))
+		if on {
+			set(path, text(yes))
+		} else {
+			set(path, text(no))
+		}
+	}
+	source := ua.NewStringNodeID(b.ns, c.Source) // the tag's variable, or the device's folder
+	e.cond = ua.MustVariant(b.ConditionID(c.Source, c.Name))
+	set("EventId", ua.MustVariant(st.EventID[:]))
+	set("EventType", ua.MustVariant(e.typ))
+	set("SourceNode", ua.MustVariant(source))
+	set("SourceName", ua.MustVariant(c.Source))
+	set("Time", ua.MustVariant(time.Unix(0, st.Time).UTC()))
+	set("ReceiveTime", ua.MustVariant(time.Now().UTC()))
+	set("Message", text(c.Message))
+	set("Severity", ua.MustVariant(st.Severity))
+	set("LastSeverity", ua.MustVariant(st.LastSeverity))
+	class, className := uint32(id.ProcessConditionClassType), "Process"
+	if c.Kind == alarms.Communication {
+		class, className = id.SystemConditionClassType, "System"
+	}
+	set("ConditionClassId", ua.MustVariant(ua.NewNumericNodeID(0, class)))
+	set("ConditionClassName", text(className))
+	set("ConditionName", ua.MustVariant(c.Name))
+	set("BranchId", ua.MustVariant(ua.NodeID{}))
+	set("Retain", ua.MustVariant(st.Retain))
+	state("EnabledState", st.Enabled, "Enabled", "Disabled")
+	set("Quality", ua.MustVariant(ua.StatusCode(st.Quality)))
+	set("Comment", text(st.Comment))
+	set("ClientUserId", ua.MustVariant(st.User))
+	state("AckedState", st.Acked, "Acknowledged", "Unacknowledged")
+	state("ConfirmedState", st.Confirmed, "Confirmed", "Unconfirmed")
+	state("ActiveState", st.Active, "Active", "Inactive")
+	set("ActiveState/TransitionTime", ua.MustVariant(time.Unix(0, st.ActiveTime).UTC()))
+	shelving := [...]string{"Unshelved", "OneShotShelved", "TimedShelved"}[st.Shelving]
+	set("ShelvingState/CurrentState", text(shelving))
+	set("SuppressedOrShelved", ua.MustVariant(st.Shelving != alarms.NotShelved))
+	if c.Kind != alarms.Communication {
+		set("InputNode", ua.MustVariant(source))
+	}
+	switch c.Kind {
+	case alarms.ExclusiveLimit:
+		set("LimitState/CurrentState", text(st.Level.String()))
+		if st.Active {
+			set("ActiveState/EffectiveDisplayName", text(st.Level.String()))
+		}
+	case alarms.NonExclusiveLimit:
+		set("HighHighState/Id", ua.MustVariant(st.Bits&alarms.BitHighHigh != 0))
+		set("HighState/Id", ua.MustVariant(st.Bits&alarms.BitHigh != 0))
+		set("LowState/Id", ua.MustVariant(st.Bits&alarms.BitLow != 0))
+		set("LowLowState/Id", ua.MustVariant(st.Bits&alarms.BitLowLow != 0))
+	}
+	if c.Kind == alarms.ExclusiveLimit || c.Kind == alarms.NonExclusiveLimit {
+		for path, x := range map[string]float64{"HighHighLimit": c.Limits.HighHigh, "HighLimit": c.Limits.High, "LowLimit": c.Limits.Low, "LowLowLimit": c.Limits.LowLow} {
+			if x == x { // set
+				set(path, ua.MustVariant(x))
+			}
+		}
+	}
+	return e, nil
+}

@@ -1,0 +1,46 @@
+package binding
+
+import (
+	"testing"
+
+	"github.com/edged/edged/alarms"
+	"github.com/edged/edged/opcua/addrspace"
+	"github.com/edged/edged/opcua/events"
+	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
+)
+
+// TestAlarmEvent: an alarm's change as an event: its type, the fields a
+// client selects, all of them fields namespace 0's types declare (none
+// numbered anew).
+func TestAlarmEvent(t *testing.T) {
+	ty := events.NewTypes()
+	n := ty.Fields()
+	b := &Binding{as: addrspace.New(), ns: 2}
+	var st alarms.State
+	st.Active, st.Retain, st.Enabled, st.Severity, st.Level, st.Time = true, true, true, 500, alarms.High, 1e18
+	cfg := &alarms.Config{Kind: alarms.ExclusiveLimit, Name: "Limit", Source: "sim.Sine", Severity: 500, Message: "sim.Sine above 0.9",
+		Limits: alarms.Limits{HighHigh: alarms.NoLimit, High: 0.9, Low: alarms.NoLimit, LowLow: alarms.NoLimit}}
+	e, _ := b.AlarmEvent(ty, &alarms.Event{Config: cfg, State: st})
+	if ty.Fields() != n {
+		t.Fatalf("%d fields numbered anew", ty.Fields()-n)
+	}
+	if e.EventType() != ua.NewNumericNodeID(0, id.ExclusiveLimitAlarmType) {
+		t.Fatalf("type %v", e.EventType())
+	}
+	for path, want := range map[string]any{
+		"SourceName": "sim.Sine", "Severity": uint16(500), "ActiveState/Id": true, "AckedState/Id": false, "Retain": true,
+		"HighLimit": 0.9, "ConditionName": "Limit",
+	} {
+		v := e.Field(ty.FieldOf(path))
+		if v == nil || v.Value() != want {
+			t.Errorf("%s: %v, want %v", path, v, want)
+		}
+	}
+	if e.Field(ty.FieldOf("LowLimit")) != nil {
+		t.Error("an unset limit is in the event")
+	}
+	if c, _ := e.ConditionID().NodeIDValue(); c != ua.NewStringNodeID(2, "sim.Sine/Limit") {
+		t.Errorf("ConditionId %v", c)
+	}
+}

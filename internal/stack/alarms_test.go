@@ -1,0 +1,110 @@
+package stack_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/gopcua/opcua"
+	gua "github.com/gopcua/opcua/ua"
+
+	"github.com/edged/edged/internal/stack"
+	"github.com/edged/edged/internal/testutil/peer"
+	"github.com/edged/edged/opcua/server"
+	"github.com/edged/edged/opcua/ua/id"
+	pconfig "github.com/edged/edged/plc/config"
+	"github.com/edged/edged/plc/sim"
+)
+
+// TestSimulatorAlarm: the simulator's High limit alarm on sim.Sine (0.9;
+// the sine's period is 10 s) reaches a client subscribed to the Server
+// object's events: active, unacknowledged, retained, then inactive.
+func TestSimulatorAlarm(t *testing.T) {
+	conf := pconfig.Simulator()
+	st, err := stack.New(stack.Config{Plant: &conf, Simulator: &sim.Options{},
+		Server: server.Config{Logger: slog.New(slog.DiscardHandler)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := opcua.NewClient(st.URL, opcua.SecurityMode(gua.MessageSecurityModeNone), opcua.AutoReconnect(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	notes := make(chan *opcua.PublishNotificationData, 64)
+	sub, err := peer.GopcuaSubscribe(ctx, c, &opcua.SubscriptionParameters{Interval: 50 * time.Millisecond}, notes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Cancel(ctx)
+	var sel []*gua.SimpleAttributeOperand
+	for _, p := range [][]string{{"SourceName"}, {"Message"}, {"Severity"}, {"ActiveState", "Id"}, {"AckedState", "Id"}, {"Retain"}, {"LimitState", "CurrentState"}} {
+		typ := uint32(id.BaseEventType)
+		switch p[0] {
+		case "ActiveState", "LimitState":
+			typ = id.ExclusiveLimitAlarmType
+		case "AckedState", "Retain":
+			typ = id.AlarmConditionType
+		}
+		o := &gua.SimpleAttributeOperand{TypeDefinitionID: gua.NewNumericNodeID(0, typ), AttributeID: gua.AttributeIDValue}
+		for _, n := range p {
+			o.BrowsePath = append(o.BrowsePath, &gua.QualifiedName{Name: n})
+		}
+		sel = append(sel, o)
+	}
+	sel = append(sel, &gua.SimpleAttributeOperand{TypeDefinitionID: gua.NewNumericNodeID(0, id.ConditionType), AttributeID: gua.AttributeIDNodeID})
+	res, err := sub.Monitor(ctx, gua.TimestampsToReturnBoth, &gua.MonitoredItemCreateRequest{
+		ItemToMonitor:  &gua.ReadValueID{NodeID: gua.NewNumericNodeID(0, id.Server), AttributeID: gua.AttributeIDEventNotifier, DataEncoding: &gua.QualifiedName{}},
+		MonitoringMode: gua.MonitoringModeReporting,
+		RequestedParameters: &gua.MonitoringParameters{ClientHandle: 1, QueueSize: 100, DiscardOldest: true,
+			Filter: gua.NewExtensionObject(&gua.EventFilter{SelectClauses: sel, WhereClause: &gua.ContentFilter{}})},
+	})
+	if err != nil || res.Results[0].StatusCode != gua.StatusOK {
+		t.Fatalf("Monitor: %v %+v", err, res)
+	}
+	var got []string
+	for len(got) < 2 {
+		select {
+		case n := <-notes:
+			if n.Error != nil {
+				t.Fatal(n.Error)
+			}
+			l, ok := n.Value.(*gua.EventNotificationList)
+			if !ok {
+				continue
+			}
+			for _, e := range l.Events {
+				var s string
+				for _, f := range e.EventFields {
+					s += fmt.Sprint(f.Value(), "|")
+				}
+				// From an activation on: the alarm may have been active
+				// when the item was made, which the client then learns
+				// of by its end (ConditionRefresh is to come).
+				if e.EventFields[0].Value() == "sim.Sine" && (len(got) > 0 || e.EventFields[3].Value() == true) {
+					got = append(got, s)
+				}
+			}
+		case <-ctx.Done():
+			t.Fatalf("sim.Sine's alarm events within a minute (an activation and its end): %q", got)
+		}
+	}
+	want := []string{
+		"sim.Sine|&{3 en sim.Sine above 0.9}|500|true|false|true|&{3 en High}|ns=2;s=sim.Sine/Limit|",
+		"sim.Sine|&{3 en sim.Sine above 0.9}|500|false|false|true|&{3 en Normal}|ns=2;s=sim.Sine/Limit|",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events\n%q\nwant\n%q", got, want)
+	}
+}
