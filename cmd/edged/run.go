@@ -144,6 +144,26 @@ func printTags(out io.Writer, conf *pconfig.Config, b *binding.Binding) {
 		}
 		fmt.Fprintf(out, "edged:   %s (%s): ns=%d;s=%s.{%s}%s\n", d.Name, d.Kind, b.Namespace(), d.Name, strings.Join(names, ","), more)
 	}
+	var alarmed []string
+	for _, d := range conf.Devices {
+		if d.CommAlarm != nil {
+			alarmed = append(alarmed, d.Name+"/Communication")
+		}
+		for _, t := range d.Tags {
+			if t.Alarm != nil {
+				alarmed = append(alarmed, fmt.Sprintf("%s.%s/%s", d.Name, t.Name, map[pconfig.AlarmKind]string{pconfig.AlarmLimit: "Limit", pconfig.AlarmLimits: "Limit", pconfig.AlarmOffNormal: "OffNormal"}[t.Alarm.Kind]))
+			}
+		}
+	}
+	if len(alarmed) > 0 {
+		const most = 8
+		more := ""
+		if len(alarmed) > most {
+			more = fmt.Sprintf(" ... (%d more)", len(alarmed)-most)
+			alarmed = alarmed[:most]
+		}
+		fmt.Fprintf(out, "edged: alarms, as events of the Server object: %s%s\n", strings.Join(alarmed, ", "), more)
+	}
 }
 
 // printReport prints one line of scan statistics.
