@@ -326,7 +326,10 @@ func watchCounter(t *testing.T, ctx context.Context, url string, d time.Duration
 				continue
 			}
 			for _, mi := range dcn.MonitoredItems {
-				if v, ok := mi.Value.Value.Value().(uint32); ok {
+				// Good values only: before the first poll (a slow, emulated
+				// machine) the counter is Bad_WaitingForInitialData, which
+				// the history does not record.
+				if v, ok := mi.Value.Value.Value().(uint32); ok && mi.Value.Status == gua.StatusOK {
 					seen = append(seen, rawSample{v: v, t: mi.Value.SourceTimestamp})
 				}
 			}
