@@ -144,6 +144,9 @@ func (w *Watch) Stop() {
 	<-w.done
 }
 
+// Configs are the conditions' configurations, in the order of Set.
+func (w *Watch) Configs() []Config { return w.confs }
+
 // Dropped is the number of changes dropped from a full queue.
 func (w *Watch) Dropped() uint64 { return w.dropped.Load() }
 

@@ -44,3 +44,38 @@ func TestAlarmEvent(t *testing.T) {
 		t.Errorf("ConditionId %v", c)
 	}
 }
+
+// TestConditionNodes: the conditions are objects of their alarm types
+// under their devices (HasCondition), with the condition types' methods,
+// made anew on each SetConditions.
+func TestConditionNodes(t *testing.T) {
+	as := addrspace.New()
+	ns := as.AddNamespace("urn:test")
+	if err := as.AddNode(&addrspace.Node{ID: ua.NewStringNodeID(ns, "sim"), Class: ua.NodeClassObject, BrowseName: ua.QualifiedName{NamespaceIndex: ns, Name: "sim"}},
+		addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.Organizes), IsInverse: true, Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.ObjectsFolder)}}); err != nil {
+		t.Fatal(err)
+	}
+	b := &Binding{as: as, ns: ns}
+	if err := b.AddConditionMethods(ConditionMethods{Set: func() *alarms.Set { return nil }}); err != nil {
+		t.Fatal(err)
+	}
+	cs := []alarms.Config{{Kind: alarms.ExclusiveLimit, Name: "Limit", Source: "sim.Sine"}, {Kind: alarms.Communication, Name: "Communication", Source: "sim"}}
+	for range 2 {
+		if err := b.SetConditions(cs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := as.Node(ua.NewStringNodeID(ns, "sim.Sine/Limit"))
+	if n == nil || n.Class != ua.NodeClassObject {
+		t.Fatalf("condition node %+v", n)
+	}
+	if as.Node(ua.NewNumericNodeID(0, id.AcknowledgeableConditionType_Acknowledge)) == nil {
+		t.Fatal("no Acknowledge method")
+	}
+	if err := b.SetConditions(cs[1:]); err != nil {
+		t.Fatal(err)
+	}
+	if as.Node(ua.NewStringNodeID(ns, "sim.Sine/Limit")) != nil || as.Node(ua.NewStringNodeID(ns, "sim/Communication")) == nil {
+		t.Fatal("the conditions were not made anew")
+	}
+}

@@ -29,13 +29,17 @@ const UnitsNamespaceURI = "http://www.opcfoundation.org/UA/units/un/cefact"
 
 // Binding is the address space's view of one engine.
 type Binding struct {
-	as   *addrspace.Space
-	e    *plc.Engine
-	ns   uint16
-	diag *diagSource
-	dns  uint16
-	src  addrspace.SourceID // the tags' ValueSource
-	sink *tagSink
+	as *addrspace.Space
+	e  *plc.Engine
+	ns uint16
+	// conds are the condition nodes (conditions.go); condMethods: the
+	// condition types' methods were added.
+	conds       conditionIndex
+	condMethods bool
+	diag        *diagSource
+	dns         uint16
+	src         addrspace.SourceID // the tags' ValueSource
+	sink        *tagSink
 	// shown is what the address space shows, by device name (Apply).
 	shown map[string]*shownDevice
 	// diagDevs are the devices of the Diagnostics folder, in the order of

@@ -20,7 +20,8 @@ import (
 
 // TestSimulatorAlarm: the simulator's High limit alarm on sim.Sine (0.9;
 // the sine's period is 10 s) reaches a client subscribed to the Server
-// object's events: active, unacknowledged, retained, then inactive.
+// object's events: active, unacknowledged, retained, then inactive; the
+// client acknowledges it by calling Acknowledge on its condition.
 func TestSimulatorAlarm(t *testing.T) {
 	conf := pconfig.Simulator()
 	st, err := stack.New(stack.Config{Plant: &conf, Simulator: &sim.Options{},
@@ -63,7 +64,10 @@ func TestSimulatorAlarm(t *testing.T) {
 		}
 		sel = append(sel, o)
 	}
-	sel = append(sel, &gua.SimpleAttributeOperand{TypeDefinitionID: gua.NewNumericNodeID(0, id.ConditionType), AttributeID: gua.AttributeIDNodeID})
+	sel = append(sel, &gua.SimpleAttributeOperand{TypeDefinitionID: gua.NewNumericNodeID(0, id.ConditionType), AttributeID: gua.AttributeIDNodeID},
+		&gua.SimpleAttributeOperand{TypeDefinitionID: gua.NewNumericNodeID(0, id.BaseEventType), AttributeID: gua.AttributeIDValue,
+			BrowsePath: []*gua.QualifiedName{{Name: "EventId"}}})
+	var first, last []byte // the EventIds of the activation and of its end
 	res, err := sub.Monitor(ctx, gua.TimestampsToReturnBoth, &gua.MonitoredItemCreateRequest{
 		ItemToMonitor:  &gua.ReadValueID{NodeID: gua.NewNumericNodeID(0, id.Server), AttributeID: gua.AttributeIDEventNotifier, DataEncoding: &gua.QualifiedName{}},
 		MonitoringMode: gua.MonitoringModeReporting,
@@ -86,14 +90,20 @@ func TestSimulatorAlarm(t *testing.T) {
 			}
 			for _, e := range l.Events {
 				var s string
-				for _, f := range e.EventFields {
+				for _, f := range e.EventFields[:len(e.EventFields)-1] {
 					s += fmt.Sprint(f.Value(), "|")
 				}
+				evid, _ := e.EventFields[len(e.EventFields)-1].Value().([]byte)
 				// From an activation on: the alarm may have been active
 				// when the item was made, which the client then learns
 				// of by its end (ConditionRefresh is to come).
-				if e.EventFields[0].Value() == "sim.Sine" && (len(got) > 0 || e.EventFields[3].Value() == true) {
+				if e.EventFields[0].Value() == "sim.Sine" && (len(got) > 0 || e.EventFields[3].Value() == true) && len(got) < 2 {
 					got = append(got, s)
+					if len(got) == 1 {
+						first = evid
+					} else {
+						last = evid
+					}
 				}
 			}
 		case <-ctx.Done():
@@ -106,5 +116,63 @@ func TestSimulatorAlarm(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("events\n%q\nwant\n%q", got, want)
+	}
+
+	// The inactive, unacknowledged alarm is acknowledged with the EventId
+	// of its last event, then confirmed: it is retained until then. An old
+	// EventId, and Disable by an operator (the anonymous session here),
+	// are refused.
+	call := func(method uint32, in ...any) gua.StatusCode {
+		var args []*gua.Variant
+		for _, x := range in {
+			args = append(args, gua.MustVariant(x))
+		}
+		r, err := c.Call(ctx, &gua.CallMethodRequest{ObjectID: gua.NewStringNodeID(2, "sim.Sine/Limit"),
+			MethodID: gua.NewNumericNodeID(0, method), InputArguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.StatusCode
+	}
+	comment := &gua.LocalizedText{EncodingMask: gua.LocalizedTextText, Text: "seen"}
+	if st := call(id.AcknowledgeableConditionType_Acknowledge, first, comment); st != gua.StatusBadEventIDUnknown {
+		t.Fatalf("Acknowledge with the activation's EventId: %v", st)
+	}
+	if st := call(id.AcknowledgeableConditionType_Acknowledge, last, comment); st != gua.StatusOK {
+		t.Fatalf("Acknowledge: %v", st)
+	}
+	if st := call(id.ConditionType_Disable); st != gua.StatusBadUserAccessDenied {
+		t.Fatalf("Disable by an operator: %v", st)
+	}
+	// next waits for sim.Sine's next event and returns its Retain and
+	// EventId.
+	next := func(what string) (bool, []byte) {
+		for {
+			select {
+			case n := <-notes:
+				l, ok := n.Value.(*gua.EventNotificationList)
+				if !ok {
+					continue
+				}
+				for _, e := range l.Events {
+					if e.EventFields[0].Value() == "sim.Sine" {
+						ev, _ := e.EventFields[8].Value().([]byte)
+						return e.EventFields[5].Value() == true, ev
+					}
+				}
+			case <-ctx.Done():
+				t.Fatalf("no event of the %s", what)
+			}
+		}
+	}
+	retained, ackEvent := next("acknowledgement")
+	if !retained {
+		t.Fatal("acknowledged, not confirmed, yet not retained")
+	}
+	if st := call(id.AcknowledgeableConditionType_Confirm, ackEvent, comment); st != gua.StatusOK {
+		t.Fatalf("Confirm: %v", st)
+	}
+	if retained, _ := next("confirmation"); retained {
+		t.Fatal("inactive, acknowledged and confirmed, yet retained")
 	}
 }

@@ -228,6 +228,9 @@ func New(cfg Config) (_ *Stack, err error) {
 	if st.Alarms, err = newAlarms(st.Engine, cfg.Plant); err != nil {
 		return nil, err
 	}
+	if err := st.addConditions(); err != nil {
+		return nil, err
+	}
 	if h := st.Binding.History(); h != nil {
 		if err := st.Server.AddHistory(st.Binding.Source(), h); err != nil {
 			return nil, err
@@ -416,11 +419,16 @@ func (st *Stack) Apply(ctx context.Context, conf *pconfig.Config) error {
 	}
 	if w, aerr := newAlarms(st.Engine, conf); aerr != nil {
 		err = errors.Join(err, aerr)
-	} else if st.running {
-		st.stopAlarms()
-		st.startAlarms(w)
 	} else {
-		st.Alarms = w
+		if st.running {
+			st.stopAlarms()
+			st.startAlarms(w)
+		} else {
+			st.Alarms = w
+		}
+		if cerr := st.Binding.SetConditions(configsOf(w)); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
 	}
 	if rerr := retire(); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("closing the old drivers: %w", rerr))
@@ -501,6 +509,44 @@ func (st *Stack) startAlarms(w *alarms.Watch) {
 	st.alarmsMu.Lock()
 	st.Alarms = w
 	st.alarmsMu.Unlock()
+}
+
+// Who may act on the conditions: acknowledge, confirm and comment; enable
+// and disable.
+var (
+	conditionOperators   = server.RolesOf(server.RoleOperator, server.RoleEngineer, server.RoleSupervisor, server.RoleConfigureAdmin)
+	conditionConfigurers = server.RolesOf(server.RoleEngineer, server.RoleSupervisor, server.RoleConfigureAdmin)
+)
+
+// addConditions adds the condition methods and the conditions' nodes.
+func (st *Stack) addConditions() error {
+	err := st.Binding.AddConditionMethods(binding.ConditionMethods{
+		Set: func() *alarms.Set {
+			st.alarmsMu.Lock()
+			defer st.alarmsMu.Unlock()
+			if st.Alarms == nil {
+				return nil
+			}
+			return st.Alarms.Set
+		},
+		Caller: func(ctx context.Context) string {
+			c, _ := server.CallerFrom(ctx)
+			return c.UserName
+		},
+		OperateRoles: uint32(conditionOperators), ConfigureRoles: uint32(conditionConfigurers),
+	})
+	if err != nil {
+		return err
+	}
+	return st.Binding.SetConditions(configsOf(st.Alarms))
+}
+
+// configsOf returns w's conditions (none for nil).
+func configsOf(w *alarms.Watch) []alarms.Config {
+	if w == nil {
+		return nil
+	}
+	return w.Configs()
 }
 
 // stopAlarms stops the alarms' evaluation, if it runs.
