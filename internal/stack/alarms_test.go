@@ -118,6 +118,31 @@ func TestSimulatorAlarm(t *testing.T) {
 		t.Fatalf("events\n%q\nwant\n%q", got, want)
 	}
 
+	// A ConditionRefresh brings the retained condition back between a
+	// RefreshStartEvent and a RefreshEndEvent.
+	r, err := c.Call(ctx, &gua.CallMethodRequest{ObjectID: gua.NewNumericNodeID(0, id.ConditionType),
+		MethodID: gua.NewNumericNodeID(0, id.ConditionType_ConditionRefresh), InputArguments: []*gua.Variant{gua.MustVariant(sub.SubscriptionID)}})
+	if err != nil || r.StatusCode != gua.StatusOK {
+		t.Fatalf("ConditionRefresh: %v %v", err, r)
+	}
+	var refresh []string
+	for len(refresh) == 0 || refresh[len(refresh)-1] != "Server:ConditionRefresh ends" {
+		select {
+		case n := <-notes:
+			if l, ok := n.Value.(*gua.EventNotificationList); ok {
+				for _, e := range l.Events {
+					msg, _ := e.EventFields[1].Value().(*gua.LocalizedText)
+					refresh = append(refresh, fmt.Sprint(e.EventFields[0].Value(), ":", msg.Text))
+				}
+			}
+		case <-ctx.Done():
+			t.Fatalf("ConditionRefresh's events: %q", refresh)
+		}
+	}
+	if fmt.Sprint(refresh) != "[Server:ConditionRefresh starts sim.Sine:sim.Sine above 0.9 Server:ConditionRefresh ends]" {
+		t.Fatalf("ConditionRefresh's events: %q", refresh)
+	}
+
 	// The inactive, unacknowledged alarm is acknowledged with the EventId
 	// of its last event, then confirmed: it is retained until then. An old
 	// EventId, and Disable by an operator (the anonymous session here),

@@ -24,6 +24,7 @@ import (
 	"github.com/edged/edged/board"
 	"github.com/edged/edged/configsvc"
 	"github.com/edged/edged/historian"
+	"github.com/edged/edged/opcua/events"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/plc"
 	pconfig "github.com/edged/edged/plc/config"
@@ -534,6 +535,23 @@ func (st *Stack) addConditions() error {
 			return c.UserName
 		},
 		OperateRoles: uint32(conditionOperators), ConfigureRoles: uint32(conditionConfigurers),
+	})
+	if err != nil {
+		return err
+	}
+	ty := st.Server.EventTypes()
+	err = st.Server.SetConditionRefresh(func() []events.Event {
+		st.alarmsMu.Lock()
+		w := st.Alarms
+		st.alarmsMu.Unlock()
+		var out []events.Event
+		if w != nil {
+			w.Set.Retained(func(c *alarms.Condition) {
+				e, _ := st.Binding.AlarmEvent(ty, &alarms.Event{Cond: c.ID, Config: &c.Config, State: c.State})
+				out = append(out, e)
+			})
+		}
+		return out
 	})
 	if err != nil {
 		return err

@@ -207,7 +207,9 @@ func (s *Space) checkCall(req *ua.CallMethodRequest, user User, res *ua.CallMeth
 	if obj == nil {
 		return status.BadNodeIDUnknown, nil
 	}
-	if obj.Class != ua.NodeClassObject {
+	// An ObjectType's own methods (ConditionType.ConditionRefresh) are
+	// called on the type.
+	if obj.Class != ua.NodeClassObject && obj.Class != ua.NodeClassObjectType {
 		return status.BadNodeClassInvalid, nil
 	}
 	m := s.nodes.get(req.MethodID)

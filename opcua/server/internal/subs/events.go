@@ -182,3 +182,46 @@ func (m *Manager) forgetEvents(it *monItem) {
 func (it *monItem) pending() bool {
 	return len(it.queue) > 0 || it.ev != nil && len(it.ev.queue) > 0
 }
+
+// Refresh queues, on the event items of session s's subscription subID
+// (only item itemID when not 0), the events evs in order: a
+// ConditionRefresh (OPC 10000-9 §5.5.7). The first and the last, the
+// RefreshStartEvent and RefreshEndEvent, pass whatever the where clause;
+// the others as their filter says. Bad_SubscriptionIdInvalid for a
+// subscription that is not s's, Bad_MonitoredItemIdInvalid for an item
+// that is not one of its event items.
+func (m *Manager) Refresh(s Session, subID, itemID uint32, evs []events.Event) ua.StatusCode {
+	code := status.Good
+	err := m.call(func() {
+		sub := m.subOf(s, subID)
+		if sub == nil {
+			code = status.BadSubscriptionIDInvalid
+			return
+		}
+		var items []*monItem
+		for _, it := range sub.items {
+			if it.ev != nil && !it.deleted && (itemID == 0 || it.id == itemID) {
+				items = append(items, it)
+			}
+		}
+		if itemID != 0 && len(items) == 0 {
+			code = status.BadMonitoredItemIDInvalid
+			return
+		}
+		slices.SortFunc(items, func(a, b *monItem) int { return int(a.id) - int(b.id) })
+		for k, ev := range evs {
+			edge := k == 0 || k == len(evs)-1
+			for _, it := range items {
+				if it.mode == ua.MonitoringModeDisabled || !edge && !it.ev.filter.Match(ev) {
+					continue
+				}
+				m.enqueueEvent(it, it.ev.filter.Select(ev, nil))
+			}
+		}
+		m.publishTouched(time.Now())
+	})
+	if err != nil {
+		return status.BadShutdown
+	}
+	return code
+}
