@@ -19,6 +19,10 @@
  * probe      (alone) connects once, Basic256Sha256 SignAndEncrypt and
  *            anonymous, with the same files, and prints the status code
  *            of the connect: one "connect" line
+ * alarm      subscribes to the Server object's events with a where clause
+ *            (OfType AlarmConditionType, Severity >= 100), sees sim.Sine's
+ *            alarm become active and end, and acknowledges it by Call:
+ *            "event", "ack" and "acked" lines
  * history    reads the history of sim.Counter of the last minute with
  *            UA_Client_HistoryRead_raw (200 values a call, the client
  *            following the continuation points): one "raw" line with the
@@ -469,6 +473,169 @@ static void logStderr(void *ctx, UA_LogLevel level, UA_LogCategory cat, const ch
     fprintf(stderr, "%.*s\n", (int)out.length, buf);
 }
 
+/* --- alarm --- */
+
+/* The event fields the alarm scenario selects, in order. */
+enum { F_EVENTID, F_TYPE, F_SOURCE, F_SEVERITY, F_CONDITION, F_ACTIVE, F_ACKED, F_N };
+static UA_ByteString lastEventId;
+static int lastActive = -1, lastAcked = -1, seenActive, nEvents;
+
+static int boolField(const UA_Variant *v) {
+    return UA_Variant_hasScalarType(v, &UA_TYPES[UA_TYPES_BOOLEAN]) ? *(UA_Boolean *)v->data : -1;
+}
+
+static void onEvent(UA_Client *c, UA_UInt32 subId, void *subCtx, UA_UInt32 monId, void *monCtx,
+                    const UA_KeyValueMap fields) {
+    if (fields.mapSize != F_N)
+        return;
+    const UA_Variant *f[F_N];
+    for (size_t i = 0; i < F_N; i++)
+        f[i] = &fields.map[i].value;
+    UA_String sine = UA_STRING("sim.Sine");
+    if (!UA_Variant_hasScalarType(f[F_SOURCE], &UA_TYPES[UA_TYPES_STRING]) ||
+        !UA_String_equal((UA_String *)f[F_SOURCE]->data, &sine))
+        return;
+    nEvents++;
+    int active = boolField(f[F_ACTIVE]), acked = boolField(f[F_ACKED]);
+    int severity = UA_Variant_hasScalarType(f[F_SEVERITY], &UA_TYPES[UA_TYPES_UINT16]) ? *(UA_UInt16 *)f[F_SEVERITY]->data : -1;
+    printf("{\"ev\":\"event\",\"severity\":%d,\"active\":%d,\"acked\":%d,\"type\":", severity, active, acked);
+    if (UA_Variant_hasScalarType(f[F_TYPE], &UA_TYPES[UA_TYPES_NODEID]))
+        jnode((UA_NodeId *)f[F_TYPE]->data);
+    else
+        printf("null");
+    printf(",\"condition\":");
+    if (UA_Variant_hasScalarType(f[F_CONDITION], &UA_TYPES[UA_TYPES_NODEID]))
+        jnode((UA_NodeId *)f[F_CONDITION]->data);
+    else
+        printf("null");
+    printf("}\n");
+    if (UA_Variant_hasScalarType(f[F_EVENTID], &UA_TYPES[UA_TYPES_BYTESTRING])) {
+        UA_ByteString_clear(&lastEventId);
+        UA_ByteString_copy((UA_ByteString *)f[F_EVENTID]->data, &lastEventId);
+    }
+    lastActive = active;
+    lastAcked = acked;
+    if (active == 1)
+        seenActive = 1;
+}
+
+static UA_StatusCode acknowledge(UA_Client *c, const UA_ByteString *eventId) {
+    UA_Variant in[2];
+    UA_LocalizedText comment = UA_LOCALIZEDTEXT("en", "seen by open62541");
+    UA_Variant_setScalar(&in[0], (void *)eventId, &UA_TYPES[UA_TYPES_BYTESTRING]);
+    UA_Variant_setScalar(&in[1], &comment, &UA_TYPES[UA_TYPES_LOCALIZEDTEXT]);
+    size_t outSize = 0;
+    UA_Variant *out = NULL;
+    UA_StatusCode st = UA_Client_call(c, UA_NODEID_STRING(2, "sim.Sine/Limit"),
+                                      UA_NODEID_NUMERIC(0, UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE_ACKNOWLEDGE),
+                                      2, in, &outSize, &out);
+    UA_Array_delete(out, outSize, &UA_TYPES[UA_TYPES_VARIANT]);
+    return st;
+}
+
+/* alarm: subscribes to the Server object's events with a UaExpert-like
+ * select clause and a where clause (OfType AlarmConditionType and
+ * Severity >= 100), waits for sim.Sine's alarm to become active and end
+ * ("event" lines), acknowledges it through Call with a stale EventId and
+ * with the last one ("ack" lines), and waits for the event that says it
+ * is acknowledged ("acked"). */
+static int alarm(UA_Client *c) {
+    UA_CreateSubscriptionRequest sr = UA_CreateSubscriptionRequest_default();
+    sr.requestedPublishingInterval = 50;
+    UA_CreateSubscriptionResponse sresp = UA_Client_Subscriptions_create(c, sr, NULL, NULL, NULL);
+    if (sresp.responseHeader.serviceResult != UA_STATUSCODE_GOOD) {
+        fail("CreateSubscription", sresp.responseHeader.serviceResult);
+        return 1;
+    }
+    static UA_QualifiedName pEventId, pType, pSource, pSeverity, pActive[2], pAcked[2];
+    pEventId = UA_QUALIFIEDNAME(0, "EventId");
+    pType = UA_QUALIFIEDNAME(0, "EventType");
+    pSource = UA_QUALIFIEDNAME(0, "SourceName");
+    pSeverity = UA_QUALIFIEDNAME(0, "Severity");
+    pActive[0] = UA_QUALIFIEDNAME(0, "ActiveState");
+    pActive[1] = UA_QUALIFIEDNAME(0, "Id");
+    pAcked[0] = UA_QUALIFIEDNAME(0, "AckedState");
+    pAcked[1] = UA_QUALIFIEDNAME(0, "Id");
+    UA_SimpleAttributeOperand sel[F_N];
+    struct { UA_UInt32 type; UA_QualifiedName *path; size_t n; UA_UInt32 attr; } spec[F_N] = {
+        {UA_NS0ID_BASEEVENTTYPE, &pEventId, 1, UA_ATTRIBUTEID_VALUE},
+        {UA_NS0ID_BASEEVENTTYPE, &pType, 1, UA_ATTRIBUTEID_VALUE},
+        {UA_NS0ID_BASEEVENTTYPE, &pSource, 1, UA_ATTRIBUTEID_VALUE},
+        {UA_NS0ID_BASEEVENTTYPE, &pSeverity, 1, UA_ATTRIBUTEID_VALUE},
+        {UA_NS0ID_CONDITIONTYPE, NULL, 0, UA_ATTRIBUTEID_NODEID},
+        {UA_NS0ID_ALARMCONDITIONTYPE, pActive, 2, UA_ATTRIBUTEID_VALUE},
+        {UA_NS0ID_ACKNOWLEDGEABLECONDITIONTYPE, pAcked, 2, UA_ATTRIBUTEID_VALUE},
+    };
+    for (size_t i = 0; i < F_N; i++) {
+        UA_SimpleAttributeOperand_init(&sel[i]);
+        sel[i].typeDefinitionId = UA_NODEID_NUMERIC(0, spec[i].type);
+        sel[i].browsePath = spec[i].path;
+        sel[i].browsePathSize = spec[i].n;
+        sel[i].attributeId = spec[i].attr;
+    }
+    UA_ElementOperand e1 = {1}, e2 = {2};
+    UA_NodeId alarmType = UA_NODEID_NUMERIC(0, UA_NS0ID_ALARMCONDITIONTYPE);
+    UA_LiteralOperand ofType, minSeverity;
+    UA_Variant_setScalar(&ofType.value, &alarmType, &UA_TYPES[UA_TYPES_NODEID]);
+    UA_UInt16 hundred = 100;
+    UA_Variant_setScalar(&minSeverity.value, &hundred, &UA_TYPES[UA_TYPES_UINT16]);
+    UA_SimpleAttributeOperand severity = sel[F_SEVERITY];
+    UA_ExtensionObject andOps[2], ofTypeOps[1], geOps[2];
+    UA_ExtensionObject_setValue(&andOps[0], &e1, &UA_TYPES[UA_TYPES_ELEMENTOPERAND]);
+    UA_ExtensionObject_setValue(&andOps[1], &e2, &UA_TYPES[UA_TYPES_ELEMENTOPERAND]);
+    UA_ExtensionObject_setValue(&ofTypeOps[0], &ofType, &UA_TYPES[UA_TYPES_LITERALOPERAND]);
+    UA_ExtensionObject_setValue(&geOps[0], &severity, &UA_TYPES[UA_TYPES_SIMPLEATTRIBUTEOPERAND]);
+    UA_ExtensionObject_setValue(&geOps[1], &minSeverity, &UA_TYPES[UA_TYPES_LITERALOPERAND]);
+    UA_ContentFilterElement el[3] = {
+        {UA_FILTEROPERATOR_AND, 2, andOps},
+        {UA_FILTEROPERATOR_OFTYPE, 1, ofTypeOps},
+        {UA_FILTEROPERATOR_GREATERTHANOREQUAL, 2, geOps},
+    };
+    UA_EventFilter filter;
+    UA_EventFilter_init(&filter);
+    filter.selectClauses = sel;
+    filter.selectClausesSize = F_N;
+    filter.whereClause.elements = el;
+    filter.whereClause.elementsSize = 3;
+    UA_MonitoredItemCreateRequest item;
+    UA_MonitoredItemCreateRequest_init(&item);
+    item.itemToMonitor.nodeId = UA_NODEID_NUMERIC(0, UA_NS0ID_SERVER);
+    item.itemToMonitor.attributeId = UA_ATTRIBUTEID_EVENTNOTIFIER;
+    item.monitoringMode = UA_MONITORINGMODE_REPORTING;
+    item.requestedParameters.queueSize = 100;
+    item.requestedParameters.discardOldest = true;
+    UA_ExtensionObject_setValue(&item.requestedParameters.filter, &filter, &UA_TYPES[UA_TYPES_EVENTFILTER]);
+    UA_MonitoredItemCreateResult mres = UA_Client_MonitoredItems_createEvent(
+        c, sresp.subscriptionId, UA_TIMESTAMPSTORETURN_BOTH, item, NULL, onEvent, NULL);
+    printf("{\"ev\":\"monitor\",\"status\":%u}\n", mres.statusCode);
+    fflush(stdout);
+    if (mres.statusCode != UA_STATUSCODE_GOOD)
+        return 1;
+    /* The alarm becomes active and ends once every 10 s. */
+    double start = now();
+    while (!(seenActive && lastActive == 0) && now() - start < 40) {
+        UA_StatusCode st = UA_Client_run_iterate(c, 20);
+        if (st != UA_STATUSCODE_GOOD) {
+            fail("run_iterate", st);
+            return 1;
+        }
+    }
+    if (!(seenActive && lastActive == 0)) {
+        fail("no activation and end of sim.Sine's alarm in 40 s", UA_STATUSCODE_BADTIMEOUT);
+        return 1;
+    }
+    UA_ByteString stale = UA_BYTESTRING("not an event id");
+    printf("{\"ev\":\"ack\",\"which\":\"stale\",\"status\":%u}\n", acknowledge(c, &stale));
+    printf("{\"ev\":\"ack\",\"which\":\"last\",\"status\":%u}\n", acknowledge(c, &lastEventId));
+    fflush(stdout);
+    start = now();
+    while (lastAcked != 1 && now() - start < 10)
+        UA_Client_run_iterate(c, 20);
+    printf("{\"ev\":\"acked\",\"acked\":%d,\"events\":%d}\n", lastAcked, nEvents);
+    UA_ByteString_clear(&lastEventId);
+    return lastAcked == 1 ? 0 : 1;
+}
+
 static UA_Logger logger = {logStderr, NULL, NULL};
 
 
@@ -500,6 +667,8 @@ int main(int argc, char **argv) {
             rc |= subscribe(c);
         else if (strcmp(argv[i], "history") == 0)
             rc |= history(c);
+        else if (strcmp(argv[i], "alarm") == 0)
+            rc |= alarm(c);
         else {
             fprintf(stderr, "unknown scenario %s\n", argv[i]);
             rc = 2;
