@@ -20,9 +20,8 @@ import (
 // (AcknowledgeableConditionType.Acknowledge i=9111, Confirm i=9113,
 // ConditionType.AddComment i=9029, Enable i=9027, Disable i=9028) on the
 // condition, with the EventId of the condition's last event where the
-// method takes one. Namespace 0 as edged builds it leaves out the types'
-// methods (nsgen keeps no instance declarations but BaseEventType's):
-// AddConditionMethods adds these five.
+// method takes one. AddConditionMethods gives these methods of namespace
+// 0 their handlers and Roles.
 
 // ConditionMethods is what the condition methods need from the process.
 type ConditionMethods struct {
@@ -45,73 +44,46 @@ type conditionIndex struct {
 	nodes []ua.NodeID
 }
 
-// AddConditionMethods adds the condition types' methods and their
-// handlers, once.
+// AddConditionMethods gives the condition types' methods their handlers
+// and Roles, once.
 func (b *Binding) AddConditionMethods(cm ConditionMethods) error {
 	if cm.Now == nil {
 		cm.Now = time.Now
 	}
-	eventID := ua.Argument{Name: "EventId", DataType: ua.NewNumericNodeID(0, id.ByteString), ValueRank: addrspace.ValueRankScalar,
-		Description: text("the EventId of the condition's last event")}
-	comment := ua.Argument{Name: "Comment", DataType: ua.NewNumericNodeID(0, id.LocalizedText), ValueRank: addrspace.ValueRankScalar,
-		Description: text("a comment, stored with the condition")}
 	type action func(s *alarms.Set, cond int, ev []byte, comment, user string, now time.Time) ua.StatusCode
 	methods := []struct {
-		id, args, typ uint32
-		name          string
-		in            []ua.Argument
-		roles         uint32
-		do            action
+		id         uint32
+		takesEvent bool // the inputs are EventId and Comment
+		roles      uint32
+		do         action
 	}{
-		{id.AcknowledgeableConditionType_Acknowledge, id.AcknowledgeableConditionType_Acknowledge_InputArguments, id.AcknowledgeableConditionType,
-			"Acknowledge", []ua.Argument{eventID, comment}, cm.OperateRoles,
+		{id.AcknowledgeableConditionType_Acknowledge, true, cm.OperateRoles,
 			func(s *alarms.Set, c int, ev []byte, cmt, user string, now time.Time) ua.StatusCode {
 				return s.Acknowledge(c, ev, cmt, user, now)
 			}},
-		{id.AcknowledgeableConditionType_Confirm, id.AcknowledgeableConditionType_Confirm_InputArguments, id.AcknowledgeableConditionType,
-			"Confirm", []ua.Argument{eventID, comment}, cm.OperateRoles,
+		{id.AcknowledgeableConditionType_Confirm, true, cm.OperateRoles,
 			func(s *alarms.Set, c int, ev []byte, cmt, user string, now time.Time) ua.StatusCode {
 				return s.Confirm(c, ev, cmt, user, now)
 			}},
-		{id.ConditionType_AddComment, id.ConditionType_AddComment_InputArguments, id.ConditionType,
-			"AddComment", []ua.Argument{eventID, comment}, cm.OperateRoles,
+		{id.ConditionType_AddComment, true, cm.OperateRoles,
 			func(s *alarms.Set, c int, ev []byte, cmt, user string, now time.Time) ua.StatusCode {
 				return s.AddComment(c, ev, cmt, user, now)
 			}},
-		{id.ConditionType_Enable, 0, id.ConditionType, "Enable", nil, cm.ConfigureRoles,
+		{id.ConditionType_Enable, false, cm.ConfigureRoles,
 			func(s *alarms.Set, c int, _ []byte, _, user string, now time.Time) ua.StatusCode {
 				return s.Enable(c, user, now)
 			}},
-		{id.ConditionType_Disable, 0, id.ConditionType, "Disable", nil, cm.ConfigureRoles,
+		{id.ConditionType_Disable, false, cm.ConfigureRoles,
 			func(s *alarms.Set, c int, _ []byte, _, user string, now time.Time) ua.StatusCode {
 				return s.Disable(c, user, now)
 			}},
 	}
 	for _, m := range methods {
 		mid := ua.NewNumericNodeID(0, m.id)
-		if err := b.as.AddNode(&addrspace.Node{ID: mid, Class: ua.NodeClassMethod, BrowseName: ua.QualifiedName{Name: m.name},
-			Executable: true, Roles: m.roles},
-			addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasComponent), IsInverse: true,
-				Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, m.typ)}}); err != nil {
+		if err := b.as.SetRoles(mid, m.roles); err != nil {
 			return err
 		}
-		if len(m.in) > 0 {
-			v := make([]ua.ExtensionObject, len(m.in))
-			for i := range m.in {
-				v[i] = ua.ExtensionObject{Body: &m.in[i]}
-			}
-			if err := b.as.AddNode(&addrspace.Node{ID: ua.NewNumericNodeID(0, m.args), Class: ua.NodeClassVariable,
-				BrowseName: ua.QualifiedName{Name: "InputArguments"}, Value: &ua.DataValue{Value: ua.MustVariant(v)},
-				DataType: ua.NewNumericNodeID(0, id.Argument), ValueRank: addrspace.ValueRankOneDimension,
-				AccessLevel: uint8(ua.AccessLevelTypeCurrentRead)},
-				addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasProperty), IsInverse: true, Target: ua.ExpandedNodeID{NodeID: mid}},
-				addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasTypeDefinition), Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.PropertyType)}},
-			); err != nil {
-				return err
-			}
-		}
-		do := m.do
-		takesEvent := len(m.in) > 0
+		do, takesEvent := m.do, m.takesEvent
 		if err := b.as.SetMethodHandler(mid, func(ctx context.Context, object ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
 			b.conds.mu.RLock()
 			c, ok := b.conds.byID[object]

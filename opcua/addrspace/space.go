@@ -624,6 +624,19 @@ func (s *Space) SetValue(id ua.NodeID, v ua.Variant) error {
 	return nil
 }
 
+// SetRoles sets node id's Roles (see Node.Roles): who may call a method
+// of namespace 0, say.
+func (s *Space) SetRoles(id ua.NodeID, roles uint32) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.nodes.get(id)
+	if n == nil {
+		return fmt.Errorf("%w: %v", ErrUnknownNode, id)
+	}
+	n.Roles = roles
+	return nil
+}
+
 // setValue stores dv as the static Value of n, in the DataValue n has if
 // it has one (readers copy it under the Space's read lock).
 func (n *Node) setValue(dv ua.DataValue) {

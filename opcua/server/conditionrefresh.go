@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/events"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
@@ -15,9 +14,7 @@ import (
 // methods of ConditionType, called with the ConditionType itself as the
 // object. They queue on the caller's subscription (one of its event items
 // for ConditionRefresh2) a RefreshStartEvent, an event of each retained
-// condition, and a RefreshEndEvent. Namespace 0 as nsgen builds it has no
-// instance declarations but BaseEventType's: SetConditionRefresh adds the
-// two methods.
+// condition, and a RefreshEndEvent.
 
 // plainEvent is an event of the server's own, its fields by path.
 type plainEvent struct {
@@ -49,35 +46,8 @@ func (s *Server) serverEvent(typ uint32, message string) *plainEvent {
 // callable: retained returns the events of the retained conditions, as
 // of now. Call it once, before serving.
 func (s *Server) SetConditionRefresh(retained func() []events.Event) error {
-	subID := ua.Argument{Name: "SubscriptionId", DataType: ua.NewNumericNodeID(0, id.IntegerId), ValueRank: addrspace.ValueRankScalar}
-	itemID := ua.Argument{Name: "MonitoredItemId", DataType: ua.NewNumericNodeID(0, id.IntegerId), ValueRank: addrspace.ValueRankScalar}
-	for _, m := range []struct {
-		id, args uint32
-		name     string
-		in       []ua.Argument
-	}{
-		{id.ConditionType_ConditionRefresh, id.ConditionType_ConditionRefresh_InputArguments, "ConditionRefresh", []ua.Argument{subID}},
-		{id.ConditionType_ConditionRefresh2, id.ConditionType_ConditionRefresh2_InputArguments, "ConditionRefresh2", []ua.Argument{subID, itemID}},
-	} {
-		mid := ua.NewNumericNodeID(0, m.id)
-		if err := s.as.AddNode(&addrspace.Node{ID: mid, Class: ua.NodeClassMethod, BrowseName: ua.QualifiedName{Name: m.name}, Executable: true},
-			addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasComponent), IsInverse: true,
-				Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.ConditionType)}}); err != nil {
-			return err
-		}
-		v := make([]ua.ExtensionObject, len(m.in))
-		for i := range m.in {
-			v[i] = ua.ExtensionObject{Body: &m.in[i]}
-		}
-		if err := s.as.AddNode(&addrspace.Node{ID: ua.NewNumericNodeID(0, m.args), Class: ua.NodeClassVariable,
-			BrowseName: ua.QualifiedName{Name: "InputArguments"}, Value: &ua.DataValue{Value: ua.MustVariant(v)},
-			DataType: ua.NewNumericNodeID(0, id.Argument), ValueRank: addrspace.ValueRankOneDimension,
-			AccessLevel: uint8(ua.AccessLevelTypeCurrentRead)},
-			addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasProperty), IsInverse: true, Target: ua.ExpandedNodeID{NodeID: mid}},
-			addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasTypeDefinition), Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.PropertyType)}},
-		); err != nil {
-			return err
-		}
+	for _, m := range []uint32{id.ConditionType_ConditionRefresh, id.ConditionType_ConditionRefresh2} {
+		mid := ua.NewNumericNodeID(0, m)
 		if err := s.as.SetMethodHandler(mid, func(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
 			sess := callerOf(ctx)
 			if sess == nil {

@@ -218,15 +218,50 @@ func subset(ns *nodeSet) (map[uint32]bool, []string) {
 			}
 		}
 	}
-	// DataType properties and BaseEventType's instance declarations.
+	// DataType properties.
 	for _, n := range ns.nodes {
-		if n.class != classDataType && n.id != idBaseEventType {
+		if n.class != classDataType {
 			continue
 		}
 		for _, e := range refs[n.id] {
-			if !e.inverse && (e.typ == idHasProperty || n.id == idBaseEventType && hier[e.typ] && e.typ != idHasSubtype) {
+			if !e.inverse && e.typ == idHasProperty {
 				keep[e.target] = true
 			}
+		}
+	}
+	// The instance declarations of the event types, whole (ActiveState
+	// and its Id, the condition types' methods and their arguments): the
+	// fields event filters name, which clients browse to build them.
+	isEvent := map[uint32]bool{idBaseEventType: true}
+	for changed := true; changed; {
+		changed = false
+		for _, n := range ns.nodes {
+			if n.class != classObjectType || isEvent[n.id] {
+				continue
+			}
+			for _, e := range refs[n.id] {
+				if e.typ == idHasSubtype && e.inverse && isEvent[e.target] {
+					isEvent[n.id], changed = true, true
+				}
+			}
+		}
+	}
+	var decl []uint32
+	for id := range isEvent {
+		decl = append(decl, id)
+	}
+	for len(decl) > 0 {
+		id := decl[len(decl)-1]
+		decl = decl[:len(decl)-1]
+		for _, e := range refs[id] {
+			if e.inverse || e.typ == idHasSubtype || !hier[e.typ] || keep[e.target] {
+				continue
+			}
+			if c := ns.byID[e.target]; c == nil || isType(c) {
+				continue
+			}
+			keep[e.target] = true
+			decl = append(decl, e.target)
 		}
 	}
 	// The ModellingRules that kept nodes name.

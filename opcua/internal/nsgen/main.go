@@ -35,8 +35,10 @@
 //     null;
 //   - the properties of DataTypes (EnumStrings, EnumValues,
 //     OptionSetValues);
-//   - the instance declarations of BaseEventType (i=2041), the event
-//     fields that event filters name;
+//   - the instance declarations of BaseEventType (i=2041) and of its
+//     subtypes, whole (ActiveState/Id, the condition types' methods and
+//     their arguments): the event fields that event filters name and
+//     that clients browse to build them;
 //   - the ModellingRule objects that kept nodes point to.
 //
 // References whose other end is not kept are dropped, so every reference
