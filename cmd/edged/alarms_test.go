@@ -83,3 +83,49 @@ func TestAlarmOpen62541(t *testing.T) {
 		t.Fatal("no event said the alarm was acknowledged")
 	}
 }
+
+// TestAlarmsNodeOPCUA: node-opcua's client alarm list (installAlarmMonitoring:
+// the fields of AlarmConditionType browsed from the server, a
+// ConditionRefresh) shows sim.Sine's alarm active, then inactive and
+// unacknowledged; its acknowledge() works and the next event says so; a
+// ConditionRefresh brings the retained alarm again; confirm() works.
+func TestAlarmsNodeOPCUA(t *testing.T) {
+	node := nodeOPCUAClient(t)
+	ctx, _, out, _ := startRun(t, "--listen", "127.0.0.1:0")
+	m := waitFor(t, out, endpointLine)
+	waitFor(t, out, regexp.MustCompile(`alarms, as events of the Server object: .*sim\.Sine/Limit`))
+	r := runNodeClient(t, ctx, node, m[1], "alarms")
+	r.scenario(t, "alarms")
+	type alarmState struct {
+		Active, Acked, Retain bool
+		Severity              int
+		Source, EventType     string
+	}
+	var active, inactive, acked alarmState
+	r.get(t, "alarms", "active", 0, &active)
+	r.get(t, "alarms", "inactive", 0, &inactive)
+	r.get(t, "alarms", "acked", 0, &acked)
+	want := alarmState{Active: true, Retain: true, Severity: 500, Source: "sim.Sine", EventType: "ns=0;i=9341"}
+	if active != want {
+		t.Errorf("active: %+v, want %+v", active, want)
+	}
+	want.Active = false
+	if inactive != want {
+		t.Errorf("inactive: %+v, want %+v", inactive, want)
+	}
+	want.Acked = true
+	if acked != want {
+		t.Errorf("acknowledged: %+v, want %+v (retained until confirmed)", acked, want)
+	}
+	var ack, confirm nodeStatus
+	r.get(t, "alarms", "ack", 0, &ack)
+	r.get(t, "alarms", "confirm", 0, &confirm)
+	if !ack.is(gua.StatusOK) || !confirm.is(gua.StatusOK) {
+		t.Errorf("acknowledge %s, confirm %s", ack.Status, confirm.Status)
+	}
+	var refresh struct{ Updates, Alarms int }
+	r.get(t, "alarms", "refresh", 0, &refresh)
+	if refresh.Updates < 1 {
+		t.Errorf("ConditionRefresh: %+v", refresh)
+	}
+}

@@ -39,7 +39,7 @@ type Event interface {
 
 // Limits of a filter: more is Bad_EventFilterInvalid.
 const (
-	MaxSelectClauses = 64
+	MaxSelectClauses = 256
 	MaxElements      = 64
 	MaxOperands      = 64
 )

@@ -30,20 +30,14 @@ type fieldDecl struct {
 // type and by a subtype again is one Field. Types is not safe for
 // concurrent changes; filters only read it.
 type Types struct {
-	parent   map[ua.NodeID]ua.NodeID
-	declared map[declKey]bool
-	fields   map[string]Field
-	paths    []string // by Field
-}
-
-type declKey struct {
-	typ  ua.NodeID
-	path string
+	parent map[ua.NodeID]ua.NodeID
+	fields map[string]Field
+	paths  []string // by Field
 }
 
 // NewTypes returns the event types of namespace 0.
 func NewTypes() *Types {
-	t := &Types{parent: map[ua.NodeID]ua.NodeID{}, declared: map[declKey]bool{}, fields: map[string]Field{}}
+	t := &Types{parent: map[ua.NodeID]ua.NodeID{}, fields: map[string]Field{}}
 	for i := range ns0EventTypes {
 		d := &ns0EventTypes[i]
 		paths := make([]string, len(d.fields))
@@ -65,7 +59,6 @@ func NewTypes() *Types {
 func (t *Types) Add(typ, parent ua.NodeID, paths ...string) {
 	t.parent[typ] = parent
 	for _, p := range paths {
-		t.declared[declKey{typ, p}] = true
 		t.FieldOf(p)
 	}
 }
@@ -106,8 +99,10 @@ func (t *Types) Subtype(typ, base ua.NodeID) bool {
 	return false
 }
 
-// Field resolves the field at path on events of type typ: declared by
-// typ or one of its supertypes.
+// Field resolves the field at path on events of type typ: one that typ or
+// a supertype declares, or, as clients name subtypes' fields on
+// BaseEventType (node-opcua's alarm list does), one that any event type
+// declares: an event that has not the field selects null.
 func (t *Types) Field(typ ua.NodeID, path []ua.QualifiedName) (Field, bool) {
 	var b strings.Builder
 	for i, q := range path {
@@ -120,20 +115,6 @@ func (t *Types) Field(typ ua.NodeID, path []ua.QualifiedName) (Field, bool) {
 		}
 		b.WriteString(q.Name)
 	}
-	p := b.String()
-	f, ok := t.fields[p]
-	if !ok {
-		return 0, false
-	}
-	for range 64 {
-		if t.declared[declKey{typ, p}] {
-			return f, true
-		}
-		next, ok := t.parent[typ]
-		if !ok || next.IsNull() {
-			return 0, false
-		}
-		typ = next
-	}
-	return 0, false
+	f, ok := t.fields[b.String()]
+	return f, ok
 }

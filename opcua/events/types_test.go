@@ -56,7 +56,7 @@ func TestTypes(t *testing.T) {
 		{id.ExclusiveLimitAlarmType, "HighLimit", true},
 		{id.AlarmConditionType, "ShelvingState/CurrentState", true},
 		{id.AcknowledgeableConditionType, "AckedState/Id", true},
-		{id.BaseEventType, "ActiveState/Id", false},
+		{id.BaseEventType, "ActiveState/Id", true}, // a subtype's, named on BaseEventType
 		{id.AuditCreateSessionEventType, "ClientUserId", true},
 		{id.AuditActivateSessionEventType, "UserIdentityToken", true},
 		{id.BaseEventType, "NoSuchField", false},

@@ -5,7 +5,7 @@
 // Usage: node client.js ENDPOINT_URL SCENARIO[,SCENARIO...]
 //
 // Scenarios (see the functions below): connect, subscribe, transfer,
-// write, getmonitoreditems, deadband, republish, history, secure (which reads its
+// write, getmonitoreditems, deadband, republish, history, alarms, secure (which reads its
 // certificate, key and user from the environment), owncert (node-opcua's
 // own certificate). They run one after another in one
 // process (loading node-opcua takes most of a second).
@@ -39,6 +39,9 @@ const {
   MonitoringMode,
   ClientMonitoredItem,
   AggregateFunction,
+  installAlarmMonitoring,
+  uninstallAlarmMonitoring,
+  callConditionRefresh,
 } = require("node-opcua-client");
 
 const [endpointUrl, scenario] = process.argv.slice(2);
@@ -794,6 +797,44 @@ async function scenarioHistory() {
   }
 }
 
+// scenarioAlarms is node-opcua's client alarm list (installAlarmMonitoring:
+// a subscription to the Server object's events with the fields of
+// AlarmConditionType, browsed from the server, and a ConditionRefresh):
+// it waits for sim.Sine's alarm to become active and end, acknowledges it,
+// calls ConditionRefresh again and counts the alarm's updates it brings,
+// and confirms it.
+async function scenarioAlarms() {
+  const { client, session } = await connect();
+  try {
+    const list = await installAlarmMonitoring(session);
+    const cond = "ns=2;s=sim.Sine/Limit";
+    const find = () => list.alarms().find((a) => a.conditionId.toString() === cond);
+    const field = (a, path) => path.split(".").reduce((o, k) => (o ? o[k] : undefined), a.fields);
+    const state = (a) => ({
+      active: field(a, "activeState.id.value"), acked: field(a, "ackedState.id.value"), retain: field(a, "retain.value"),
+      severity: field(a, "severity.value"), source: field(a, "sourceName.value"), eventType: a.eventType.toString(),
+    });
+    let updates = 0;
+    list.on("alarmChanged", (a) => { if (a.conditionId.toString() === cond) updates++; });
+    await until("sim.Sine's alarm active", () => { const a = find(); return a && field(a, "activeState.id.value") === true; }, 30000);
+    emit("active", state(find()));
+    await until("sim.Sine's alarm ended", () => field(find(), "activeState.id.value") === false, 30000);
+    emit("inactive", state(find()));
+    emit("ack", st(await find().acknowledge(session, "seen by node-opcua")));
+    await until("the acknowledgement's event", () => field(find(), "ackedState.id.value") === true, 10000);
+    emit("acked", state(find()));
+    const before = updates;
+    const sub = session.$subscriptionForAlarmList;
+    await callConditionRefresh(session, sub.subscriptionId);
+    await until("the refresh's update of the alarm", () => updates > before, 10000);
+    emit("refresh", { updates: updates - before, alarms: list.alarms().length });
+    emit("confirm", st(await find().confirm(session, "done")));
+    await uninstallAlarmMonitoring(session);
+  } finally {
+    await disconnect({ client, session });
+  }
+}
+
 const scenarios = {
   owncert: scenarioOwnCert,
   secure: scenarioSecure,
@@ -806,6 +847,7 @@ const scenarios = {
   deadband: scenarioDeadband,
   republish: scenarioRepublish,
   history: scenarioHistory,
+  alarms: scenarioAlarms,
 };
 
 async function main() {
