@@ -107,3 +107,62 @@ func TestWatch(t *testing.T) {
 		}
 	})
 }
+
+// TestWatchStorm: every alarm of 10,000 tags becoming active in one image
+// goes through a queue of 64 changes: each change is delivered or counted
+// as dropped, and the queue never holds more than its length.
+func TestWatchStorm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const n = 10000
+		f := &plctest.Fake{}
+		pc := plc.Config{Devices: []plc.DeviceConfig{{Name: "d", Device: f}}}
+		dev := config.Device{Name: "d"}
+		high := 1.0
+		for i := range n {
+			name := fmt.Sprintf("T%05d", i)
+			pc.Tags = append(pc.Tags, plc.Tag{Device: "d", Name: name, Type: plc.Float64})
+			dev.Tags = append(dev.Tags, config.Tag{Name: name, Alarm: &config.TagAlarm{Kind: config.AlarmLimit, High: &high, Severity: 100}})
+		}
+		e, err := plc.New(pc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := NewWatch(e, &config.Config{Devices: []config.Device{dev}}, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		delivered := 0
+		w.Start(func(*Event) {
+			mu.Lock()
+			delivered++
+			mu.Unlock()
+		})
+		cycles := 0
+		cancel := e.Subscribe(func(*plc.Image) {
+			if cycles++; cycles == 3 {
+				f.SetAll(plc.Float64Value(2)) // every alarm at once
+			}
+			w.qmu.Lock()
+			if w.n > len(w.queue) {
+				t.Errorf("the queue holds %d of %d", w.n, len(w.queue))
+			}
+			w.qmu.Unlock()
+		})
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- e.Run(ctx) }()
+		time.Sleep(100 * ms)
+		synctest.Wait()
+		stop()
+		<-done
+		cancel()
+		w.Stop()
+		mu.Lock()
+		defer mu.Unlock()
+		if uint64(delivered)+w.Dropped() != n || delivered == 0 || w.Dropped() == 0 {
+			t.Fatalf("%d delivered, %d dropped, want %d in all", delivered, w.Dropped(), n)
+		}
+		t.Logf("%d delivered, %d dropped", delivered, w.Dropped())
+	})
+}

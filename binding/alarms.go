@@ -1,6 +1,7 @@
 package binding
 
 import (
+	"strings"
 	"time"
 
 	"github.com/edged/edged/alarms"
@@ -50,7 +51,8 @@ func (b *Binding) ConditionID(source, name string) ua.NodeID {
 }
 
 // AlarmEvent returns the event of an alarm's change and the notifiers
-// it goes to besides the Server object (none yet), for Server.PostEvent.
+// it goes to besides the Server object (its device's folder), for
+// Server.PostEvent.
 func (b *Binding) AlarmEvent(ty *events.Types, ev *alarms.Event) (events.Event, []ua.NodeID) {
 	e := &alarmEvent{typ: ua.NewNumericNodeID(0, alarmTypes[ev.Config.Kind])}
 	c, st := ev.Config, &ev.State
@@ -123,5 +125,6 @@ func (b *Binding) AlarmEvent(ty *events.Types, ev *alarms.Event) (events.Event, 
 			}
 		}
 	}
-	return e, nil
+	device, _, _ := strings.Cut(c.Source, ".")
+	return e, []ua.NodeID{ua.NewStringNodeID(b.ns, device)}
 }

@@ -201,3 +201,67 @@ func TestSimulatorAlarm(t *testing.T) {
 		t.Fatal("inactive, acknowledged and confirmed, yet retained")
 	}
 }
+
+// TestDeviceNotifier: a device's folder notifies its alarms' events; the
+// io device's, which has no alarm, none of sim's.
+func TestDeviceNotifier(t *testing.T) {
+	conf := pconfig.Simulator()
+	st, err := stack.New(stack.Config{Plant: &conf, Simulator: &sim.Options{},
+		Server: server.Config{Logger: slog.New(slog.DiscardHandler)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := opcua.NewClient(st.URL, opcua.SecurityMode(gua.MessageSecurityModeNone), opcua.AutoReconnect(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	notes := make(chan *opcua.PublishNotificationData, 64)
+	sub, err := peer.GopcuaSubscribe(ctx, c, &opcua.SubscriptionParameters{Interval: 50 * time.Millisecond}, notes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Cancel(ctx)
+	item := func(node string, handle uint32) *gua.MonitoredItemCreateRequest {
+		return &gua.MonitoredItemCreateRequest{
+			ItemToMonitor:  &gua.ReadValueID{NodeID: gua.MustParseNodeID(node), AttributeID: gua.AttributeIDEventNotifier, DataEncoding: &gua.QualifiedName{}},
+			MonitoringMode: gua.MonitoringModeReporting,
+			RequestedParameters: &gua.MonitoringParameters{ClientHandle: handle, QueueSize: 100,
+				Filter: gua.NewExtensionObject(&gua.EventFilter{SelectClauses: []*gua.SimpleAttributeOperand{{
+					TypeDefinitionID: gua.NewNumericNodeID(0, id.BaseEventType), AttributeID: gua.AttributeIDValue,
+					BrowsePath: []*gua.QualifiedName{{Name: "SourceName"}}}}, WhereClause: &gua.ContentFilter{}})},
+		}
+	}
+	res, err := sub.Monitor(ctx, gua.TimestampsToReturnBoth, item("ns=2;s=sim", 1), item("ns=2;s=io", 2))
+	if err != nil || res.Results[0].StatusCode != gua.StatusOK || res.Results[1].StatusCode != gua.StatusOK {
+		t.Fatalf("Monitor: %v %+v", err, res)
+	}
+	for {
+		select {
+		case n := <-notes:
+			l, ok := n.Value.(*gua.EventNotificationList)
+			if !ok {
+				continue
+			}
+			for _, e := range l.Events {
+				if e.ClientHandle == 2 {
+					t.Fatalf("the io folder notified %v", e.EventFields[0].Value())
+				}
+				if e.EventFields[0].Value() == "sim.Sine" {
+					return
+				}
+			}
+		case <-ctx.Done():
+			t.Fatal("no sim.Sine event on the sim folder within a minute")
+		}
+	}
+}
