@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
@@ -195,15 +196,19 @@ func (w *Watch) push(c *Condition, ch Change) {
 	}
 }
 
-// run delivers the queued changes.
+// run delivers the queued changes, and ends timed shelvings every second.
 func (w *Watch) run(deliver func(*Event)) {
 	defer close(w.done)
+	tick := time.NewTicker(time.Second) // timed shelvings end on time
+	defer tick.Stop()
 	var e Event
 	for {
 		select {
 		case <-w.quit:
 			return
 		case <-w.wake:
+		case now := <-tick.C:
+			w.Set.Tick(now)
 		}
 		for {
 			w.qmu.Lock()

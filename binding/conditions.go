@@ -39,9 +39,10 @@ type ConditionMethods struct {
 
 // conditionIndex finds a condition by its ConditionId.
 type conditionIndex struct {
-	mu    sync.RWMutex
-	byID  map[ua.NodeID]int
-	nodes []ua.NodeID
+	mu         sync.RWMutex
+	byID       map[ua.NodeID]int
+	byShelving map[ua.NodeID]int // by the condition's ShelvingState
+	nodes      []ua.NodeID
 }
 
 // AddConditionMethods gives the condition types' methods their handlers
@@ -108,6 +109,48 @@ func (b *Binding) AddConditionMethods(cm ConditionMethods) error {
 			return err
 		}
 	}
+	// The shelving methods are called on the condition's ShelvingState.
+	shelving := []struct {
+		id uint32
+		do func(s *alarms.Set, c int, in []ua.Variant, user string, now time.Time) ua.StatusCode
+	}{
+		{id.AlarmConditionType_ShelvingState_TimedShelve, func(s *alarms.Set, c int, in []ua.Variant, user string, now time.Time) ua.StatusCode {
+			ms, _ := in[0].Float64() // ShelvingTime, a Duration
+			if ms != ms || ms <= 0 || ms > float64(alarms.MaxShelvingTime/time.Millisecond) {
+				return status.BadShelvingTimeOutOfRange
+			}
+			return s.TimedShelve(c, time.Duration(ms*float64(time.Millisecond)), user, now)
+		}},
+		{id.AlarmConditionType_ShelvingState_OneShotShelve, func(s *alarms.Set, c int, _ []ua.Variant, user string, now time.Time) ua.StatusCode {
+			return s.OneShotShelve(c, user, now)
+		}},
+		{id.AlarmConditionType_ShelvingState_Unshelve, func(s *alarms.Set, c int, _ []ua.Variant, user string, now time.Time) ua.StatusCode {
+			return s.Unshelve(c, user, now)
+		}},
+	}
+	for _, m := range shelving {
+		mid := ua.NewNumericNodeID(0, m.id)
+		if err := b.as.SetRoles(mid, cm.OperateRoles); err != nil {
+			return err
+		}
+		do := m.do
+		if err := b.as.SetMethodHandler(mid, func(ctx context.Context, object ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+			b.conds.mu.RLock()
+			c, ok := b.conds.byShelving[object]
+			b.conds.mu.RUnlock()
+			s := cm.Set()
+			if !ok || s == nil {
+				return status.BadNodeIDUnknown, nil
+			}
+			user := ""
+			if cm.Caller != nil {
+				user = cm.Caller(ctx)
+			}
+			return do(s, c, in, user, cm.Now()), nil
+		}); err != nil {
+			return err
+		}
+	}
 	b.condMethods = true
 	return nil
 }
@@ -122,6 +165,7 @@ func (b *Binding) SetConditions(cs []alarms.Config) error {
 	}
 	b.conds.nodes = b.conds.nodes[:0]
 	b.conds.byID = make(map[ua.NodeID]int, len(cs))
+	b.conds.byShelving = make(map[ua.NodeID]int)
 	for i := range cs {
 		c := &cs[i]
 		nid := b.ConditionID(c.Source, c.Name)
@@ -145,6 +189,23 @@ func (b *Binding) SetConditions(cs []alarms.Config) error {
 		}
 		b.conds.nodes = append(b.conds.nodes, nid)
 		b.conds.byID[nid] = i
+		if b.condMethods && c.Kind != alarms.Communication {
+			// Its ShelvingState, whose methods shelve it.
+			sid := ua.NewStringNodeID(b.ns, nid.Text+"/ShelvingState")
+			srefs := []addrspace.Reference{
+				{TypeID: ua.NewNumericNodeID(0, id.HasComponent), IsInverse: true, Target: ua.ExpandedNodeID{NodeID: nid}},
+				{TypeID: ua.NewNumericNodeID(0, id.HasTypeDefinition), Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.ShelvedStateMachineType)}},
+			}
+			for _, m := range []uint32{id.AlarmConditionType_ShelvingState_TimedShelve, id.AlarmConditionType_ShelvingState_OneShotShelve,
+				id.AlarmConditionType_ShelvingState_Unshelve} {
+				srefs = append(srefs, addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasComponent), Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, m)}})
+			}
+			if err := b.as.AddNode(&addrspace.Node{ID: sid, Class: ua.NodeClassObject, BrowseName: ua.QualifiedName{Name: "ShelvingState"}}, srefs...); err != nil {
+				return err
+			}
+			b.conds.nodes = append(b.conds.nodes, sid)
+			b.conds.byShelving[sid] = i
+		}
 	}
 	return nil
 }

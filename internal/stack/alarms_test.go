@@ -200,6 +200,38 @@ func TestSimulatorAlarm(t *testing.T) {
 	if retained, _ := next("confirmation"); retained {
 		t.Fatal("inactive, acknowledged and confirmed, yet retained")
 	}
+
+	// Shelving, on the condition's ShelvingState: a timed shelving of 0 or
+	// more than 24 h is refused; one of a minute, then Unshelve, work; a
+	// second Unshelve is Bad_ConditionNotShelved.
+	shelve := func(method uint32, in ...any) gua.StatusCode {
+		var args []*gua.Variant
+		for _, x := range in {
+			args = append(args, gua.MustVariant(x))
+		}
+		r, err := c.Call(ctx, &gua.CallMethodRequest{ObjectID: gua.NewStringNodeID(2, "sim.Sine/Limit/ShelvingState"),
+			MethodID: gua.NewNumericNodeID(0, method), InputArguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.StatusCode
+	}
+	for _, c := range []struct {
+		method uint32
+		in     []any
+		want   gua.StatusCode
+	}{
+		{id.AlarmConditionType_ShelvingState_TimedShelve, []any{0.0}, gua.StatusBadShelvingTimeOutOfRange},
+		{id.AlarmConditionType_ShelvingState_TimedShelve, []any{25 * 3600e3}, gua.StatusBadShelvingTimeOutOfRange},
+		{id.AlarmConditionType_ShelvingState_TimedShelve, []any{60e3}, gua.StatusOK},
+		{id.AlarmConditionType_ShelvingState_Unshelve, nil, gua.StatusOK},
+		{id.AlarmConditionType_ShelvingState_Unshelve, nil, gua.StatusBadConditionNotShelved},
+		{id.AlarmConditionType_ShelvingState_OneShotShelve, nil, gua.StatusOK},
+	} {
+		if st := shelve(c.method, c.in...); st != c.want {
+			t.Errorf("method %d %v: %v, want %v", c.method, c.in, st, c.want)
+		}
+	}
 }
 
 // TestDeviceNotifier: a device's folder notifies its alarms' events; the
