@@ -276,12 +276,19 @@ func TestHistoryBackfill(t *testing.T) {
 	}
 	t.Logf("history: %d values in %d calls, %d … %d", len(hist), calls, hist[0].v, hist[len(hist)-1].v)
 	checkRaw(t, "history", hist, 30*150)
+	// Every value seen live is in the history, at its source time. Under
+	// emulation a value whose source time is not after the last record's
+	// is recorded at its image's time instead (historian.recordTime), and
+	// the value is looked for alone.
 	at := map[time.Time]uint32{}
+	values := map[uint32]bool{}
 	for _, h := range hist {
 		at[h.t] = h.v
+		values[h.v] = true
 	}
+	emulatedRun := os.Getenv("EDGED_TEST_EMULATED") != ""
 	for _, live := range append(first, second...) {
-		if v, ok := at[live.t]; !ok || v != live.v {
+		if v, ok := at[live.t]; (!ok || v != live.v) && !(emulatedRun && values[live.v]) {
 			t.Fatalf("live value %d at %v is not in the history (there: %d, %v)", live.v, live.t, v, ok)
 		}
 	}
