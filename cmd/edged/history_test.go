@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -238,7 +239,7 @@ func TestHistoryNodeOPCUA(t *testing.T) {
 // TestHistoryBackfill is what an integrator buys the history for: a
 // client subscribed to sim.Counter is away for 30 s, comes back, and reads
 // what it missed with HistoryRead (gopcua, 1,000 values a call). Every
-// value it saw live is in the history with the same source time, and the
+// value it saw live is the history's value at its source time, and the
 // history between its two visits is whole: no duplicate, no value out of
 // order, no gap (between any two values the counter moved on by no more
 // than the time between them allows).
@@ -254,14 +255,17 @@ func TestHistoryBackfill(t *testing.T) {
 	t.Logf("live: %d values before the outage, %d after", len(first), len(second))
 
 	c := dialGopcua(t, cctx, m[1])
+	// From a second before the first live value: the history's value at
+	// that time may have been recorded before it.
 	var hist []rawSample
+	var bad []gua.StatusCode
 	var cp []byte
 	calls := 0
 	for {
 		calls++
 		resp, err := c.HistoryReadRawModified(cctx, []*gua.HistoryReadValueID{{
 			NodeID: gua.MustParseNodeID("ns=2;s=sim.Counter"), DataEncoding: &gua.QualifiedName{}, ContinuationPoint: cp}},
-			&gua.ReadRawModifiedDetails{StartTime: first[0].t, EndTime: second[len(second)-1].t.Add(time.Nanosecond * 100), NumValuesPerNode: 1000})
+			&gua.ReadRawModifiedDetails{StartTime: first[0].t.Add(-time.Second), EndTime: second[len(second)-1].t.Add(time.Nanosecond * 100), NumValuesPerNode: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,39 +274,42 @@ func TestHistoryBackfill(t *testing.T) {
 			t.Fatalf("HistoryRead call %d: %v", calls, r.StatusCode)
 		}
 		for _, dv := range r.HistoryData.Value.(*gua.HistoryData).DataValues {
-			if dv.Status != gua.StatusOK {
-				t.Fatalf("a %v value in the history at %v", dv.Status, dv.SourceTimestamp)
-			}
-			hist = append(hist, rawSample{v: dv.Value.Value().(uint32), t: dv.SourceTimestamp})
+			v, _ := dv.Value.Value().(uint32)
+			hist = append(hist, rawSample{v: v, t: dv.SourceTimestamp})
+			bad = append(bad, dv.Status)
 		}
 		if cp = r.ContinuationPoint; len(cp) == 0 {
 			break
 		}
 	}
-	t.Logf("history: %d values in %d calls, %d … %d", len(hist), calls, hist[0].v, hist[len(hist)-1].v)
-	checkRaw(t, "history", hist, 30*150, 0)
-	// Every value seen live is in the history, at its source time. Under
-	// emulation (qemu-user, make test-arm) a few live values were missing
-	// from the history in two CI runs, which I have not explained yet: there
-	// they are counted and logged, not failed; natively they fail.
-	at := map[time.Time]uint32{}
-	for _, h := range hist {
-		at[h.t] = h.v
+	// The values from the one at the first live value's time on.
+	from := sort.Search(len(hist), func(i int) bool { return hist[i].t.After(first[0].t) }) - 1
+	if from < 0 {
+		t.Fatalf("no value in the history at or before the first live value's time %v", first[0].t)
 	}
-	emulatedRun := os.Getenv("EDGED_TEST_EMULATED") != ""
-	missing := 0
-	for _, live := range append(first, second...) {
-		if v, ok := at[live.t]; !ok || v != live.v {
-			if !emulatedRun {
-				t.Fatalf("live value %d at %v is not in the history (there: %d, %v)", live.v, live.t, v, ok)
-			}
-			missing++
-			t.Logf("UNEXPLAINED under emulation: live value %d at %v is not in the history", live.v, live.t)
+	hist, bad = hist[from:], bad[from:]
+	for i, st := range bad {
+		if st != gua.StatusOK {
+			t.Fatalf("a %v value in the history at %v", st, hist[i].t)
 		}
 	}
-	if missing > 0 {
-		t.Logf("UNEXPLAINED under emulation: %d of %d live values not in the history", missing, len(first)+len(second))
+	t.Logf("history: %d values in %d calls, %d … %d", len(hist), calls, hist[0].v, hist[len(hist)-1].v)
+	checkRaw(t, "history", hist, 30*150, 0)
+	// Every value seen live is the history's value at its source time:
+	// recorded at that time, or, when the scan read the value again
+	// unchanged (a new source time; the history records changes only),
+	// at the time it was first read.
+	again := 0
+	for _, live := range append(first, second...) {
+		i := sort.Search(len(hist), func(i int) bool { return hist[i].t.After(live.t) }) - 1
+		if i < 0 || hist[i].v != live.v {
+			t.Fatalf("live value %d at %v is not the history's value at that time", live.v, live.t)
+		}
+		if !hist[i].t.Equal(live.t) {
+			again++
+		}
 	}
+	t.Logf("live values: %d at the history's time, %d read again unchanged after it", len(first)+len(second)-again, again)
 	// Whole: the history holds no gap (no value above is Bad), and the
 	// sim's counter, which ticks every 5 ms and is polled every 5 ms,
 	// moves on between two values by what the time between them allows (a
