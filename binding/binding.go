@@ -86,22 +86,30 @@ func New(as *addrspace.Space, e *plc.Engine, cfg *config.Config, hs *historian.H
 	return b, nil
 }
 
-// eventNotifierSubscribe is EventNotifier's SubscribeToEvents bit.
-const eventNotifierSubscribe = 1
+// EventNotifier's SubscribeToEvents and HistoryRead bits.
+const (
+	eventNotifierSubscribe = 1
+	eventNotifierHistory   = 4
+)
 
 // addDevice adds the folder of device d of cfg with its properties, its
 // tags and its Reconnect method.
 func (b *Binding) addDevice(cfg *config.Config, d *config.Device) error {
 	folder := ua.NewStringNodeID(b.ns, d.Name)
 	// A device's folder notifies its alarms' events (EventNotifier
-	// SubscribeToEvents), and the Server object, which notifies all of
-	// them, says so with HasNotifier.
+	// SubscribeToEvents; HistoryRead too when the history store keeps
+	// them), and the Server object, which notifies all of them, says so
+	// with HasNotifier.
+	notifier := uint8(eventNotifierSubscribe)
+	if b.hs != nil {
+		notifier |= eventNotifierHistory
+	}
 	if err := b.as.AddNode(&addrspace.Node{
 		ID:            folder,
 		Class:         ua.NodeClassObject,
 		BrowseName:    ua.QualifiedName{NamespaceIndex: b.ns, Name: d.Name},
 		Description:   text(fmt.Sprintf("Device %s (%s)", d.Name, d.Kind)),
-		EventNotifier: eventNotifierSubscribe,
+		EventNotifier: notifier,
 	},
 		ref(id.Organizes, true, ua.NewNumericNodeID(0, id.ObjectsFolder)),
 		ref(id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.FolderType)),

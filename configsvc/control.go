@@ -57,8 +57,10 @@ func Lock(dataDir string) (*Store, error) {
 	return st, nil
 }
 
-// Close gives back the writer's lock, if the store holds it.
+// Close writes the audit records queued (Audit.Put) and gives back the
+// writer's lock, if the store holds it.
 func (s *Store) Close() error {
+	s.audit.stopSink()
 	if s.lock == nil {
 		return nil
 	}

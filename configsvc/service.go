@@ -92,6 +92,9 @@ type pendingVersion struct {
 // maxConfigFiles bounds the open handles of ConfigurationFile.
 const maxConfigFiles = 8
 
+// Object returns the NodeId of Objects/Configuration.
+func (s *Service) Object() ua.NodeID { return s.nid("Configuration") }
+
 // New adds Objects/Configuration to as, served by the returned service.
 func New(as *addrspace.Space, o Options) (*Service, error) {
 	s := &Service{as: as, opts: o, files: server.FileHandles{Max: maxConfigFiles, MaxSize: MaxDocument}}
@@ -102,9 +105,13 @@ func New(as *addrspace.Space, o Options) (*Service, error) {
 		Class:       ua.NodeClassObject,
 		BrowseName:  ua.QualifiedName{NamespaceIndex: s.ns, Name: "Configuration"},
 		Description: text("The gateway's device and tag configuration: its document, versions and the methods that change it"),
+		// It notifies the audit events of its methods' calls (the
+		// server raises them), and the Server notifies all it does.
+		EventNotifier: 1,
 	},
 		ref(id.Organizes, true, ua.NewNumericNodeID(0, id.ObjectsFolder)),
 		ref(id.HasTypeDefinition, false, ua.NewNumericNodeID(0, id.BaseObjectType)),
+		ref(id.HasNotifier, true, ua.NewNumericNodeID(0, id.Server)),
 	); err != nil {
 		return nil, err
 	}

@@ -72,7 +72,7 @@ func parseAnonymousRole(s string) (server.Roles, bool) {
 		return 0, true
 	}
 	r, ok := server.ParseRole(s)
-	if !ok || r == server.RoleAnonymous || r == server.RoleAuthenticatedUser {
+	if !ok || r == server.RoleAnonymous || r == server.RoleAuthenticatedUser || r == server.RoleAuditor {
 		return 0, false
 	}
 	return server.RolesOf(r), true

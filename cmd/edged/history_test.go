@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/internal/testutil/peer"
+	"github.com/edged/edged/opcua/ua/id"
 
 	"github.com/gopcua/opcua"
 	gua "github.com/gopcua/opcua/ua"
@@ -375,6 +376,68 @@ func watchCounter(t *testing.T, ctx context.Context, url string, d time.Duration
 			return seen
 		case <-ctx.Done():
 			t.Fatal(ctx.Err())
+		}
+	}
+}
+
+// TestAlarmHistory: the simulator's alarm on sim.Sine (active every 10 s)
+// is in the event history of its device's folder: gopcua's
+// HistoryReadEvent with OfType AlarmConditionType finds its activation
+// and its return to normal, with the condition's NodeId.
+func TestAlarmHistory(t *testing.T) {
+	ctx, _, out, _ := startRun(t, "--listen", "127.0.0.1:0")
+	m := waitFor(t, out, endpointLine)
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	c := dialGopcua(t, cctx, m[1])
+	start := time.Now().Add(-time.Minute)
+	field := func(typ uint32, path ...string) *gua.SimpleAttributeOperand {
+		o := &gua.SimpleAttributeOperand{TypeDefinitionID: gua.NewNumericNodeID(0, typ), AttributeID: gua.AttributeIDValue}
+		for _, p := range path {
+			o.BrowsePath = append(o.BrowsePath, &gua.QualifiedName{Name: p})
+		}
+		return o
+	}
+	cond := field(id.ConditionType)
+	cond.AttributeID = gua.AttributeIDNodeID
+	filter := &gua.EventFilter{
+		SelectClauses: []*gua.SimpleAttributeOperand{field(id.BaseEventType, "SourceName"), field(id.AlarmConditionType, "ActiveState", "Id"), cond},
+		WhereClause: &gua.ContentFilter{Elements: []*gua.ContentFilterElement{{FilterOperator: gua.FilterOperatorOfType,
+			FilterOperands: []*gua.ExtensionObject{gua.NewExtensionObject(&gua.LiteralOperand{Value: gua.MustVariant(gua.NewNumericNodeID(0, id.AlarmConditionType))})}}}},
+	}
+	for {
+		resp, err := c.HistoryReadEvent(cctx, []*gua.HistoryReadValueID{{NodeID: gua.MustParseNodeID("ns=2;s=sim"), DataEncoding: &gua.QualifiedName{}}},
+			&gua.ReadEventDetails{StartTime: start, EndTime: time.Now().Add(time.Minute), Filter: filter})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := resp.Results[0]
+		if r.StatusCode != gua.StatusOK && r.StatusCode != gua.StatusGoodNoData {
+			t.Fatalf("HistoryReadEvent of sim: %v", r.StatusCode)
+		}
+		active, normal := 0, 0
+		if he, ok := r.HistoryData.Value.(*gua.HistoryEvent); ok {
+			for _, e := range he.Events {
+				f := e.EventFields
+				cid, _ := f[2].Value().(*gua.NodeID)
+				if f[0].Value() != "sim.Sine" || cid == nil || cid.String() != "ns=2;s=sim.Sine/Limit" {
+					continue
+				}
+				if f[1].Value() == true {
+					active++
+				} else if active > 0 {
+					normal++
+				}
+			}
+		}
+		if active > 0 && normal > 0 {
+			t.Logf("sim.Sine's alarm in the history: %d activations, %d returns to normal", active, normal)
+			return
+		}
+		select {
+		case <-cctx.Done():
+			t.Fatalf("no activation and return to normal of sim.Sine's alarm in the event history (%d, %d)", active, normal)
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
 }

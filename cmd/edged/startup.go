@@ -61,6 +61,7 @@ func startupConfig(cfg config, out io.Writer) (sc stack.Config, loaded func(), e
 	if err != nil {
 		return sc, nil, fmt.Errorf("--data-dir %s: %w", cfg.dataDir, err)
 	}
+	scfg.Audit = versions.Audit().Put
 	conf, err := chooseConfig(cfg, versions, out)
 	if err == nil {
 		sc, err = boardSettings(cfg, conf)

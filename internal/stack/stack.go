@@ -26,6 +26,7 @@ import (
 	"github.com/edged/edged/historian"
 	"github.com/edged/edged/opcua/events"
 	"github.com/edged/edged/opcua/server"
+	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/plc"
 	pconfig "github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/devices"
@@ -253,6 +254,9 @@ func New(cfg Config) (_ *Stack, err error) {
 		}
 		st.started("the configuration service", func(context.Context) error { st.Config.Close(); return nil })
 	}
+	if err := st.keepEvents(); err != nil {
+		return nil, err
+	}
 	// The configuration is not kept: with many tags it takes megabytes,
 	// and the engine, the binding and the store have what they need of it.
 	st.cfg.Plant = nil
@@ -306,6 +310,24 @@ func (st *Stack) openHistory() error {
 	st.started("the history store", func(context.Context) error { return db.Close() })
 	st.Historian, err = historian.New(db, st.Engine, st.cfg.Plant, st.cfg.Server.Logger)
 	return err
+}
+
+// keepEvents keeps the server's events (alarms, audit) in the history
+// store, for HistoryRead of the Server object, the devices' folders and
+// Objects/Configuration.
+func (st *Stack) keepEvents() error {
+	if st.Historian == nil {
+		return nil
+	}
+	evs, err := historian.OpenEvents(st.Historian.DB())
+	if err != nil {
+		return fmt.Errorf("history store %s: the events: %w", st.cfg.HistoryDir, err)
+	}
+	var notifiers []ua.NodeID
+	if st.Config != nil {
+		notifiers = append(notifiers, st.Config.Object())
+	}
+	return st.Server.SetEventHistory(evs, notifiers...)
 }
 
 // makeEngine starts the simulator if asked, makes the drivers and the

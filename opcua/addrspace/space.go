@@ -627,13 +627,23 @@ func (s *Space) SetValue(id ua.NodeID, v ua.Variant) error {
 // SetRoles sets node id's Roles (see Node.Roles): who may call a method
 // of namespace 0, say.
 func (s *Space) SetRoles(id ua.NodeID, roles uint32) error {
+	return s.change(id, func(n *Node) { n.Roles = roles })
+}
+
+// SetEventNotifier sets node id's EventNotifier attribute.
+func (s *Space) SetEventNotifier(id ua.NodeID, v uint8) error {
+	return s.change(id, func(n *Node) { n.EventNotifier = v })
+}
+
+// change applies f to node id under the Space's write lock.
+func (s *Space) change(id ua.NodeID, f func(*Node)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.nodes.get(id)
 	if n == nil {
 		return fmt.Errorf("%w: %v", ErrUnknownNode, id)
 	}
-	n.Roles = roles
+	f(n)
 	return nil
 }
 

@@ -31,13 +31,14 @@ type fieldDecl struct {
 // concurrent changes; filters only read it.
 type Types struct {
 	parent map[ua.NodeID]ua.NodeID
+	names  map[ua.NodeID]string // namespace 0's, by type
 	fields map[string]Field
 	paths  []string // by Field
 }
 
 // NewTypes returns the event types of namespace 0.
 func NewTypes() *Types {
-	t := &Types{parent: map[ua.NodeID]ua.NodeID{}, fields: map[string]Field{}}
+	t := &Types{parent: map[ua.NodeID]ua.NodeID{}, names: map[ua.NodeID]string{}, fields: map[string]Field{}}
 	for i := range ns0EventTypes {
 		d := &ns0EventTypes[i]
 		paths := make([]string, len(d.fields))
@@ -49,9 +50,14 @@ func NewTypes() *Types {
 			parent = ua.NewNumericNodeID(0, d.parent)
 		}
 		t.Add(ua.NewNumericNodeID(0, d.id), parent, paths...)
+		t.names[ua.NewNumericNodeID(0, d.id)] = d.name
 	}
 	return t
 }
+
+// Name returns the browse name of event type typ of namespace 0 ("" for
+// another).
+func (t *Types) Name(typ ua.NodeID) string { return t.names[typ] }
 
 // Add adds event type typ, a subtype of parent (null for BaseEventType
 // itself), declaring the fields at paths ('/' between the browse names,
@@ -73,6 +79,15 @@ func (t *Types) FieldOf(path string) Field {
 		t.paths = append(t.paths, path)
 	}
 	return f
+}
+
+// Path returns the browse path of field f.
+func (t *Types) Path(f Field) string { return t.paths[f] }
+
+// Known returns the Field of path, false if it has none.
+func (t *Types) Known(path string) (Field, bool) {
+	f, ok := t.fields[path]
+	return f, ok
 }
 
 // Fields is the number of Fields.

@@ -42,14 +42,20 @@ func (c *conn) write(s *session, req *ua.WriteRequest, resp *ua.WriteResponse) e
 	scr := &c.scr
 	if !c.srv.space.writeStart(scr, s, req.NodesToWrite, resp.Results) {
 		clear(scr.pending)
+		c.srv.auditWrites(s, req.NodesToWrite, resp.Results)
 		return nil
 	}
 	timeout := c.srv.cfg.WriteTimeout
 	if !c.reserveAsync() {
 		awaitWrites(scr.pending, resp.Results, timeout)
 		clear(scr.pending)
+		c.srv.auditWrites(s, req.NodesToWrite, resp.Results)
 		c.stale(c.received)
 		return nil
+	}
+	var audited []ua.WriteValue
+	if c.srv.auditing() {
+		audited = cloneWrites(req.NodesToWrite)
 	}
 	// The results and pending slices are the connection's, reused by the
 	// next request: the goroutine gets copies.
@@ -59,6 +65,7 @@ func (c *conn) write(s *session, req *ua.WriteRequest, resp *ua.WriteResponse) e
 	handle := req.RequestHeader.RequestHandle
 	c.later(func() ua.Body {
 		awaitWrites(pending, results, timeout)
+		c.srv.auditWrites(s, audited, results)
 		return &ua.WriteResponse{
 			ResponseHeader: ua.ResponseHeader{Timestamp: c.srv.clock(), RequestHandle: handle, ServiceResult: status.Good},
 			Results:        results,

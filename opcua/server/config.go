@@ -169,6 +169,13 @@ type Config struct {
 	// Authenticator checks user identity tokens (default AnonymousOnly).
 	Authenticator Authenticator
 
+	// Audit, when set, turns auditing on (Server/Auditing true): the
+	// server raises audit events (see audit.go), which sessions with the
+	// SecurityAdmin or Auditor role receive, and hands Audit each one's
+	// record, one JSON object without secrets, from the goroutine that
+	// raised it. The caller bounds where it keeps them.
+	Audit func(record []byte)
+
 	// WriteTimeout bounds the wait of a Write (or Call) request for the
 	// devices' answers to its writes (default DefaultWriteTimeout, above
 	// the scan engine's own WriteTimeout plus PollTimeout); a write not

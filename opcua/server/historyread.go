@@ -61,6 +61,7 @@ type histOp struct {
 	next   int // of times
 	simple bool
 	cfg    history.Config
+	ev     *evOp // histEvents
 }
 
 type histKind uint8
@@ -69,6 +70,7 @@ const (
 	histRaw histKind = iota
 	histProcessed
 	histAtTime
+	histEvents
 )
 
 // historyRead answers HistoryRead (OPC 10000-4 §5.10.3) for variables:
@@ -81,6 +83,19 @@ const (
 func (c *conn) historyRead(s *session, req *ua.HistoryReadRequest, resp *ua.HistoryReadResponse) error {
 	if err := ua.CheckOperations(len(req.NodesToRead), c.srv.cfg.Limits.MaxNodesPerHistoryReadData); err != nil {
 		return err
+	}
+	if d, ok := req.HistoryReadDetails.Body.(*ua.ReadEventDetails); ok {
+		resp.Results = ua.Resize(resp.Results, len(req.NodesToRead))
+		resp.DiagnosticInfos = nil
+		for i := range req.NodesToRead {
+			r := &resp.Results[i]
+			if req.ReleaseContinuationPoints {
+				r.StatusCode, r.ContinuationPoint, r.HistoryData = c.releaseHistory(s, req.NodesToRead[i].ContinuationPoint), nil, ua.ExtensionObject{}
+				continue
+			}
+			c.historyEvents(s, d, &req.NodesToRead[i], r)
+		}
+		return nil
 	}
 	if !req.TimestampsToReturn.IsValid() || req.TimestampsToReturn == ua.TimestampsToReturnNeither {
 		return status.BadTimestampsToReturnInvalid
@@ -109,8 +124,6 @@ func (c *conn) historyRead(s *session, req *ua.HistoryReadRequest, resp *ua.Hist
 	case *ua.ReadAtTimeDetails:
 		op.kind = histAtTime
 		op.simple = d.UseSimpleBounds
-	case *ua.ReadEventDetails:
-		unsupported = true
 	default:
 		return status.BadHistoryOperationInvalid
 	}

@@ -56,6 +56,9 @@ func callMethods(srv *Server, s *session, methods []ua.CallMethodRequest, out []
 	u := s.user()
 	for i := range methods {
 		srv.as.Call(ctx, &methods[i], u, &out[i])
+		if srv.auditing() {
+			srv.auditCall(s, &methods[i], &out[i])
+		}
 	}
 }
 

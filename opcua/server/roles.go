@@ -8,7 +8,8 @@ import (
 	"github.com/edged/edged/opcua/ua/id"
 )
 
-// Role is one of the well-known roles of OPC 10000-18 §4.
+// Role is one of the well-known roles of OPC 10000-18 §4, or edged's
+// Auditor.
 type Role uint8
 
 // The well-known roles.
@@ -21,10 +22,13 @@ const (
 	RoleSupervisor
 	RoleConfigureAdmin
 	RoleSecurityAdmin
+	// RoleAuditor observes, and receives the audit events (a role of the
+	// server's namespace, ns=1;s=Role.Auditor).
+	RoleAuditor
 	numRoles
 )
 
-var roleNames = [numRoles]string{"Anonymous", "AuthenticatedUser", "Observer", "Operator", "Engineer", "Supervisor", "ConfigureAdmin", "SecurityAdmin"}
+var roleNames = [numRoles]string{"Anonymous", "AuthenticatedUser", "Observer", "Operator", "Engineer", "Supervisor", "ConfigureAdmin", "SecurityAdmin", "Auditor"}
 
 // String returns the role's BrowseName.
 func (r Role) String() string {
@@ -44,9 +48,8 @@ func ParseRole(name string) (Role, bool) {
 	return 0, false
 }
 
-// Roles is a set of roles (one byte: as an interface value it needs no
-// allocation).
-type Roles uint8
+// Roles is a set of roles.
+type Roles uint16
 
 // RolesOf returns the set of rs.
 func RolesOf(rs ...Role) Roles {
@@ -90,8 +93,13 @@ var OperatorRights = RolesOf(RoleAnonymous, RoleOperator)
 
 // roleUser is the address space's view of a session's roles: the one
 // place that turns roles into the rights Read, Write, Call and the
-// User* attributes see.
-type roleUser Roles
+// User* attributes see. It holds the roles up to SecurityAdmin (one byte:
+// as an interface value it needs no allocation); Auditor, beyond them,
+// adds no right there (every session that has it is an AuthenticatedUser).
+type roleUser uint8
+
+// userOf is the address space's view of rs.
+func userOf(rs Roles) roleUser { return roleUser(rs & (1<<RoleAuditor - 1)) }
 
 func (u roleUser) AccessLevel(n *addrspace.Node) uint8 {
 	r := Roles(u)
@@ -140,17 +148,31 @@ func init() {
 }
 
 // roleNodes are the Objects of the well-known roles, by Role.
-var roleNodes = [numRoles]uint32{
+var roleNodes = [RoleAuditor]uint32{
 	id.WellKnownRole_Anonymous, id.WellKnownRole_AuthenticatedUser, id.WellKnownRole_Observer,
 	id.WellKnownRole_Operator, id.WellKnownRole_Engineer, id.WellKnownRole_Supervisor,
 	id.WellKnownRole_ConfigureAdmin, id.WellKnownRole_SecurityAdmin,
+}
+
+// auditorRole is the Auditor role's Object, in the server's namespace.
+var auditorRole = ua.NewStringNodeID(1, "Role.Auditor")
+
+// roleNode is role r's Object.
+func roleNode(r Role) ua.NodeID {
+	if r == RoleAuditor {
+		return auditorRole
+	}
+	return ua.NewNumericNodeID(0, roleNodes[r])
 }
 
 // permissions is what role r may do with n: the rights roleUser gives
 // (browse and read for every role; write where the variable is writable
 // and call where the method is executable, for the roles that may).
 func permissions(r Role, n *addrspace.Node) ua.PermissionType {
-	one := roleUser(RolesOf(r))
+	one := userOf(RolesOf(r))
+	if r == RoleAuditor {
+		one = userOf(RolesOf(RoleObserver))
+	}
 	p := ua.PermissionTypeBrowse | ua.PermissionTypeReadRolePermissions
 	switch n.Class {
 	case ua.NodeClassVariable:
@@ -173,7 +195,7 @@ func permissions(r Role, n *addrspace.Node) ua.PermissionType {
 func rolePermissions(rs Roles, n *addrspace.Node) []ua.RolePermissionType {
 	var out []ua.RolePermissionType
 	for _, r := range rs.List() {
-		out = append(out, ua.RolePermissionType{RoleID: ua.NewNumericNodeID(0, roleNodes[r]), Permissions: permissions(r, n)})
+		out = append(out, ua.RolePermissionType{RoleID: roleNode(r), Permissions: permissions(r, n)})
 	}
 	return out
 }

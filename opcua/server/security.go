@@ -69,7 +69,7 @@ func (s *Server) setupSecurity() {
 	}
 	pols := []uasc.SecurityPolicy{uasc.PolicyNone}
 	for _, p := range sec.Policies {
-		pols = append(pols, uasc.NewSecurityPolicy(p, sec.Credentials, sec.CheckCertificate))
+		pols = append(pols, uasc.NewSecurityPolicy(p, sec.Credentials, s.auditedCheck(sec.CheckCertificate, "SecureChannel/OpenSecureChannel")))
 	}
 	s.cfg.Channel.Policies = pols
 }

@@ -26,26 +26,28 @@ var ErrServerClosed = errors.New("server: closed")
 // Server is an OPC UA server. Create it with New, then call Serve (or
 // ListenAndServe) and finally Shutdown.
 type Server struct {
-	hist      histories
-	stash     stash // large buffers of HistoryRead responses (stash.go)
-	cfg       Config
-	clock     func() time.Time
-	realClock bool // clock is time.Now: a request's time is when its channel took it
-	limits    ua.Limits
-	diag      diagnostics
-	sessions  *sessionTable
-	space     space
-	as        *addrspace.Space
-	ns        uint16    // index of the application namespace
-	gateway   ua.NodeID // the Gateway folder
-	app       ua.ApplicationDescription
-	endpoints []ua.EndpointDescription
-	startTime time.Time
-	nextCh    atomic.Uint32
-	subs      *subs.Manager // the subscription engine
-	events    *events.Types // the event types event filters know
-	backoff   backoff       // of failed logins, per client address
-	trust     trustFiles    // the open handles of ServerConfiguration's TrustList
+	hist       histories
+	stash      stash // large buffers of HistoryRead responses (stash.go)
+	cfg        Config
+	clock      func() time.Time
+	realClock  bool // clock is time.Now: a request's time is when its channel took it
+	limits     ua.Limits
+	diag       diagnostics
+	sessions   *sessionTable
+	space      space
+	as         *addrspace.Space
+	ns         uint16    // index of the application namespace
+	gateway    ua.NodeID // the Gateway folder
+	app        ua.ApplicationDescription
+	endpoints  []ua.EndpointDescription
+	startTime  time.Time
+	nextCh     atomic.Uint32
+	subs       *subs.Manager              // the subscription engine
+	events     *events.Types              // the event types event filters know
+	auditLimit auditLimiter               // paces failure audit events
+	evHist     atomic.Pointer[EventStore] // event history (SetEventHistory)
+	backoff    backoff                    // of failed logins, per client address
+	trust      trustFiles                 // the open handles of ServerConfiguration's TrustList
 
 	// Shutdown state, read by the Server object's variables.
 	state          atomic.Int32 // ua.ServerState
@@ -168,7 +170,9 @@ func (s *Server) EventTypes() *events.Types { return s.events }
 // queues it if its filter passes it. ev must not change afterwards. Safe
 // from any goroutine; it returns once the subscription manager took it.
 func (s *Server) PostEvent(ev events.Event, notifiers ...ua.NodeID) {
-	s.subs.PostEvent(ev, append(notifiers, ua.NewNumericNodeID(0, id.Server))...)
+	notifiers = append(notifiers, ua.NewNumericNodeID(0, id.Server))
+	s.keepEvent(ev, notifiers)
+	s.subs.PostEvent(ev, notifiers...)
 }
 
 // EndpointURL returns the URL the server advertises.

@@ -257,7 +257,10 @@ func (s *Server) initServerObject() error {
 	if err := s.initSubMethods(); err != nil {
 		return err
 	}
-	return s.addGatewayFolder()
+	if err := s.addGatewayFolder(); err != nil {
+		return err
+	}
+	return s.addAuditorRole()
 }
 
 // nodeValue is the value of a namespace-0 variable.
@@ -310,7 +313,7 @@ func (s *Server) statusValues() []nodeValue {
 		// per-subscription arrays are not in the space.
 		{id.Server_ServerDiagnostics_EnabledFlag, false},
 		{id.Server_ServerRedundancy_RedundancySupport, int32(0)}, // None
-		{id.Server_Auditing, false},
+		{id.Server_Auditing, s.auditing()},
 	}
 }
 
@@ -359,6 +362,41 @@ func (s *Server) configurationValues() []nodeValue {
 		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Writable, true},
 		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_UserWritable, true},
 	}
+}
+
+// addAuditorRole adds the Auditor role to the RoleSet: a RoleType object
+// of the server's namespace whose Identities say who has it.
+func (s *Server) addAuditorRole() error {
+	sp := s.as
+	if s.ns != auditorRole.Namespace {
+		return fmt.Errorf("server: the application namespace is %d, not the Auditor role's %d", s.ns, auditorRole.Namespace)
+	}
+	if err := sp.AddNode(&addrspace.Node{
+		ID:          auditorRole,
+		Class:       ua.NodeClassObject,
+		BrowseName:  ua.QualifiedName{NamespaceIndex: 1, Name: "Auditor"},
+		Description: ua.LocalizedText{Locale: "en", Text: "Observes, and receives the audit events"},
+	},
+		addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasComponent), IsInverse: true, Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.Server_ServerCapabilities_RoleSet)}},
+		addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasTypeDefinition), Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.RoleType)}},
+	); err != nil {
+		return fmt.Errorf("server: the Auditor role: %w", err)
+	}
+	identities := ua.NewStringNodeID(1, "Role.Auditor.Identities")
+	if err := sp.AddNode(&addrspace.Node{
+		ID:          identities,
+		Class:       ua.NodeClassVariable,
+		BrowseName:  ua.QualifiedName{Name: "Identities"},
+		DataType:    ua.NewNumericNodeID(0, id.IdentityMappingRuleType),
+		ValueRank:   addrspace.ValueRankOneDimension,
+		AccessLevel: uint8(ua.AccessLevelTypeCurrentRead),
+	},
+		addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasProperty), IsInverse: true, Target: ua.ExpandedNodeID{NodeID: auditorRole}},
+		addrspace.Reference{TypeID: ua.NewNumericNodeID(0, id.HasTypeDefinition), Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, id.PropertyType)}},
+	); err != nil {
+		return fmt.Errorf("server: the Auditor role: %w", err)
+	}
+	return sp.SetSource(identities, sp.AddSource(addrspace.SourceFunc(s.liveValue)), uint32(liveIdentities+liveVar(RoleAuditor)))
 }
 
 // setLiveSources has the Server object's changing variables read when

@@ -1,11 +1,16 @@
 package server
 
 import (
+	"bytes"
 	"crypto/rand"
+	"crypto/x509"
+	"fmt"
 	"math"
 	"time"
 
+	"github.com/edged/edged/opcua/secpol"
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/opcua/ua/id"
 	"github.com/edged/edged/opcua/ua/status"
 )
 
@@ -33,8 +38,17 @@ func newNonce() []byte {
 }
 
 // createSession answers CreateSession (§5.7.2): a new session bound to
-// this channel, not activated yet.
+// this channel, not activated yet; audited.
 func (c *conn) createSession(_ *session, req *ua.CreateSessionRequest, resp *ua.CreateSessionResponse) error {
+	err := c.newSession(req, resp)
+	if c.srv.auditing() {
+		c.auditCreate(req, resp, err)
+	}
+	return err
+}
+
+// newSession creates the session of createSession.
+func (c *conn) newSession(req *ua.CreateSessionRequest, resp *ua.CreateSessionResponse) error {
 	if c.srv.isClosing() {
 		c.srv.diag.rejectedSessions.Add(1)
 		return status.BadShutdown
@@ -82,8 +96,17 @@ func (c *conn) createSession(_ *session, req *ua.CreateSessionRequest, resp *ua.
 // as the user stays the same. The user identity token goes to the
 // Authenticator; a rejection leaves the session as it was. The Publish
 // requests the session queued over its old channel are dropped: the new
-// channel's requests get the notifications.
+// channel's requests get the notifications. It is audited.
 func (c *conn) activateSession(s *session, req *ua.ActivateSessionRequest, resp *ua.ActivateSessionResponse) error {
+	err := c.activate(s, req, resp)
+	if c.srv.auditing() {
+		c.auditActivate(s, req, err)
+	}
+	return err
+}
+
+// activate activates the session of activateSession.
+func (c *conn) activate(s *session, req *ua.ActivateSessionRequest, resp *ua.ActivateSessionResponse) error {
 	chID := c.ch.ID()
 	if !s.activated.Load() && s.channelID.Load() != chID {
 		c.srv.diag.securityRejectedSess.Add(1)
@@ -224,4 +247,66 @@ func (c *conn) authFailed(user string, err error) {
 	}
 	c.srv.cfg.Logger.Warn("ActivateSession rejected", "user", user, "remote", c.remote, "channel", c.ch.ID(),
 		"status", statusOf(err).Error(), "failures", n)
+}
+
+// auditCreate raises the AuditCreateSessionEventType of a CreateSession
+// that ended with err (and, for a certificate whose URI is not the
+// client's, AuditCertificateMismatchEventType).
+func (c *conn) auditCreate(req *ua.CreateSessionRequest, resp *ua.CreateSessionResponse, err error) {
+	code := status.Good
+	if err != nil {
+		code = statusOf(err)
+	}
+	var sess *session
+	if err == nil {
+		sess = c.srv.sessions.get(resp.AuthenticationToken)
+	}
+	a := c.auditOf(id.AuditCreateSessionEventType, sess, "Session/CreateSession", err == nil, code)
+	a.entry = req.RequestHeader.AuditEntryID
+	a.message = fmt.Sprintf("CreateSession %q from %s (%s): %s", req.SessionName, req.ClientDescription.ApplicationURI, c.remote, code.Name())
+	cert := c.ch.PeerCertificate()
+	a.fields = map[string]ua.Variant{"ClientCertificate": ua.MustVariant(bytes.Clone(cert))}
+	if len(cert) > 0 {
+		a.fields["ClientCertificateThumbprint"] = ua.MustVariant(fmt.Sprintf("%X", secpol.Thumbprint(cert)))
+	}
+	if err == nil {
+		a.session = resp.SessionID
+		a.fields["RevisedSessionTimeout"] = ua.MustVariant(resp.RevisedSessionTimeout)
+	}
+	c.srv.raiseAudit(a)
+	if code == status.BadCertificateURIInvalid {
+		m := c.auditOf(id.AuditCertificateMismatchEventType, nil, "Session/CreateSession", false, code)
+		m.message = fmt.Sprintf("the client certificate's URI is not the client's ApplicationUri %q", req.ClientDescription.ApplicationURI)
+		m.fields = map[string]ua.Variant{"Certificate": ua.MustVariant(bytes.Clone(cert))}
+		c.srv.raiseAudit(m)
+	}
+}
+
+// auditActivate raises the AuditActivateSessionEventType of an
+// ActivateSession of s that ended with err: who asked, with the token's
+// secrets left out.
+func (c *conn) auditActivate(s *session, req *ua.ActivateSessionRequest, err error) {
+	code := status.Good
+	if err != nil {
+		code = statusOf(err)
+	}
+	a := c.auditOf(id.AuditActivateSessionEventType, s, "Session/ActivateSession", err == nil, code)
+	a.entry = req.RequestHeader.AuditEntryID
+	token := req.UserIdentityToken.Body
+	if token == nil {
+		token = &ua.AnonymousIdentityToken{}
+	}
+	switch t := token.(type) {
+	case *ua.UserNameIdentityToken:
+		a.user = t.UserName
+	case *ua.X509IdentityToken:
+		if cert, perr := x509.ParseCertificate(t.CertificateData); perr == nil {
+			a.user = cert.Subject.String()
+		}
+	case *ua.AnonymousIdentityToken:
+		a.user = "anonymous"
+	}
+	a.message = fmt.Sprintf("ActivateSession by %q from %s: %s", a.user, c.remote, code.Name())
+	a.fields = map[string]ua.Variant{"UserIdentityToken": ua.MustVariant(auditToken(token))}
+	c.srv.raiseAudit(a)
 }

@@ -37,13 +37,13 @@ func (s *Server) initAddressSpace() error {
 	s.as.SetClock(s.clock)
 	s.space.as = s.as
 	s.events = events.NewTypes()
-	s.subs = subs.New(subs.Deps{Space: s.as, Limits: s.cfg.Subscriptions, Clock: s.clock, Go: s.goTracked, Done: s.ctx.Done(), Events: s.events})
+	s.subs = subs.New(subs.Deps{Space: s.as, Limits: s.cfg.Subscriptions, Clock: s.clock, Go: s.goTracked, Done: s.ctx.Done(), Events: s.events, Receives: s.receives})
 	return s.initServerObject()
 }
 
 // user returns the address space's view of the session's user: the
 // rights of its roles (roleUser). It does not allocate.
-func (s *session) user() addrspace.User { return roleUser(s.roles.Load()) }
+func (s *session) user() addrspace.User { return userOf(Roles(s.roles.Load())) }
 
 // read reads the operations of req into out with one read context, the
 // server timestamp now.

@@ -71,7 +71,7 @@ func (c *conn) checkX509Token(tok *ua.X509IdentityToken, sig ua.SignatureData, n
 	if p.Verify(pub, append(append([]byte(nil), own.Certificate...), nonce...), sig.Signature) != nil {
 		return status.BadUserSignatureInvalid
 	}
-	if err := c.srv.cfg.Security.CheckUserCertificate(leaf, chain); err != nil {
+	if err := c.srv.auditedCheck(c.srv.cfg.Security.CheckUserCertificate, "Session/ActivateSession")(leaf, chain); err != nil {
 		return status.BadIdentityTokenRejected
 	}
 	return nil

@@ -37,10 +37,12 @@ const (
 	Supervisor        = "Supervisor"
 	ConfigureAdmin    = "ConfigureAdmin"
 	SecurityAdmin     = "SecurityAdmin"
+	// Auditor, edged's own role, observes and receives the audit events.
+	Auditor = "Auditor"
 )
 
 // Roles lists the roles a user may be given.
-var Roles = []string{Observer, Operator, Engineer, Supervisor, ConfigureAdmin, SecurityAdmin}
+var Roles = []string{Observer, Operator, Engineer, Supervisor, ConfigureAdmin, SecurityAdmin, Auditor}
 
 // The argon2id parameters of new hashes (OWASP's first recommendation:
 // 19 MiB, 2 passes, 1 lane); the hash records them, so that they may

@@ -68,7 +68,8 @@ func (m *Manager) PostEvent(ev events.Event, notifiers ...ua.NodeID) {
 // deliver queues ev on the event items on notifiers.
 func (m *Manager) deliver(ev events.Event, notifiers []ua.NodeID) {
 	for _, it := range m.eventItems {
-		if it.deleted || it.mode == ua.MonitoringModeDisabled || !slices.Contains(notifiers, it.rv.NodeID) || !it.ev.filter.Match(ev) {
+		if it.deleted || it.mode == ua.MonitoringModeDisabled || !slices.Contains(notifiers, it.rv.NodeID) ||
+			m.receives != nil && !m.receives(it.sub.ss.sess, ev) || !it.ev.filter.Match(ev) {
 			continue
 		}
 		m.enqueueEvent(it, it.ev.filter.Select(ev, nil))

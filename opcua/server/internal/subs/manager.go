@@ -88,6 +88,9 @@ type Deps struct {
 	// Events are the event types event filters are compiled against; nil:
 	// no event items (Bad_EventFilterInvalid).
 	Events *events.Types
+	// Receives, when set, reports whether the session of a subscription
+	// may receive event ev (the server's check of its roles).
+	Receives func(s Session, ev events.Event) bool
 }
 
 // yieldEvery is how long the run loop may work without yielding (see
@@ -147,6 +150,7 @@ type sessSubs struct {
 type Manager struct {
 	space     *addrspace.Space
 	events    *events.Types
+	receives  func(Session, events.Event) bool
 	lim       Limits
 	clock     func() time.Time
 	goTracked func(func()) bool
@@ -224,7 +228,7 @@ func (m *Manager) Removed() uint64 { return m.removed.Load() }
 // New returns the engine of a server; its run loop starts with the first
 // service call.
 func New(d Deps) *Manager {
-	m := &Manager{space: d.Space, events: d.Events, lim: d.Limits, clock: d.Clock, goTracked: d.Go, done: d.Done}
+	m := &Manager{space: d.Space, events: d.Events, receives: d.Receives, lim: d.Limits, clock: d.Clock, goTracked: d.Go, done: d.Done}
 	m.calls = make(chan func())
 	m.wake = make(chan struct{}, 1)
 	m.subs = make(map[uint32]*subscription)
