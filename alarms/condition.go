@@ -23,6 +23,9 @@ const (
 	OffNormal
 	// Communication: active while a device does not answer.
 	Communication
+	// System: a condition of the gateway itself, active while its input
+	// (Watch.SetSystem) is not 0.
+	System
 )
 
 // Config is a condition's configuration.
@@ -169,7 +172,7 @@ func (s *Set) Sample(id int, x float64, quality uint32, t int64) {
 			st.Bits = b
 		}
 		active = b != 0
-	case OffNormal:
+	case OffNormal, System:
 		active = x != c.Config.Normal && !(math.IsNaN(x) && math.IsNaN(c.Config.Normal))
 	case Communication:
 		active = x == 0

@@ -33,6 +33,10 @@ type Watch struct {
 	confs []Config
 	byTag []int32 // by handle: the condition of the tag's alarm, -1 none
 	comm  []int32 // by handle: the device's communication condition, -1 none
+	// system: the SystemConditions by name; every: checks run each second
+	// (OnTick), which set them.
+	system map[string]int
+	every  []func(time.Time)
 
 	qmu     sync.Mutex
 	queue   []Event // a ring of fixed size
@@ -46,8 +50,9 @@ type Watch struct {
 }
 
 // Conditions returns the conditions conf configures, in order: for each
-// device its communication condition, then its tags' alarms; and the
-// engine handle each watches.
+// device its communication condition, then its tags' alarms, then the
+// SystemConditions; and the engine handle each of those before the
+// SystemConditions watches.
 func Conditions(eng *plc.Engine, conf *config.Config) ([]Config, []plc.Handle, error) {
 	var cs []Config
 	var hs []plc.Handle
@@ -93,7 +98,24 @@ func Conditions(eng *plc.Engine, conf *config.Config) ([]Config, []plc.Handle, e
 			hs = append(hs, h)
 		}
 	}
-	return cs, hs, nil
+	return append(cs, SystemConditions...), hs, nil
+}
+
+// SystemSource is the Source of the gateway's own conditions.
+const SystemSource = "Server"
+
+// SystemConditions are the gateway's own conditions, which every
+// configuration has after its own (Conditions); their inputs are set by
+// whoever watches what they are about (Watch.SetSystem).
+var SystemConditions = []Config{
+	{Kind: System, Name: "CertificateExpiration", Source: SystemSource, Severity: 500,
+		Message: "The server's application certificate expires within 30 days"},
+	{Kind: System, Name: "HistoryStore", Source: SystemSource, Severity: 700,
+		Message: "The history store is full or failing: values are not kept"},
+	{Kind: System, Name: "ScanOverrun", Source: SystemSource, Severity: 600,
+		Message: "The scan overruns its cycle beyond the allowed rate"},
+	{Kind: System, Name: "RealTime", Source: SystemSource, Severity: 400,
+		Message: "The real-time scheduling or the watchdog asked for was refused"},
 }
 
 func limit(x *float64) float64 {
@@ -118,6 +140,10 @@ func NewWatch(eng *plc.Engine, conf *config.Config, queueLen int) (*Watch, error
 	for i := range w.byTag {
 		w.byTag[i], w.comm[i] = -1, -1
 	}
+	w.system = map[string]int{}
+	for i := len(hs); i < len(cs); i++ {
+		w.system[cs[i].Name] = i
+	}
 	for i, h := range hs {
 		if cs[i].Kind == Communication {
 			w.comm[h] = int32(i)
@@ -127,6 +153,26 @@ func NewWatch(eng *plc.Engine, conf *config.Config, queueLen int) (*Watch, error
 	}
 	return w, nil
 }
+
+// SetSystem sets the input of the system condition named name: active
+// or not, at now. An unknown name is ignored.
+func (w *Watch) SetSystem(name string, active bool, now time.Time) {
+	i, ok := w.system[name]
+	if !ok {
+		return
+	}
+	x := 0.0
+	if active {
+		x = 1
+	}
+	w.Set.Begin()
+	w.Set.Sample(i, x, 0, now.UnixNano())
+	w.Set.End()
+}
+
+// OnTick has f run each second on the watch's goroutine, from Start to
+// Stop: checks that set the system conditions. Call it before Start.
+func (w *Watch) OnTick(f func(now time.Time)) { w.every = append(w.every, f) }
 
 // Start evaluates every image from now on and calls deliver with each
 // change, in order, on a goroutine of its own.
@@ -209,6 +255,9 @@ func (w *Watch) run(deliver func(*Event)) {
 		case <-w.wake:
 		case now := <-tick.C:
 			w.Set.Tick(now)
+			for _, f := range w.every {
+				f(now)
+			}
 		}
 		for {
 			w.qmu.Lock()

@@ -166,3 +166,45 @@ func TestWatchStorm(t *testing.T) {
 		t.Logf("%d delivered, %d dropped", delivered, w.Dropped())
 	})
 }
+
+// TestSystemConditions: every configuration has the gateway's own
+// conditions after its own; a check run each second (OnTick) sets them,
+// and each change is delivered like an alarm's.
+func TestSystemConditions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, err := plc.New(plc.Config{Devices: []plc.DeviceConfig{{Name: "d", Device: &plctest.Fake{}}},
+			Tags: []plc.Tag{{Device: "d", Name: "T", Type: plc.Float64}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := NewWatch(e, &config.Config{Devices: []config.Device{{Name: "d", Tags: []config.Tag{{Name: "T"}}}}}, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(w.Configs()) != len(SystemConditions) || w.Configs()[1].Name != "HistoryStore" || w.Configs()[1].Source != SystemSource {
+			t.Fatalf("conditions %+v", w.Configs())
+		}
+		ticks := 0
+		w.OnTick(func(now time.Time) {
+			ticks++
+			w.SetSystem("HistoryStore", ticks >= 2 && ticks < 4, now)
+			w.SetSystem("NoSuchCondition", true, now) // ignored
+		})
+		var mu sync.Mutex
+		var got []string
+		w.Start(func(ev *Event) {
+			mu.Lock()
+			got = append(got, fmt.Sprintf("%s/%s %s", ev.Config.Source, ev.Config.Name, describe(&Condition{Config: *ev.Config, State: ev.State}, ev.Change)))
+			mu.Unlock()
+		})
+		time.Sleep(5*time.Second + ms)
+		synctest.Wait()
+		w.Stop()
+		mu.Lock()
+		defer mu.Unlock()
+		same(t, got, []string{
+			"Server/HistoryStore Activated, active=true Normal bits=0000 acked=false confirmed=false retain=true",
+			"Server/HistoryStore Deactivated, active=false Normal bits=0000 acked=false confirmed=false retain=true",
+		})
+	})
+}

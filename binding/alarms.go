@@ -42,6 +42,16 @@ var alarmTypes = map[alarms.Kind]uint32{
 	alarms.NonExclusiveLimit: id.NonExclusiveLimitAlarmType,
 	alarms.OffNormal:         id.OffNormalAlarmType,
 	alarms.Communication:     id.DiscreteAlarmType,
+	alarms.System:            id.SystemOffNormalAlarmType,
+}
+
+// alarmType is the event type of condition c: its kind's, and Part 12's
+// CertificateExpirationAlarmType for the certificate's system condition.
+func alarmType(c *alarms.Config) uint32 {
+	if c.Kind == alarms.System && c.Name == "CertificateExpiration" {
+		return id.CertificateExpirationAlarmType
+	}
+	return alarmTypes[c.Kind]
 }
 
 // ConditionID returns the NodeId of the condition of an alarm of source
@@ -54,7 +64,7 @@ func (b *Binding) ConditionID(source, name string) ua.NodeID {
 // it goes to besides the Server object (its device's folder), for
 // Server.PostEvent.
 func (b *Binding) AlarmEvent(ty *events.Types, ev *alarms.Event) (events.Event, []ua.NodeID) {
-	e := &alarmEvent{typ: ua.NewNumericNodeID(0, alarmTypes[ev.Config.Kind])}
+	e := &alarmEvent{typ: ua.NewNumericNodeID(0, alarmType(ev.Config))}
 	c, st := ev.Config, &ev.State
 	set := func(path string, v ua.Variant) {
 		f := int(ty.FieldOf(path)) // namespace 0's paths: numbered already
@@ -73,6 +83,9 @@ func (b *Binding) AlarmEvent(ty *events.Types, ev *alarms.Event) (events.Event, 
 		}
 	}
 	source := ua.NewStringNodeID(b.ns, c.Source) // the tag's variable, or the device's folder
+	if c.Kind == alarms.System {
+		source = ua.NewNumericNodeID(0, id.Server) // the gateway's own: the Server object
+	}
 	e.cond = ua.MustVariant(b.ConditionID(c.Source, c.Name))
 	set("EventId", ua.MustVariant(st.EventID[:]))
 	set("EventType", ua.MustVariant(e.typ))
@@ -84,7 +97,7 @@ func (b *Binding) AlarmEvent(ty *events.Types, ev *alarms.Event) (events.Event, 
 	set("Severity", ua.MustVariant(st.Severity))
 	set("LastSeverity", ua.MustVariant(st.LastSeverity))
 	class, className := uint32(id.ProcessConditionClassType), "Process"
-	if c.Kind == alarms.Communication {
+	if c.Kind == alarms.Communication || c.Kind == alarms.System {
 		class, className = id.SystemConditionClassType, "System"
 	}
 	set("ConditionClassId", ua.MustVariant(ua.NewNumericNodeID(0, class)))
@@ -103,7 +116,7 @@ func (b *Binding) AlarmEvent(ty *events.Types, ev *alarms.Event) (events.Event, 
 	shelving := [...]string{"Unshelved", "OneShotShelved", "TimedShelved"}[st.Shelving]
 	set("ShelvingState/CurrentState", text(shelving))
 	set("SuppressedOrShelved", ua.MustVariant(st.Shelving != alarms.NotShelved))
-	if c.Kind != alarms.Communication {
+	if c.Kind != alarms.Communication && c.Kind != alarms.System {
 		set("InputNode", ua.MustVariant(source))
 	}
 	switch c.Kind {
@@ -124,6 +137,9 @@ func (b *Binding) AlarmEvent(ty *events.Types, ev *alarms.Event) (events.Event, 
 				set(path, ua.MustVariant(x))
 			}
 		}
+	}
+	if c.Kind == alarms.System {
+		return e, nil // the Server object's only
 	}
 	device, _, _ := strings.Cut(c.Source, ".")
 	return e, []ua.NodeID{ua.NewStringNodeID(b.ns, device)}

@@ -173,8 +173,11 @@ func (b *Binding) SetConditions(cs []alarms.Config) error {
 		// node of its own (addrspace.AddVariable).
 		device, _, _ := strings.Cut(c.Source, ".")
 		source := ua.NewStringNodeID(b.ns, device)
+		if c.Kind == alarms.System {
+			source = ua.NewNumericNodeID(0, id.Server)
+		}
 		refs := []addrspace.Reference{
-			{TypeID: ua.NewNumericNodeID(0, id.HasTypeDefinition), Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, alarmTypes[c.Kind])}},
+			{TypeID: ua.NewNumericNodeID(0, id.HasTypeDefinition), Target: ua.ExpandedNodeID{NodeID: ua.NewNumericNodeID(0, alarmType(c))}},
 			{TypeID: ua.NewNumericNodeID(0, id.HasCondition), IsInverse: true, Target: ua.ExpandedNodeID{NodeID: source}},
 		}
 		if b.condMethods {
@@ -189,7 +192,7 @@ func (b *Binding) SetConditions(cs []alarms.Config) error {
 		}
 		b.conds.nodes = append(b.conds.nodes, nid)
 		b.conds.byID[nid] = i
-		if b.condMethods && c.Kind != alarms.Communication {
+		if b.condMethods && c.Kind != alarms.Communication && c.Kind != alarms.System {
 			// Its ShelvingState, whose methods shelve it.
 			sid := ua.NewStringNodeID(b.ns, nid.Text+"/ShelvingState")
 			srefs := []addrspace.Reference{

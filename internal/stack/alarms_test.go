@@ -2,6 +2,7 @@ package stack_test
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"testing"
@@ -12,8 +13,10 @@ import (
 
 	"github.com/edged/edged/internal/stack"
 	"github.com/edged/edged/internal/testutil/peer"
+	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua/id"
+	"github.com/edged/edged/opcua/uasc"
 	pconfig "github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/sim"
 )
@@ -294,6 +297,95 @@ func TestDeviceNotifier(t *testing.T) {
 			}
 		case <-ctx.Done():
 			t.Fatal("no sim.Sine event on the sim folder within a minute")
+		}
+	}
+}
+
+// TestCertificateExpiration: a server certificate that ends within 30
+// days makes the system condition CertificateExpiration active within a
+// second: a CertificateExpirationAlarmType event of the Server object,
+// ConditionId ns=2;s=Server/CertificateExpiration, that gopcua receives.
+func TestCertificateExpiration(t *testing.T) {
+	der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: server.DefaultApplicationURI, CommonName: "edged", Validity: 5 * 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, err := uasc.NewCredentials(der, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := pconfig.Simulator()
+	st, err := stack.New(stack.Config{Plant: &conf, Simulator: &sim.Options{},
+		Server: server.Config{Logger: slog.New(slog.DiscardHandler)},
+		Security: func() (*server.Security, error) {
+			return &server.Security{Credentials: func() *uasc.Credentials { return creds }, AllowInsecure: true,
+				CheckCertificate: func(*x509.Certificate, []*x509.Certificate) error { return nil }}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := opcua.NewClient(st.URL, opcua.SecurityMode(gua.MessageSecurityModeNone), opcua.AutoReconnect(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Connect(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	notes := make(chan *opcua.PublishNotificationData, 64)
+	sub, err := peer.GopcuaSubscribe(ctx, c, &opcua.SubscriptionParameters{Interval: 50 * time.Millisecond}, notes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Cancel(ctx)
+	field := func(typ uint32, path ...string) *gua.SimpleAttributeOperand {
+		o := &gua.SimpleAttributeOperand{TypeDefinitionID: gua.NewNumericNodeID(0, typ), AttributeID: gua.AttributeIDValue}
+		for _, p := range path {
+			o.BrowsePath = append(o.BrowsePath, &gua.QualifiedName{Name: p})
+		}
+		return o
+	}
+	cond := field(id.ConditionType)
+	cond.AttributeID = gua.AttributeIDNodeID
+	res, err := sub.Monitor(ctx, gua.TimestampsToReturnBoth, &gua.MonitoredItemCreateRequest{
+		ItemToMonitor:  &gua.ReadValueID{NodeID: gua.NewNumericNodeID(0, id.Server), AttributeID: gua.AttributeIDEventNotifier, DataEncoding: &gua.QualifiedName{}},
+		MonitoringMode: gua.MonitoringModeReporting,
+		RequestedParameters: &gua.MonitoringParameters{ClientHandle: 1, QueueSize: 100,
+			Filter: gua.NewExtensionObject(&gua.EventFilter{SelectClauses: []*gua.SimpleAttributeOperand{
+				field(id.BaseEventType, "EventType"), field(id.BaseEventType, "SourceNode"), field(id.AlarmConditionType, "ActiveState", "Id"), cond},
+				WhereClause: &gua.ContentFilter{}})},
+	})
+	if err != nil || res.Results[0].StatusCode != gua.StatusOK {
+		t.Fatalf("Monitor: %v %+v", err, res)
+	}
+	for {
+		select {
+		case n := <-notes:
+			l, ok := n.Value.(*gua.EventNotificationList)
+			if !ok {
+				continue
+			}
+			for _, e := range l.Events {
+				f := e.EventFields
+				typ, _ := f[0].Value().(*gua.NodeID)
+				src, _ := f[1].Value().(*gua.NodeID)
+				cid, _ := f[3].Value().(*gua.NodeID)
+				if typ == nil || typ.IntID() != id.CertificateExpirationAlarmType {
+					continue
+				}
+				if src == nil || src.IntID() != id.Server || f[2].Value() != true || cid == nil || cid.String() != "ns=2;s=Server/CertificateExpiration" {
+					t.Fatalf("the certificate's condition: source %v, active %v, ConditionId %v", src, f[2].Value(), cid)
+				}
+				return
+			}
+		case <-ctx.Done():
+			t.Fatal("no CertificateExpirationAlarmType event within a minute")
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/edged/edged/alarms"
@@ -147,6 +148,8 @@ type Stack struct {
 	serveErr  error
 	running   bool // Start was called
 	rtErr     error
+	rtRefused atomic.Bool      // the real-time scheduling or memory lock asked for was refused
+	security  *server.Security // the server's, nil without
 }
 
 // part is something the stack started and how to stop it.
@@ -220,7 +223,7 @@ func New(cfg Config) (_ *Stack, err error) {
 	if m.err != nil {
 		return nil, m.err
 	}
-	st.Server = m.srv
+	st.Server, st.security = m.srv, m.sec
 	if err := st.openHistory(); err != nil {
 		return nil, err
 	}
@@ -265,6 +268,7 @@ func New(cfg Config) (_ *Stack, err error) {
 
 type madeServer struct {
 	srv *server.Server
+	sec *server.Security
 	err error
 }
 
@@ -282,6 +286,7 @@ func (st *Stack) makeServer() <-chan madeServer {
 		var m madeServer
 		if st.cfg.Security != nil {
 			sc.Security, m.err = st.cfg.Security()
+			m.sec = sc.Security
 		}
 		if m.err == nil {
 			m.srv, m.err = server.New(sc)
@@ -525,6 +530,7 @@ func (st *Stack) startAlarms(w *alarms.Watch) {
 		return
 	}
 	ty := st.Server.EventTypes()
+	st.systemChecks(w)
 	w.Start(func(ev *alarms.Event) {
 		e, notifiers := st.Binding.AlarmEvent(ty, ev)
 		st.Server.PostEvent(e, notifiers...)
@@ -648,9 +654,11 @@ func (st *Stack) startEngine() {
 	if rt := st.cfg.RealTime; rt != nil && (rt.Priority > 0 || rt.CPU >= 0) {
 		if st.rtErr != nil {
 			st.Notes = append(st.Notes, fmt.Sprintf("WARNING: the scan runs with normal scheduling: %v", st.rtErr))
+			st.rtRefused.Store(true)
 		}
 		if err := board.LockMemory(); err != nil {
 			st.Notes = append(st.Notes, fmt.Sprintf("WARNING: memory not locked: %v", err))
+			st.rtRefused.Store(true)
 		}
 	}
 	if st.cfg.StallAfter > 0 {
