@@ -3,6 +3,7 @@ package alarms
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -242,12 +243,16 @@ func (w *Watch) push(c *Condition, ch Change) {
 	}
 }
 
+// deliverBatch is how many changes run delivers before it yields.
+const deliverBatch = 64
+
 // run delivers the queued changes, and ends timed shelvings every second.
 func (w *Watch) run(deliver func(*Event)) {
 	defer close(w.done)
 	tick := time.NewTicker(time.Second) // timed shelvings end on time
 	defer tick.Stop()
 	var e Event
+	delivered := 0
 	for {
 		select {
 		case <-w.quit:
@@ -271,6 +276,11 @@ func (w *Watch) run(deliver func(*Event)) {
 			w.n--
 			w.qmu.Unlock()
 			deliver(&e)
+			// A storm keeps this goroutine busy: it lets the scan (and the
+			// server) run between batches, as the historian does.
+			if delivered++; delivered%deliverBatch == 0 {
+				runtime.Gosched()
+			}
 		}
 	}
 }

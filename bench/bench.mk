@@ -70,6 +70,13 @@ SCAN_APPLIES  ?= 0
 HIST_DURATION ?= 60s
 HIST_BULK     ?= 10000
 
+# Alarms (bench-alarms): bench-scan's run three times, ALARM_DURATION each,
+# with ALARM_TAGS more tags on the 5 ms cycle: without alarms; with a High
+# limit alarm on each, never crossed (the evaluation alone); and with the limit crossed all the
+# time by most of them (a storm); the cycle's p99 and the RSS side by side.
+ALARM_DURATION ?= 60s
+ALARM_TAGS     ?= 10000
+
 # Subscription latency (bench-sub): the measured window of the publish
 # latency run and its warm-up, the repetitions of the write → status and
 # call → status runs, extra flags (SUB_FLAGS, e.g. -inflight 8 -queue 20),
@@ -94,7 +101,7 @@ FANOUT_FLAGS    ?=
 # WAKE_FOR: how long bench-wake measures.
 WAKE_FOR      ?= 10m
 
-.PHONY: bench-help bench bench-two-cores bench-wake bench-e2e bench-peer bench-peer-secure bench-memory bench-scan bench-history bench-sub bench-fanout bench-always
+.PHONY: bench-help bench bench-two-cores bench-wake bench-e2e bench-peer bench-peer-secure bench-memory bench-scan bench-history bench-alarms bench-sub bench-fanout bench-always
 
 bench-help:
 	@echo "make bench-wake      how late this machine wakes an idle 5 ms sleeper, for WAKE_FOR=$(WAKE_FOR): the floor under the scan's overruns"
@@ -105,6 +112,7 @@ bench-help:
 	@echo "make bench-memory    edged's RSS with $(MEM_DEVICES)×$(MEM_TAGS) simulated tags, idle and with $(MEM_SESSIONS) sessions reading"
 	@echo "make bench-scan      5 ms scan of 1,000 simulated tags under 10 OPC UA clients, $(SCAN_DURATION); cycle/jitter/overruns/CPU"
 	@echo "make bench-history   bench-scan with $(HIST_BULK) tags at 1 s: without history, recording them and the simulator's tags; then the simulator's mix alone ($(HIST_DURATION) each)"
+	@echo "make bench-alarms    bench-scan with $(ALARM_TAGS) more tags on the 5 ms cycle, without, with a limit alarm on each, in a storm ($(ALARM_DURATION) each)"
 	@echo "make bench-sub       subscription latency at 5 ms: image publish → Publish response, Write/Call → Status data change ($(SUB_REPS) each)"
 	@echo "make bench-fanout    $(FANOUT_SESSIONS) sessions × $(FANOUT_ITEMS) items on tags changing every 5 ms cycle, $(FANOUT_DURATION); notifications/s, lost, CPU"
 
@@ -195,6 +203,13 @@ bench-history: bench-two-cores $(BIN)/scanbench
 		echo "== bench-history: $$run"; \
 		timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/scanbench -duration $(HIST_DURATION) -warmup $(SCAN_WARMUP) \
 			-clients $(SCAN_CLIENTS) -nodes $(SCAN_NODES) -load-prefix 'taskset -c 1' $$run || exit 1; \
+	done
+
+bench-alarms: bench-two-cores $(BIN)/scanbench
+	@for run in "" "-alarms" "-alarms -alarm-high 32768"; do \
+		echo "== bench-alarms: -bulk $(ALARM_TAGS) -bulk-class fast $$run"; \
+		timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/scanbench -duration $(ALARM_DURATION) -warmup $(SCAN_WARMUP) \
+			-clients $(SCAN_CLIENTS) -nodes $(SCAN_NODES) -load-prefix 'taskset -c 1' -bulk $(ALARM_TAGS) -bulk-class fast $$run || exit 1; \
 	done
 
 bench-sub: bench-two-cores $(BIN)/subbench

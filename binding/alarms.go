@@ -18,23 +18,67 @@ import (
 // Severity, Message, ... Its ConditionId is ns=<tags>;s=<source>/<name>
 // ("sim.Sine/Limit").
 
-// alarmEvent is one change of an alarm, immutable once made.
+// alarmEvent is one change of an alarm, immutable once made: the values
+// of alarmPaths, in their order.
 type alarmEvent struct {
-	typ    ua.NodeID
-	fields []ua.Variant // by events.Field
-	cond   ua.Variant
+	typ  ua.NodeID
+	lay  *alarmLayout
+	vals [len(alarmPaths)]ua.Variant
+	cond ua.Variant
 }
 
 func (e *alarmEvent) EventType() ua.NodeID { return e.typ }
 
 func (e *alarmEvent) Field(f events.Field) *ua.Variant {
-	if int(f) < len(e.fields) && !e.fields[f].IsNull() {
-		return &e.fields[f]
+	if int(f) < len(e.lay.slot) {
+		if i := e.lay.slot[f]; i >= 0 && !e.vals[i].IsNull() {
+			return &e.vals[i]
+		}
 	}
 	return nil
 }
 
 func (e *alarmEvent) ConditionID() *ua.Variant { return &e.cond }
+
+// alarmPaths are the fields an alarm event may carry.
+var alarmPaths = [...]string{
+	"EventId", "EventType", "SourceNode", "SourceName", "Time", "ReceiveTime", "Message", "Severity", "LastSeverity",
+	"ConditionClassId", "ConditionClassName", "ConditionName", "BranchId", "Retain", "EnabledState", "EnabledState/Id",
+	"Quality", "Comment", "ClientUserId", "AckedState", "AckedState/Id", "ConfirmedState", "ConfirmedState/Id",
+	"ActiveState", "ActiveState/Id", "ActiveState/TransitionTime", "ActiveState/EffectiveDisplayName",
+	"ShelvingState/CurrentState", "SuppressedOrShelved", "InputNode", "LimitState/CurrentState",
+	"HighHighState/Id", "HighState/Id", "LowState/Id", "LowLowState/Id",
+	"HighHighLimit", "HighLimit", "LowLimit", "LowLowLimit",
+}
+
+// alarmLayout places alarmPaths in the fields of a Types: the slot of
+// each Field (-1: not an alarm's), and of each path.
+type alarmLayout struct {
+	ty   *events.Types
+	slot []int8
+	at   map[string]int
+}
+
+// layout returns the layout of ty, made once (the server's Types does
+// not change).
+func (b *Binding) layout(ty *events.Types) *alarmLayout {
+	if l := b.alarmLay.Load(); l != nil && l.ty == ty {
+		return l
+	}
+	l := &alarmLayout{ty: ty, slot: make([]int8, ty.Fields()), at: make(map[string]int, len(alarmPaths))}
+	for i := range l.slot {
+		l.slot[i] = -1
+	}
+	for i, p := range alarmPaths {
+		f, ok := ty.Known(p)
+		if !ok {
+			continue // not a field of ty's types: never selected
+		}
+		l.slot[f], l.at[p] = int8(i), i
+	}
+	b.alarmLay.Store(l)
+	return l
+}
 
 // alarmTypes are the event types of the kinds of conditions.
 var alarmTypes = map[alarms.Kind]uint32{
@@ -64,14 +108,13 @@ func (b *Binding) ConditionID(source, name string) ua.NodeID {
 // it goes to besides the Server object (its device's folder), for
 // Server.PostEvent.
 func (b *Binding) AlarmEvent(ty *events.Types, ev *alarms.Event) (events.Event, []ua.NodeID) {
-	e := &alarmEvent{typ: ua.NewNumericNodeID(0, alarmType(ev.Config))}
+	lay := b.layout(ty)
+	e := &alarmEvent{typ: ua.NewNumericNodeID(0, alarmType(ev.Config)), lay: lay}
 	c, st := ev.Config, &ev.State
 	set := func(path string, v ua.Variant) {
-		f := int(ty.FieldOf(path)) // namespace 0's paths: numbered already
-		if f >= len(e.fields) {
-			e.fields = append(e.fields, make([]ua.Variant, f+1-len(e.fields))...)
+		if i, ok := lay.at[path]; ok {
+			e.vals[i] = v
 		}
-		e.fields[f] = v
 	}
 	text := func(s string) ua.Variant { return ua.MustVariant(ua.LocalizedText{Locale: "en", Text: s}) }
 	state := func(path string, on bool, yes, no string) {
@@ -132,9 +175,12 @@ func (b *Binding) AlarmEvent(ty *events.Types, ev *alarms.Event) (events.Event, 
 		set("LowLowState/Id", ua.MustVariant(st.Bits&alarms.BitLowLow != 0))
 	}
 	if c.Kind == alarms.ExclusiveLimit || c.Kind == alarms.NonExclusiveLimit {
-		for path, x := range map[string]float64{"HighHighLimit": c.Limits.HighHigh, "HighLimit": c.Limits.High, "LowLimit": c.Limits.Low, "LowLowLimit": c.Limits.LowLow} {
-			if x == x { // set
-				set(path, ua.MustVariant(x))
+		for _, l := range [...]struct {
+			path string
+			x    float64
+		}{{"HighHighLimit", c.Limits.HighHigh}, {"HighLimit", c.Limits.High}, {"LowLimit", c.Limits.Low}, {"LowLowLimit", c.Limits.LowLow}} {
+			if l.x == l.x { // set
+				set(l.path, ua.MustVariant(l.x))
 			}
 		}
 	}

@@ -79,3 +79,18 @@ func TestConditionNodes(t *testing.T) {
 		t.Fatal("the conditions were not made anew")
 	}
 }
+
+// BenchmarkAlarmEvent: one alarm change made into its event.
+func BenchmarkAlarmEvent(b *testing.B) {
+	ty := events.NewTypes()
+	bd := &Binding{as: addrspace.New(), ns: 2}
+	var st alarms.State
+	st.Active, st.Retain, st.Enabled, st.Severity, st.Level, st.Time = true, true, true, 500, alarms.High, 1e18
+	cfg := &alarms.Config{Kind: alarms.ExclusiveLimit, Name: "Limit", Source: "sim.Sine", Severity: 500, Message: "sim.Sine above 0.9",
+		Limits: alarms.Limits{HighHigh: alarms.NoLimit, High: 0.9, Low: alarms.NoLimit, LowLow: alarms.NoLimit}}
+	ev := &alarms.Event{Config: cfg, State: st}
+	b.ReportAllocs()
+	for b.Loop() {
+		bd.AlarmEvent(ty, ev)
+	}
+}

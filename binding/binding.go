@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/edged/edged/historian"
@@ -36,6 +37,7 @@ type Binding struct {
 	// condition types' methods were added.
 	conds       conditionIndex
 	condMethods bool
+	alarmLay    atomic.Pointer[alarmLayout] // alarms.go
 	diag        *diagSource
 	dns         uint16
 	src         addrspace.SourceID // the tags' ValueSource

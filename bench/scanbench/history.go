@@ -23,17 +23,20 @@ import (
 // "sim" as the simulator's configuration has them (its mix).
 const bulkPerDevice = 1000
 
-// withBulk adds n bulk tags (a multiple of bulkPerDevice) polling the
-// simulator at addr, and, with hist, their history and the simulator's
-// device.
-func withBulk(c config.Config, addr string, n int, hist string) config.Config {
+// withBulk adds n bulk tags (a multiple of bulkPerDevice) in scan class
+// class polling the simulator at addr, with alarms a High limit alarm at
+// high on each, and, with hist, their history and the simulator's device.
+func withBulk(c config.Config, addr string, n int, hist, class string, alarms bool, high float64) config.Config {
 	c.Devices = slices.Clone(c.Devices)
 	for d := range n / bulkPerDevice {
 		dev := config.Device{Name: fmt.Sprintf("h%d", d), Kind: config.KindModbusTCP, NoCommTimeoutMs: 5000,
 			ModbusTCP: config.DefaultModbusTCP(addr)}
 		for j := range bulkPerDevice {
 			t := config.Tag{Name: fmt.Sprintf("T%04d", j), Type: config.UInt16, Address: fmt.Sprintf("hr:%d", j%8),
-				ScanClass: "second", Access: config.Read}
+				ScanClass: class, Access: config.Read}
+			if alarms {
+				t.Alarm = &config.TagAlarm{Kind: config.AlarmLimit, High: &high, Deadband: 100, Severity: 300}
+			}
 			if hist != "" {
 				t.History = &config.TagHistory{Mode: config.Periodic, PeriodMs: 1000}
 			}

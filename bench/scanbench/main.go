@@ -39,6 +39,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/edged/edged/alarms"
 	"github.com/edged/edged/bench/kit"
 	"github.com/edged/edged/board"
 	"github.com/edged/edged/historian"
@@ -119,9 +120,12 @@ type benchFlags struct {
 	applies          int
 	rtPriority       int
 	rtCPU            int
-	bulk             int    // tags in the 1 s class besides the 1,000 (history.go)
-	history          string // "", "change" or "sim" (history.go)
-	historyDir       string // the store's, a temporary folder
+	bulk             int     // tags in the 1 s class besides the 1,000 (history.go)
+	bulkClass        string  // their scan class: "second" or "fast"
+	alarms           bool    // a limit alarm on each of them
+	alarmHigh        float64 // its High limit
+	history          string  // "", "change" or "sim" (history.go)
+	historyDir       string  // the store's, a temporary folder
 }
 
 func benchMain(args []string, out io.Writer) error {
@@ -155,7 +159,7 @@ func benchMain(args []string, out io.Writer) error {
 	defer ld.kill()
 	fmt.Fprintf(out, "scanbench: %d tags on %d devices of the simulator at %s, %v cycle; %d clients reading %d tags each over %s; warm-up %v, measuring %v\n",
 		e.Len(), devices(f), s.Addr(), e.Period(), f.clients, f.nodes, url, f.warmup, f.duration)
-	return measure(f, e, st.Historian, ld, ap, out)
+	return measure(f, e, st.Historian, st.Alarms, ld, ap, out)
 }
 
 // devices is the number of devices of the run's configuration.
@@ -181,6 +185,9 @@ func parseBenchFlags(args []string) (benchFlags, error) {
 	fs.IntVar(&f.rtPriority, "rt-priority", 0, "SCHED_FIFO `priority` of the scan thread, as edged's --rt-priority (0: normal scheduling)")
 	fs.IntVar(&f.rtCPU, "rt-cpu", -1, "the `CPU` of the scan thread (-1: any)")
 	fs.IntVar(&f.bulk, "bulk", 0, "`tags` in the 1 s scan class besides the 1,000, a multiple of 1,000 (history.go)")
+	fs.StringVar(&f.bulkClass, "bulk-class", "second", "the bulk tags' scan `class`: second (1 s) or fast (the 5 ms cycle)")
+	fs.BoolVar(&f.alarms, "alarms", false, "a High limit alarm on each bulk tag, evaluated on every sample (history.go)")
+	fs.Float64Var(&f.alarmHigh, "alarm-high", 70000, "the alarms' High `limit`: 70000 is above every UInt16 (each sample evaluated, no change), 32768 crossed all the time by the simulator's words (a storm)")
 	fs.StringVar(&f.history, "history", "", "record history: `change` (the bulk tags every second, the simulator's tags on every change) or sim (the simulator's tags as its configuration has them); empty: none")
 	if err := fs.Parse(args); err != nil {
 		return f, err
@@ -190,6 +197,9 @@ func parseBenchFlags(args []string) (benchFlags, error) {
 	}
 	if f.bulk < 0 || f.bulk%bulkPerDevice != 0 {
 		return f, fmt.Errorf("-bulk %d: want a multiple of %d", f.bulk, bulkPerDevice)
+	}
+	if f.bulkClass != "second" && f.bulkClass != "fast" {
+		return f, fmt.Errorf("-bulk-class %q: want second or fast", f.bulkClass)
 	}
 	if f.history != "" && f.history != "change" && f.history != "sim" {
 		return f, fmt.Errorf("-history %q: want change, sim or nothing", f.history)
@@ -212,7 +222,7 @@ func startStack(f benchFlags, out io.Writer) (*stack.Stack, *applier, error) {
 		cfg = withCounter(cfg, config.SimulatorAddress, false)
 	}
 	if f.bulk > 0 || f.history != "" {
-		cfg = withBulk(cfg, config.SimulatorAddress, f.bulk, f.history)
+		cfg = withBulk(cfg, config.SimulatorAddress, f.bulk, f.history, f.bulkClass, f.alarms, f.alarmHigh)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
@@ -258,7 +268,7 @@ func startStack(f benchFlags, out io.Writer) (*stack.Stack, *applier, error) {
 }
 
 // measure measures the window after the warm-up and reports it.
-func measure(f benchFlags, e *plc.Engine, hs *historian.Historian, ld *load, ap *applier, out io.Writer) error {
+func measure(f benchFlags, e *plc.Engine, hs *historian.Historian, aw *alarms.Watch, ld *load, ap *applier, out io.Writer) error {
 	time.Sleep(f.warmup)
 	var d0, d1 plc.Diagnostics
 	var h0, h1 tsdb.Stats
@@ -301,6 +311,9 @@ func measure(f benchFlags, e *plc.Engine, hs *historian.Historian, ld *load, ap 
 	report(out, &d0, &d1, cpu1-cpu0, t1.Sub(t0), result)
 	if hs != nil {
 		reportHistory(out, hs, &h0, &h1, t1.Sub(t0))
+	}
+	if aw != nil {
+		fmt.Fprintf(out, "  alarms: %d conditions evaluated on every sample of their tags, %d changes dropped from the queue\n", aw.Set.Len(), aw.Dropped())
 	}
 	cur, hwm := rss()
 	fmt.Fprintf(out, "  RSS %.1f MiB at the end, high-water mark %.1f MiB; %s\n", float64(cur)/1024, float64(hwm)/1024, goMemory())
