@@ -29,14 +29,19 @@ import (
 //     role to match with the publish times of the engine's images;
 //  2. write → status: -reps times, a Write of sim.Command and the wait for
 //     the data change of sim.Status carrying the written value;
-//  3. call → status: the same with a Call of sim.WriteCommand.
+//  3. call → status: the same with a Call of sim.WriteCommand;
+//  4. change → event: -reps times, a Write of sim.Command that moves
+//     sim.Status off normal (or back), and the wait for the event of
+//     sim.Status's off-normal alarm saying so: from the event's Time (the
+//     source time of the read that brought the change) to its receipt.
 //
-// Runs 2 and 3 print their result lines themselves ("subbench: ...").
+// Runs 2 to 4 print their result lines themselves ("subbench: ...").
 
 // Client handles of the monitored items.
 const (
 	handleCounter = 1
 	handleStatus  = 2
+	handleEvents  = 3 // the Server object's events
 )
 
 type clientFlags struct {
@@ -97,6 +102,15 @@ func clientMain(args []string, _ io.Reader, out io.Writer) error {
 		r.print(w, sc.name)
 		w.Flush()
 	}
+	change, wr, missed, err := s.eventRun(f.reps)
+	if err != nil {
+		return fmt.Errorf("event run: %w", err)
+	}
+	fmt.Fprintf(w, "subbench: sim.Status off normal or back (its read) → its alarm's event received, %d repetitions: p50 %v  p99 %v  max %v  (%d missed; publishing 5 ms + cycle 5 ms = 10 ms)\n",
+		len(change)+missed, pct(change, 50), pct(change, 99), pct(change, 100), missed)
+	fmt.Fprintf(w, "  distribution: %s\n", dist(change))
+	fmt.Fprintf(w, "subbench: Write sim.Command → that event received: p50 %v  p99 %v  max %v\n", pct(wr, 50), pct(wr, 99), pct(wr, 100))
+	w.Flush()
 	// Let the Publish requests in flight be answered (a keep-alive at the
 	// latest) before closing, so Close reads its own response.
 	if err := s.drain(); err != nil {
@@ -119,6 +133,7 @@ type subClient struct {
 	lastSeq uint32
 
 	onValue func(handle uint32, dv *ua.DataValue, recvNs int64)
+	onEvent func(fields []ua.Variant, recvNs int64)
 	command uint16 // the last value written to sim.Command
 
 	// Counted over the life of the subscription.
@@ -156,17 +171,20 @@ func newSubClient(c *uaclient.Client, ns uint16, inflight int, queue uint32) (*s
 		RequestHeader:      c.Header(),
 		SubscriptionID:     s.subID,
 		TimestampsToReturn: ua.TimestampsToReturnBoth,
-		ItemsToCreate:      []ua.MonitoredItemCreateRequest{item("sim.Counter", handleCounter), item("sim.Status", handleStatus)},
+		ItemsToCreate:      []ua.MonitoredItemCreateRequest{item("sim.Counter", handleCounter), item("sim.Status", handleStatus), eventItem(queue)},
 	}, &cm)
 	if err != nil {
 		return nil, fmt.Errorf("CreateMonitoredItems: %w", err)
 	}
-	if len(cm.Results) != 2 {
-		return nil, fmt.Errorf("CreateMonitoredItems: %d results, want 2", len(cm.Results))
+	if len(cm.Results) != 3 {
+		return nil, fmt.Errorf("CreateMonitoredItems: %d results, want 3", len(cm.Results))
 	}
 	for i, r := range cm.Results {
 		if r.StatusCode.IsBad() {
 			return nil, fmt.Errorf("CreateMonitoredItems: item %d: %w", i, r.StatusCode)
+		}
+		if i == 2 {
+			continue // the event item is not sampled
 		}
 		if r.RevisedSamplingInterval != 5 || r.RevisedQueueSize < 2 {
 			return nil, fmt.Errorf("item %d: sampling interval revised to %v ms, queue size to %d", i, r.RevisedSamplingInterval, r.RevisedQueueSize)
@@ -242,6 +260,14 @@ func (s *subClient) handle(recvNs int64) error {
 	s.lastSeq = nm.SequenceNumber
 	s.acks = append(s.acks, ua.SubscriptionAcknowledgement{SubscriptionID: s.subID, SequenceNumber: nm.SequenceNumber})
 	for i := range nm.NotificationData {
+		if el, ok := nm.NotificationData[i].Body.(*ua.EventNotificationList); ok {
+			for j := range el.Events {
+				if s.onEvent != nil {
+					s.onEvent(el.Events[j].EventFields, recvNs)
+				}
+			}
+			continue
+		}
 		dc, ok := nm.NotificationData[i].Body.(*ua.DataChangeNotification)
 		if !ok {
 			continue
@@ -454,6 +480,97 @@ func (s *subClient) commandRun(req ua.Body, reps int) (*cmdResult, error) {
 		}
 	}
 	return r, nil
+}
+
+// eventItem is the event item on the Server object: SourceName, Time
+// and ActiveState/Id of every event.
+func eventItem(queue uint32) ua.MonitoredItemCreateRequest {
+	var f ua.EventFilter
+	for _, p := range [][]string{{"SourceName"}, {"Time"}, {"ActiveState", "Id"}} {
+		o := ua.SimpleAttributeOperand{TypeDefinitionID: ua.NewNumericNodeID(0, 2915), AttributeID: uint32(ua.AttributeIDValue)} // AlarmConditionType
+		if p[0] != "ActiveState" {
+			o.TypeDefinitionID = ua.NewNumericNodeID(0, 2041) // BaseEventType
+		}
+		for _, n := range p {
+			o.BrowsePath = append(o.BrowsePath, ua.QualifiedName{Name: n})
+		}
+		f.SelectClauses = append(f.SelectClauses, o)
+	}
+	return ua.MonitoredItemCreateRequest{
+		ItemToMonitor:       ua.ReadValueID{NodeID: ua.NewNumericNodeID(0, 2253), AttributeID: uint32(ua.AttributeIDEventNotifier)},
+		MonitoringMode:      ua.MonitoringModeReporting,
+		RequestedParameters: ua.MonitoringParameters{ClientHandle: handleEvents, QueueSize: queue, DiscardOldest: true, Filter: ua.ExtensionObject{Body: &f}},
+	}
+}
+
+// eventRun runs reps repetitions of a Write of sim.Command that moves
+// sim.Status off normal or back (1, 0, 1, ...), each waiting for the
+// event of its alarm with that ActiveState; it measures the event's Time
+// (the source time of the Status read that brought the change) → the
+// receipt of the event, and the Write's send → that receipt.
+func (s *subClient) eventRun(reps int) (change, write []time.Duration, missed int, err error) {
+	var want bool
+	var gotNs, evTime int64
+	s.onEvent = func(f []ua.Variant, recvNs int64) {
+		if len(f) != 3 || gotNs != 0 {
+			return
+		}
+		src, _ := f[0].Value().(string)
+		t, _ := f[1].Value().(time.Time)
+		active, ok := f[2].Value().(bool)
+		if src == "sim.Status" && ok && active == want {
+			gotNs, evTime = recvNs, t.UnixNano()
+		}
+	}
+	defer func() { s.onEvent = nil }()
+	req := &ua.WriteRequest{NodesToWrite: []ua.WriteValue{{NodeID: ua.NewStringNodeID(s.ns, "sim.Command"), AttributeID: uint32(ua.AttributeIDValue)}}}
+	var wresp ua.WriteResponse
+	for i := range reps + 1 {
+		want = i%2 == 0
+		v := uint16(0)
+		if want {
+			v = 1
+		}
+		req.RequestHeader = s.c.Header()
+		req.NodesToWrite[0].Value = ua.DataValue{Value: ua.MustVariant(v)}
+		gotNs = 0
+		t0 := time.Now()
+		id, err := s.c.Send(req)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		bound := t0.Add(repBound)
+		respDone := false
+		for !respDone || gotNs == 0 {
+			got, msg, err := s.next(bound)
+			if err != nil {
+				return nil, nil, 0, err
+			}
+			if got == 0 {
+				if time.Now().After(bound) {
+					break
+				}
+				continue
+			}
+			if got != id {
+				return nil, nil, 0, fmt.Errorf("response to request %d, want %d", got, id)
+			}
+			respDone = true
+			if err := s.c.Decode(msg, &wresp); err != nil {
+				return nil, nil, 0, err
+			}
+		}
+		switch {
+		case i == 0:
+			// The first sets the alarm's state whatever it was: not counted.
+		case gotNs == 0:
+			missed++
+		default:
+			change = append(change, time.Duration(gotNs-evTime))
+			write = append(write, time.Duration(gotNs-t0.UnixNano()))
+		}
+	}
+	return change, write, missed, nil
 }
 
 func statusOf(err error) ua.StatusCode {

@@ -89,6 +89,14 @@ func benchMain(args []string, out io.Writer) error {
 	}
 
 	cfg := config.Simulator()
+	// An off-normal alarm on sim.Status, which the client's event run
+	// toggles through sim.Command.
+	for i := range cfg.Devices[0].Tags {
+		if t := &cfg.Devices[0].Tags[i]; t.Name == "Status" {
+			normal := 0.0
+			t.Alarm = &config.TagAlarm{Kind: config.AlarmOffNormal, Normal: &normal, Severity: 300}
+		}
+	}
 	st, err := stack.New(stack.Config{Plant: &cfg, Simulator: &sim.Options{}, Server: server.Config{Logger: slog.New(slog.DiscardHandler)}, Runtime: stack.Policy()})
 	if err != nil {
 		return err
