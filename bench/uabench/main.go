@@ -117,10 +117,11 @@ func genConfigRole(args []string, out, errOut io.Writer) error {
 	devices := fs.Int("devices", 10, "simulated Modbus TCP `devices` besides the simulator's own")
 	per := fs.Int("tags", 1000, "UInt16 `tags` per device")
 	class := fs.String("class", "fast", "their scan `class`")
+	tick := fs.Bool("tick-alarm", false, "add sim.Tick, the counter's lowest bit, with an off-normal alarm: 200 events/s (make bench-peer-events); -devices may then be 0")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	return genConfig(out, *devices, *per, *class)
+	return genConfig(out, *devices, *per, *class, *tick)
 }
 
 // memoryRole runs `uabench memory`.
@@ -237,15 +238,15 @@ func peerRole(args []string, out, errOut io.Writer) error {
 	fs.IntVar(&f.openConns, "open-conns", 10, "open loop: connections")
 	fs.IntVar(&f.pipeConns, "conns", 10, "pipelined loads: connections")
 	fs.IntVar(&f.pipeFlight, "inflight", 100, "pipelined loads: Reads in flight per connection")
-	only := fs.String("only", "", "comma-separated `phases` to run of idle, pipe, one, open, sub, hist (profiling; default all)")
+	only := fs.String("only", "", "comma-separated `phases` to run of idle, pipe, one, open, sub, hist, events (default all but events, which needs servers raising events: make bench-peer-events)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *only != "" {
 		f.only = map[string]bool{}
 		for _, ph := range strings.Split(*only, ",") {
-			if !slices.Contains([]string{"idle", "pipe", "one", "open", "sub", "hist"}, ph) {
-				return fmt.Errorf("uabench peer: -only %q: want phases of idle, pipe, one, open, sub, hist", *only)
+			if !slices.Contains([]string{"idle", "pipe", "one", "open", "sub", "hist", "events"}, ph) {
+				return fmt.Errorf("uabench peer: -only %q: want phases of idle, pipe, one, open, sub, hist, events", *only)
 			}
 			f.only[ph] = true
 		}

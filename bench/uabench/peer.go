@@ -229,6 +229,7 @@ type serverRun struct {
 	open        openResult
 	sub         subResult
 	hist        histResult
+	events      subResult
 	hwm         uint64
 	secureRuns  []result
 	secureNames []string
@@ -288,6 +289,13 @@ func measure(s *peerServer, f peerFlags, w io.Writer) (*serverRun, error) {
 		}
 		fmt.Fprintf(w, "uabench: %s subscription: %d notifications, latency p50 %.2f ms, p99 %.2f ms, server CPU %.1f µs/notification\n",
 			s.name, r.sub.n, ms(r.sub.p50), ms(r.sub.p99), r.sub.cpuPerNote(0))
+	}
+	if f.only["events"] { // only when asked: the servers must raise events
+		if r.events, err2 = runEvents(s.addr, f, p); err2 != nil {
+			return fail(err2)
+		}
+		fmt.Fprintf(w, "uabench: %s events: %d notifications, latency p50 %.2f ms, p99 %.2f ms, server CPU %.1f µs/notification\n",
+			s.name, r.events.n, ms(r.events.p50), ms(r.events.p99), r.events.cpuPerNote(0))
 	}
 	if f.runs("hist") {
 		if r.hist, err2 = runHistory(s.addr, s.counter, started, f, p); err2 != nil {
@@ -592,6 +600,96 @@ func runSubscription(addr string, counter ua.NodeID, f peerFlags, srv *proc) (su
 	return res, nil
 }
 
+// runEvents subscribes to the Server object's events with 5 ms
+// publishing (EventType, SourceName, Time, Message, Severity selected),
+// keeps three Publish requests in flight and measures, for each event
+// received in the window, the time from its Time field to its receipt,
+// and the server's CPU.
+func runEvents(addr string, f peerFlags, srv *proc) (subResult, error) {
+	var res subResult
+	c, err := uaclient.DialSecure(addr, "uabench", f.load.security, 10*time.Second)
+	if err != nil {
+		return res, err
+	}
+	defer c.Conn().Close()
+	subID, err := subscribeEvents(c)
+	if err != nil {
+		return res, err
+	}
+	p := &publisher{c: c, subID: subID}
+	for range 3 {
+		if err := p.send(); err != nil {
+			return res, err
+		}
+	}
+	var s0, s1 sample
+	warm := time.Now().Add(f.load.warmup)
+	end := warm.Add(f.subWindow)
+	measuring := false
+	for {
+		now := time.Now()
+		if !measuring && !now.Before(warm) {
+			if s0, err = srv.sample(); err != nil {
+				return res, err
+			}
+			measuring = true
+		}
+		if measuring && !now.Before(end) {
+			break
+		}
+		if err := p.receive(measuring); err != nil {
+			return res, err
+		}
+		if err := p.send(); err != nil {
+			return res, err
+		}
+	}
+	if s1, err = srv.sample(); err != nil {
+		return res, err
+	}
+	c.Conn().SetReadDeadline(time.Time{})
+	res.window = s1.at.Sub(s0.at)
+	res.cpu = s1.cpu - s0.cpu
+	res.n = uint64(len(p.lat))
+	res.p50, res.p99 = kit.Percentile(p.lat, 50), kit.Percentile(p.lat, 99)
+	if res.n == 0 {
+		return res, fmt.Errorf("no event in %v", f.subWindow)
+	}
+	return res, nil
+}
+
+// subscribeEvents creates a subscription publishing every 5 ms with an
+// event item on the Server object, and returns its id.
+func subscribeEvents(c *uaclient.Client) (uint32, error) {
+	var cs ua.CreateSubscriptionResponse
+	if err := c.Call(&ua.CreateSubscriptionRequest{
+		RequestHeader: c.Header(), RequestedPublishingInterval: 5,
+		RequestedLifetimeCount: 6000, RequestedMaxKeepAliveCount: 200, PublishingEnabled: true,
+	}, &cs); err != nil {
+		return 0, fmt.Errorf("CreateSubscription: %w", err)
+	}
+	var filter ua.EventFilter
+	for _, name := range []string{"EventType", "SourceName", "Time", "Message", "Severity"} {
+		filter.SelectClauses = append(filter.SelectClauses, ua.SimpleAttributeOperand{TypeDefinitionID: ua.NewNumericNodeID(0, 2041), // BaseEventType
+			BrowsePath: []ua.QualifiedName{{Name: name}}, AttributeID: uint32(ua.AttributeIDValue)})
+	}
+	var cm ua.CreateMonitoredItemsResponse
+	if err := c.Call(&ua.CreateMonitoredItemsRequest{
+		RequestHeader: c.Header(), SubscriptionID: cs.SubscriptionID, TimestampsToReturn: ua.TimestampsToReturnBoth,
+		ItemsToCreate: []ua.MonitoredItemCreateRequest{{
+			ItemToMonitor:       ua.ReadValueID{NodeID: ua.NewNumericNodeID(0, 2253), AttributeID: uint32(ua.AttributeIDEventNotifier)},
+			MonitoringMode:      ua.MonitoringModeReporting,
+			RequestedParameters: ua.MonitoringParameters{ClientHandle: 1, QueueSize: 100, DiscardOldest: true, Filter: ua.ExtensionObject{Body: &filter}},
+		}},
+	}, &cm); err != nil {
+		return 0, fmt.Errorf("CreateMonitoredItems: %w", err)
+	}
+	if len(cm.Results) != 1 || cm.Results[0].StatusCode.IsBad() {
+		return 0, fmt.Errorf("CreateMonitoredItems of the Server's events: %+v", cm.Results)
+	}
+	return cs.SubscriptionID, nil
+}
+
 // subscribeCounter creates a subscription publishing every 5 ms with one
 // item on counter sampled every 5 ms, and returns its id.
 func subscribeCounter(c *uaclient.Client, counter ua.NodeID) (uint32, error) {
@@ -662,6 +760,18 @@ func (p *publisher) receive(measuring bool) error {
 		p.acks = append(p.acks, ua.SubscriptionAcknowledgement{SubscriptionID: p.subID, SequenceNumber: nm.SequenceNumber})
 	}
 	for i := range nm.NotificationData {
+		if el, ok := nm.NotificationData[i].Body.(*ua.EventNotificationList); ok {
+			for j := range el.Events {
+				f := el.Events[j].EventFields
+				if len(f) != 5 || !measuring {
+					continue
+				}
+				if t, ok := f[2].Value().(time.Time); ok { // Time
+					p.lat = append(p.lat, recv.Sub(t))
+				}
+			}
+			continue
+		}
 		dc, ok := nm.NotificationData[i].Body.(*ua.DataChangeNotification)
 		if !ok {
 			continue
@@ -731,6 +841,11 @@ func peerReport(w io.Writer, f peerFlags, runs [2][]*serverRun) error {
 			get: func(r *serverRun, i int) float64 { return r.hist.cpuPerValue(idleCPU(i)) }, target: 0.5},
 		{phase: "hist", name: "same, values per read", unit: "", get: func(r *serverRun, i int) float64 { return float64(r.hist.values) / float64(max(r.hist.calls, 1)) }},
 		{phase: "hist", name: "same, round trip p50", unit: "ms", get: func(r *serverRun, i int) float64 { return ms(r.hist.p50) }},
+		{phase: "events", name: "events raised every 5 ms, 5 ms publishing: event → client p50", unit: "ms", get: func(r *serverRun, i int) float64 { return ms(r.events.p50) }},
+		{phase: "events", name: "same, p99", unit: "ms", get: func(r *serverRun, i int) float64 { return ms(r.events.p99) }},
+		{phase: "events", name: "same, events received per second", unit: "/s", get: func(r *serverRun, i int) float64 { return float64(r.events.n) / r.events.window.Seconds() }},
+		{phase: "events", name: "same, server CPU per event notification (raising included)", unit: "µs", get: func(r *serverRun, i int) float64 { return r.events.cpuPerNote(0) }, target: 0.5},
+		{phase: "events", name: "same, net of the server's idle CPU (raising events with no one subscribed)", unit: "µs", get: func(r *serverRun, i int) float64 { return r.events.cpuPerNote(idleCPU(i)) }},
 		{phase: "", name: "RSS high-water mark (whole run)", unit: "MiB", get: func(r *serverRun, i int) float64 { return mib(r.hwm) }},
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -738,7 +853,7 @@ func peerReport(w io.Writer, f peerFlags, runs [2][]*serverRun) error {
 	fmt.Fprintln(tw, "| ---\t| ---\t| ---\t| ---\t| ---\t|")
 	unmet := 0
 	for _, row := range rows {
-		if row.phase != "" && !f.runs(row.phase) {
+		if row.phase != "" && !f.runs(row.phase) || row.phase == "events" && !f.only["events"] {
 			continue
 		}
 		var med [2]float64

@@ -197,3 +197,37 @@ func TestEventHistory(t *testing.T) {
 		t.Errorf("dev's EventNotifier %#x: no HistoryRead bit", n.EventNotifier)
 	}
 }
+
+// BenchmarkKeepEvent: an alarm-like event (40 fields) encoded and kept.
+func BenchmarkKeepEvent(b *testing.B) {
+	s := newTestServer(b, Config{})
+	store := &countEvents{}
+	if err := s.SetEventHistory(store); err != nil {
+		b.Fatal(err)
+	}
+	e := plainEvent{typ: ua.NewNumericNodeID(0, id.OffNormalAlarmType), fields: map[events.Field]*ua.Variant{}}
+	for i, p := range []string{"EventId", "EventType", "SourceNode", "SourceName", "Time", "ReceiveTime", "Message", "Severity", "LastSeverity",
+		"ConditionClassId", "ConditionClassName", "ConditionName", "BranchId", "Retain", "EnabledState", "EnabledState/Id",
+		"Quality", "Comment", "ClientUserId", "AckedState", "AckedState/Id", "ConfirmedState", "ConfirmedState/Id",
+		"ActiveState", "ActiveState/Id", "ActiveState/TransitionTime", "ShelvingState/CurrentState", "SuppressedOrShelved", "InputNode"} {
+		v := ua.MustVariant(fmt.Sprint("value ", i))
+		e.fields[s.events.FieldOf(p)] = &v
+	}
+	notifiers := []ua.NodeID{ua.NewStringNodeID(2, "sim"), ua.NewNumericNodeID(0, id.Server)}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.keepEvent(&e, notifiers)
+	}
+	b.ReportMetric(float64(store.bytes)/float64(store.n), "B/record")
+}
+
+// countEvents is an EventStore that counts what it is given.
+type countEvents struct{ n, bytes int }
+
+func (c *countEvents) AppendEvent(t int64, rec []byte) error {
+	c.n++
+	c.bytes += len(rec)
+	return nil
+}
+
+func (c *countEvents) ScanEvents(int64, int64, bool, func(int64, []byte) bool) error { return nil }
