@@ -177,9 +177,15 @@ func (w *Watch) OnTick(f func(now time.Time)) { w.every = append(w.every, f) }
 
 // Start evaluates every image from now on and calls deliver with each
 // change, in order, on a goroutine of its own.
-func (w *Watch) Start(deliver func(*Event)) {
+func (w *Watch) Start(deliver func(*Event)) { w.StartBatch(deliver, nil) }
+
+// StartBatch is Start, and calls flush (when not nil) after each batch of
+// changes delivered: the changes queued when the goroutine woke, at most
+// the queue's length. A deliver that keeps what it is given until flush
+// hands a batch on at once.
+func (w *Watch) StartBatch(deliver func(*Event), flush func()) {
 	w.stopSub = w.eng.Subscribe(w.evaluate)
-	go w.run(deliver)
+	go w.run(deliver, flush)
 }
 
 // Stop stops watching and delivering (nothing if it was not started).
@@ -243,16 +249,17 @@ func (w *Watch) push(c *Condition, ch Change) {
 	}
 }
 
-// deliverBatch is how many changes run delivers before it yields.
+// deliverBatch is how many changes run delivers before it flushes and
+// yields.
 const deliverBatch = 64
 
 // run delivers the queued changes, and ends timed shelvings every second.
-func (w *Watch) run(deliver func(*Event)) {
+func (w *Watch) run(deliver func(*Event), flush func()) {
 	defer close(w.done)
 	tick := time.NewTicker(time.Second) // timed shelvings end on time
 	defer tick.Stop()
 	var e Event
-	delivered := 0
+	pending := 0 // delivered since the last flush
 	for {
 		select {
 		case <-w.quit:
@@ -276,11 +283,20 @@ func (w *Watch) run(deliver func(*Event)) {
 			w.n--
 			w.qmu.Unlock()
 			deliver(&e)
-			// A storm keeps this goroutine busy: it lets the scan (and the
-			// server) run between batches, as the historian does.
-			if delivered++; delivered%deliverBatch == 0 {
+			// A storm keeps this goroutine busy: each deliverBatch changes
+			// go on, and the scan (and the server) run, as the historian
+			// lets them.
+			if pending++; pending == deliverBatch {
+				if flush != nil {
+					flush()
+				}
+				pending = 0
 				runtime.Gosched()
 			}
 		}
+		if pending > 0 && flush != nil {
+			flush()
+		}
+		pending = 0
 	}
 }

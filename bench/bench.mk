@@ -108,7 +108,7 @@ bench-help:
 	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not), bench-scan (SCAN=0: not), bench-sub (SUB=0: not) and bench-fanout (FANOUT=0: not)"
 	@echo "make bench-e2e       end-to-end OPC UA load on loopback, server on core 0, load on core 1"
 	@echo "make bench-peer      edged (with its simulator) and the open62541 v1.5.7 server side by side, PEER_ROUNDS=$(PEER_ROUNDS) rounds: idle, Reads, open loop, subscription, memory; ratios and targets"
-	@echo "make bench-peer-events  the two servers raising an event every 5 ms, a client subscribed to them: latency, server CPU per event; PEER_ROUNDS rounds"
+	@echo "make bench-peer-events  the two servers raising PEER_EVENTS=$(PEER_EVENTS) events every 5 ms, a client subscribed to them: latency, server CPU per event; PEER_ROUNDS rounds"
 	@echo "make bench-peer-secure  the Read loads on uabench's server and on open62541 for each of PEER_SECURITY"
 	@echo "make bench-memory    edged's RSS with $(MEM_DEVICES)×$(MEM_TAGS) simulated tags, idle and with $(MEM_SESSIONS) sessions reading"
 	@echo "make bench-scan      5 ms scan of 1,000 simulated tags under 10 OPC UA clients, $(SCAN_DURATION); cycle/jitter/overruns/CPU"
@@ -171,19 +171,20 @@ bench-peer: bench-two-cores build $(BIN)/open62541_server $(BIN)/uabench
 		-peer 'taskset -c 0 ./$(BIN)/open62541_server $(PEER_PORT) $(BIN)/peer-pki/cert.der $(BIN)/peer-pki/key.der' \
 		-peer-addr 127.0.0.1:$(PEER_PORT) -peer-read '$(PEER_OPEN62541_READ)' -peer-counter 'ns=1;s=Counter'
 
-# bench-peer-events: the same two servers raising an event every 5 ms
-# (edged: an off-normal alarm on the simulator counter's lowest bit, of
-# `uabench genconfig -tick-alarm`; open62541: an event of the Server object
+# bench-peer-events: the same two servers raising PEER_EVENTS events every
+# 5 ms (edged: off-normal alarms on the simulator counter's lowest bit, of
+# `uabench genconfig -tick-alarms`; open62541: events of the Server object
 # from its 5 ms callback), a client subscribed to the Server object's
 # events with 5 ms publishing: latency, and server CPU per event.
+PEER_EVENTS ?= 1
 bench-peer-events: bench-two-cores build $(BIN)/open62541_server $(BIN)/uabench
 	./$(BIN)/uabench peercert urn:open62541.unconfigured.application $(BIN)/peer-pki
-	./$(BIN)/uabench genconfig -devices 0 -tick-alarm > $(BIN)/peer-events.json
+	./$(BIN)/uabench genconfig -devices 0 -tick-alarms $(PEER_EVENTS) > $(BIN)/peer-events.json
 	rm -rf $(BIN)/peer-edged
 	timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench peer -rounds $(PEER_ROUNDS) -only idle,events $(PEER_FLAGS) \
 		-edged 'taskset -c 0 ./$(BIN)/edged --data-dir $(BIN)/peer-edged --listen 127.0.0.1:$(PEER_EDGED_PORT) --allow-insecure --config $(BIN)/peer-events.json $(PEER_EDGED_FLAGS)' \
 		-edged-addr 127.0.0.1:$(PEER_EDGED_PORT) -edged-read '$(PEER_EDGED_READ)' -edged-counter 'ns=2;s=sim.Counter' \
-		-peer 'taskset -c 0 ./$(BIN)/open62541_server $(PEER_PORT) $(BIN)/peer-pki/cert.der $(BIN)/peer-pki/key.der events' \
+		-peer 'taskset -c 0 ./$(BIN)/open62541_server $(PEER_PORT) $(BIN)/peer-pki/cert.der $(BIN)/peer-pki/key.der events=$(PEER_EVENTS)' \
 		-peer-addr 127.0.0.1:$(PEER_PORT) -peer-read '$(PEER_OPEN62541_READ)' -peer-counter 'ns=1;s=Counter'
 
 bench-memory: build $(BIN)/uabench

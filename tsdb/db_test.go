@@ -666,3 +666,26 @@ func BenchmarkScanRecent(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendBytes: 1 KiB Bytes samples into one series (an event
+// history's records), with the flushes and cuts they bring.
+func BenchmarkAppendBytes(b *testing.B) {
+	db := mustOpen(b, b.TempDir(), testOpts(nil))
+	defer db.Close()
+	id, _ := db.Series("events", Bytes)
+	rec := make([]byte, 1024)
+	for i := range rec {
+		rec[i] = byte(i * 7)
+	}
+	tm := int64(1_700_000_000) * 1e9
+	b.ReportAllocs()
+	b.SetBytes(int64(len(rec)))
+	for i := 0; b.Loop(); i++ {
+		tm += 5e5 // 2,000 a second
+		rec[0] = byte(i)
+		db.Append(id, &Sample{Time: tm, Bytes: rec})
+		if i%2000 == 1999 {
+			db.Tick()
+		}
+	}
+}

@@ -117,11 +117,11 @@ func genConfigRole(args []string, out, errOut io.Writer) error {
 	devices := fs.Int("devices", 10, "simulated Modbus TCP `devices` besides the simulator's own")
 	per := fs.Int("tags", 1000, "UInt16 `tags` per device")
 	class := fs.String("class", "fast", "their scan `class`")
-	tick := fs.Bool("tick-alarm", false, "add sim.Tick, the counter's lowest bit, with an off-normal alarm: 200 events/s (make bench-peer-events); -devices may then be 0")
+	ticks := fs.Int("tick-alarms", 0, "add `n` tags sim.Tick0.. on the counter's lowest bit, each with an off-normal alarm: n×200 events/s (make bench-peer-events); -devices may then be 0")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	return genConfig(out, *devices, *per, *class, *tick)
+	return genConfig(out, *devices, *per, *class, *ticks)
 }
 
 // memoryRole runs `uabench memory`.

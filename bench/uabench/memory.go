@@ -21,17 +21,18 @@ import (
 // genConfig writes the configuration of the memory benchmark: the
 // simulator's, and devices devices of perDevice UInt16 tags each on the
 // simulator's holding registers (Modbus TCP at the simulator's address),
-// in scan class class; with tick, the simulator's device also has
-// sim.Tick, the lowest bit of sim.Counter (hr:1, its low word), with an
-// off-normal alarm: active and inactive in turn every 5 ms.
-func genConfig(w io.Writer, devices, perDevice int, class string, tick bool) error {
-	if devices < 0 || devices == 0 && !tick || perDevice < 1 || perDevice > 4000 {
-		return fmt.Errorf("uabench genconfig: %d devices of %d tags: want at least 1 device (0 with -tick-alarm) of 1..4,000 tags", devices, perDevice)
+// in scan class class; with ticks, the simulator's device also has ticks
+// tags sim.Tick0.., each the lowest bit of sim.Counter (hr:1, its low
+// word) with an off-normal alarm: each active and inactive in turn every
+// 5 ms.
+func genConfig(w io.Writer, devices, perDevice int, class string, ticks int) error {
+	if devices < 0 || devices == 0 && ticks == 0 || perDevice < 1 || perDevice > 4000 || ticks < 0 || ticks > 1000 {
+		return fmt.Errorf("uabench genconfig: %d devices of %d tags, %d tick alarms: want at least 1 device (0 with -tick-alarms) of 1..4,000 tags, at most 1,000 tick alarms", devices, perDevice, ticks)
 	}
 	c := pconfig.Simulator()
-	if tick {
+	for i := range ticks {
 		bit, normal := 0, 0.0
-		c.Devices[0].Tags = append(c.Devices[0].Tags, pconfig.Tag{Name: "Tick", Type: pconfig.Bool, Address: "hr:1", Bit: &bit,
+		c.Devices[0].Tags = append(c.Devices[0].Tags, pconfig.Tag{Name: fmt.Sprintf("Tick%d", i), Type: pconfig.Bool, Address: "hr:1", Bit: &bit,
 			ScanClass: "fast", Access: pconfig.Read, Description: "the counter's lowest bit",
 			Alarm: &pconfig.TagAlarm{Kind: pconfig.AlarmOffNormal, Normal: &normal, Severity: 500, Message: "tick"}})
 	}

@@ -531,9 +531,15 @@ func (st *Stack) startAlarms(w *alarms.Watch) {
 	}
 	ty := st.Server.EventTypes()
 	st.systemChecks(w)
-	w.Start(func(ev *alarms.Event) {
+	// The changes of a batch go to the server at once (one hand-over to
+	// its subscriptions' goroutine for a cycle's changes, not one each).
+	var batch []server.PostedEvent
+	w.StartBatch(func(ev *alarms.Event) {
 		e, notifiers := st.Binding.AlarmEvent(ty, ev)
-		st.Server.PostEvent(e, notifiers...)
+		batch = append(batch, server.PostedEvent{Event: e, Notifiers: notifiers})
+	}, func() {
+		st.Server.PostEvents(batch)
+		batch = nil // the server keeps the slice
 	})
 	st.alarmsMu.Lock()
 	st.Alarms = w

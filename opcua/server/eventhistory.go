@@ -2,6 +2,8 @@ package server
 
 import (
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"slices"
 
 	"github.com/edged/edged/opcua/events"
@@ -47,6 +49,11 @@ func (s *Server) SetEventHistory(store EventStore, notifiers ...ua.NodeID) error
 			return err
 		}
 	}
+	paths, err := newEventPaths(s.events)
+	if err != nil {
+		return err
+	}
+	s.evPaths = paths
 	s.evHist.Store(&store)
 	for _, v := range []nodeValue{
 		{id.HistoryServerCapabilities_AccessHistoryEventsCapability, true},
@@ -59,8 +66,42 @@ func (s *Server) SetEventHistory(store EventStore, notifiers ...ua.NodeID) error
 	return nil
 }
 
-// eventRecordVersion is the first byte of an encoded event.
-const eventRecordVersion = 1
+// eventRecordVersion is the first byte of an encoded event: 2 names each
+// field by the FNV-1a hash of its browse path (4 bytes; stable whatever
+// the server's numbering of fields), 1 by the path itself (read only).
+const (
+	eventRecordVersion = 2
+	eventRecordPaths   = 1
+)
+
+// pathHash is the 32-bit FNV-1a hash of path.
+func pathHash(path string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(path))
+	return h.Sum32()
+}
+
+// eventPaths numbers the fields by the hash of their paths, for the
+// event history's records.
+type eventPaths struct {
+	hash   []uint32                // by events.Field
+	byHash map[uint32]events.Field // the inverse
+}
+
+// newEventPaths hashes the paths of ty; two paths with one hash are an
+// error (the records could not tell them apart).
+func newEventPaths(ty *events.Types) (*eventPaths, error) {
+	p := &eventPaths{hash: make([]uint32, ty.Fields()), byHash: make(map[uint32]events.Field, ty.Fields())}
+	for f := range ty.Fields() {
+		path := ty.Path(events.Field(f))
+		h := pathHash(path)
+		if g, dup := p.byHash[h]; dup {
+			return nil, fmt.Errorf("server: event fields %q and %q have one hash", ty.Path(g), path)
+		}
+		p.hash[f], p.byHash[h] = h, events.Field(f)
+	}
+	return p, nil
+}
 
 // Flags of an encoded event.
 const (
@@ -109,12 +150,13 @@ func (s *Server) encodeEvent(ev events.Event, notifiers []ua.NodeID) []byte {
 	n := 0
 	at := len(b)
 	b = ua.AppendUint16(b, 0)
-	for f := range s.events.Fields() {
+	typeField := s.events.FieldOf("EventType") // in the header already
+	for f := range min(s.events.Fields(), len(s.evPaths.hash)) {
 		v := ev.Field(events.Field(f))
-		if v == nil {
+		if v == nil || events.Field(f) == typeField {
 			continue
 		}
-		b = ua.AppendString(b, s.events.Path(events.Field(f)))
+		b = ua.AppendUint32(b, s.evPaths.hash[f])
 		b = v.Encode(b)
 		n++
 	}
@@ -142,7 +184,7 @@ var errEventRecord = errors.New("server: an event record of the history does not
 // whose path the server does not know (a record of an older version) are
 // left out.
 func (s *Server) decodeEvent(rec []byte, e *storedEvent) error {
-	if len(rec) < 2 || rec[0] != eventRecordVersion {
+	if len(rec) < 2 || rec[0] != eventRecordVersion && rec[0] != eventRecordPaths {
 		return errEventRecord
 	}
 	d := ua.NewDecoder(rec[2:])
@@ -158,15 +200,23 @@ func (s *Server) decodeEvent(rec []byte, e *storedEvent) error {
 		c.Decode(d)
 		e.cond = &c
 	}
+	typ := ua.MustVariant(e.typ)
+	e.fields[s.events.FieldOf("EventType")] = &typ
 	n := int(d.ReadUint16())
 	for range n {
-		path := d.ReadString()
+		var f events.Field
+		var known bool
+		if rec[0] == eventRecordPaths {
+			f, known = s.events.Known(d.ReadString())
+		} else {
+			f, known = s.evPaths.byHash[d.ReadUint32()]
+		}
 		var x ua.Variant
 		x.Decode(d)
 		if d.Err() != nil {
 			break
 		}
-		if f, ok := s.events.Known(path); ok {
+		if known {
 			e.fields[f] = &x
 		}
 	}

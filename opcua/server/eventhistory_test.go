@@ -231,3 +231,48 @@ func (c *countEvents) AppendEvent(t int64, rec []byte) error {
 }
 
 func (c *countEvents) ScanEvents(int64, int64, bool, func(int64, []byte) bool) error { return nil }
+
+// TestEventRecords: a record names its fields by their paths' hashes
+// (version 2) and decodes to the same fields; a record of version 1
+// (paths as strings) decodes too; another version, or a truncated record,
+// is an error.
+func TestEventRecords(t *testing.T) {
+	s := newTestServer(t, Config{})
+	if err := s.SetEventHistory(&memEvents{}); err != nil {
+		t.Fatal(err)
+	}
+	e := plainEvent{typ: ua.NewNumericNodeID(0, id.OffNormalAlarmType), fields: map[events.Field]*ua.Variant{}}
+	for p, v := range map[string]any{"Message": ua.LocalizedText{Text: "door open"}, "Severity": uint16(300), "ActiveState/Id": true} {
+		x := ua.MustVariant(v)
+		e.fields[s.events.FieldOf(p)] = &x
+	}
+	notifiers := []ua.NodeID{ua.NewNumericNodeID(0, id.Server)}
+	check := func(name string, rec []byte) {
+		t.Helper()
+		var got storedEvent
+		if err := s.decodeEvent(rec, &got); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got.typ != e.typ || !slices.Equal(got.notifiers, notifiers) || len(got.fields) != 4 ||
+			got.Field(s.events.FieldOf("Severity")).Value() != uint16(300) || got.Field(s.events.FieldOf("EventType")).Value() != e.typ {
+			t.Fatalf("%s: %+v", name, got)
+		}
+	}
+	rec := s.encodeEvent(&e, notifiers)
+	check("version 2", rec)
+	// The same in version 1: the header, then each field's path.
+	v1 := []byte{eventRecordPaths, 0}
+	typ, nv := ua.MustVariant(e.typ), ua.MustVariant(notifiers)
+	v1 = nv.Encode(typ.Encode(v1))
+	v1 = ua.AppendUint16(v1, 3)
+	for _, p := range []string{"Message", "Severity", "ActiveState/Id"} {
+		v1 = e.fields[s.events.FieldOf(p)].Encode(ua.AppendString(v1, p))
+	}
+	check("version 1", v1)
+	var got storedEvent
+	for name, bad := range map[string][]byte{"version 3": append([]byte{3}, rec[1:]...), "truncated": rec[:len(rec)-3], "empty": nil} {
+		if err := s.decodeEvent(bad, &got); err == nil {
+			t.Errorf("%s: decoded", name)
+		}
+	}
+}

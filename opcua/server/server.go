@@ -46,6 +46,7 @@ type Server struct {
 	events     *events.Types              // the event types event filters know
 	auditLimit auditLimiter               // paces failure audit events
 	evHist     atomic.Pointer[EventStore] // event history (SetEventHistory)
+	evPaths    *eventPaths                // its records' field names, set before evHist
 	backoff    backoff                    // of failed logins, per client address
 	trust      trustFiles                 // the open handles of ServerConfiguration's TrustList
 
@@ -173,6 +174,21 @@ func (s *Server) PostEvent(ev events.Event, notifiers ...ua.NodeID) {
 	notifiers = append(notifiers, ua.NewNumericNodeID(0, id.Server))
 	s.keepEvent(ev, notifiers)
 	s.subs.PostEvent(ev, notifiers...)
+}
+
+// PostedEvent is an event and the notifiers it goes to besides the Server
+// object (PostEvents).
+type PostedEvent = subs.Posted
+
+// PostEvents is PostEvent for each of evs, handed to the subscriptions at
+// once (one hand-over between goroutines for a batch, not one an event).
+// evs and their events must not change afterwards.
+func (s *Server) PostEvents(evs []PostedEvent) {
+	for i := range evs {
+		evs[i].Notifiers = append(evs[i].Notifiers, ua.NewNumericNodeID(0, id.Server))
+		s.keepEvent(evs[i].Event, evs[i].Notifiers)
+	}
+	s.subs.PostEvents(evs)
 }
 
 // EndpointURL returns the URL the server advertises.

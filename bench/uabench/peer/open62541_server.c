@@ -10,11 +10,11 @@
  * gathered on every write, as edged records sim.Counter on every change),
  * at most 100,000 values per HistoryRead response.
  *
- *   open62541_server PORT CERT.der KEY.der [events]
+ *   open62541_server PORT CERT.der KEY.der [events=N]
  *
- * With "events" (make bench-peer-events) the 5 ms callback also raises an
- * event of the Server object (BaseEventType, severity 500, message
- * "tick"), as edged does with an alarm on a bit that flips every 5 ms.
+ * With events=N (make bench-peer-events) the 5 ms callback also raises N
+ * events of the Server object (BaseEventType, severity 500, message
+ * "tick"), as edged does with N alarms on a bit that flips every 5 ms.
  *
  * Every client certificate is accepted (loopback only, a benchmark).
  */
@@ -58,7 +58,7 @@ static UA_ByteString readFile(const char *path) {
 }
 
 static UA_UInt32 counter;
-static UA_Boolean raiseEvents;
+static int raiseEvents; /* events per 5 ms tick */
 
 /* tick runs every 5 ms on the server's thread: the counter's next value. */
 static void tick(UA_Server *server, void *data) {
@@ -71,7 +71,7 @@ static void tick(UA_Server *server, void *data) {
     dv.sourceTimestamp = UA_DateTime_now();
     dv.hasSourceTimestamp = true;
     UA_Server_writeDataValue(server, UA_NODEID_STRING(1, "Counter"), dv);
-    if (raiseEvents)
+    for (int i = 0; i < raiseEvents; i++)
         UA_Server_createEvent(server, UA_NODEID_NUMERIC(0, UA_NS0ID_SERVER), UA_NODEID_NUMERIC(0, UA_NS0ID_BASEEVENTTYPE), 500,
                               UA_LOCALIZEDTEXT("en", "tick"), NULL, NULL, NULL);
 }
@@ -97,11 +97,12 @@ static void *control(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4 && !(argc == 5 && strcmp(argv[4], "events") == 0)) {
-        fprintf(stderr, "usage: %s PORT CERT.der KEY.der [events]\n", argv[0]);
+    if (argc == 5 && sscanf(argv[4], "events=%d", &raiseEvents) != 1)
+        raiseEvents = -1;
+    if ((argc != 4 && argc != 5) || raiseEvents < 0 || raiseEvents > 1000) {
+        fprintf(stderr, "usage: %s PORT CERT.der KEY.der [events=N]\n", argv[0]);
         return 2;
     }
-    raiseEvents = argc == 5;
     UA_UInt16 port = (UA_UInt16)atoi(argv[1]);
     UA_ByteString cert = readFile(argv[2]), key = readFile(argv[3]);
     if (cert.length == 0 || key.length == 0) {

@@ -65,8 +65,39 @@ func (m *Manager) PostEvent(ev events.Event, notifiers ...ua.NodeID) {
 	}
 }
 
-// deliver queues ev on the event items on notifiers.
+// Posted is an event and the notifiers it goes to (PostEvents).
+type Posted struct {
+	Event     events.Event
+	Notifiers []ua.NodeID
+}
+
+// PostEvents is PostEvent for each of evs, handed to the run loop at
+// once: one hand-over for a batch. evs must not change afterwards.
+func (m *Manager) PostEvents(evs []Posted) {
+	if !m.active.Load() || len(evs) == 0 {
+		return
+	}
+	m.start()
+	select {
+	case m.calls <- func() {
+		for i := range evs {
+			m.queueEvent(evs[i].Event, evs[i].Notifiers)
+		}
+		m.publishTouched(time.Now())
+	}:
+	case <-m.done:
+	}
+}
+
+// deliver queues ev on the event items on notifiers and publishes.
 func (m *Manager) deliver(ev events.Event, notifiers []ua.NodeID) {
+	m.queueEvent(ev, notifiers)
+	m.publishTouched(time.Now())
+}
+
+// queueEvent queues ev on the event items on notifiers whose filter
+// passes it, for sessions that may receive it.
+func (m *Manager) queueEvent(ev events.Event, notifiers []ua.NodeID) {
 	for _, it := range m.eventItems {
 		if it.deleted || it.mode == ua.MonitoringModeDisabled || !slices.Contains(notifiers, it.rv.NodeID) ||
 			m.receives != nil && !m.receives(it.sub.ss.sess, ev) || !it.ev.filter.Match(ev) {
@@ -74,7 +105,6 @@ func (m *Manager) deliver(ev events.Event, notifiers []ua.NodeID) {
 		}
 		m.enqueueEvent(it, it.ev.filter.Select(ev, nil))
 	}
-	m.publishTouched(time.Now())
 }
 
 // enqueueEvent queues an event's fields on it.
