@@ -252,10 +252,14 @@ type Channel struct {
 	hsEnd    time.Time // end of the handshake (HelloTimeout)
 	lastSeq  uint32    // sequence number of the last chunk received
 	cur      *token    // newest token
-	prev     *token    // the previous token, until the client uses cur
-	nextTok  uint32
-	dec      ua.Decoder
-	osc      ua.OpenSecureChannelRequest
+	// old are the older tokens still accepted: the one the client used
+	// last (which we send with) and those issued after it that it has not
+	// used yet, oldest first, at most maxOldTokens; empty once the client
+	// uses cur.
+	old     []*token
+	nextTok uint32
+	dec     ua.Decoder
+	osc     ua.OpenSecureChannelRequest
 	// A multi-chunk OpenSecureChannel request being gathered: its body so
 	// far, its chunks (0: none), its security header, policy, checks and
 	// request id.
@@ -549,6 +553,10 @@ func (c *Channel) drain() {
 		n += k
 	}
 }
+
+// maxOldTokens bounds the older tokens a channel accepts besides its
+// newest (see Channel.old).
+const maxOldTokens = 4
 
 // isStatus reports whether err is or wraps a ua.StatusCode.
 func isStatus(err error) bool {

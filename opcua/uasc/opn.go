@@ -242,8 +242,19 @@ func (c *Channel) issueToken(o *opnState, req *ua.OpenSecureChannelRequest) erro
 		c.s.tok = t
 	} else {
 		// Until the client uses the new token, it may go on with the one
-		// it used so far, and we go on sending with it.
-		c.prev, c.cur = c.s.tok, t
+		// it used so far, which we go on sending with, or with a token
+		// issued since that it has not used yet: a client that renews
+		// again before its requests under the last renewal's token got
+		// here (a slow or loaded machine) uses that one next.
+		if c.s.tok == c.cur {
+			c.old = append(c.old[:0], c.cur)
+		} else {
+			c.old = append(c.old, c.cur)
+			if len(c.old) > maxOldTokens {
+				c.old = append(c.old[:1], c.old[2:]...) // the oldest unused goes; the used one stays
+			}
+		}
+		c.cur = t
 	}
 	resp := ua.OpenSecureChannelResponse{
 		ResponseHeader: ua.ResponseHeader{

@@ -360,33 +360,40 @@ func (c *Channel) checkSeq(seq uint32) error {
 		" after "+strconv.FormatUint(uint64(c.lastSeq), 10))
 }
 
-// tokenFor returns the token a MSG or CLO chunk names. The previous token
-// is accepted until the client first uses the newest one, which we then
-// also use to send; any token is accepted only until its lifetime plus
-// 25 % has passed (OPC 10000-4 §5.5.2).
+// tokenFor returns the token a MSG or CLO chunk names. The older tokens
+// (Channel.old) are accepted until the client uses a newer one, which we
+// then also use to send; any token is accepted only until its lifetime
+// plus 25 % has passed (OPC 10000-4 §5.5.2).
 func (c *Channel) tokenFor(chunk []byte, now time.Time) (*token, error) {
 	if id := binary.LittleEndian.Uint32(chunk[8:]); id != c.id {
 		return nil, fault(status.BadSecureChannelIDInvalid, "chunk for secure channel "+strconv.FormatUint(uint64(id), 10))
 	}
 	id := binary.LittleEndian.Uint32(chunk[12:])
-	var t *token
-	switch {
-	case id == c.cur.id:
-		t = c.cur
-	case c.prev != nil && id == c.prev.id:
-		t = c.prev
-	default:
-		return nil, fault(status.BadSecureChannelTokenUnknown, "unknown token "+strconv.FormatUint(uint64(id), 10))
+	t, at := c.cur, len(c.old) // at: its index in old, len(old) for cur
+	if id != c.cur.id {
+		t = nil
+		for i, o := range c.old {
+			if o.id == id {
+				t, at = o, i
+			}
+		}
+		if t == nil {
+			return nil, fault(status.BadSecureChannelTokenUnknown, "unknown token "+strconv.FormatUint(uint64(id), 10))
+		}
 	}
 	if now.After(t.expires) {
 		return nil, fault(status.BadSecureChannelTokenUnknown, "token "+strconv.FormatUint(uint64(id), 10)+" expired")
 	}
-	if t == c.cur && c.prev != nil {
-		// The client uses the new token: the old one is done with, and
-		// our responses switch to the new one.
-		c.prev = nil
+	if at > 0 {
+		// The client uses a newer token than the one it used last: the
+		// older ones are done with, and our responses switch to it.
+		if at == len(c.old) {
+			c.old = c.old[:0]
+		} else {
+			c.old = append(c.old[:0], c.old[at:]...)
+		}
 		c.s.mu.Lock()
-		c.s.tok = c.cur
+		c.s.tok = t
 		c.s.mu.Unlock()
 	}
 	return t, nil

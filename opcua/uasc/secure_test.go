@@ -54,6 +54,36 @@ func TestRenewOverlap(t *testing.T) {
 	wantStatus(t, <-done, status.BadSecureChannelTokenUnknown)
 }
 
+// TestRenewTwiceBeforeUse: a client that renews twice before it uses the
+// first renewal's token (its second OpenSecureChannel sent before its
+// requests under the first token reached the server) may still use that
+// token; once it uses the newest, the older ones are gone.
+func TestRenewTwiceBeforeUse(t *testing.T) {
+	tc, ch := openTCP(t, &Config{}, defaultHello())
+	done := echo(ch)
+	oldTok := tc.tokID
+	tc.write(tc.opnChunk(ua.SecurityTokenRequestTypeRenew, 2, 60000))
+	tc.write(tc.opnChunk(ua.SecurityTokenRequestTypeRenew, 3, 60000))
+	first := tc.readOPN().SecurityToken.TokenID
+	second := tc.readOPN().SecurityToken.TokenID
+	if first == oldTok || second == first {
+		t.Fatalf("tokens %d, %d, %d", oldTok, first, second)
+	}
+	for i, c := range []struct {
+		tok, want uint32 // the request's token, the response's
+	}{{oldTok, oldTok}, {first, first}, {second, second}} {
+		tc.tokID = c.tok
+		tc.request(uint32(10+i), []byte("x"))
+		if got := binary.LittleEndian.Uint32(tc.mustChunk("MSG")[12:]); got != c.want {
+			t.Fatalf("request under token %d: response under %d, want %d", c.tok, got, c.want)
+		}
+	}
+	tc.tokID = first
+	tc.request(20, []byte("first again"))
+	tc.expectError(status.BadSecureChannelTokenUnknown)
+	wantStatus(t, <-done, status.BadSecureChannelTokenUnknown)
+}
+
 func TestRenewWrongChannel(t *testing.T) {
 	tc, ch := openTCP(t, &Config{}, defaultHello())
 	done := echo(ch)
