@@ -51,108 +51,92 @@ func (b *Binding) AddConditionMethods(cm ConditionMethods) error {
 	if cm.Now == nil {
 		cm.Now = time.Now
 	}
-	type action func(s *alarms.Set, cond int, ev []byte, comment, user string, now time.Time) ua.StatusCode
+	// The methods of the condition itself, and (the shelving methods) of
+	// its ShelvingState.
 	methods := []struct {
-		id         uint32
-		takesEvent bool // the inputs are EventId and Comment
-		roles      uint32
-		do         action
+		id       uint32
+		roles    uint32
+		shelving bool
+		do       conditionAction
 	}{
-		{id.AcknowledgeableConditionType_Acknowledge, true, cm.OperateRoles,
-			func(s *alarms.Set, c int, ev []byte, cmt, user string, now time.Time) ua.StatusCode {
-				return s.Acknowledge(c, ev, cmt, user, now)
-			}},
-		{id.AcknowledgeableConditionType_Confirm, true, cm.OperateRoles,
-			func(s *alarms.Set, c int, ev []byte, cmt, user string, now time.Time) ua.StatusCode {
-				return s.Confirm(c, ev, cmt, user, now)
-			}},
-		{id.ConditionType_AddComment, true, cm.OperateRoles,
-			func(s *alarms.Set, c int, ev []byte, cmt, user string, now time.Time) ua.StatusCode {
-				return s.AddComment(c, ev, cmt, user, now)
-			}},
-		{id.ConditionType_Enable, false, cm.ConfigureRoles,
-			func(s *alarms.Set, c int, _ []byte, _, user string, now time.Time) ua.StatusCode {
-				return s.Enable(c, user, now)
-			}},
-		{id.ConditionType_Disable, false, cm.ConfigureRoles,
-			func(s *alarms.Set, c int, _ []byte, _, user string, now time.Time) ua.StatusCode {
-				return s.Disable(c, user, now)
-			}},
-	}
-	for _, m := range methods {
-		mid := ua.NewNumericNodeID(0, m.id)
-		if err := b.as.SetRoles(mid, m.roles); err != nil {
-			return err
-		}
-		do, takesEvent := m.do, m.takesEvent
-		if err := b.as.SetMethodHandler(mid, func(ctx context.Context, object ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-			b.conds.mu.RLock()
-			c, ok := b.conds.byID[object]
-			b.conds.mu.RUnlock()
-			s := cm.Set()
-			if !ok || s == nil {
-				return status.BadNodeIDUnknown, nil
-			}
-			var ev []byte
-			var cmt string
-			if takesEvent {
-				ev, _ = in[0].ByteString()
-				lt, _ := in[1].LocalizedTextValue()
-				cmt = lt.Text
-			}
-			user := ""
-			if cm.Caller != nil {
-				user = cm.Caller(ctx)
-			}
-			return do(s, c, ev, cmt, user, cm.Now()), nil
-		}); err != nil {
-			return err
-		}
-	}
-	// The shelving methods are called on the condition's ShelvingState.
-	shelving := []struct {
-		id uint32
-		do func(s *alarms.Set, c int, in []ua.Variant, user string, now time.Time) ua.StatusCode
-	}{
-		{id.AlarmConditionType_ShelvingState_TimedShelve, func(s *alarms.Set, c int, in []ua.Variant, user string, now time.Time) ua.StatusCode {
+		{id.AcknowledgeableConditionType_Acknowledge, cm.OperateRoles, false, func(s *alarms.Set, c int, in []ua.Variant, user string, now time.Time) ua.StatusCode {
+			ev, cmt := eventAndComment(in)
+			return s.Acknowledge(c, ev, cmt, user, now)
+		}},
+		{id.AcknowledgeableConditionType_Confirm, cm.OperateRoles, false, func(s *alarms.Set, c int, in []ua.Variant, user string, now time.Time) ua.StatusCode {
+			ev, cmt := eventAndComment(in)
+			return s.Confirm(c, ev, cmt, user, now)
+		}},
+		{id.ConditionType_AddComment, cm.OperateRoles, false, func(s *alarms.Set, c int, in []ua.Variant, user string, now time.Time) ua.StatusCode {
+			ev, cmt := eventAndComment(in)
+			return s.AddComment(c, ev, cmt, user, now)
+		}},
+		{id.ConditionType_Enable, cm.ConfigureRoles, false, func(s *alarms.Set, c int, _ []ua.Variant, user string, now time.Time) ua.StatusCode {
+			return s.Enable(c, user, now)
+		}},
+		{id.ConditionType_Disable, cm.ConfigureRoles, false, func(s *alarms.Set, c int, _ []ua.Variant, user string, now time.Time) ua.StatusCode {
+			return s.Disable(c, user, now)
+		}},
+		{id.AlarmConditionType_ShelvingState_TimedShelve, cm.OperateRoles, true, func(s *alarms.Set, c int, in []ua.Variant, user string, now time.Time) ua.StatusCode {
 			ms, _ := in[0].Float64() // ShelvingTime, a Duration
 			if ms != ms || ms <= 0 || ms > float64(alarms.MaxShelvingTime/time.Millisecond) {
 				return status.BadShelvingTimeOutOfRange
 			}
 			return s.TimedShelve(c, time.Duration(ms*float64(time.Millisecond)), user, now)
 		}},
-		{id.AlarmConditionType_ShelvingState_OneShotShelve, func(s *alarms.Set, c int, _ []ua.Variant, user string, now time.Time) ua.StatusCode {
+		{id.AlarmConditionType_ShelvingState_OneShotShelve, cm.OperateRoles, true, func(s *alarms.Set, c int, _ []ua.Variant, user string, now time.Time) ua.StatusCode {
 			return s.OneShotShelve(c, user, now)
 		}},
-		{id.AlarmConditionType_ShelvingState_Unshelve, func(s *alarms.Set, c int, _ []ua.Variant, user string, now time.Time) ua.StatusCode {
+		{id.AlarmConditionType_ShelvingState_Unshelve, cm.OperateRoles, true, func(s *alarms.Set, c int, _ []ua.Variant, user string, now time.Time) ua.StatusCode {
 			return s.Unshelve(c, user, now)
 		}},
 	}
-	for _, m := range shelving {
-		mid := ua.NewNumericNodeID(0, m.id)
-		if err := b.as.SetRoles(mid, cm.OperateRoles); err != nil {
-			return err
-		}
-		do := m.do
-		if err := b.as.SetMethodHandler(mid, func(ctx context.Context, object ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-			b.conds.mu.RLock()
-			c, ok := b.conds.byShelving[object]
-			b.conds.mu.RUnlock()
-			s := cm.Set()
-			if !ok || s == nil {
-				return status.BadNodeIDUnknown, nil
-			}
-			user := ""
-			if cm.Caller != nil {
-				user = cm.Caller(ctx)
-			}
-			return do(s, c, in, user, cm.Now()), nil
-		}); err != nil {
+	for _, m := range methods {
+		if err := b.conditionMethod(cm, m.id, m.roles, m.shelving, m.do); err != nil {
 			return err
 		}
 	}
 	b.condMethods = true
 	return nil
+}
+
+// conditionAction is what a condition method does to condition c of s.
+type conditionAction func(s *alarms.Set, c int, in []ua.Variant, user string, now time.Time) ua.StatusCode
+
+// conditionMethod gives method m its Roles and its handler: the object
+// it is called on (a condition, or with shelving its ShelvingState) names
+// the condition do acts on, for the caller's user.
+func (b *Binding) conditionMethod(cm ConditionMethods, m, roles uint32, shelving bool, do conditionAction) error {
+	mid := ua.NewNumericNodeID(0, m)
+	if err := b.as.SetRoles(mid, roles); err != nil {
+		return err
+	}
+	return b.as.SetMethodHandler(mid, func(ctx context.Context, object ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+		b.conds.mu.RLock()
+		byNode := b.conds.byID
+		if shelving {
+			byNode = b.conds.byShelving
+		}
+		c, ok := byNode[object]
+		b.conds.mu.RUnlock()
+		s := cm.Set()
+		if !ok || s == nil {
+			return status.BadNodeIDUnknown, nil
+		}
+		user := ""
+		if cm.Caller != nil {
+			user = cm.Caller(ctx)
+		}
+		return do(s, c, in, user, cm.Now()), nil
+	})
+}
+
+// eventAndComment are the EventId and Comment inputs of Acknowledge,
+// Confirm and AddComment (their types checked by the address space).
+func eventAndComment(in []ua.Variant) ([]byte, string) {
+	ev, _ := in[0].ByteString()
+	lt, _ := in[1].LocalizedTextValue()
+	return ev, lt.Text
 }
 
 // SetConditions makes the condition nodes of cs (in the order of the

@@ -676,10 +676,7 @@ func (m *Manager) publishTo(sub *subscription, now time.Time) {
 	msg := sub.newMessage()
 	dcn := msg.NotificationData[0].Body.(*encodedDCN)
 	dcn.start()
-	var evl *ua.EventNotificationList
 	max := int(sub.maxNotif)
-	ready := sub.ready[:0]
-	more := false
 	// The items triggered before that did not fit go first.
 	triggered := append(m.triggered[:0], sub.triggered...)
 	for _, it := range sub.triggered {
@@ -687,6 +684,56 @@ func (m *Manager) publishTo(sub *subscription, now time.Time) {
 	}
 	clear(sub.triggered)
 	sub.triggered = sub.triggered[:0]
+	evl, triggered, more := m.drainReady(sub, dcn, max, triggered)
+	if evl != nil {
+		// The events beside the data changes, or alone.
+		if dcn.n == 0 {
+			msg.NotificationData = []ua.ExtensionObject{{Body: evl}}
+		} else {
+			msg.NotificationData = []ua.ExtensionObject{msg.NotificationData[0], {Body: evl}}
+		}
+	}
+	if m.drainTriggered(sub, dcn, max, triggered) {
+		more = true
+	}
+	dcn.finish()
+	clear(triggered)
+	m.triggered = triggered[:0]
+	sub.seq = sub.nextSeq()
+	msg.SequenceNumber = sub.seq
+	msg.PublishTime = m.clock()
+	if !sub.more {
+		// A message that begins a cycle: the next cycle is at least an
+		// interval after it, also when it went out later than its cycle
+		// ran (it waited for a Publish request, or for the run loop's
+		// work on other subscriptions), so that messages stay an interval
+		// apart.
+		if n := msg.PublishTime.Add(sub.interval); n.After(sub.next) {
+			sub.next = n
+		}
+	}
+	m.retain(sub, msg)
+	sub.keepAliveCtr, sub.lifetimeCtr, sub.first = 0, 0, false
+	sub.late, sub.more = more, more
+	m.avail = sub.appendAvailable(m.avail[:0])
+	m.resp = ua.PublishResponse{
+		SubscriptionID:           sub.id,
+		AvailableSequenceNumbers: m.avail,
+		MoreNotifications:        more,
+		NotificationMessage:      msg,
+	}
+	m.send(pr, &m.resp, now)
+	m.resp = ua.PublishResponse{}
+}
+
+// drainReady drains sub's ready items into dcn and an event list (nil
+// when no event item had any), at most max notifications in all (0: no
+// bound); the items left with notifications stay ready (more). It appends
+// the items the drained ones trigger to triggered.
+func (m *Manager) drainReady(sub *subscription, dcn *encodedDCN, max int, triggered []*monItem) (*ua.EventNotificationList, []*monItem, bool) {
+	var evl *ua.EventNotificationList
+	ready := sub.ready[:0]
+	more := false
 	m.touchReady(sub.ready)
 	for _, it := range sub.ready {
 		if it.deleted || it.mode != ua.MonitoringModeReporting {
@@ -725,56 +772,27 @@ func (m *Manager) publishTo(sub *subscription, now time.Time) {
 		}
 		triggered = append(triggered, it.links...)
 	}
-	if evl != nil {
-		// The events beside the data changes, or alone.
-		if dcn.n == 0 {
-			msg.NotificationData = []ua.ExtensionObject{{Body: evl}}
-		} else {
-			msg.NotificationData = []ua.ExtensionObject{msg.NotificationData[0], {Body: evl}}
-		}
-	}
 	clear(sub.ready[len(ready):])
 	sub.ready = ready
+	return evl, triggered, more
+}
+
+// drainTriggered drains the sampling data items of triggered into dcn,
+// within max (MaxNotificationsPerPublish); those with more left are kept
+// for the next message, and it reports whether there are any.
+func (m *Manager) drainTriggered(sub *subscription, dcn *encodedDCN, max int, triggered []*monItem) bool {
+	more := false
 	for _, it := range triggered {
 		if it.deleted || it.mode != ua.MonitoringModeSampling || len(it.queue) == 0 || it.ev != nil {
 			continue
 		}
-		// Within MaxNotificationsPerPublish too: what does not fit goes
-		// with the next message (MoreNotifications).
 		if m.drain(dcn, it, max) > 0 && !it.inTriggered {
 			it.inTriggered = true
 			sub.triggered = append(sub.triggered, it)
 			more = true
 		}
 	}
-	dcn.finish()
-	clear(triggered)
-	m.triggered = triggered[:0]
-	sub.seq = sub.nextSeq()
-	msg.SequenceNumber = sub.seq
-	msg.PublishTime = m.clock()
-	if !sub.more {
-		// A message that begins a cycle: the next cycle is at least an
-		// interval after it, also when it went out later than its cycle
-		// ran (it waited for a Publish request, or for the run loop's
-		// work on other subscriptions), so that messages stay an interval
-		// apart.
-		if n := msg.PublishTime.Add(sub.interval); n.After(sub.next) {
-			sub.next = n
-		}
-	}
-	m.retain(sub, msg)
-	sub.keepAliveCtr, sub.lifetimeCtr, sub.first = 0, 0, false
-	sub.late, sub.more = more, more
-	m.avail = sub.appendAvailable(m.avail[:0])
-	m.resp = ua.PublishResponse{
-		SubscriptionID:           sub.id,
-		AvailableSequenceNumbers: m.avail,
-		MoreNotifications:        more,
-		NotificationMessage:      msg,
-	}
-	m.send(pr, &m.resp, now)
-	m.resp = ua.PublishResponse{}
+	return more
 }
 
 // retain keeps msg for Republish, within MaxRetransmissionQueue and
