@@ -29,22 +29,7 @@ type eventField struct {
 func eventTypes(ns *nodeSet) (types []uint32, parent map[uint32]uint32, fields map[uint32][]eventField) {
 	refs := allRefs(ns)
 	hier := hierarchical(ns, refs)
-	parent = map[uint32]uint32{}
-	isEvent := map[uint32]bool{idBaseEventType: true}
-	for changed := true; changed; {
-		changed = false
-		for _, n := range ns.nodes {
-			if n.class != classObjectType || isEvent[n.id] {
-				continue
-			}
-			for _, e := range refs[n.id] {
-				if e.typ == idHasSubtype && e.inverse && isEvent[e.target] {
-					isEvent[n.id], parent[n.id] = true, e.target
-					changed = true
-				}
-			}
-		}
-	}
+	isEvent, parent := subtypes(ns, refs, idBaseEventType, classObjectType)
 	fields = map[uint32][]eventField{}
 	for id := range isEvent {
 		types = append(types, id)
@@ -87,24 +72,31 @@ func declared(refs map[uint32][]edge, id uint32) bool {
 	return false
 }
 
-// hierarchical returns the hierarchical reference types.
+// hierarchical returns HierarchicalReferences and its subtypes.
 func hierarchical(ns *nodeSet, refs map[uint32][]edge) map[uint32]bool {
-	hier := map[uint32]bool{idHierarchicalReferences: true}
+	hier, _ := subtypes(ns, refs, idHierarchicalReferences, classReferenceType)
+	return hier
+}
+
+// subtypes returns root and its subtypes of node class class, and the
+// supertype of each subtype.
+func subtypes(ns *nodeSet, refs map[uint32][]edge, root uint32, class uint8) (set map[uint32]bool, parent map[uint32]uint32) {
+	set, parent = map[uint32]bool{root: true}, map[uint32]uint32{}
 	for changed := true; changed; {
 		changed = false
 		for _, n := range ns.nodes {
-			if n.class != classReferenceType || hier[n.id] {
+			if n.class != class || set[n.id] {
 				continue
 			}
 			for _, e := range refs[n.id] {
-				if e.typ == idHasSubtype && e.inverse && hier[e.target] {
-					hier[n.id] = true
+				if e.typ == idHasSubtype && e.inverse && set[e.target] {
+					set[n.id], parent[n.id] = true, e.target
 					changed = true
 				}
 			}
 		}
 	}
-	return hier
+	return set, parent
 }
 
 // generateEvents returns the gofmt'ed zz_eventtypes.go of package events.

@@ -166,104 +166,29 @@ func roleSetOmits(parent uint32, child *node) bool {
 // subset returns the ids of the nodes kept (see the package comment).
 func subset(ns *nodeSet) (map[uint32]bool, []string) {
 	refs := allRefs(ns)
-	// The hierarchical reference types: HierarchicalReferences and its
-	// subtypes.
-	hier := map[uint32]bool{idHierarchicalReferences: true}
-	for changed := true; changed; {
-		changed = false
-		for _, n := range ns.nodes {
-			if n.class != classReferenceType || hier[n.id] {
-				continue
-			}
-			for _, e := range refs[n.id] {
-				if e.typ == idHasSubtype && e.inverse && hier[e.target] {
-					hier[n.id] = true
-					changed = true
-				}
-			}
-		}
-	}
+	hier := hierarchical(ns, refs)
 	keep := map[uint32]bool{}
 	for _, n := range ns.nodes {
 		if isType(n) {
 			keep[n.id] = true
 		}
 	}
-	// Instances reachable from Root, not through types.
-	queue := []uint32{idRoot}
-	keep[idRoot] = true
-	for len(queue) > 0 {
-		id := queue[0]
-		queue = queue[1:]
-		if n := ns.byID[id]; n == nil || isType(n) {
-			continue
-		}
-		for _, e := range refs[id] {
-			if e.inverse || !hier[e.typ] || keep[e.target] || ns.byID[e.target] == nil ||
-				e.target == idXMLSchemaFolder || e.target == idOPCBinaryFolder || omitted[e.target] != "" ||
-				roleSetOmits(id, ns.byID[e.target]) || configurationOmits(id, ns.byID[e.target]) {
-				continue
-			}
-			keep[e.target] = true
-			queue = append(queue, e.target)
-		}
-	}
+	keepInstances(ns, refs, hier, keep)
 	// The aggregate functions (objects of AggregateFunctionType, which
 	// nothing organizes in namespace 0): the server lists those it
-	// computes under HistoryServerCapabilities/AggregateFunctions.
+	// computes under HistoryServerCapabilities/AggregateFunctions. And
+	// the DataTypes' properties.
 	for _, n := range ns.nodes {
 		for _, e := range refs[n.id] {
-			if e.typ == idHasTypeDefinition && !e.inverse && e.target == idAggregateFunctionType {
+			switch {
+			case e.typ == idHasTypeDefinition && !e.inverse && e.target == idAggregateFunctionType:
 				keep[n.id] = true
-			}
-		}
-	}
-	// DataType properties.
-	for _, n := range ns.nodes {
-		if n.class != classDataType {
-			continue
-		}
-		for _, e := range refs[n.id] {
-			if !e.inverse && e.typ == idHasProperty {
+			case n.class == classDataType && !e.inverse && e.typ == idHasProperty:
 				keep[e.target] = true
 			}
 		}
 	}
-	// The instance declarations of the event types, whole (ActiveState
-	// and its Id, the condition types' methods and their arguments): the
-	// fields event filters name, which clients browse to build them.
-	isEvent := map[uint32]bool{idBaseEventType: true}
-	for changed := true; changed; {
-		changed = false
-		for _, n := range ns.nodes {
-			if n.class != classObjectType || isEvent[n.id] {
-				continue
-			}
-			for _, e := range refs[n.id] {
-				if e.typ == idHasSubtype && e.inverse && isEvent[e.target] {
-					isEvent[n.id], changed = true, true
-				}
-			}
-		}
-	}
-	var decl []uint32
-	for id := range isEvent {
-		decl = append(decl, id)
-	}
-	for len(decl) > 0 {
-		id := decl[len(decl)-1]
-		decl = decl[:len(decl)-1]
-		for _, e := range refs[id] {
-			if e.inverse || e.typ == idHasSubtype || !hier[e.typ] || keep[e.target] {
-				continue
-			}
-			if c := ns.byID[e.target]; c == nil || isType(c) {
-				continue
-			}
-			keep[e.target] = true
-			decl = append(decl, e.target)
-		}
-	}
+	keepEventDeclarations(ns, refs, hier, keep)
 	// The ModellingRules that kept nodes name.
 	for id := range keep {
 		for _, e := range refs[id] {
@@ -283,6 +208,55 @@ func subset(ns *nodeSet) (map[uint32]bool, []string) {
 		notes = append(notes, fmt.Sprintf("left out %d nodes of class %d", counts[c], c))
 	}
 	return keep, notes
+}
+
+// keepInstances keeps the instances reachable from Root by hierarchical
+// references, not through types, less those namespace 0 leaves out.
+func keepInstances(ns *nodeSet, refs map[uint32][]edge, hier, keep map[uint32]bool) {
+	queue := []uint32{idRoot}
+	keep[idRoot] = true
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if n := ns.byID[id]; n == nil || isType(n) {
+			continue
+		}
+		for _, e := range refs[id] {
+			if e.inverse || !hier[e.typ] || keep[e.target] || ns.byID[e.target] == nil ||
+				e.target == idXMLSchemaFolder || e.target == idOPCBinaryFolder || omitted[e.target] != "" ||
+				roleSetOmits(id, ns.byID[e.target]) || configurationOmits(id, ns.byID[e.target]) {
+				continue
+			}
+			keep[e.target] = true
+			queue = append(queue, e.target)
+		}
+	}
+}
+
+// keepEventDeclarations keeps the instance declarations of the event
+// types, whole (ActiveState and its Id, the condition types' methods and
+// their arguments): the fields event filters name, which clients browse
+// to build them.
+func keepEventDeclarations(ns *nodeSet, refs map[uint32][]edge, hier, keep map[uint32]bool) {
+	isEvent, _ := subtypes(ns, refs, idBaseEventType, classObjectType)
+	var decl []uint32
+	for id := range isEvent {
+		decl = append(decl, id)
+	}
+	for len(decl) > 0 {
+		id := decl[len(decl)-1]
+		decl = decl[:len(decl)-1]
+		for _, e := range refs[id] {
+			if e.inverse || e.typ == idHasSubtype || !hier[e.typ] || keep[e.target] {
+				continue
+			}
+			if c := ns.byID[e.target]; c == nil || isType(c) {
+				continue
+			}
+			keep[e.target] = true
+			decl = append(decl, e.target)
+		}
+	}
 }
 
 // bothEnds returns, for each kept node, its references whose both ends and
