@@ -320,40 +320,72 @@ func emit(ns *nodeSet, keep map[uint32]bool, refs map[uint32][]edge, notes []str
 		}
 	}
 	slices.SortFunc(nodes, func(a, b *node) int { return int(a.id) - int(b.id) })
-
-	strs := &strtab{ends: []int{0}, index: map[string]int{}}
-	dims := []string{"nil"}
-	dimIndex := map[string]int{"nil": 0}
-	// dim returns the index of d in ns0Dims, adding it if new.
-	dim := func(d []uint32) int {
-		if d == nil {
-			return 0
-		}
-		var ds []string
-		for _, v := range d {
-			ds = append(ds, strconv.FormatUint(uint64(v), 10))
-		}
-		key := "{" + strings.Join(ds, ", ") + "}"
-		if _, ok := dimIndex[key]; !ok {
-			dimIndex[key] = len(dims)
-			dims = append(dims, key)
-		}
-		return dimIndex[key]
+	e := &emitter{ns: ns, refs: refs, notes: notes, strs: &strtab{ends: []int{0}, index: map[string]int{}},
+		dims: []string{"nil"}, dimIndex: map[string]int{"nil": 0}}
+	if err := e.nodes(nodes); err != nil {
+		return nil, nil, err
 	}
-	var values []string
-	// The arguments properties and their Arguments, in node order; their
-	// strings are added to the table after those of the nodes.
-	type argProp struct {
-		n    *node
-		args []argument
+	e.references(nodes)
+	if err := e.arguments(); err != nil {
+		return nil, nil, err
 	}
-	var argProps []argProp
-	var b bytes.Buffer
-	p := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
+	e.stringsAndValues()
+	src, err := format.Source(e.b.Bytes())
+	if err != nil {
+		return nil, nil, fmt.Errorf("gofmt: %w", err)
+	}
+	return src, e.notes, nil
+}
 
+// emitter writes zz_ns0.go: the tables of nodes, references, arguments,
+// ArrayDimensions, strings and default values, each gathering what the
+// later ones write.
+type emitter struct {
+	ns    *nodeSet
+	refs  map[uint32][]edge
+	notes []string
+	b     bytes.Buffer
+	strs  *strtab
+	// dims are the ArrayDimensions of ns0Dims, dimIndex their indexes.
+	dims     []string
+	dimIndex map[string]int
+	values   []string // the default values' expressions, ns0Value's cases
+	// argProps are the arguments properties and their Arguments, in node
+	// order; their strings are added to the table after those of the
+	// nodes.
+	argProps []argProp
+}
+
+type argProp struct {
+	n    *node
+	args []argument
+}
+
+func (e *emitter) p(format string, args ...any) { fmt.Fprintf(&e.b, format+"\n", args...) }
+
+// dim returns the index of d in ns0Dims, adding it if new.
+func (e *emitter) dim(d []uint32) int {
+	if d == nil {
+		return 0
+	}
+	var ds []string
+	for _, v := range d {
+		ds = append(ds, strconv.FormatUint(uint64(v), 10))
+	}
+	key := "{" + strings.Join(ds, ", ") + "}"
+	if _, ok := e.dimIndex[key]; !ok {
+		e.dimIndex[key] = len(e.dims)
+		e.dims = append(e.dims, key)
+	}
+	return e.dimIndex[key]
+}
+
+// nodes writes the header and ns0Nodes.
+func (e *emitter) nodes(nodes []*node) error {
+	p := e.p
 	nrefs := 0
 	for _, n := range nodes {
-		nrefs += len(refs[n.id])
+		nrefs += len(e.refs[n.id])
 	}
 	p("%s", header)
 	p("package addrspace")
@@ -371,67 +403,87 @@ func emit(ns *nodeSet, keep map[uint32]bool, refs map[uint32][]edge, notes []str
 	p("var ns0Nodes = [ns0NodeCount]ns0Node{")
 	first := 0
 	for _, n := range nodes {
-		var flags int
-		if n.isAbstract {
-			flags |= flagAbstract
-		}
-		if n.symmetric {
-			flags |= flagSymmetric
-		}
-		if n.historizing {
-			flags |= flagHistorizing
-		}
-		if n.noLoops {
-			flags |= flagNoLoops
-		}
-		if n.class == classMethod && n.executable {
-			flags |= flagExecutable
-		}
-		val := 0
-		switch {
-		case n.value != nil && isArgumentsProperty(n):
-			args, err := parseArguments(n.value)
-			if err != nil {
-				return nil, nil, fmt.Errorf("i=%d %s: %w", n.id, n.symbol, err)
-			}
-			argProps = append(argProps, argProp{n, args})
-		case n.value != nil:
-			expr, skip, err := valueExpr(n.value)
-			if err != nil {
-				return nil, nil, fmt.Errorf("i=%d: %w", n.id, err)
-			}
-			if expr == "" {
-				notes = append(notes, fmt.Sprintf("i=%d %s: value left out: %s", n.id, n.symbol, skip))
-			} else {
-				values = append(values, expr)
-				val = len(values)
-			}
+		val, err := e.value(n)
+		if err != nil {
+			return err
 		}
 		if n.minSampling != float64(int32(n.minSampling)) {
-			return nil, nil, fmt.Errorf("i=%d: MinimumSamplingInterval %v is not a whole number of ms", n.id, n.minSampling)
+			return fmt.Errorf("i=%d: MinimumSamplingInterval %v is not a whole number of ms", n.id, n.minSampling)
 		}
 		if n.valueRank < -3 || n.valueRank > 127 {
-			return nil, nil, fmt.Errorf("i=%d: ValueRank %d", n.id, n.valueRank)
+			return fmt.Errorf("i=%d: ValueRank %d", n.id, n.valueRank)
 		}
-		nr := len(refs[n.id])
+		nr := len(e.refs[n.id])
 		if nr > 0xFFFF {
-			return nil, nil, fmt.Errorf("i=%d: %d references", n.id, nr)
+			return fmt.Errorf("i=%d: %d references", n.id, nr)
 		}
 		p("{%d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d}, // %s",
-			n.id, n.class, flags, n.accessLevel, n.eventNotif, n.valueRank,
-			strs.add(n.browseName), strs.add(n.displayName), strs.add(n.description), strs.add(n.inverseName),
-			n.dataType, dim(n.dims), int32(n.minSampling), val, first, nr, n.symbol)
+			n.id, n.class, nodeFlags(n), n.accessLevel, n.eventNotif, n.valueRank,
+			e.strs.add(n.browseName), e.strs.add(n.displayName), e.strs.add(n.description), e.strs.add(n.inverseName),
+			n.dataType, e.dim(n.dims), int32(n.minSampling), val, first, nr, n.symbol)
 		first += nr
 	}
 	p("}")
 	p("")
+	return nil
+}
+
+// nodeFlags returns the flags of n's row.
+func nodeFlags(n *node) int {
+	var flags int
+	if n.isAbstract {
+		flags |= flagAbstract
+	}
+	if n.symmetric {
+		flags |= flagSymmetric
+	}
+	if n.historizing {
+		flags |= flagHistorizing
+	}
+	if n.noLoops {
+		flags |= flagNoLoops
+	}
+	if n.class == classMethod && n.executable {
+		flags |= flagExecutable
+	}
+	return flags
+}
+
+// value returns the ns0Value index of n's default value (0: none); an
+// arguments property's value goes to argProps instead.
+func (e *emitter) value(n *node) (int, error) {
+	switch {
+	case n.value != nil && isArgumentsProperty(n):
+		args, err := parseArguments(n.value)
+		if err != nil {
+			return 0, fmt.Errorf("i=%d %s: %w", n.id, n.symbol, err)
+		}
+		e.argProps = append(e.argProps, argProp{n, args})
+	case n.value != nil:
+		expr, skip, err := valueExpr(n.value)
+		if err != nil {
+			return 0, fmt.Errorf("i=%d: %w", n.id, err)
+		}
+		if expr == "" {
+			e.notes = append(e.notes, fmt.Sprintf("i=%d %s: value left out: %s", n.id, n.symbol, skip))
+		} else {
+			e.values = append(e.values, expr)
+			return len(e.values), nil
+		}
+	}
+	return 0, nil
+}
+
+// references writes ns0Refs.
+func (e *emitter) references(nodes []*node) {
+	p := e.p
 	p("// ns0Refs holds the references of the nodes of ns0Nodes, in their order:")
 	p("// {type, target, inverse}.")
 	p("var ns0Refs = [ns0RefCount]ns0Ref{")
 	for _, n := range nodes {
 		var line []string
-		for _, e := range refs[n.id] {
-			line = append(line, fmt.Sprintf("{%d, %d, %t}", e.typ, e.target, e.inverse))
+		for _, r := range e.refs[n.id] {
+			line = append(line, fmt.Sprintf("{%d, %d, %t}", r.typ, r.target, r.inverse))
 		}
 		if len(line) > 0 {
 			p("%s, // i=%d", strings.Join(line, ", "), n.id)
@@ -439,19 +491,24 @@ func emit(ns *nodeSet, keep map[uint32]bool, refs map[uint32][]edge, notes []str
 	}
 	p("}")
 	p("")
+}
+
+// arguments writes ns0Args and ns0ArgProps.
+func (e *emitter) arguments() error {
+	p := e.p
 	var argLines, propLines []string
 	nargs := 0
-	for _, ap := range argProps {
+	for _, ap := range e.argProps {
 		if nargs+len(ap.args) > 0xFFFF || len(ap.args) > 0xFF {
-			return nil, nil, fmt.Errorf("i=%d: %d arguments, %d before", ap.n.id, len(ap.args), nargs)
+			return fmt.Errorf("i=%d: %d arguments, %d before", ap.n.id, len(ap.args), nargs)
 		}
 		var line, names []string
 		for _, a := range ap.args {
-			if dt := ns.byID[a.dataType]; dt == nil || dt.class != classDataType {
-				return nil, nil, fmt.Errorf("i=%d: argument %s: DataType i=%d is no DataType of the NodeSet", ap.n.id, a.name, a.dataType)
+			if dt := e.ns.byID[a.dataType]; dt == nil || dt.class != classDataType {
+				return fmt.Errorf("i=%d: argument %s: DataType i=%d is no DataType of the NodeSet", ap.n.id, a.name, a.dataType)
 			}
 			line = append(line, fmt.Sprintf("{%d, %d, %d, %d, %d}",
-				strs.add(a.name), strs.add(a.description), dim(a.dims), a.valueRank, a.dataType))
+				e.strs.add(a.name), e.strs.add(a.description), e.dim(a.dims), a.valueRank, a.dataType))
 			names = append(names, a.name)
 		}
 		if len(line) > 0 {
@@ -459,7 +516,7 @@ func emit(ns *nodeSet, keep map[uint32]bool, refs map[uint32][]edge, notes []str
 		}
 		name := ap.n.browseName
 		for _, r := range ap.n.refs {
-			if m := ns.byID[r.target]; r.typ == idHasProperty && !r.forward && m != nil {
+			if m := e.ns.byID[r.target]; r.typ == idHasProperty && !r.forward && m != nil {
 				name = m.browseName + "." + name
 				break
 			}
@@ -467,8 +524,8 @@ func emit(ns *nodeSet, keep map[uint32]bool, refs map[uint32][]edge, notes []str
 		propLines = append(propLines, fmt.Sprintf("{%d, %d, %d}, // %s(%s)", ap.n.id, nargs, len(ap.args), name, strings.Join(names, ", ")))
 		nargs += len(ap.args)
 	}
-	if len(strs.ends) > 0xFFFF || len(dims) > 0xFFFF {
-		return nil, nil, fmt.Errorf("%d strings, %d ArrayDimensions: more than a uint16 indexes", len(strs.ends), len(dims))
+	if len(e.strs.ends) > 0xFFFF || len(e.dims) > 0xFFFF {
+		return fmt.Errorf("%d strings, %d ArrayDimensions: more than a uint16 indexes", len(e.strs.ends), len(e.dims))
 	}
 	p("// ns0ArgCount is the number of Arguments in ns0Args.")
 	p("const ns0ArgCount = %d", nargs)
@@ -491,16 +548,22 @@ func emit(ns *nodeSet, keep map[uint32]bool, refs map[uint32][]edge, notes []str
 	}
 	p("}")
 	p("")
+	return nil
+}
+
+// stringsAndValues writes ns0Dims, the string table and ns0Value.
+func (e *emitter) stringsAndValues() {
+	p, strs := e.p, e.strs
 	p("// ns0Dims holds the ArrayDimensions of ns0Nodes and ns0Args.")
-	p("var ns0Dims = [...][]uint32{%s}", strings.Join(dims, ", "))
+	p("var ns0Dims = [...][]uint32{%s}", strings.Join(e.dims, ", "))
 	p("")
 	p("// ns0StrEnd holds where each string of ns0StrData ends; string i is")
 	p("// ns0StrData[ns0StrEnd[i-1]:ns0StrEnd[i]], string 0 is empty.")
 	p("var ns0StrEnd = [...]uint32{")
 	for i := 0; i < len(strs.ends); i += 12 {
 		var line []string
-		for _, e := range strs.ends[i:min(i+12, len(strs.ends))] {
-			line = append(line, strconv.Itoa(e))
+		for _, end := range strs.ends[i:min(i+12, len(strs.ends))] {
+			line = append(line, strconv.Itoa(end))
 		}
 		p("%s,", strings.Join(line, ", "))
 	}
@@ -511,9 +574,9 @@ func emit(ns *nodeSet, keep map[uint32]bool, refs map[uint32][]edge, notes []str
 	data := strs.data.String()
 	prev := 0
 	var line strings.Builder
-	for i, e := range strs.ends[1:] {
-		line.WriteString(data[prev:e])
-		prev = e
+	for i, end := range strs.ends[1:] {
+		line.WriteString(data[prev:end])
+		prev = end
 		if line.Len() >= 60 || i == len(strs.ends)-2 {
 			sep := " +"
 			if i == len(strs.ends)-2 {
@@ -527,16 +590,11 @@ func emit(ns *nodeSet, keep map[uint32]bool, refs map[uint32][]edge, notes []str
 	p("// ns0Value returns default value i (1-based) of ns0Nodes.")
 	p("func ns0Value(i int) ua.Variant {")
 	p("switch i {")
-	for i, v := range values {
+	for i, v := range e.values {
 		p("case %d:", i+1)
 		p("return %s", v)
 	}
 	p("}")
 	p("return ua.Variant{}")
 	p("}")
-	src, err := format.Source(b.Bytes())
-	if err != nil {
-		return nil, nil, fmt.Errorf("gofmt: %w", err)
-	}
-	return src, notes, nil
 }
