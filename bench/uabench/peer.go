@@ -548,71 +548,28 @@ func (s subResult) cpuPerNote(idle float64) float64 {
 // each data change received in the window, the time from the value's
 // SourceTimestamp (when the server saw the change) to its receipt.
 func runSubscription(addr string, counter ua.NodeID, f peerFlags, srv *proc) (subResult, error) {
-	var res subResult
-	c, err := uaclient.DialSecure(addr, "uabench", f.load.security, 10*time.Second)
-	if err != nil {
-		return res, err
-	}
-	defer c.Conn().Close()
-	subID, err := subscribeCounter(c, counter)
-	if err != nil {
-		return res, err
-	}
-	p := &publisher{c: c, subID: subID}
-	for range 3 {
-		if err := p.send(); err != nil {
-			return res, err
-		}
-	}
-	var s0, s1 sample
-	warm := time.Now().Add(f.load.warmup)
-	end := warm.Add(f.subWindow)
-	measuring := false
-	for {
-		now := time.Now()
-		if !measuring && !now.Before(warm) {
-			if s0, err = srv.sample(); err != nil {
-				return res, err
-			}
-			measuring = true
-		}
-		if measuring && !now.Before(end) {
-			break
-		}
-		if err := p.receive(measuring); err != nil {
-			return res, err
-		}
-		if err := p.send(); err != nil {
-			return res, err
-		}
-	}
-	if s1, err = srv.sample(); err != nil {
-		return res, err
-	}
-	c.Conn().SetReadDeadline(time.Time{})
-	res.window = s1.at.Sub(s0.at)
-	res.cpu = s1.cpu - s0.cpu
-	res.n = uint64(len(p.lat))
-	res.p50, res.p99 = kit.Percentile(p.lat, 50), kit.Percentile(p.lat, 99)
-	if res.n == 0 {
-		return res, fmt.Errorf("no data change of %v in %v", counter, f.subWindow)
-	}
-	return res, nil
+	return runPublish(addr, f, srv, func(c *uaclient.Client) (uint32, error) { return subscribeCounter(c, counter) })
 }
 
 // runEvents subscribes to the Server object's events with 5 ms
-// publishing (EventType, SourceName, Time, Message, Severity selected),
-// keeps three Publish requests in flight and measures, for each event
-// received in the window, the time from its Time field to its receipt,
-// and the server's CPU.
+// publishing (EventType, SourceName, Time, Message, Severity selected)
+// and measures, for each event received in the window, the time from its
+// Time field to its receipt, and the server's CPU.
 func runEvents(addr string, f peerFlags, srv *proc) (subResult, error) {
+	return runPublish(addr, f, srv, subscribeEvents)
+}
+
+// runPublish makes the subscription subscribe makes, keeps three Publish
+// requests in flight and measures the latency of each notification in
+// the window after the warm-up, and the server's CPU over it.
+func runPublish(addr string, f peerFlags, srv *proc, subscribe func(*uaclient.Client) (uint32, error)) (subResult, error) {
 	var res subResult
 	c, err := uaclient.DialSecure(addr, "uabench", f.load.security, 10*time.Second)
 	if err != nil {
 		return res, err
 	}
 	defer c.Conn().Close()
-	subID, err := subscribeEvents(c)
+	subID, err := subscribe(c)
 	if err != nil {
 		return res, err
 	}
@@ -653,7 +610,7 @@ func runEvents(addr string, f peerFlags, srv *proc) (subResult, error) {
 	res.n = uint64(len(p.lat))
 	res.p50, res.p99 = kit.Percentile(p.lat, 50), kit.Percentile(p.lat, 99)
 	if res.n == 0 {
-		return res, fmt.Errorf("no event in %v", f.subWindow)
+		return res, fmt.Errorf("no notification in %v", f.subWindow)
 	}
 	return res, nil
 }
