@@ -3,6 +3,7 @@ package tsdb
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 )
 
 // bitWriter appends bits, most significant first, to a byte slice that it
@@ -15,19 +16,43 @@ type bitWriter struct {
 
 // write appends the low nb bits of v (nb ≤ 64).
 func (w *bitWriter) write(v uint64, nb int) {
-	if nb < 64 {
-		v &= 1<<uint(nb) - 1
+	if nb > 56 {
+		w.write(v>>32, nb-32)
+		nb = 32
 	}
-	for nb > 0 {
-		free := 8 - w.n&7
-		if free == 8 {
-			w.b = append(w.b, 0)
-		}
-		take := min(free, nb)
-		nb -= take
-		chunk := byte(v >> uint(nb) & (1<<uint(take) - 1))
-		w.b[len(w.b)-1] |= chunk << uint(free-take)
-		w.n += take
+	if nb <= 0 {
+		return
+	}
+	v &= 1<<uint(nb) - 1
+	// The last byte's used bits and the nb new ones, aligned at the top of
+	// one word (used+nb ≤ 63), go out as whole bytes.
+	used := w.n & 7
+	var acc uint64
+	if used != 0 {
+		last := len(w.b) - 1
+		acc = uint64(w.b[last]) << 56
+		w.b = w.b[:last]
+	}
+	acc |= v << uint(64-used-nb)
+	var word [8]byte
+	binary.BigEndian.PutUint64(word[:], acc)
+	w.b = append(w.b, word[:(used+nb+7)>>3]...)
+	w.n += nb
+}
+
+// bytes appends p, 8 bits a byte.
+func (w *bitWriter) bytes(p []byte) {
+	if w.n&7 == 0 {
+		w.b = append(w.b, p...)
+		w.n += 8 * len(p)
+		return
+	}
+	for len(p) >= 8 {
+		w.write(binary.BigEndian.Uint64(p)>>8, 56) // 7 bytes a write
+		p = p[7:]
+	}
+	for _, c := range p {
+		w.write(uint64(c), 8)
 	}
 }
 
@@ -119,13 +144,40 @@ func (r *bitReader) ones(max int) int {
 	return n
 }
 
-// copyBits appends bits [from, to) of src (a bitWriter's stream) to w.
+// copyBits appends bits [from, to) of src (a bitWriter's stream) to w: a
+// few bits up to w's next byte, then whole bytes, shifted when src's bits
+// do not start on a byte, then the rest.
 func (w *bitWriter) copyBits(src []byte, from, to int) {
-	r := bitReader{b: src, pos: from}
-	for n := to - from; n > 0; {
-		take := min(n, 56)
-		w.write(r.read(take), take)
-		n -= take
+	if h := min((8-w.n&7)&7, to-from); h > 0 {
+		r := bitReader{b: src, pos: from}
+		w.write(r.read(h), h)
+		from += h
+	}
+	if n := (to - from) >> 3; n > 0 {
+		j, s := from>>3, uint(from&7)
+		if s == 0 {
+			w.b = append(w.b, src[j:j+n]...)
+		} else {
+			// 7 bytes a word while 8 of src can be loaded, then a byte at
+			// a time; the word's eighth byte lands past the end and is
+			// written over by the next.
+			k := len(w.b)
+			out := slices.Grow(w.b, n+8)[:k+n+8]
+			end := j + n
+			for ; end-j >= 7 && j+8 <= len(src); j, k = j+7, k+7 {
+				binary.BigEndian.PutUint64(out[k:], binary.BigEndian.Uint64(src[j:])<<s)
+			}
+			for ; j < end; j, k = j+1, k+1 {
+				out[k] = src[j]<<s | src[j+1]>>(8-s)
+			}
+			w.b = out[:k]
+		}
+		w.n += 8 * n
+		from += 8 * n
+	}
+	if rest := to - from; rest > 0 {
+		r := bitReader{b: src, pos: from}
+		w.write(r.read(rest), rest)
 	}
 }
 

@@ -246,9 +246,7 @@ func (e *encoder) putValue(s *Sample) {
 				w.write(1, 1)
 			}
 			putLen(w, len(s.Bytes))
-			for _, c := range s.Bytes {
-				w.write(uint64(c), 8)
-			}
+			w.bytes(s.Bytes)
 			e.last = append(e.last[:0], s.Bytes...)
 		}
 	}
