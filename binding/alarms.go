@@ -19,44 +19,109 @@ import (
 // ("sim.Sine/Limit").
 
 // alarmEvent is one change of an alarm, immutable once made: the values
-// of alarmPaths, in their order.
+// of alarmPaths that change with its state, and its condition's values
+// that do not (shared by its events).
 type alarmEvent struct {
-	typ  ua.NodeID
-	lay  *alarmLayout
-	vals [len(alarmPaths)]ua.Variant
-	cond ua.Variant
+	st   *alarmStatic
+	vals [nDynamic]ua.Variant
+	id   [16]byte   // the EventId's bytes (the alarms.Event is reused)
+	drop ua.Variant // where a field ty does not know is set
 }
 
-func (e *alarmEvent) EventType() ua.NodeID { return e.typ }
+func (e *alarmEvent) EventType() ua.NodeID { return e.st.typ }
 
 func (e *alarmEvent) Field(f events.Field) *ua.Variant {
-	if int(f) < len(e.lay.slot) {
-		if i := e.lay.slot[f]; i >= 0 && !e.vals[i].IsNull() {
-			return &e.vals[i]
-		}
+	lay := e.st.lay
+	if int(f) >= len(lay.slot) {
+		return nil
 	}
-	return nil
+	var v *ua.Variant
+	switch i := int(lay.slot[f]); {
+	case i < 0:
+		return nil
+	case i < nDynamic:
+		v = &e.vals[i]
+	default:
+		v = &e.st.vals[i-nDynamic]
+	}
+	if v.IsNull() {
+		return nil
+	}
+	return v
 }
 
-func (e *alarmEvent) ConditionID() *ua.Variant { return &e.cond }
+func (e *alarmEvent) ConditionID() *ua.Variant { return &e.st.cond }
 
-// alarmPaths are the fields an alarm event may carry.
-var alarmPaths = [...]string{
-	"EventId", "EventType", "SourceNode", "SourceName", "Time", "ReceiveTime", "Message", "Severity", "LastSeverity",
-	"ConditionClassId", "ConditionClassName", "ConditionName", "BranchId", "Retain", "EnabledState", "EnabledState/Id",
-	"Quality", "Comment", "ClientUserId", "AckedState", "AckedState/Id", "ConfirmedState", "ConfirmedState/Id",
-	"ActiveState", "ActiveState/Id", "ActiveState/TransitionTime", "ActiveState/EffectiveDisplayName",
-	"ShelvingState/CurrentState", "SuppressedOrShelved", "InputNode", "LimitState/CurrentState",
-	"HighHighState/Id", "HighState/Id", "LowState/Id", "LowLowState/Id",
-	"HighHighLimit", "HighLimit", "LowLimit", "LowLowLimit",
+// The fields an alarm event may carry, those that change with the
+// condition's state first (an event's own), then those its configuration
+// fixes (its condition's): the indexes of alarmPaths.
+const (
+	fEventID = iota
+	fTime
+	fReceiveTime
+	fSeverity
+	fLastSeverity
+	fRetain
+	fEnabledState
+	fEnabledStateID
+	fQuality
+	fComment
+	fClientUserID
+	fAckedState
+	fAckedStateID
+	fConfirmedState
+	fConfirmedStateID
+	fActiveState
+	fActiveStateID
+	fActiveTransitionTime
+	fActiveEffectiveDisplayName
+	fShelvingCurrentState
+	fSuppressedOrShelved
+	fLimitCurrentState
+	fHighHighStateID
+	fHighStateID
+	fLowStateID
+	fLowLowStateID
+	nDynamic
+
+	fEventType = iota - 1
+	fSourceNode
+	fSourceName
+	fMessage
+	fConditionClassID
+	fConditionClassName
+	fConditionName
+	fBranchID
+	fInputNode
+	fHighHighLimit
+	fHighLimit
+	fLowLimit
+	fLowLowLimit
+	nFields
+)
+
+// alarmPaths are the browse paths of the fields, by index.
+var alarmPaths = [nFields]string{
+	fEventID: "EventId", fTime: "Time", fReceiveTime: "ReceiveTime", fSeverity: "Severity", fLastSeverity: "LastSeverity",
+	fRetain: "Retain", fEnabledState: "EnabledState", fEnabledStateID: "EnabledState/Id", fQuality: "Quality",
+	fComment: "Comment", fClientUserID: "ClientUserId", fAckedState: "AckedState", fAckedStateID: "AckedState/Id",
+	fConfirmedState: "ConfirmedState", fConfirmedStateID: "ConfirmedState/Id", fActiveState: "ActiveState",
+	fActiveStateID: "ActiveState/Id", fActiveTransitionTime: "ActiveState/TransitionTime",
+	fActiveEffectiveDisplayName: "ActiveState/EffectiveDisplayName", fShelvingCurrentState: "ShelvingState/CurrentState",
+	fSuppressedOrShelved: "SuppressedOrShelved", fLimitCurrentState: "LimitState/CurrentState",
+	fHighHighStateID: "HighHighState/Id", fHighStateID: "HighState/Id", fLowStateID: "LowState/Id", fLowLowStateID: "LowLowState/Id",
+	fEventType: "EventType", fSourceNode: "SourceNode", fSourceName: "SourceName", fMessage: "Message",
+	fConditionClassID: "ConditionClassId", fConditionClassName: "ConditionClassName", fConditionName: "ConditionName",
+	fBranchID: "BranchId", fInputNode: "InputNode",
+	fHighHighLimit: "HighHighLimit", fHighLimit: "HighLimit", fLowLimit: "LowLimit", fLowLowLimit: "LowLowLimit",
 }
 
 // alarmLayout places alarmPaths in the fields of a Types: the slot of
-// each Field (-1: not an alarm's), and of each path.
+// each Field (-1: not an alarm's), and whether ty knows each path.
 type alarmLayout struct {
-	ty   *events.Types
-	slot []int8
-	at   map[string]int
+	ty    *events.Types
+	slot  []int8
+	known [nFields]bool
 }
 
 // layout returns the layout of ty, made once (the server's Types does
@@ -65,7 +130,7 @@ func (b *Binding) layout(ty *events.Types) *alarmLayout {
 	if l := b.alarmLay.Load(); l != nil && l.ty == ty {
 		return l
 	}
-	l := &alarmLayout{ty: ty, slot: make([]int8, ty.Fields()), at: make(map[string]int, len(alarmPaths))}
+	l := &alarmLayout{ty: ty, slot: make([]int8, ty.Fields())}
 	for i := range l.slot {
 		l.slot[i] = -1
 	}
@@ -74,11 +139,111 @@ func (b *Binding) layout(ty *events.Types) *alarmLayout {
 		if !ok {
 			continue // not a field of ty's types: never selected
 		}
-		l.slot[f], l.at[p] = int8(i), i
+		l.slot[f], l.known[i] = int8(i), true
 	}
 	b.alarmLay.Store(l)
 	return l
 }
+
+// alarmStatic is what a condition's events share: the fields its
+// configuration fixes, and the notifiers they go to besides the Server
+// object.
+type alarmStatic struct {
+	conf      *alarms.Config // made of
+	lay       *alarmLayout
+	typ       ua.NodeID
+	cond      ua.Variant
+	vals      [nFields - nDynamic]ua.Variant
+	notifiers []ua.NodeID // length = capacity: the server appends to a copy
+}
+
+// alarmStatic returns the shared fields of ev's condition, made at its
+// first event and kept while the condition's configuration is the same
+// (a Watch's: a ConditionRefresh's copies make their own).
+func (b *Binding) alarmStatic(lay *alarmLayout, ev *alarms.Event) *alarmStatic {
+	b.alarmMu.Lock()
+	defer b.alarmMu.Unlock()
+	cached := ev.Cond >= 0 && ev.Cond < len(b.alarmStatics)
+	if cached {
+		if s := b.alarmStatics[ev.Cond]; s != nil && s.conf == ev.Config && s.lay == lay {
+			return s
+		}
+	}
+	s := b.newAlarmStatic(lay, ev.Config)
+	switch {
+	case cached:
+		b.alarmStatics[ev.Cond] = s
+	case ev.Cond == len(b.alarmStatics):
+		b.alarmStatics = append(b.alarmStatics, s)
+	}
+	return s
+}
+
+func (b *Binding) newAlarmStatic(lay *alarmLayout, c *alarms.Config) *alarmStatic {
+	s := &alarmStatic{conf: c, lay: lay, typ: ua.NewNumericNodeID(0, alarmType(c))}
+	set := func(i int, v ua.Variant) {
+		if lay.known[i] {
+			s.vals[i-nDynamic] = v
+		}
+	}
+	source := ua.NewStringNodeID(b.ns, c.Source) // the tag's variable, or the device's folder
+	if c.Kind == alarms.System {
+		source = ua.NewNumericNodeID(0, id.Server) // the gateway's own: the Server object
+	}
+	s.cond = ua.MustVariant(b.ConditionID(c.Source, c.Name))
+	set(fEventType, ua.MustVariant(s.typ))
+	set(fSourceNode, ua.MustVariant(source))
+	set(fSourceName, ua.MustVariant(c.Source))
+	set(fMessage, alarmText(c.Message))
+	class, className := uint32(id.ProcessConditionClassType), "Process"
+	if c.Kind == alarms.Communication || c.Kind == alarms.System {
+		class, className = id.SystemConditionClassType, "System"
+	}
+	set(fConditionClassID, ua.MustVariant(ua.NewNumericNodeID(0, class)))
+	set(fConditionClassName, alarmText(className))
+	set(fConditionName, ua.MustVariant(c.Name))
+	set(fBranchID, ua.MustVariant(ua.NodeID{}))
+	if c.Kind != alarms.Communication && c.Kind != alarms.System {
+		set(fInputNode, ua.MustVariant(source))
+	}
+	if c.Kind == alarms.ExclusiveLimit || c.Kind == alarms.NonExclusiveLimit {
+		for i, x := range [...]float64{c.Limits.HighHigh, c.Limits.High, c.Limits.Low, c.Limits.LowLow} {
+			if x == x { // set
+				set(fHighHighLimit+i, ua.MustVariant(x))
+			}
+		}
+	}
+	if c.Kind != alarms.System { // the Server object's only
+		device, _, _ := strings.Cut(c.Source, ".")
+		s.notifiers = []ua.NodeID{ua.NewStringNodeID(b.ns, device)}
+	}
+	return s
+}
+
+func alarmText(s string) ua.Variant { return ua.MustVariant(ua.LocalizedText{Locale: "en", Text: s}) }
+
+// stateTexts are the texts of the two-state variables' states and of
+// the limit and shelving states, made once.
+var stateTexts = func() map[string]ua.Variant {
+	m := map[string]ua.Variant{}
+	for _, s := range []string{"Enabled", "Disabled", "Acknowledged", "Unacknowledged", "Confirmed", "Unconfirmed",
+		"Active", "Inactive", "Unshelved", "OneShotShelved", "TimedShelved", ""} {
+		m[s] = alarmText(s)
+	}
+	for l := alarms.None; l <= alarms.HighHigh; l++ {
+		m[l.String()] = alarmText(l.String())
+	}
+	return m
+}()
+
+var (
+	enabledTexts   = [2]ua.Variant{stateTexts["Disabled"], stateTexts["Enabled"]}
+	ackedTexts     = [2]ua.Variant{stateTexts["Unacknowledged"], stateTexts["Acknowledged"]}
+	confirmedTexts = [2]ua.Variant{stateTexts["Unconfirmed"], stateTexts["Confirmed"]}
+	activeTexts    = [2]ua.Variant{stateTexts["Inactive"], stateTexts["Active"]}
+	shelvingTexts  = [...]ua.Variant{alarms.NotShelved: stateTexts["Unshelved"], alarms.OneShotShelved: stateTexts["OneShotShelved"], alarms.TimedShelved: stateTexts["TimedShelved"]}
+	noComment      = stateTexts[""]
+)
 
 // alarmTypes are the event types of the kinds of conditions.
 var alarmTypes = map[alarms.Kind]uint32{
@@ -109,84 +274,54 @@ func (b *Binding) ConditionID(source, name string) ua.NodeID {
 // Server.PostEvent.
 func (b *Binding) AlarmEvent(ty *events.Types, ev *alarms.Event) (events.Event, []ua.NodeID) {
 	lay := b.layout(ty)
-	e := &alarmEvent{typ: ua.NewNumericNodeID(0, alarmType(ev.Config)), lay: lay}
+	e := &alarmEvent{st: b.alarmStatic(lay, ev)}
 	c, st := ev.Config, &ev.State
-	set := func(path string, v ua.Variant) {
-		if i, ok := lay.at[path]; ok {
-			e.vals[i] = v
+	set := func(i int) *ua.Variant {
+		if lay.known[i] {
+			return &e.vals[i]
 		}
+		return &e.drop // not a field of ty's
 	}
-	text := func(s string) ua.Variant { return ua.MustVariant(ua.LocalizedText{Locale: "en", Text: s}) }
-	state := func(path string, on bool, yes, no string) {
-		set(path+"/Id", ua.MustVariant(on))
+	state := func(i int, on bool, texts *[2]ua.Variant) {
+		set(i + 1).SetBool(on) // the state's Id follows it
+		x := 0
 		if on {
-			set(path, text(yes))
-		} else {
-			set(path, text(no))
+			x = 1
 		}
+		*set(i) = texts[x]
 	}
-	source := ua.NewStringNodeID(b.ns, c.Source) // the tag's variable, or the device's folder
-	if c.Kind == alarms.System {
-		source = ua.NewNumericNodeID(0, id.Server) // the gateway's own: the Server object
+	e.id = st.EventID
+	set(fEventID).SetByteString(e.id[:])
+	set(fTime).SetDateTime(time.Unix(0, st.Time))
+	set(fReceiveTime).SetDateTime(time.Now())
+	set(fSeverity).SetUint16(st.Severity)
+	set(fLastSeverity).SetUint16(st.LastSeverity)
+	set(fRetain).SetBool(st.Retain)
+	state(fEnabledState, st.Enabled, &enabledTexts)
+	set(fQuality).SetStatusCode(ua.StatusCode(st.Quality))
+	if st.Comment == "" {
+		*set(fComment) = noComment
+	} else {
+		*set(fComment) = alarmText(st.Comment)
 	}
-	e.cond = ua.MustVariant(b.ConditionID(c.Source, c.Name))
-	set("EventId", ua.MustVariant(st.EventID[:]))
-	set("EventType", ua.MustVariant(e.typ))
-	set("SourceNode", ua.MustVariant(source))
-	set("SourceName", ua.MustVariant(c.Source))
-	set("Time", ua.MustVariant(time.Unix(0, st.Time).UTC()))
-	set("ReceiveTime", ua.MustVariant(time.Now().UTC()))
-	set("Message", text(c.Message))
-	set("Severity", ua.MustVariant(st.Severity))
-	set("LastSeverity", ua.MustVariant(st.LastSeverity))
-	class, className := uint32(id.ProcessConditionClassType), "Process"
-	if c.Kind == alarms.Communication || c.Kind == alarms.System {
-		class, className = id.SystemConditionClassType, "System"
-	}
-	set("ConditionClassId", ua.MustVariant(ua.NewNumericNodeID(0, class)))
-	set("ConditionClassName", text(className))
-	set("ConditionName", ua.MustVariant(c.Name))
-	set("BranchId", ua.MustVariant(ua.NodeID{}))
-	set("Retain", ua.MustVariant(st.Retain))
-	state("EnabledState", st.Enabled, "Enabled", "Disabled")
-	set("Quality", ua.MustVariant(ua.StatusCode(st.Quality)))
-	set("Comment", text(st.Comment))
-	set("ClientUserId", ua.MustVariant(st.User))
-	state("AckedState", st.Acked, "Acknowledged", "Unacknowledged")
-	state("ConfirmedState", st.Confirmed, "Confirmed", "Unconfirmed")
-	state("ActiveState", st.Active, "Active", "Inactive")
-	set("ActiveState/TransitionTime", ua.MustVariant(time.Unix(0, st.ActiveTime).UTC()))
-	shelving := [...]string{"Unshelved", "OneShotShelved", "TimedShelved"}[st.Shelving]
-	set("ShelvingState/CurrentState", text(shelving))
-	set("SuppressedOrShelved", ua.MustVariant(st.Shelving != alarms.NotShelved))
-	if c.Kind != alarms.Communication && c.Kind != alarms.System {
-		set("InputNode", ua.MustVariant(source))
-	}
+	set(fClientUserID).SetString(st.User)
+	state(fAckedState, st.Acked, &ackedTexts)
+	state(fConfirmedState, st.Confirmed, &confirmedTexts)
+	state(fActiveState, st.Active, &activeTexts)
+	set(fActiveTransitionTime).SetDateTime(time.Unix(0, st.ActiveTime))
+	*set(fShelvingCurrentState) = shelvingTexts[st.Shelving]
+	set(fSuppressedOrShelved).SetBool(st.Shelving != alarms.NotShelved)
 	switch c.Kind {
 	case alarms.ExclusiveLimit:
-		set("LimitState/CurrentState", text(st.Level.String()))
+		*set(fLimitCurrentState) = stateTexts[st.Level.String()]
 		if st.Active {
-			set("ActiveState/EffectiveDisplayName", text(st.Level.String()))
+			*set(fActiveEffectiveDisplayName) = stateTexts[st.Level.String()]
 		}
 	case alarms.NonExclusiveLimit:
-		set("HighHighState/Id", ua.MustVariant(st.Bits&alarms.BitHighHigh != 0))
-		set("HighState/Id", ua.MustVariant(st.Bits&alarms.BitHigh != 0))
-		set("LowState/Id", ua.MustVariant(st.Bits&alarms.BitLow != 0))
-		set("LowLowState/Id", ua.MustVariant(st.Bits&alarms.BitLowLow != 0))
+		set(fHighHighStateID).SetBool(st.Bits&alarms.BitHighHigh != 0)
+		set(fHighStateID).SetBool(st.Bits&alarms.BitHigh != 0)
+		set(fLowStateID).SetBool(st.Bits&alarms.BitLow != 0)
+		set(fLowLowStateID).SetBool(st.Bits&alarms.BitLowLow != 0)
 	}
-	if c.Kind == alarms.ExclusiveLimit || c.Kind == alarms.NonExclusiveLimit {
-		for _, l := range [...]struct {
-			path string
-			x    float64
-		}{{"HighHighLimit", c.Limits.HighHigh}, {"HighLimit", c.Limits.High}, {"LowLimit", c.Limits.Low}, {"LowLowLimit", c.Limits.LowLow}} {
-			if l.x == l.x { // set
-				set(l.path, ua.MustVariant(l.x))
-			}
-		}
-	}
-	if c.Kind == alarms.System {
-		return e, nil // the Server object's only
-	}
-	device, _, _ := strings.Cut(c.Source, ".")
-	return e, []ua.NodeID{ua.NewStringNodeID(b.ns, device)}
+	return e, e.st.notifiers
 }

@@ -37,6 +37,15 @@ func TestAlarmEvent(t *testing.T) {
 			t.Errorf("%s: %v, want %v", path, v, want)
 		}
 	}
+	// The Watch reuses the alarms.Event it delivers: the event keeps its
+	// own EventId.
+	ev := &alarms.Event{Config: cfg, State: st}
+	ev.State.EventID[15] = 1
+	e1, _ := b.AlarmEvent(ty, ev)
+	ev.State.EventID[15] = 2
+	if id, _ := e1.Field(ty.FieldOf("EventId")).ByteString(); len(id) != 16 || id[15] != 1 {
+		t.Errorf("EventId %x after the next event, want ...01", id)
+	}
 	if e.Field(ty.FieldOf("LowLimit")) != nil {
 		t.Error("an unset limit is in the event")
 	}

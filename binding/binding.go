@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,10 +39,14 @@ type Binding struct {
 	conds       conditionIndex
 	condMethods bool
 	alarmLay    atomic.Pointer[alarmLayout] // alarms.go
-	diag        *diagSource
-	dns         uint16
-	src         addrspace.SourceID // the tags' ValueSource
-	sink        *tagSink
+	// alarmStatics: each condition's fields that its events share, by
+	// condition (alarms.go).
+	alarmMu      sync.Mutex
+	alarmStatics []*alarmStatic
+	diag         *diagSource
+	dns          uint16
+	src          addrspace.SourceID // the tags' ValueSource
+	sink         *tagSink
 	// shown is what the address space shows, by device name (Apply).
 	shown map[string]*shownDevice
 	// diagDevs are the devices of the Diagnostics folder, in the order of
