@@ -117,33 +117,53 @@ func (s *Server) keepEvent(ev events.Event, notifiers []ua.NodeID) {
 	}
 	var t int64
 	if v := ev.Field(s.events.FieldOf("Time")); v != nil {
-		if tm, ok := v.Value().(interface{ UnixNano() int64 }); ok {
+		if tm, ok := v.DateTime(); ok {
 			t = tm.UnixNano()
 		}
 	}
 	if t == 0 {
 		t = s.clock().UnixNano()
 	}
-	if err := (*p).AppendEvent(t, s.encodeEvent(ev, notifiers)); err != nil {
+	// The store copies the record: one buffer serves every event.
+	s.evBufMu.Lock()
+	defer s.evBufMu.Unlock()
+	s.evBuf = s.encodeEvent(s.evBuf[:0], ev, notifiers)
+	if err := (*p).AppendEvent(t, s.evBuf); err != nil {
 		s.cfg.Logger.Warn("event history: an event is not kept", "type", ev.EventType().String(), "err", err)
+	}
+	if cap(s.evBuf) > maxEventBuf {
+		s.evBuf = nil // an outsized event's buffer is not kept
 	}
 }
 
-// encodeEvent encodes ev and its notifiers: version, flags, type,
-// notifiers, the condition's NodeId, then each field's path and value.
-func (s *Server) encodeEvent(ev events.Event, notifiers []ua.NodeID) []byte {
-	b := []byte{eventRecordVersion, 0}
+// maxEventBuf is the largest buffer keepEvent keeps for the next event.
+const maxEventBuf = 64 << 10
+
+// encodeEvent appends to b the record of ev and its notifiers: version,
+// flags, type, notifiers, the condition's NodeId, then each field's path
+// and value. The type and the notifiers are encoded as Variants are.
+func (s *Server) encodeEvent(b []byte, ev events.Event, notifiers []ua.NodeID) []byte {
+	b = append(b, eventRecordVersion, 0)
+	flags := len(b) - 1
 	if _, ok := ev.(*auditEvent); ok {
-		b[1] |= eventRecAudit
+		b[flags] |= eventRecAudit
 	}
 	cond := ev.ConditionID()
 	if cond != nil {
-		b[1] |= eventRecCondition
+		b[flags] |= eventRecCondition
 	}
-	typ := ua.MustVariant(ev.EventType())
+	typ := ev.EventType()
+	b = append(b, byte(ua.TypeNodeID))
 	b = typ.Encode(b)
-	nv := ua.MustVariant(notifiers)
-	b = nv.Encode(b)
+	b = append(b, 0x80|byte(ua.TypeNodeID)) // an array
+	if notifiers == nil {
+		b = ua.AppendInt32(b, -1)
+	} else {
+		b = ua.AppendInt32(b, int32(len(notifiers)))
+		for i := range notifiers {
+			b = notifiers[i].Encode(b)
+		}
+	}
 	if cond != nil {
 		b = cond.Encode(b)
 	}

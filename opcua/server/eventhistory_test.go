@@ -200,25 +200,45 @@ func TestEventHistory(t *testing.T) {
 
 // BenchmarkKeepEvent: an alarm-like event (40 fields) encoded and kept.
 func BenchmarkKeepEvent(b *testing.B) {
-	s := newTestServer(b, Config{})
+	s, store, e, notifiers := keepEventSetup(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		s.keepEvent(e, notifiers)
+	}
+	b.ReportMetric(float64(store.bytes)/float64(store.n), "B/record")
+}
+
+// TestKeepEventAllocs: an event goes to the store without allocating.
+func TestKeepEventAllocs(t *testing.T) {
+	s, store, e, notifiers := keepEventSetup(t)
+	if n := testing.AllocsPerRun(100, func() { s.keepEvent(e, notifiers) }); n != 0 {
+		t.Errorf("%v allocations an event", n)
+	}
+	if store.n == 0 {
+		t.Fatal("nothing kept")
+	}
+}
+
+// keepEventSetup is a server with an event store that counts, and an
+// alarm's event of 29 fields.
+func keepEventSetup(tb testing.TB) (*Server, *countEvents, *plainEvent, []ua.NodeID) {
+	s := newTestServer(tb, Config{})
 	store := &countEvents{}
 	if err := s.SetEventHistory(store); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	e := plainEvent{typ: ua.NewNumericNodeID(0, id.OffNormalAlarmType), fields: map[events.Field]*ua.Variant{}}
+	e := &plainEvent{typ: ua.NewNumericNodeID(0, id.OffNormalAlarmType), fields: map[events.Field]*ua.Variant{}}
 	for i, p := range []string{"EventId", "EventType", "SourceNode", "SourceName", "Time", "ReceiveTime", "Message", "Severity", "LastSeverity",
 		"ConditionClassId", "ConditionClassName", "ConditionName", "BranchId", "Retain", "EnabledState", "EnabledState/Id",
 		"Quality", "Comment", "ClientUserId", "AckedState", "AckedState/Id", "ConfirmedState", "ConfirmedState/Id",
 		"ActiveState", "ActiveState/Id", "ActiveState/TransitionTime", "ShelvingState/CurrentState", "SuppressedOrShelved", "InputNode"} {
 		v := ua.MustVariant(fmt.Sprint("value ", i))
+		if p == "Time" {
+			v = ua.MustVariant(time.Unix(1_700_000_000, 0))
+		}
 		e.fields[s.events.FieldOf(p)] = &v
 	}
-	notifiers := []ua.NodeID{ua.NewStringNodeID(2, "sim"), ua.NewNumericNodeID(0, id.Server)}
-	b.ReportAllocs()
-	for b.Loop() {
-		s.keepEvent(&e, notifiers)
-	}
-	b.ReportMetric(float64(store.bytes)/float64(store.n), "B/record")
+	return s, store, e, []ua.NodeID{ua.NewStringNodeID(2, "sim"), ua.NewNumericNodeID(0, id.Server)}
 }
 
 // countEvents is an EventStore that counts what it is given.
@@ -258,7 +278,7 @@ func TestEventRecords(t *testing.T) {
 			t.Fatalf("%s: %+v", name, got)
 		}
 	}
-	rec := s.encodeEvent(&e, notifiers)
+	rec := s.encodeEvent(nil, &e, notifiers)
 	check("version 2", rec)
 	// The same in version 1: the header, then each field's path.
 	v1 := []byte{eventRecordPaths, 0}

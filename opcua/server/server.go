@@ -47,8 +47,10 @@ type Server struct {
 	auditLimit auditLimiter               // paces failure audit events
 	evHist     atomic.Pointer[EventStore] // event history (SetEventHistory)
 	evPaths    *eventPaths                // its records' field names, set before evHist
-	backoff    backoff                    // of failed logins, per client address
-	trust      trustFiles                 // the open handles of ServerConfiguration's TrustList
+	evBufMu    sync.Mutex                 // keepEvent's buffer
+	evBuf      []byte
+	backoff    backoff    // of failed logins, per client address
+	trust      trustFiles // the open handles of ServerConfiguration's TrustList
 
 	// Shutdown state, read by the Server object's variables.
 	state          atomic.Int32 // ua.ServerState
