@@ -163,21 +163,24 @@ type alarmStatic struct {
 func (b *Binding) alarmStatic(lay *alarmLayout, ev *alarms.Event) *alarmStatic {
 	b.alarmMu.Lock()
 	defer b.alarmMu.Unlock()
-	cached := ev.Cond >= 0 && ev.Cond < len(b.alarmStatics)
-	if cached {
+	if ev.Cond >= 0 && ev.Cond < len(b.alarmStatics) {
 		if s := b.alarmStatics[ev.Cond]; s != nil && s.conf == ev.Config && s.lay == lay {
 			return s
 		}
 	}
 	s := b.newAlarmStatic(lay, ev.Config)
-	switch {
-	case cached:
+	if ev.Cond >= 0 && ev.Cond < maxAlarmStatics {
+		if ev.Cond >= len(b.alarmStatics) {
+			b.alarmStatics = append(b.alarmStatics, make([]*alarmStatic, ev.Cond+1-len(b.alarmStatics))...)
+		}
 		b.alarmStatics[ev.Cond] = s
-	case ev.Cond == len(b.alarmStatics):
-		b.alarmStatics = append(b.alarmStatics, s)
 	}
 	return s
 }
+
+// maxAlarmStatics bounds the conditions whose shared fields are kept (a
+// configuration has fewer).
+const maxAlarmStatics = 1 << 20
 
 func (b *Binding) newAlarmStatic(lay *alarmLayout, c *alarms.Config) *alarmStatic {
 	s := &alarmStatic{conf: c, lay: lay, typ: ua.NewNumericNodeID(0, alarmType(c))}
