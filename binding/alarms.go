@@ -52,6 +52,8 @@ func (e *alarmEvent) Field(f events.Field) *ua.Variant {
 
 func (e *alarmEvent) ConditionID() *ua.Variant { return &e.st.cond }
 
+func (e *alarmEvent) Fields() []events.Field { return e.st.lay.fields }
+
 // The fields an alarm event may carry, those that change with the
 // condition's state first (an event's own), then those its configuration
 // fixes (its condition's): the indexes of alarmPaths.
@@ -119,9 +121,10 @@ var alarmPaths = [nFields]string{
 // alarmLayout places alarmPaths in the fields of a Types: the slot of
 // each Field (-1: not an alarm's), and whether ty knows each path.
 type alarmLayout struct {
-	ty    *events.Types
-	slot  []int8
-	known [nFields]bool
+	ty     *events.Types
+	slot   []int8
+	known  [nFields]bool
+	fields []events.Field // the Fields of the known paths
 }
 
 // layout returns the layout of ty, made once (the server's Types does
@@ -140,6 +143,7 @@ func (b *Binding) layout(ty *events.Types) *alarmLayout {
 			continue // not a field of ty's types: never selected
 		}
 		l.slot[f], l.known[i] = int8(i), true
+		l.fields = append(l.fields, f)
 	}
 	b.alarmLay.Store(l)
 	return l

@@ -37,6 +37,16 @@ func TestAlarmEvent(t *testing.T) {
 			t.Errorf("%s: %v, want %v", path, v, want)
 		}
 	}
+	// Fields lists every field the event has.
+	listed := map[events.Field]bool{}
+	for _, f := range e.(events.FieldLister).Fields() {
+		listed[f] = true
+	}
+	for f := range ty.Fields() {
+		if e.Field(events.Field(f)) != nil && !listed[events.Field(f)] {
+			t.Errorf("%s is not listed", ty.Path(events.Field(f)))
+		}
+	}
 	// The Watch reuses the alarms.Event it delivers: the event keeps its
 	// own EventId.
 	ev := &alarms.Event{Config: cfg, State: st}

@@ -37,6 +37,13 @@ type Event interface {
 	ConditionID() *ua.Variant
 }
 
+// FieldLister is an Event that lists the fields it may have (a superset
+// of those whose Field is not nil), so that who wants all of them need
+// not ask for every field of every type.
+type FieldLister interface {
+	Fields() []Field
+}
+
 // Limits of a filter: more is Bad_EventFilterInvalid.
 const (
 	MaxSelectClauses = 256

@@ -171,14 +171,24 @@ func (s *Server) encodeEvent(b []byte, ev events.Event, notifiers []ua.NodeID) [
 	at := len(b)
 	b = ua.AppendUint16(b, 0)
 	typeField := s.events.FieldOf("EventType") // in the header already
-	for f := range min(s.events.Fields(), len(s.evPaths.hash)) {
-		v := ev.Field(events.Field(f))
-		if v == nil || events.Field(f) == typeField {
-			continue
+	field := func(f events.Field) {
+		if int(f) >= len(s.evPaths.hash) || f == typeField {
+			return
 		}
-		b = ua.AppendUint32(b, s.evPaths.hash[f])
-		b = v.Encode(b)
-		n++
+		if v := ev.Field(f); v != nil {
+			b = ua.AppendUint32(b, s.evPaths.hash[f])
+			b = v.Encode(b)
+			n++
+		}
+	}
+	if l, ok := ev.(events.FieldLister); ok {
+		for _, f := range l.Fields() {
+			field(f)
+		}
+	} else {
+		for f := range s.events.Fields() {
+			field(events.Field(f))
+		}
 	}
 	b[at], b[at+1] = byte(n), byte(n>>8)
 	return b
