@@ -94,7 +94,23 @@ type Condition struct {
 	ID     int
 	Config Config
 	State  State
-	normal bool // OffNormal and Communication: the input is normal
+}
+
+// hotCond is what evaluating a sample reads and writes of a condition:
+// its inputs' configuration and a copy of the state that the samples
+// decide, apart from the Condition so that a sample that changes nothing
+// touches one cache line.
+type hotCond struct {
+	limits Limits
+	// quietLo, quietHi: between them (both excluded) a limit alarm in no
+	// limit's state stays in none (±Inf for unset limits).
+	quietLo, quietHi float64
+	normal           float64
+	quality          uint32
+	kind             Kind
+	level            Level
+	bits             uint8
+	active           bool
 }
 
 // MaxShelvingTime bounds a timed shelving.
@@ -107,6 +123,7 @@ const MaxShelvingTime = 24 * time.Hour
 type Set struct {
 	mu    sync.Mutex
 	conds []Condition
+	hot   []hotCond // by condition, as conds
 	emit  func(c *Condition, ch Change)
 	boot  uint32 // tells this run's event ids from an earlier run's
 	seq   uint64
@@ -117,10 +134,12 @@ type Set struct {
 func New(configs []Config, emit func(c *Condition, ch Change)) *Set {
 	var b [4]byte
 	rand.Read(b[:])
-	s := &Set{emit: emit, boot: binary.BigEndian.Uint32(b[:]), conds: make([]Condition, len(configs))}
+	s := &Set{emit: emit, boot: binary.BigEndian.Uint32(b[:]), conds: make([]Condition, len(configs)), hot: make([]hotCond, len(configs))}
 	for i, c := range configs {
-		s.conds[i] = Condition{ID: i, Config: c, normal: true,
+		s.conds[i] = Condition{ID: i, Config: c,
 			State: State{Enabled: true, Acked: true, Confirmed: true, Severity: c.Severity, LastSeverity: c.Severity}}
+		lo, hi := c.Limits.quiet()
+		s.hot[i] = hotCond{limits: c.Limits, quietLo: lo, quietHi: hi, normal: c.Normal, kind: c.Kind}
 	}
 	return s
 }
@@ -139,55 +158,61 @@ func (s *Set) End() { s.mu.Unlock() }
 // quality) at t (Unix ns). For a Communication condition x is 1 while the
 // device answers, 0 while it does not. Call it between Begin and End.
 func (s *Set) Sample(id int, x float64, quality uint32, t int64) {
-	c := &s.conds[id]
-	st := &c.State
+	h := &s.hot[id]
 	var ch Change
-	if quality != st.Quality {
-		st.Quality = quality
+	if quality != h.quality {
+		h.quality = quality
 		ch |= QualityChanged
 	}
-	if status.Code(quality).IsBad() && c.Config.Kind != Communication {
+	if status.Code(quality).IsBad() && h.kind != Communication {
 		if ch != 0 {
+			c := &s.conds[id]
+			c.State.Quality = quality
 			s.event(c, ch, t, "")
 		}
 		return
 	}
-	active := false
-	switch c.Config.Kind {
+	active, level, bits := false, h.level, h.bits
+	switch h.kind {
 	case ExclusiveLimit:
-		l := c.Config.Limits.level(x, st.Level)
-		if l != st.Level {
-			if l != None && st.Level != None {
-				ch |= LevelChanged
-			}
-			st.Level = l
+		if h.level != None || x <= h.quietLo || x >= h.quietHi {
+			level = h.limits.level(x, h.level)
 		}
-		active = l != None
+		if level != h.level && level != None && h.level != None {
+			ch |= LevelChanged
+		}
+		active = level != None
 	case NonExclusiveLimit:
-		b := c.Config.Limits.bits(x, st.Bits)
-		if b != st.Bits {
-			if b != 0 && st.Bits != 0 {
-				ch |= LevelChanged
-			}
-			st.Bits = b
+		if h.bits != 0 || x <= h.quietLo || x >= h.quietHi {
+			bits = h.limits.bits(x, h.bits)
 		}
-		active = b != 0
+		if bits != h.bits && bits != 0 && h.bits != 0 {
+			ch |= LevelChanged
+		}
+		active = bits != 0
 	case OffNormal, System:
-		active = x != c.Config.Normal && !(math.IsNaN(x) && math.IsNaN(c.Config.Normal))
+		active = x != h.normal && !(math.IsNaN(x) && math.IsNaN(h.normal))
 	case Communication:
 		active = x == 0
 	}
 	switch {
-	case active && !st.Active:
+	case active && !h.active:
 		ch |= Activated
-	case !active && st.Active:
+	case !active && h.active:
 		ch |= Deactivated
 	}
-	if ch&(Activated|Deactivated|LevelChanged) != 0 {
-		st.Value = x
-	}
+	// A level that changes without one of the changes above does not
+	// happen: from or to None (no bits) is an activation or a
+	// deactivation.
 	if ch == 0 {
 		return
+	}
+	h.level, h.bits, h.active = level, bits, active
+	c := &s.conds[id]
+	st := &c.State
+	st.Quality, st.Level, st.Bits = quality, level, bits
+	if ch&(Activated|Deactivated|LevelChanged) != 0 {
+		st.Value = x
 	}
 	if ch&(Activated|LevelChanged) != 0 {
 		st.Active, st.Acked, st.Confirmed, st.ActiveTime = true, false, false, t

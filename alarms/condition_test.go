@@ -3,6 +3,7 @@ package alarms
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -312,4 +313,46 @@ func BenchmarkLimitSample(b *testing.B) {
 		i++
 	}
 	s.End()
+}
+
+// TestSampleLevels: the levels and bits a Set reaches over random samples
+// are those of Limits.level and Limits.bits applied one sample after the
+// other, whichever limits are set (the quiet band a sample may skip them
+// in changes nothing).
+func TestSampleLevels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	pick := func(x float64) float64 {
+		if rng.IntN(3) == 0 {
+			return NoLimit
+		}
+		return x
+	}
+	for round := range 500 {
+		l := Limits{HighHigh: pick(80), High: pick(60), Low: pick(20), LowLow: pick(5), Deadband: float64(rng.IntN(4))}
+		s := New([]Config{{Kind: ExclusiveLimit, Limits: l}, {Kind: NonExclusiveLimit, Limits: l}}, func(*Condition, Change) {})
+		var level Level
+		var bits uint8
+		s.Begin()
+		for i := range 200 {
+			x := rng.Float64()*100 - 5
+			switch rng.IntN(20) {
+			case 0:
+				x = math.NaN()
+			case 1:
+				x = math.Inf(1 - 2*rng.IntN(2))
+			case 2:
+				x = []float64{80, 60, 20, 5, 78, 58, 22, 7}[rng.IntN(8)] // on a limit or a deadband's edge
+			}
+			s.Sample(0, x, 0, int64(i))
+			s.Sample(1, x, 0, int64(i))
+			level, bits = l.level(x, level), l.bits(x, bits)
+			if got := s.conds[0].State; got.Level != level || got.Active != (level != None) {
+				t.Fatalf("round %d %+v, sample %d (%v): level %v active %v, want %v", round, l, i, x, got.Level, got.Active, level)
+			}
+			if got := s.conds[1].State; got.Bits != bits || got.Active != (bits != 0) {
+				t.Fatalf("round %d %+v, sample %d (%v): bits %04b active %v, want %04b", round, l, i, x, got.Bits, got.Active, bits)
+			}
+		}
+		s.End()
+	}
 }

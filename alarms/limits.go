@@ -84,3 +84,21 @@ func (l *Limits) bits(x float64, cur uint8) uint8 {
 	}
 	return b
 }
+
+// quiet returns the bounds between which (both excluded) a value beyond
+// no limit stays beyond none: the lowest of the high limits and the
+// highest of the low ones, ±Inf where none is set. NaN is beyond neither.
+func (l *Limits) quiet() (lo, hi float64) {
+	lo, hi = math.Inf(-1), math.Inf(1)
+	for _, x := range [...]float64{l.Low, l.LowLow} {
+		if x == x && x > lo { // set
+			lo = x
+		}
+	}
+	for _, x := range [...]float64{l.High, l.HighHigh} {
+		if x == x && x < hi {
+			hi = x
+		}
+	}
+	return lo, hi
+}

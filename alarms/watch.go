@@ -32,8 +32,7 @@ type Watch struct {
 	Set   *Set
 	eng   *plc.Engine
 	confs []Config
-	byTag []int32 // by handle: the condition of the tag's alarm, -1 none
-	comm  []int32 // by handle: the device's communication condition, -1 none
+	byTag []tagConds // by handle
 	// system: the SystemConditions by name; every: checks run each second
 	// (OnTick), which set them.
 	system map[string]int
@@ -49,6 +48,10 @@ type Watch struct {
 	quit    chan struct{}
 	done    chan struct{}
 }
+
+// tagConds are the conditions a tag's samples go to: its alarm's, and its
+// device's communication condition; -1 none.
+type tagConds struct{ alarm, comm int32 }
 
 // Conditions returns the conditions conf configures, in order: for each
 // device its communication condition, then its tags' alarms, then the
@@ -137,9 +140,9 @@ func NewWatch(eng *plc.Engine, conf *config.Config, queueLen int) (*Watch, error
 		quit: make(chan struct{}), done: make(chan struct{})}
 	w.Set = New(cs, w.push)
 	n := eng.Len()
-	w.byTag, w.comm = make([]int32, n), make([]int32, n)
+	w.byTag = make([]tagConds, n)
 	for i := range w.byTag {
-		w.byTag[i], w.comm[i] = -1, -1
+		w.byTag[i] = tagConds{-1, -1}
 	}
 	w.system = map[string]int{}
 	for i := len(hs); i < len(cs); i++ {
@@ -147,9 +150,9 @@ func NewWatch(eng *plc.Engine, conf *config.Config, queueLen int) (*Watch, error
 	}
 	for i, h := range hs {
 		if cs[i].Kind == Communication {
-			w.comm[h] = int32(i)
+			w.byTag[h].comm = int32(i)
 		} else {
-			w.byTag[h] = int32(i)
+			w.byTag[h].alarm = int32(i)
 		}
 	}
 	return w, nil
@@ -212,7 +215,8 @@ func (w *Watch) evaluate(im *plc.Image) {
 		if int(h) >= len(w.byTag) {
 			continue
 		}
-		if c := w.byTag[h]; c >= 0 {
+		tc := w.byTag[h]
+		if c := tc.alarm; c >= 0 {
 			st := im.Status(h)
 			t := im.SourceTime(h)
 			if t == 0 {
@@ -220,7 +224,7 @@ func (w *Watch) evaluate(im *plc.Image) {
 			}
 			w.Set.Sample(int(c), im.Value(h).Float64(), uint32(st), t)
 		}
-		if c := w.comm[h]; c >= 0 {
+		if c := tc.comm; c >= 0 {
 			x := 1.0
 			if im.Status(h) == status.BadNoCommunication {
 				x = 0

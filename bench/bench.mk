@@ -70,12 +70,14 @@ SCAN_APPLIES  ?= 0
 HIST_DURATION ?= 60s
 HIST_BULK     ?= 10000
 
-# Alarms (bench-alarms): bench-scan's run three times, ALARM_DURATION each,
-# with ALARM_TAGS more tags on the 5 ms cycle: without alarms; with a High
-# limit alarm on each, never crossed (the evaluation alone); and with the limit crossed all the
-# time by most of them (a storm); the cycle's p99 and the RSS side by side.
+# Alarms (bench-alarms): bench-scan's run with ALARM_TAGS more tags on the
+# 5 ms cycle, ALARM_DURATION each: without alarms and with a High limit
+# alarm on each, never crossed (the evaluation alone), alternating,
+# ALARM_ROUNDS times each; then once with the limit crossed all the time
+# by most of them (a storm); the cycle's p99 and the RSS side by side.
 ALARM_DURATION ?= 60s
 ALARM_TAGS     ?= 10000
+ALARM_ROUNDS   ?= 3
 
 # Subscription latency (bench-sub): the measured window of the publish
 # latency run and its warm-up, the repetitions of the write → status and
@@ -113,7 +115,7 @@ bench-help:
 	@echo "make bench-memory    edged's RSS with $(MEM_DEVICES)×$(MEM_TAGS) simulated tags, idle and with $(MEM_SESSIONS) sessions reading"
 	@echo "make bench-scan      5 ms scan of 1,000 simulated tags under 10 OPC UA clients, $(SCAN_DURATION); cycle/jitter/overruns/CPU"
 	@echo "make bench-history   bench-scan with $(HIST_BULK) tags at 1 s: without history, recording them and the simulator's tags; then the simulator's mix alone ($(HIST_DURATION) each)"
-	@echo "make bench-alarms    bench-scan with $(ALARM_TAGS) more tags on the 5 ms cycle, without, with a limit alarm on each, in a storm ($(ALARM_DURATION) each)"
+	@echo "make bench-alarms    bench-scan with $(ALARM_TAGS) more tags on the 5 ms cycle: without and with a limit alarm on each, alternating $(ALARM_ROUNDS) times, then in a storm ($(ALARM_DURATION) each)"
 	@echo "make bench-sub       subscription latency at 5 ms: image publish → Publish response, Write/Call → Status data change ($(SUB_REPS) each)"
 	@echo "make bench-fanout    $(FANOUT_SESSIONS) sessions × $(FANOUT_ITEMS) items on tags changing every 5 ms cycle, $(FANOUT_DURATION); notifications/s, lost, CPU"
 
@@ -223,7 +225,9 @@ bench-history: bench-two-cores $(BIN)/scanbench
 	done
 
 bench-alarms: bench-two-cores $(BIN)/scanbench
-	@for run in "" "-alarms" "-alarms -alarm-high 32768"; do \
+	@runs=""; for r in $$(seq $(ALARM_ROUNDS)); do runs="$$runs none -alarms"; done; \
+	for run in $$runs "-alarms -alarm-high 32768"; do \
+		[ "$$run" = none ] && run=""; \
 		echo "== bench-alarms: -bulk $(ALARM_TAGS) -bulk-class fast $$run"; \
 		timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/scanbench -duration $(ALARM_DURATION) -warmup $(SCAN_WARMUP) \
 			-clients $(SCAN_CLIENTS) -nodes $(SCAN_NODES) -load-prefix 'taskset -c 1' -bulk $(ALARM_TAGS) -bulk-class fast $$run || exit 1; \
