@@ -124,6 +124,7 @@ type Set struct {
 	mu    sync.Mutex
 	conds []Condition
 	hot   []hotCond // by condition, as conds
+	timed int       // conditions in TimedShelved
 	emit  func(c *Condition, ch Change)
 	boot  uint32 // tells this run's event ids from an earlier run's
 	seq   uint64
@@ -221,7 +222,7 @@ func (s *Set) Sample(id int, x float64, quality uint32, t int64) {
 	if ch&Deactivated != 0 {
 		st.Active = false
 		if st.Shelving == OneShotShelved {
-			st.Shelving = NotShelved
+			s.shelve(c, NotShelved, 0)
 			ch |= Unshelved
 		}
 	}
@@ -342,7 +343,7 @@ func (s *Set) TimedShelve(id int, d time.Duration, user string, now time.Time) s
 		if !c.State.Enabled {
 			return 0, status.BadConditionDisabled
 		}
-		c.State.Shelving, c.State.ShelvedUntil = TimedShelved, now.Add(d).UnixNano()
+		s.shelve(c, TimedShelved, now.Add(d).UnixNano())
 		return Shelved, status.Good
 	}, user, "", now)
 }
@@ -356,7 +357,7 @@ func (s *Set) OneShotShelve(id int, user string, now time.Time) status.Code {
 		case !c.State.Enabled:
 			return 0, status.BadConditionDisabled
 		}
-		c.State.Shelving, c.State.ShelvedUntil = OneShotShelved, 0
+		s.shelve(c, OneShotShelved, 0)
 		return Shelved, status.Good
 	}, user, "", now)
 }
@@ -367,20 +368,35 @@ func (s *Set) Unshelve(id int, user string, now time.Time) status.Code {
 		if c.State.Shelving == NotShelved {
 			return 0, status.BadConditionNotShelved
 		}
-		c.State.Shelving, c.State.ShelvedUntil = NotShelved, 0
+		s.shelve(c, NotShelved, 0)
 		return Unshelved, status.Good
 	}, user, "", now)
 }
 
-// Tick ends the timed shelvings that expired by now.
+// shelve sets c's shelving state, counting the timed shelvings.
+func (s *Set) shelve(c *Condition, sh Shelving, until int64) {
+	if c.State.Shelving == TimedShelved {
+		s.timed--
+	}
+	if sh == TimedShelved {
+		s.timed++
+	}
+	c.State.Shelving, c.State.ShelvedUntil = sh, until
+}
+
+// Tick ends the timed shelvings that expired by now; with none, it
+// looks at no condition.
 func (s *Set) Tick(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.timed == 0 {
+		return
+	}
 	t := now.UnixNano()
 	for i := range s.conds {
 		c := &s.conds[i]
 		if c.State.Shelving == TimedShelved && t >= c.State.ShelvedUntil {
-			c.State.Shelving, c.State.ShelvedUntil = NotShelved, 0
+			s.shelve(c, NotShelved, 0)
 			s.event(c, Unshelved, t, "")
 		}
 	}

@@ -234,6 +234,27 @@ func TestShelving(t *testing.T) {
 	if r.last.Shelving != NotShelved || r.events[len(r.events)-1] != "Lim Deactivated,Unshelved, active=false Normal bits=0000 acked=false confirmed=false retain=true" {
 		t.Fatalf("one-shot shelving after the alarm ended: %v", r.events[len(r.events)-1])
 	}
+	// Tick looks for expired shelvings only while some are timed: the
+	// count follows every way in and out of TimedShelved.
+	for _, step := range []struct {
+		do    func() status.Code
+		timed int
+	}{
+		{func() status.Code { return s.TimedShelve(0, time.Minute, "op", now) }, 1},
+		{func() status.Code { return s.TimedShelve(0, time.Hour, "op", now) }, 1},
+		{func() status.Code { return s.Unshelve(0, "op", now) }, 0},
+		{func() status.Code { return s.TimedShelve(0, time.Minute, "op", now) }, 1},
+		{func() status.Code { return s.OneShotShelve(0, "op", now) }, 0},
+		{func() status.Code { return s.TimedShelve(0, time.Minute, "op", now) }, 1},
+		{func() status.Code { s.Tick(now.Add(time.Minute)); return status.Good }, 0},
+	} {
+		if code := step.do(); code != status.Good || s.timed != step.timed {
+			t.Fatalf("%v, %d timed, want %d", code, s.timed, step.timed)
+		}
+	}
+	if r.last.Shelving != NotShelved {
+		t.Fatal("the last timed shelving did not end")
+	}
 }
 
 // TestRetained: what a ConditionRefresh reports.
