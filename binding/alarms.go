@@ -19,13 +19,15 @@ import (
 // ("sim.Sine/Limit").
 
 // alarmEvent is one change of an alarm, immutable once made: the values
-// of alarmPaths that change with its state, and its condition's values
-// that do not (shared by its events).
+// of alarmPaths that change with its state (numbers, times, texts), the
+// states whose fields are one of a few values (shared by every event),
+// and its condition's values that do not change (shared by its events).
 type alarmEvent struct {
-	st   *alarmStatic
-	vals [nDynamic]ua.Variant
-	id   [16]byte   // the EventId's bytes (the alarms.Event is reused)
-	drop ua.Variant // where a field ty does not know is set
+	st    *alarmStatic
+	vals  [nStored]ua.Variant
+	id    [16]byte // the EventId's bytes (the alarms.Event is reused)
+	state alarms.State
+	drop  ua.Variant // where a field ty does not know is set
 }
 
 func (e *alarmEvent) EventType() ua.NodeID { return e.st.typ }
@@ -39,43 +41,94 @@ func (e *alarmEvent) Field(f events.Field) *ua.Variant {
 	switch i := int(lay.slot[f]); {
 	case i < 0:
 		return nil
-	case i < nDynamic:
+	case i < nStored:
 		v = &e.vals[i]
+	case i < nDynamic:
+		v = e.derived(i)
 	default:
 		v = &e.st.vals[i-nDynamic]
 	}
-	if v.IsNull() {
+	if v == nil || v.IsNull() {
 		return nil
 	}
 	return v
+}
+
+// derived returns the value of field i (nStored ≤ i < nDynamic) of the
+// event's state: one of the shared values, nil for none.
+func (e *alarmEvent) derived(i int) *ua.Variant {
+	st, kind := &e.state, e.st.conf.Kind
+	switch i {
+	case fRetain:
+		return boolVariant(st.Retain)
+	case fEnabledState:
+		return twoState(&enabledTexts, st.Enabled)
+	case fEnabledStateID:
+		return boolVariant(st.Enabled)
+	case fAckedState:
+		return twoState(&ackedTexts, st.Acked)
+	case fAckedStateID:
+		return boolVariant(st.Acked)
+	case fConfirmedState:
+		return twoState(&confirmedTexts, st.Confirmed)
+	case fConfirmedStateID:
+		return boolVariant(st.Confirmed)
+	case fActiveState:
+		return twoState(&activeTexts, st.Active)
+	case fActiveStateID:
+		return boolVariant(st.Active)
+	case fShelvingCurrentState:
+		if int(st.Shelving) < len(shelvingTexts) {
+			return &shelvingTexts[st.Shelving]
+		}
+	case fSuppressedOrShelved:
+		return boolVariant(st.Shelving != alarms.NotShelved)
+	case fLimitCurrentState:
+		if kind == alarms.ExclusiveLimit && int(st.Level) < len(levelTexts) {
+			return &levelTexts[st.Level]
+		}
+	case fActiveEffectiveDisplayName:
+		if kind == alarms.ExclusiveLimit && st.Active && int(st.Level) < len(levelTexts) {
+			return &levelTexts[st.Level]
+		}
+	case fHighHighStateID, fHighStateID, fLowStateID, fLowLowStateID:
+		if kind == alarms.NonExclusiveLimit {
+			bit := [...]uint8{alarms.BitHighHigh, alarms.BitHigh, alarms.BitLow, alarms.BitLowLow}[i-fHighHighStateID]
+			return boolVariant(st.Bits&bit != 0)
+		}
+	}
+	return nil
 }
 
 func (e *alarmEvent) ConditionID() *ua.Variant { return &e.st.cond }
 
 func (e *alarmEvent) Fields() []events.Field { return e.st.lay.fields }
 
-// The fields an alarm event may carry, those that change with the
-// condition's state first (an event's own), then those its configuration
-// fixes (its condition's): the indexes of alarmPaths.
+// The fields an alarm event may carry: the indexes of alarmPaths. First
+// those that change with the condition's state, the event's own values,
+// then those of its state that take one of a few values, then those its
+// configuration fixes (its condition's).
 const (
 	fEventID = iota
 	fTime
 	fReceiveTime
 	fSeverity
 	fLastSeverity
-	fRetain
-	fEnabledState
-	fEnabledStateID
 	fQuality
 	fComment
 	fClientUserID
+	fActiveTransitionTime
+	nStored
+
+	fRetain = iota - 1
+	fEnabledState
+	fEnabledStateID
 	fAckedState
 	fAckedStateID
 	fConfirmedState
 	fConfirmedStateID
 	fActiveState
 	fActiveStateID
-	fActiveTransitionTime
 	fActiveEffectiveDisplayName
 	fShelvingCurrentState
 	fSuppressedOrShelved
@@ -86,7 +139,7 @@ const (
 	fLowLowStateID
 	nDynamic
 
-	fEventType = iota - 1
+	fEventType = iota - 2
 	fSourceNode
 	fSourceName
 	fMessage
@@ -229,28 +282,39 @@ func (b *Binding) newAlarmStatic(lay *alarmLayout, c *alarms.Config) *alarmStati
 
 func alarmText(s string) ua.Variant { return ua.MustVariant(ua.LocalizedText{Locale: "en", Text: s}) }
 
-// stateTexts are the texts of the two-state variables' states and of
-// the limit and shelving states, made once.
-var stateTexts = func() map[string]ua.Variant {
-	m := map[string]ua.Variant{}
-	for _, s := range []string{"Enabled", "Disabled", "Acknowledged", "Unacknowledged", "Confirmed", "Unconfirmed",
-		"Active", "Inactive", "Unshelved", "OneShotShelved", "TimedShelved", ""} {
-		m[s] = alarmText(s)
-	}
-	for l := alarms.None; l <= alarms.HighHigh; l++ {
-		m[l.String()] = alarmText(l.String())
-	}
-	return m
-}()
-
+// The values the states' fields take, made once and shared by every
+// event (read only).
 var (
-	enabledTexts   = [2]ua.Variant{stateTexts["Disabled"], stateTexts["Enabled"]}
-	ackedTexts     = [2]ua.Variant{stateTexts["Unacknowledged"], stateTexts["Acknowledged"]}
-	confirmedTexts = [2]ua.Variant{stateTexts["Unconfirmed"], stateTexts["Confirmed"]}
-	activeTexts    = [2]ua.Variant{stateTexts["Inactive"], stateTexts["Active"]}
-	shelvingTexts  = [...]ua.Variant{alarms.NotShelved: stateTexts["Unshelved"], alarms.OneShotShelved: stateTexts["OneShotShelved"], alarms.TimedShelved: stateTexts["TimedShelved"]}
-	noComment      = stateTexts[""]
+	boolVariants   = [2]ua.Variant{ua.MustVariant(false), ua.MustVariant(true)}
+	enabledTexts   = [2]ua.Variant{alarmText("Disabled"), alarmText("Enabled")}
+	ackedTexts     = [2]ua.Variant{alarmText("Unacknowledged"), alarmText("Acknowledged")}
+	confirmedTexts = [2]ua.Variant{alarmText("Unconfirmed"), alarmText("Confirmed")}
+	activeTexts    = [2]ua.Variant{alarmText("Inactive"), alarmText("Active")}
+	shelvingTexts  = [...]ua.Variant{alarms.NotShelved: alarmText("Unshelved"), alarms.OneShotShelved: alarmText("OneShotShelved"),
+		alarms.TimedShelved: alarmText("TimedShelved")}
+	levelTexts = func() (t [alarms.HighHigh + 1]ua.Variant) {
+		for l := range t {
+			t[l] = alarmText(alarms.Level(l).String())
+		}
+		return t
+	}()
+	noComment = alarmText("")
 )
+
+func boolVariant(b bool) *ua.Variant {
+	if b {
+		return &boolVariants[1]
+	}
+	return &boolVariants[0]
+}
+
+// twoState returns the text of a two-state variable.
+func twoState(texts *[2]ua.Variant, on bool) *ua.Variant {
+	if on {
+		return &texts[1]
+	}
+	return &texts[0]
+}
 
 // alarmTypes are the event types of the kinds of conditions.
 var alarmTypes = map[alarms.Kind]uint32{
@@ -281,21 +345,14 @@ func (b *Binding) ConditionID(source, name string) ua.NodeID {
 // Server.PostEvent.
 func (b *Binding) AlarmEvent(ty *events.Types, ev *alarms.Event) (events.Event, []ua.NodeID) {
 	lay := b.layout(ty)
-	e := &alarmEvent{st: b.alarmStatic(lay, ev)}
-	c, st := ev.Config, &ev.State
+	e := &alarmEvent{st: b.alarmStatic(lay, ev), state: ev.State}
+	st := &ev.State
+	e.state.Comment, e.state.User = "", "" // kept in vals when selectable
 	set := func(i int) *ua.Variant {
 		if lay.known[i] {
 			return &e.vals[i]
 		}
 		return &e.drop // not a field of ty's
-	}
-	state := func(i int, on bool, texts *[2]ua.Variant) {
-		set(i + 1).SetBool(on) // the state's Id follows it
-		x := 0
-		if on {
-			x = 1
-		}
-		*set(i) = texts[x]
 	}
 	e.id = st.EventID
 	set(fEventID).SetByteString(e.id[:])
@@ -303,8 +360,6 @@ func (b *Binding) AlarmEvent(ty *events.Types, ev *alarms.Event) (events.Event, 
 	set(fReceiveTime).SetDateTime(time.Now())
 	set(fSeverity).SetUint16(st.Severity)
 	set(fLastSeverity).SetUint16(st.LastSeverity)
-	set(fRetain).SetBool(st.Retain)
-	state(fEnabledState, st.Enabled, &enabledTexts)
 	set(fQuality).SetStatusCode(ua.StatusCode(st.Quality))
 	if st.Comment == "" {
 		*set(fComment) = noComment
@@ -312,23 +367,6 @@ func (b *Binding) AlarmEvent(ty *events.Types, ev *alarms.Event) (events.Event, 
 		*set(fComment) = alarmText(st.Comment)
 	}
 	set(fClientUserID).SetString(st.User)
-	state(fAckedState, st.Acked, &ackedTexts)
-	state(fConfirmedState, st.Confirmed, &confirmedTexts)
-	state(fActiveState, st.Active, &activeTexts)
 	set(fActiveTransitionTime).SetDateTime(time.Unix(0, st.ActiveTime))
-	*set(fShelvingCurrentState) = shelvingTexts[st.Shelving]
-	set(fSuppressedOrShelved).SetBool(st.Shelving != alarms.NotShelved)
-	switch c.Kind {
-	case alarms.ExclusiveLimit:
-		*set(fLimitCurrentState) = stateTexts[st.Level.String()]
-		if st.Active {
-			*set(fActiveEffectiveDisplayName) = stateTexts[st.Level.String()]
-		}
-	case alarms.NonExclusiveLimit:
-		set(fHighHighStateID).SetBool(st.Bits&alarms.BitHighHigh != 0)
-		set(fHighStateID).SetBool(st.Bits&alarms.BitHigh != 0)
-		set(fLowStateID).SetBool(st.Bits&alarms.BitLow != 0)
-		set(fLowLowStateID).SetBool(st.Bits&alarms.BitLowLow != 0)
-	}
 	return e, e.st.notifiers
 }
