@@ -48,15 +48,9 @@ func auditWatch(t *testing.T, ctx context.Context, c *opcua.Client) (next func()
 		{id.AuditActivateSessionEventType, "UserIdentityToken"}, {id.AuditUpdateMethodEventType, "InputArguments"},
 		{id.AuditWriteUpdateEventType, "NewValue"},
 	} {
-		sel = append(sel, &gua.SimpleAttributeOperand{TypeDefinitionID: gua.NewNumericNodeID(0, f.typ),
-			BrowsePath: []*gua.QualifiedName{{Name: f.path}}, AttributeID: gua.AttributeIDValue})
+		sel = append(sel, peer.GopcuaField(f.typ, f.path))
 	}
-	res, err := sub.Monitor(ctx, gua.TimestampsToReturnNeither, &gua.MonitoredItemCreateRequest{
-		ItemToMonitor:  &gua.ReadValueID{NodeID: gua.NewNumericNodeID(0, id.Server), AttributeID: gua.AttributeIDEventNotifier, DataEncoding: &gua.QualifiedName{}},
-		MonitoringMode: gua.MonitoringModeReporting,
-		RequestedParameters: &gua.MonitoringParameters{ClientHandle: 1, QueueSize: 1000, DiscardOldest: true,
-			Filter: gua.NewExtensionObject(&gua.EventFilter{SelectClauses: sel, WhereClause: &gua.ContentFilter{}})},
-	})
+	res, err := sub.Monitor(ctx, gua.TimestampsToReturnNeither, peer.GopcuaEventItem(gua.NewNumericNodeID(0, id.Server), 1, 1000, sel, nil))
 	if err != nil || res.Results[0].StatusCode != gua.StatusOK {
 		t.Fatalf("Monitor: %v %+v", err, res)
 	}
@@ -71,35 +65,27 @@ func auditWatch(t *testing.T, ctx context.Context, c *opcua.Client) (next func()
 		}
 		var seen []auditSeen
 		for {
-			select {
-			case n := <-notes:
-				if n.Error != nil {
-					t.Fatal(n.Error)
-				}
-				l, ok := n.Value.(*gua.EventNotificationList)
-				if !ok {
+			evs, err := peer.GopcuaNextEvents(ctx, notes)
+			if err != nil {
+				t.Fatalf("no RefreshEndEvent: %v (seen %d events)", err, len(seen))
+			}
+			for _, e := range evs {
+				f := e.EventFields
+				typ, _ := f[0].Value().(*gua.NodeID)
+				if typ == nil {
 					continue
 				}
-				for _, e := range l.Events {
-					f := e.EventFields
-					typ, _ := f[0].Value().(*gua.NodeID)
-					if typ == nil {
-						continue
-					}
-					s := auditSeen{typ: typ.IntID()}
-					s.source, _ = f[1].Value().(string)
-					s.user, _ = f[2].Value().(string)
-					s.status, _ = f[3].Value().(bool)
-					for _, x := range f {
-						s.text += fmt.Sprintf("%v|", x.Value())
-					}
-					if s.typ == id.RefreshEndEventType {
-						return seen
-					}
-					seen = append(seen, s)
+				s := auditSeen{typ: typ.IntID()}
+				s.source, _ = f[1].Value().(string)
+				s.user, _ = f[2].Value().(string)
+				s.status, _ = f[3].Value().(bool)
+				for _, x := range f {
+					s.text += fmt.Sprintf("%v|", x.Value())
 				}
-			case <-ctx.Done():
-				t.Fatalf("no RefreshEndEvent: %v (seen %d events)", ctx.Err(), len(seen))
+				if s.typ == id.RefreshEndEventType {
+					return seen
+				}
+				seen = append(seen, s)
 			}
 		}
 	}

@@ -391,15 +391,7 @@ func TestAlarmHistory(t *testing.T) {
 	defer cancel()
 	c := dialGopcua(t, cctx, m[1])
 	start := time.Now().Add(-time.Minute)
-	field := func(typ uint32, path ...string) *gua.SimpleAttributeOperand {
-		o := &gua.SimpleAttributeOperand{TypeDefinitionID: gua.NewNumericNodeID(0, typ), AttributeID: gua.AttributeIDValue}
-		for _, p := range path {
-			o.BrowsePath = append(o.BrowsePath, &gua.QualifiedName{Name: p})
-		}
-		return o
-	}
-	cond := field(id.ConditionType)
-	cond.AttributeID = gua.AttributeIDNodeID
+	field, cond := peer.GopcuaField, peer.GopcuaConditionID()
 	filter := &gua.EventFilter{
 		SelectClauses: []*gua.SimpleAttributeOperand{field(id.BaseEventType, "SourceName"), field(id.AlarmConditionType, "ActiveState", "Id"), cond},
 		WhereClause: &gua.ContentFilter{Elements: []*gua.ContentFilterElement{{FilterOperator: gua.FilterOperatorOfType,

@@ -26,32 +26,7 @@ import (
 // object's events: active, unacknowledged, retained, then inactive; the
 // client acknowledges it by calling Acknowledge on its condition.
 func TestSimulatorAlarm(t *testing.T) {
-	conf := pconfig.Simulator()
-	st, err := stack.New(stack.Config{Plant: &conf, Simulator: &sim.Options{},
-		Server: server.Config{Logger: slog.New(slog.DiscardHandler)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c, err := opcua.NewClient(st.URL, opcua.SecurityMode(gua.MessageSecurityModeNone), opcua.AutoReconnect(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	notes := make(chan *opcua.PublishNotificationData, 64)
-	sub, err := peer.GopcuaSubscribe(ctx, c, &opcua.SubscriptionParameters{Interval: 50 * time.Millisecond}, notes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Cancel(ctx)
+	ctx, c, sub, notes := eventClient(t, nil)
 	var sel []*gua.SimpleAttributeOperand
 	for _, p := range [][]string{{"SourceName"}, {"Message"}, {"Severity"}, {"ActiveState", "Id"}, {"AckedState", "Id"}, {"Retain"}, {"LimitState", "CurrentState"}} {
 		typ := uint32(id.BaseEventType)
@@ -61,56 +36,37 @@ func TestSimulatorAlarm(t *testing.T) {
 		case "AckedState", "Retain":
 			typ = id.AlarmConditionType
 		}
-		o := &gua.SimpleAttributeOperand{TypeDefinitionID: gua.NewNumericNodeID(0, typ), AttributeID: gua.AttributeIDValue}
-		for _, n := range p {
-			o.BrowsePath = append(o.BrowsePath, &gua.QualifiedName{Name: n})
-		}
-		sel = append(sel, o)
+		sel = append(sel, peer.GopcuaField(typ, p...))
 	}
-	sel = append(sel, &gua.SimpleAttributeOperand{TypeDefinitionID: gua.NewNumericNodeID(0, id.ConditionType), AttributeID: gua.AttributeIDNodeID},
-		&gua.SimpleAttributeOperand{TypeDefinitionID: gua.NewNumericNodeID(0, id.BaseEventType), AttributeID: gua.AttributeIDValue,
-			BrowsePath: []*gua.QualifiedName{{Name: "EventId"}}})
+	sel = append(sel, peer.GopcuaConditionID(), peer.GopcuaField(id.BaseEventType, "EventId"))
 	var first, last []byte // the EventIds of the activation and of its end
-	res, err := sub.Monitor(ctx, gua.TimestampsToReturnBoth, &gua.MonitoredItemCreateRequest{
-		ItemToMonitor:  &gua.ReadValueID{NodeID: gua.NewNumericNodeID(0, id.Server), AttributeID: gua.AttributeIDEventNotifier, DataEncoding: &gua.QualifiedName{}},
-		MonitoringMode: gua.MonitoringModeReporting,
-		RequestedParameters: &gua.MonitoringParameters{ClientHandle: 1, QueueSize: 100, DiscardOldest: true,
-			Filter: gua.NewExtensionObject(&gua.EventFilter{SelectClauses: sel, WhereClause: &gua.ContentFilter{}})},
-	})
+	res, err := sub.Monitor(ctx, gua.TimestampsToReturnBoth, peer.GopcuaEventItem(gua.NewNumericNodeID(0, id.Server), 1, 100, sel, nil))
 	if err != nil || res.Results[0].StatusCode != gua.StatusOK {
 		t.Fatalf("Monitor: %v %+v", err, res)
 	}
 	var got []string
 	for len(got) < 2 {
-		select {
-		case n := <-notes:
-			if n.Error != nil {
-				t.Fatal(n.Error)
+		evs, err := peer.GopcuaNextEvents(ctx, notes)
+		if err != nil {
+			t.Fatalf("sim.Sine's alarm events within a minute (an activation and its end): %q: %v", got, err)
+		}
+		for _, e := range evs {
+			var s string
+			for _, f := range e.EventFields[:len(e.EventFields)-1] {
+				s += fmt.Sprint(f.Value(), "|")
 			}
-			l, ok := n.Value.(*gua.EventNotificationList)
-			if !ok {
-				continue
-			}
-			for _, e := range l.Events {
-				var s string
-				for _, f := range e.EventFields[:len(e.EventFields)-1] {
-					s += fmt.Sprint(f.Value(), "|")
-				}
-				evid, _ := e.EventFields[len(e.EventFields)-1].Value().([]byte)
-				// From an activation on: the alarm may have been active
-				// when the item was made, which the client then learns
-				// of by its end (ConditionRefresh is to come).
-				if e.EventFields[0].Value() == "sim.Sine" && (len(got) > 0 || e.EventFields[3].Value() == true) && len(got) < 2 {
-					got = append(got, s)
-					if len(got) == 1 {
-						first = evid
-					} else {
-						last = evid
-					}
+			evid, _ := e.EventFields[len(e.EventFields)-1].Value().([]byte)
+			// From an activation on: the alarm may have been active when
+			// the item was made, which the client then learns of by its
+			// end (ConditionRefresh is to come).
+			if e.EventFields[0].Value() == "sim.Sine" && (len(got) > 0 || e.EventFields[3].Value() == true) && len(got) < 2 {
+				got = append(got, s)
+				if len(got) == 1 {
+					first = evid
+				} else {
+					last = evid
 				}
 			}
-		case <-ctx.Done():
-			t.Fatalf("sim.Sine's alarm events within a minute (an activation and its end): %q", got)
 		}
 	}
 	want := []string{
@@ -130,16 +86,13 @@ func TestSimulatorAlarm(t *testing.T) {
 	}
 	var refresh []string
 	for len(refresh) == 0 || refresh[len(refresh)-1] != "Server:ConditionRefresh ends" {
-		select {
-		case n := <-notes:
-			if l, ok := n.Value.(*gua.EventNotificationList); ok {
-				for _, e := range l.Events {
-					msg, _ := e.EventFields[1].Value().(*gua.LocalizedText)
-					refresh = append(refresh, fmt.Sprint(e.EventFields[0].Value(), ":", msg.Text))
-				}
-			}
-		case <-ctx.Done():
-			t.Fatalf("ConditionRefresh's events: %q", refresh)
+		evs, err := peer.GopcuaNextEvents(ctx, notes)
+		if err != nil {
+			t.Fatalf("ConditionRefresh's events: %q: %v", refresh, err)
+		}
+		for _, e := range evs {
+			msg, _ := e.EventFields[1].Value().(*gua.LocalizedText)
+			refresh = append(refresh, fmt.Sprint(e.EventFields[0].Value(), ":", msg.Text))
 		}
 	}
 	if fmt.Sprint(refresh) != "[Server:ConditionRefresh starts sim.Sine:sim.Sine above 0.9 Server:ConditionRefresh ends]" {
@@ -176,20 +129,15 @@ func TestSimulatorAlarm(t *testing.T) {
 	// EventId.
 	next := func(what string) (bool, []byte) {
 		for {
-			select {
-			case n := <-notes:
-				l, ok := n.Value.(*gua.EventNotificationList)
-				if !ok {
-					continue
+			evs, err := peer.GopcuaNextEvents(ctx, notes)
+			if err != nil {
+				t.Fatalf("no event of the %s: %v", what, err)
+			}
+			for _, e := range evs {
+				if e.EventFields[0].Value() == "sim.Sine" {
+					ev, _ := e.EventFields[8].Value().([]byte)
+					return e.EventFields[5].Value() == true, ev
 				}
-				for _, e := range l.Events {
-					if e.EventFields[0].Value() == "sim.Sine" {
-						ev, _ := e.EventFields[8].Value().([]byte)
-						return e.EventFields[5].Value() == true, ev
-					}
-				}
-			case <-ctx.Done():
-				t.Fatalf("no event of the %s", what)
 			}
 		}
 	}
@@ -240,63 +188,26 @@ func TestSimulatorAlarm(t *testing.T) {
 // TestDeviceNotifier: a device's folder notifies its alarms' events; the
 // io device's, which has no alarm, none of sim's.
 func TestDeviceNotifier(t *testing.T) {
-	conf := pconfig.Simulator()
-	st, err := stack.New(stack.Config{Plant: &conf, Simulator: &sim.Options{},
-		Server: server.Config{Logger: slog.New(slog.DiscardHandler)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close(context.Background())
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	c, err := opcua.NewClient(st.URL, opcua.SecurityMode(gua.MessageSecurityModeNone), opcua.AutoReconnect(false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Connect(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
-	notes := make(chan *opcua.PublishNotificationData, 64)
-	sub, err := peer.GopcuaSubscribe(ctx, c, &opcua.SubscriptionParameters{Interval: 50 * time.Millisecond}, notes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Cancel(ctx)
+	ctx, _, sub, notes := eventClient(t, nil)
 	item := func(node string, handle uint32) *gua.MonitoredItemCreateRequest {
-		return &gua.MonitoredItemCreateRequest{
-			ItemToMonitor:  &gua.ReadValueID{NodeID: gua.MustParseNodeID(node), AttributeID: gua.AttributeIDEventNotifier, DataEncoding: &gua.QualifiedName{}},
-			MonitoringMode: gua.MonitoringModeReporting,
-			RequestedParameters: &gua.MonitoringParameters{ClientHandle: handle, QueueSize: 100,
-				Filter: gua.NewExtensionObject(&gua.EventFilter{SelectClauses: []*gua.SimpleAttributeOperand{{
-					TypeDefinitionID: gua.NewNumericNodeID(0, id.BaseEventType), AttributeID: gua.AttributeIDValue,
-					BrowsePath: []*gua.QualifiedName{{Name: "SourceName"}}}}, WhereClause: &gua.ContentFilter{}})},
-		}
+		return peer.GopcuaEventItem(gua.MustParseNodeID(node), handle, 100, []*gua.SimpleAttributeOperand{peer.GopcuaField(id.BaseEventType, "SourceName")}, nil)
 	}
 	res, err := sub.Monitor(ctx, gua.TimestampsToReturnBoth, item("ns=2;s=sim", 1), item("ns=2;s=io", 2))
 	if err != nil || res.Results[0].StatusCode != gua.StatusOK || res.Results[1].StatusCode != gua.StatusOK {
 		t.Fatalf("Monitor: %v %+v", err, res)
 	}
 	for {
-		select {
-		case n := <-notes:
-			l, ok := n.Value.(*gua.EventNotificationList)
-			if !ok {
-				continue
+		evs, err := peer.GopcuaNextEvents(ctx, notes)
+		if err != nil {
+			t.Fatalf("no sim.Sine event on the sim folder within a minute: %v", err)
+		}
+		for _, e := range evs {
+			if e.ClientHandle == 2 {
+				t.Fatalf("the io folder notified %v", e.EventFields[0].Value())
 			}
-			for _, e := range l.Events {
-				if e.ClientHandle == 2 {
-					t.Fatalf("the io folder notified %v", e.EventFields[0].Value())
-				}
-				if e.EventFields[0].Value() == "sim.Sine" {
-					return
-				}
+			if e.EventFields[0].Value() == "sim.Sine" {
+				return
 			}
-		case <-ctx.Done():
-			t.Fatal("no sim.Sine event on the sim folder within a minute")
 		}
 	}
 }
@@ -314,22 +225,56 @@ func TestCertificateExpiration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, _, sub, notes := eventClient(t, func() (*server.Security, error) {
+		return &server.Security{Credentials: func() *uasc.Credentials { return creds }, AllowInsecure: true,
+			CheckCertificate: func(*x509.Certificate, []*x509.Certificate) error { return nil }}, nil
+	})
+	field := peer.GopcuaField
+	res, err := sub.Monitor(ctx, gua.TimestampsToReturnBoth, peer.GopcuaEventItem(gua.NewNumericNodeID(0, id.Server), 1, 100,
+		[]*gua.SimpleAttributeOperand{field(id.BaseEventType, "EventType"), field(id.BaseEventType, "SourceNode"),
+			field(id.AlarmConditionType, "ActiveState", "Id"), peer.GopcuaConditionID()}, nil))
+	if err != nil || res.Results[0].StatusCode != gua.StatusOK {
+		t.Fatalf("Monitor: %v %+v", err, res)
+	}
+	for {
+		evs, err := peer.GopcuaNextEvents(ctx, notes)
+		if err != nil {
+			t.Fatalf("no CertificateExpirationAlarmType event within a minute: %v", err)
+		}
+		for _, e := range evs {
+			f := e.EventFields
+			typ, _ := f[0].Value().(*gua.NodeID)
+			src, _ := f[1].Value().(*gua.NodeID)
+			cid, _ := f[3].Value().(*gua.NodeID)
+			if typ == nil || typ.IntID() != id.CertificateExpirationAlarmType {
+				continue
+			}
+			if src == nil || src.IntID() != id.Server || f[2].Value() != true || cid == nil || cid.String() != "ns=2;s=Server/CertificateExpiration" {
+				t.Fatalf("the certificate's condition: source %v, active %v, ConditionId %v", src, f[2].Value(), cid)
+			}
+			return
+		}
+	}
+}
+
+// eventClient starts the simulator's stack (with security, nil: the
+// default) and connects gopcua to it without security, with a
+// subscription publishing every 50 ms into notes; all of it ends with the
+// test, within a minute.
+func eventClient(t *testing.T, security func() (*server.Security, error)) (context.Context, *opcua.Client, *opcua.Subscription, chan *opcua.PublishNotificationData) {
+	t.Helper()
 	conf := pconfig.Simulator()
 	st, err := stack.New(stack.Config{Plant: &conf, Simulator: &sim.Options{},
-		Server: server.Config{Logger: slog.New(slog.DiscardHandler)},
-		Security: func() (*server.Security, error) {
-			return &server.Security{Credentials: func() *uasc.Credentials { return creds }, AllowInsecure: true,
-				CheckCertificate: func(*x509.Certificate, []*x509.Certificate) error { return nil }}, nil
-		}})
+		Server: server.Config{Logger: slog.New(slog.DiscardHandler)}, Security: security})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close(context.Background())
+	t.Cleanup(func() { st.Close(context.Background()) })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	c, err := opcua.NewClient(st.URL, opcua.SecurityMode(gua.MessageSecurityModeNone), opcua.AutoReconnect(false))
 	if err != nil {
 		t.Fatal(err)
@@ -337,55 +282,12 @@ func TestCertificateExpiration(t *testing.T) {
 	if err := c.Connect(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close(ctx)
+	t.Cleanup(func() { c.Close(ctx) })
 	notes := make(chan *opcua.PublishNotificationData, 64)
 	sub, err := peer.GopcuaSubscribe(ctx, c, &opcua.SubscriptionParameters{Interval: 50 * time.Millisecond}, notes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sub.Cancel(ctx)
-	field := func(typ uint32, path ...string) *gua.SimpleAttributeOperand {
-		o := &gua.SimpleAttributeOperand{TypeDefinitionID: gua.NewNumericNodeID(0, typ), AttributeID: gua.AttributeIDValue}
-		for _, p := range path {
-			o.BrowsePath = append(o.BrowsePath, &gua.QualifiedName{Name: p})
-		}
-		return o
-	}
-	cond := field(id.ConditionType)
-	cond.AttributeID = gua.AttributeIDNodeID
-	res, err := sub.Monitor(ctx, gua.TimestampsToReturnBoth, &gua.MonitoredItemCreateRequest{
-		ItemToMonitor:  &gua.ReadValueID{NodeID: gua.NewNumericNodeID(0, id.Server), AttributeID: gua.AttributeIDEventNotifier, DataEncoding: &gua.QualifiedName{}},
-		MonitoringMode: gua.MonitoringModeReporting,
-		RequestedParameters: &gua.MonitoringParameters{ClientHandle: 1, QueueSize: 100,
-			Filter: gua.NewExtensionObject(&gua.EventFilter{SelectClauses: []*gua.SimpleAttributeOperand{
-				field(id.BaseEventType, "EventType"), field(id.BaseEventType, "SourceNode"), field(id.AlarmConditionType, "ActiveState", "Id"), cond},
-				WhereClause: &gua.ContentFilter{}})},
-	})
-	if err != nil || res.Results[0].StatusCode != gua.StatusOK {
-		t.Fatalf("Monitor: %v %+v", err, res)
-	}
-	for {
-		select {
-		case n := <-notes:
-			l, ok := n.Value.(*gua.EventNotificationList)
-			if !ok {
-				continue
-			}
-			for _, e := range l.Events {
-				f := e.EventFields
-				typ, _ := f[0].Value().(*gua.NodeID)
-				src, _ := f[1].Value().(*gua.NodeID)
-				cid, _ := f[3].Value().(*gua.NodeID)
-				if typ == nil || typ.IntID() != id.CertificateExpirationAlarmType {
-					continue
-				}
-				if src == nil || src.IntID() != id.Server || f[2].Value() != true || cid == nil || cid.String() != "ns=2;s=Server/CertificateExpiration" {
-					t.Fatalf("the certificate's condition: source %v, active %v, ConditionId %v", src, f[2].Value(), cid)
-				}
-				return
-			}
-		case <-ctx.Done():
-			t.Fatal("no CertificateExpirationAlarmType event within a minute")
-		}
-	}
+	t.Cleanup(func() { sub.Cancel(ctx) })
+	return ctx, c, sub, notes
 }

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -35,11 +36,11 @@ func newPostedEvent(ty *events.Types, typ uint32, values map[string]any) *posted
 	return e
 }
 
+// gopcuaSelect selects the BaseEventType fields named paths.
 func gopcuaSelect(paths ...string) []*gua.SimpleAttributeOperand {
 	var out []*gua.SimpleAttributeOperand
 	for _, p := range paths {
-		out = append(out, &gua.SimpleAttributeOperand{TypeDefinitionID: gua.NewNumericNodeID(0, id.BaseEventType),
-			BrowsePath: []*gua.QualifiedName{{Name: p}}, AttributeID: gua.AttributeIDValue})
+		out = append(out, peer.GopcuaField(id.BaseEventType, p))
 	}
 	return out
 }
@@ -71,13 +72,7 @@ func TestInteropEvents(t *testing.T) {
 				gua.NewExtensionObject(&gua.LiteralOperand{Value: gua.MustVariant(uint16(500))})}},
 		}}}
 	item := func(handle uint32, f *gua.EventFilter) *gua.MonitoredItemCreateRequest {
-		return &gua.MonitoredItemCreateRequest{
-			ItemToMonitor: &gua.ReadValueID{NodeID: gua.NewNumericNodeID(0, id.Server), AttributeID: gua.AttributeIDEventNotifier,
-				DataEncoding: &gua.QualifiedName{}}, // gopcua encodes a nil one as nothing
-			MonitoringMode: gua.MonitoringModeReporting,
-			RequestedParameters: &gua.MonitoringParameters{ClientHandle: handle, QueueSize: 10, DiscardOldest: true,
-				Filter: gua.NewExtensionObject(f)},
-		}
+		return peer.GopcuaEventItem(gua.NewNumericNodeID(0, id.Server), handle, 10, f.SelectClauses, f.WhereClause)
 	}
 	bad := &gua.EventFilter{SelectClauses: gopcuaSelect("EventId"), WhereClause: &gua.ContentFilter{Elements: []*gua.ContentFilterElement{
 		{FilterOperator: gua.FilterOperatorInView, FilterOperands: []*gua.ExtensionObject{
@@ -98,32 +93,22 @@ func TestInteropEvents(t *testing.T) {
 	srv.PostEvent(newPostedEvent(ty, id.AuditCreateSessionEventType, map[string]any{"SourceName": "Session/CreateSession", "Severity": uint16(900)}))
 	srv.PostEvent(newPostedEvent(ty, id.ExclusiveLimitAlarmType, map[string]any{"SourceName": "sim.Sine", "Severity": uint16(700),
 		"Message": ua.LocalizedText{Locale: "en", Text: "sim.Sine above 0.9"}}))
-	timeout := time.After(30 * time.Second)
-	for {
-		select {
-		case n := <-notes:
-			if n.Error != nil {
-				t.Fatal(n.Error)
-			}
-			l, ok := n.Value.(*gua.EventNotificationList)
-			if !ok {
-				continue
-			}
-			var got []string
-			for _, e := range l.Events {
-				s := fmt.Sprint(e.ClientHandle, ":")
-				for _, f := range e.EventFields {
-					s += fmt.Sprint(" ", f.Value())
-				}
-				got = append(got, s)
-			}
-			want := "[42: i=9341 sim.Sine 700 &{3 en sim.Sine above 0.9}]" // gopcua: *LocalizedText with its mask
-			if fmt.Sprint(got) != want {
-				t.Fatalf("events %s, want %s", got, want)
-			}
-			return
-		case <-timeout:
-			t.Fatal("no event within 30 s")
+	wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	evs, err := peer.GopcuaNextEvents(wait, notes)
+	if err != nil {
+		t.Fatalf("no event within 30 s: %v", err)
+	}
+	var got []string
+	for _, e := range evs {
+		s := fmt.Sprint(e.ClientHandle, ":")
+		for _, f := range e.EventFields {
+			s += fmt.Sprint(" ", f.Value())
 		}
+		got = append(got, s)
+	}
+	want := "[42: i=9341 sim.Sine 700 &{3 en sim.Sine above 0.9}]" // gopcua: *LocalizedText with its mask
+	if fmt.Sprint(got) != want {
+		t.Fatalf("events %s, want %s", got, want)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/edged/edged/opcua/ua/id"
 	"github.com/gopcua/opcua"
+	"github.com/gopcua/opcua/ua"
 )
 
 // GopcuaSubscribe is c.Subscribe, guarded against a race in gopcua
@@ -50,4 +52,54 @@ func GopcuaSubscribe(ctx context.Context, c *opcua.Client, p *opcua.Subscription
 		}
 	}()
 	return sub, nil
+}
+
+// GopcuaField selects the Value of the field at path of the events of
+// type typ (a type of namespace 0), for an EventFilter's select clauses.
+func GopcuaField(typ uint32, path ...string) *ua.SimpleAttributeOperand {
+	o := &ua.SimpleAttributeOperand{TypeDefinitionID: ua.NewNumericNodeID(0, typ), AttributeID: ua.AttributeIDValue}
+	for _, p := range path {
+		o.BrowsePath = append(o.BrowsePath, &ua.QualifiedName{Name: p})
+	}
+	return o
+}
+
+// GopcuaConditionID selects an event's ConditionId: the NodeId attribute
+// of ConditionType.
+func GopcuaConditionID() *ua.SimpleAttributeOperand {
+	return &ua.SimpleAttributeOperand{TypeDefinitionID: ua.NewNumericNodeID(0, id.ConditionType), AttributeID: ua.AttributeIDNodeID}
+}
+
+// GopcuaEventItem is the request for an event item on node with the
+// select clauses sel and where (nil: none), reporting, queueSize deep and
+// discarding the oldest.
+func GopcuaEventItem(node *ua.NodeID, handle, queueSize uint32, sel []*ua.SimpleAttributeOperand, where *ua.ContentFilter) *ua.MonitoredItemCreateRequest {
+	if where == nil {
+		where = &ua.ContentFilter{}
+	}
+	return &ua.MonitoredItemCreateRequest{
+		// gopcua encodes a nil DataEncoding as nothing: an empty one is sent.
+		ItemToMonitor:  &ua.ReadValueID{NodeID: node, AttributeID: ua.AttributeIDEventNotifier, DataEncoding: &ua.QualifiedName{}},
+		MonitoringMode: ua.MonitoringModeReporting,
+		RequestedParameters: &ua.MonitoringParameters{ClientHandle: handle, QueueSize: queueSize, DiscardOldest: true,
+			Filter: ua.NewExtensionObject(&ua.EventFilter{SelectClauses: sel, WhereClause: where})},
+	}
+}
+
+// GopcuaNextEvents waits for the next event notifications in notes,
+// passing over data changes; the error of a failed Publish, or ctx's.
+func GopcuaNextEvents(ctx context.Context, notes <-chan *opcua.PublishNotificationData) ([]*ua.EventFieldList, error) {
+	for {
+		select {
+		case n := <-notes:
+			if n.Error != nil {
+				return nil, n.Error
+			}
+			if l, ok := n.Value.(*ua.EventNotificationList); ok {
+				return l.Events, nil
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 }
