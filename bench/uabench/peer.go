@@ -618,38 +618,32 @@ func runPublish(addr string, f peerFlags, srv *proc, subscribe func(*uaclient.Cl
 // subscribeEvents creates a subscription publishing every 5 ms with an
 // event item on the Server object, and returns its id.
 func subscribeEvents(c *uaclient.Client) (uint32, error) {
-	var cs ua.CreateSubscriptionResponse
-	if err := c.Call(&ua.CreateSubscriptionRequest{
-		RequestHeader: c.Header(), RequestedPublishingInterval: 5,
-		RequestedLifetimeCount: 6000, RequestedMaxKeepAliveCount: 200, PublishingEnabled: true,
-	}, &cs); err != nil {
-		return 0, fmt.Errorf("CreateSubscription: %w", err)
-	}
 	var filter ua.EventFilter
 	for _, name := range []string{"EventType", "SourceName", "Time", "Message", "Severity"} {
 		filter.SelectClauses = append(filter.SelectClauses, ua.SimpleAttributeOperand{TypeDefinitionID: ua.NewNumericNodeID(0, 2041), // BaseEventType
 			BrowsePath: []ua.QualifiedName{{Name: name}}, AttributeID: uint32(ua.AttributeIDValue)})
 	}
-	var cm ua.CreateMonitoredItemsResponse
-	if err := c.Call(&ua.CreateMonitoredItemsRequest{
-		RequestHeader: c.Header(), SubscriptionID: cs.SubscriptionID, TimestampsToReturn: ua.TimestampsToReturnBoth,
-		ItemsToCreate: []ua.MonitoredItemCreateRequest{{
-			ItemToMonitor:       ua.ReadValueID{NodeID: ua.NewNumericNodeID(0, 2253), AttributeID: uint32(ua.AttributeIDEventNotifier)},
-			MonitoringMode:      ua.MonitoringModeReporting,
-			RequestedParameters: ua.MonitoringParameters{ClientHandle: 1, QueueSize: 100, DiscardOldest: true, Filter: ua.ExtensionObject{Body: &filter}},
-		}},
-	}, &cm); err != nil {
-		return 0, fmt.Errorf("CreateMonitoredItems: %w", err)
-	}
-	if len(cm.Results) != 1 || cm.Results[0].StatusCode.IsBad() {
-		return 0, fmt.Errorf("CreateMonitoredItems of the Server's events: %+v", cm.Results)
-	}
-	return cs.SubscriptionID, nil
+	return subscribe5ms(c, ua.MonitoredItemCreateRequest{
+		ItemToMonitor:       ua.ReadValueID{NodeID: ua.NewNumericNodeID(0, 2253), AttributeID: uint32(ua.AttributeIDEventNotifier)},
+		MonitoringMode:      ua.MonitoringModeReporting,
+		RequestedParameters: ua.MonitoringParameters{ClientHandle: 1, QueueSize: 100, DiscardOldest: true, Filter: ua.ExtensionObject{Body: &filter}},
+	}, "the Server's events", func(*ua.MonitoredItemCreateResult) bool { return true })
 }
 
 // subscribeCounter creates a subscription publishing every 5 ms with one
 // item on counter sampled every 5 ms, and returns its id.
 func subscribeCounter(c *uaclient.Client, counter ua.NodeID) (uint32, error) {
+	return subscribe5ms(c, ua.MonitoredItemCreateRequest{
+		ItemToMonitor:       ua.ReadValueID{NodeID: counter, AttributeID: uint32(ua.AttributeIDValue)},
+		MonitoringMode:      ua.MonitoringModeReporting,
+		RequestedParameters: ua.MonitoringParameters{ClientHandle: 1, SamplingInterval: 5, QueueSize: 10, DiscardOldest: true},
+	}, counter.String()+" sampled every 5 ms", func(r *ua.MonitoredItemCreateResult) bool { return r.RevisedSamplingInterval == 5 })
+}
+
+// subscribe5ms creates a subscription publishing every 5 ms with item,
+// which must be good and pass ok, and returns its id; what names the item
+// in an error.
+func subscribe5ms(c *uaclient.Client, item ua.MonitoredItemCreateRequest, what string, ok func(*ua.MonitoredItemCreateResult) bool) (uint32, error) {
 	var cs ua.CreateSubscriptionResponse
 	if err := c.Call(&ua.CreateSubscriptionRequest{
 		RequestHeader: c.Header(), RequestedPublishingInterval: 5,
@@ -663,16 +657,12 @@ func subscribeCounter(c *uaclient.Client, counter ua.NodeID) (uint32, error) {
 	var cm ua.CreateMonitoredItemsResponse
 	if err := c.Call(&ua.CreateMonitoredItemsRequest{
 		RequestHeader: c.Header(), SubscriptionID: cs.SubscriptionID, TimestampsToReturn: ua.TimestampsToReturnBoth,
-		ItemsToCreate: []ua.MonitoredItemCreateRequest{{
-			ItemToMonitor:       ua.ReadValueID{NodeID: counter, AttributeID: uint32(ua.AttributeIDValue)},
-			MonitoringMode:      ua.MonitoringModeReporting,
-			RequestedParameters: ua.MonitoringParameters{ClientHandle: 1, SamplingInterval: 5, QueueSize: 10, DiscardOldest: true},
-		}},
+		ItemsToCreate: []ua.MonitoredItemCreateRequest{item},
 	}, &cm); err != nil {
 		return 0, fmt.Errorf("CreateMonitoredItems: %w", err)
 	}
-	if len(cm.Results) != 1 || cm.Results[0].StatusCode.IsBad() || cm.Results[0].RevisedSamplingInterval != 5 {
-		return 0, fmt.Errorf("CreateMonitoredItems of %v: %+v, want a good item sampled every 5 ms", counter, cm.Results)
+	if len(cm.Results) != 1 || cm.Results[0].StatusCode.IsBad() || !ok(&cm.Results[0]) {
+		return 0, fmt.Errorf("CreateMonitoredItems of %s: %+v", what, cm.Results)
 	}
 	return cs.SubscriptionID, nil
 }
