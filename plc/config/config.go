@@ -48,6 +48,9 @@ type Config struct {
 	// History configures the history store; needed when a tag has a
 	// history.
 	History *History `json:"history,omitempty"`
+	// Northbound, when present, publishes the tags to the systems above
+	// the shop floor (see Northbound).
+	Northbound *Northbound `json:"northbound,omitempty"`
 }
 
 // Kind is the kind of a device.
