@@ -41,6 +41,7 @@ type Historian struct {
 
 	recorded atomic.Uint64
 	dropped  atomic.Uint64
+	through  atomic.Int64 // the time of the last image recorded
 }
 
 // layout is what is historized, by engine handle: replaced whole by
@@ -286,6 +287,7 @@ func (hs *Historian) run() {
 			}
 		case im := <-hs.images:
 			hs.record(im)
+			hs.through.Store(im.Time().UnixNano())
 			im.Release()
 		}
 	}
@@ -474,6 +476,10 @@ func (hs *Historian) Series(h plc.Handle) (tsdb.SeriesID, plc.Type, bool, bool) 
 	t := lay.tags[h]
 	return t.series, t.typ, t.stepped, true
 }
+
+// Through returns the time (Unix ns) of the last image the historian
+// recorded: the store holds what the images up to it changed.
+func (hs *Historian) Through() int64 { return hs.through.Load() }
 
 // Aggregates returns the default aggregate configuration.
 func (hs *Historian) Aggregates() config.Aggregates { return hs.lay.Load().agg }

@@ -48,9 +48,11 @@ type config struct {
 	// SecurityPolicy None for sessions (--allow-insecure).
 	dataDir       string
 	allowInsecure bool
-	simInMemory   bool // --sim-in-memory: sim.Options.InMemory
-	poller        bool // --poller: server.Config.Poller
-	hostname      string
+	// mqtt is --mqtt: a broker to publish every tag to (Sparkplug B).
+	mqtt        string
+	simInMemory bool // --sim-in-memory: sim.Options.InMemory
+	poller      bool // --poller: server.Config.Poller
+	hostname    string
 	// anonymous are the roles of anonymous sessions (--anonymous-role;
 	// 0: refused).
 	anonymous server.Roles
@@ -174,6 +176,9 @@ func newFlagSet(cfg *config, stderr io.Writer) (*flag.FlagSet, *moreFlags) {
 			"as an outside Modbus client would (the slave listens there either way); see docs/simulator.md")
 	fs.BoolVar(&cfg.allowInsecure, "allow-insecure", false,
 		"offer SecurityPolicy None for sessions too (without: None serves discovery only); for tests and demos, never on a plant network")
+	fs.StringVar(&cfg.mqtt, "mqtt", "",
+		"publish every tag as a Sparkplug B edge node (group edged) to the MQTT broker at `URL` (tcp://host:1883),\n"+
+			"when the configuration has no northbound section; see docs/sparkplug.md")
 	fs.StringVar(&more.anonRole, "anonymous-role", "Observer",
 		"the `role` of anonymous sessions: Observer (browse, read, subscribe), Operator (also write and call), ..., or none (refused)")
 	fs.Usage = func() {

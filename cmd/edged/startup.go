@@ -63,6 +63,12 @@ func startupConfig(cfg config, out io.Writer) (sc stack.Config, loaded func(), e
 	}
 	scfg.Audit = versions.Audit().Put
 	conf, err := chooseConfig(cfg, versions, out)
+	if err == nil && cfg.mqtt != "" && conf.Northbound == nil {
+		conf.Northbound = pconfig.DefaultSparkplug(cfg.mqtt)
+		if verr := conf.Validate(); verr != nil {
+			err = &configError{fmt.Errorf("--mqtt %s: %w", cfg.mqtt, verr)}
+		}
+	}
 	if err == nil {
 		sc, err = boardSettings(cfg, conf)
 	}

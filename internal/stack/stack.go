@@ -25,6 +25,7 @@ import (
 	"github.com/edged/edged/board"
 	"github.com/edged/edged/configsvc"
 	"github.com/edged/edged/historian"
+	"github.com/edged/edged/northbound"
 	"github.com/edged/edged/opcua/events"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
@@ -124,12 +125,15 @@ type Stack struct {
 	Historian *historian.Historian
 	// Alarms evaluates the configuration's alarms (nil before Start, or
 	// when there are none); a configuration change makes it anew.
-	Alarms   *alarms.Watch
-	Server   *server.Server
-	Binding  *binding.Binding
-	Config   *configsvc.Service // nil without Config.Versions
-	Listener net.Listener
-	URL      string // the server's endpoint URL
+	Alarms *alarms.Watch
+	// Northbound is the Sparkplug B edge node (nil when the configuration
+	// has none); a configuration change may make or stop it.
+	Northbound *northbound.Node
+	Server     *server.Server
+	Binding    *binding.Binding
+	Config     *configsvc.Service // nil without Config.Versions
+	Listener   net.Listener
+	URL        string // the server's endpoint URL
 	// WriteCommand: the simulator's method sim.WriteCommand was added.
 	WriteCommand bool
 	// Notes say what the start could not do as asked (real-time
@@ -142,6 +146,7 @@ type Stack struct {
 	drivers   *devices.Drivers
 	applyMu   sync.Mutex
 	alarmsMu  sync.Mutex // guards Alarms
+	nbMu      sync.Mutex // guards Northbound
 	baseCycle int        // base_cycle_ms of what runs (the configuration itself is not kept)
 	simAddr   string
 	served    chan struct{} // closed when Serve returned, with serveErr
@@ -242,6 +247,9 @@ func New(cfg Config) (_ *Stack, err error) {
 		}
 	}
 	if err := st.addSimMethod(); err != nil {
+		return nil, err
+	}
+	if err := st.makeNorthbound(cfg.Plant); err != nil {
 		return nil, err
 	}
 	if cfg.Versions != nil {
@@ -405,7 +413,12 @@ func (st *Stack) realTime() bool { return st.cfg.RealTime != nil && st.cfg.RealT
 
 // Check tells whether conf can run beside what runs (configsvc.Target):
 // the binding's check.
-func (st *Stack) Check(conf *pconfig.Config) error { return st.Binding.Check(conf) }
+func (st *Stack) Check(conf *pconfig.Config) error {
+	if err := st.Binding.Check(conf); err != nil {
+		return err
+	}
+	return checkNorthbound(conf)
+}
 
 // Apply changes the running devices and tags to those of conf, live
 // (configsvc.Target): the binding checks it, the drivers of the devices
@@ -424,7 +437,7 @@ func (st *Stack) Apply(ctx context.Context, conf *pconfig.Config) error {
 		return fmt.Errorf("base_cycle_ms: %d to %d: %w", st.baseCycle, conf.BaseCycleMs, plc.ErrPeriodChange)
 	}
 	st.useSimulator(conf)
-	if err := st.Binding.Check(conf); err != nil {
+	if err := st.Check(conf); err != nil {
 		return err
 	}
 	pc, drivers, retire, err := st.drivers.Change(conf)
@@ -444,6 +457,9 @@ func (st *Stack) Apply(ctx context.Context, conf *pconfig.Config) error {
 	}
 	if berr := st.Binding.Apply(conf); berr != nil {
 		err = errors.Join(err, berr)
+	}
+	if nerr := st.applyNorthbound(conf); nerr != nil {
+		err = errors.Join(err, nerr)
 	}
 	if w, aerr := newAlarms(st.Engine, conf); aerr != nil {
 		err = errors.Join(err, aerr)
@@ -494,6 +510,10 @@ func (st *Stack) Start(after ...func(*plc.Image)) (err error) {
 	}
 	st.startAlarms(st.Alarms)
 	st.started("the alarms", func(context.Context) error { st.stopAlarms(); return nil })
+	if n := st.Northbound; n != nil {
+		n.Start()
+	}
+	st.started("the northbound", func(context.Context) error { st.stopNorthbound(); return nil })
 	for _, f := range after {
 		st.Engine.Subscribe(f)
 	}

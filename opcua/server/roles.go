@@ -211,3 +211,8 @@ func (u roleUser) UserRolePermissions(n *addrspace.Node) []ua.RolePermissionType
 }
 
 var _ addrspace.Permissions = roleUser(0)
+
+// User is the address space's view of a holder of r: what a session with
+// these roles may read, write and call (for writes made on the server's
+// behalf, such as a northbound's commands).
+func (r Roles) User() addrspace.User { return userOf(r) }

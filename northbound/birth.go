@@ -1,0 +1,176 @@
+package northbound
+
+import (
+	"math"
+	"time"
+
+	"github.com/edged/edged/opcua/ua/status"
+	"github.com/edged/edged/plc"
+	"github.com/edged/edged/sparkplug"
+)
+
+// The node's own metrics, by alias (1-based: alias i+1 is nodeMetrics[i]).
+var nodeMetrics = []struct {
+	name string
+	dt   sparkplug.DataType
+}{
+	{"bdSeq", sparkplug.UInt64},
+	{"Node Control/Rebirth", sparkplug.Boolean},
+	{"Node Info/Version", sparkplug.String},
+	{"Scan/Cycles", sparkplug.UInt64},
+	{"Scan/Overruns", sparkplug.UInt64},
+	{"Scan/Cycle Time P99", sparkplug.Double}, // ms
+	{"Store and Forward/Backlog", sparkplug.UInt64},
+	{"Store and Forward/Backlog Age", sparkplug.Double}, // s
+}
+
+const aliasRebirth = 2
+
+// nodeValue is the value of node metric i.
+func (l *loop) nodeValue(i int, d *plc.Diagnostics) sparkplug.Value {
+	v := sparkplug.Value{Type: nodeMetrics[i].dt}
+	switch i {
+	case 0:
+		v.Bits = l.bdSeq
+	case 2:
+		v.Text = l.n.opt.Version
+	case 3:
+		v.Bits = d.Cycles
+	case 4:
+		v.Bits = d.Overruns
+	case 5:
+		v.Bits = math.Float64bits(float64(d.CycleTime.P99) / 1e6)
+	case 6:
+		v.Bits = l.n.cnt.backlog.Load()
+	case 7:
+		v.Bits = math.Float64bits(l.n.Stats().BacklogAge.Seconds())
+	}
+	return v
+}
+
+// birth publishes NBIRTH and the DBIRTH of every device that answers,
+// from the current image, and starts forwarding what an outage kept.
+func (l *loop) birth() {
+	im := l.n.opt.Engine.Acquire()
+	defer im.Release()
+	l.seq = 0
+	var diag plc.Diagnostics
+	l.n.opt.Engine.Diagnostics(&diag)
+	now := time.Now().UnixMilli()
+	b := sparkplug.AppendHeader(l.buf[:0], uint64(now), l.nextSeq(), true)
+	for i := range nodeMetrics {
+		b = sparkplug.AppendMetric(b, &sparkplug.Metric{Name: nodeMetrics[i].name, Alias: uint64(i + 1), HasAlias: true,
+			Timestamp: uint64(now), Value: l.nodeValue(i, &diag)})
+	}
+	l.buf = b
+	l.publish(string(sparkplug.AppendTopic(nil, l.st.group, sparkplug.NBIRTH, l.st.node, "")), b, len(nodeMetrics))
+	l.born = true
+	l.birthImg = im.Time().UnixNano()
+	for _, d := range l.lay.devices {
+		d.nocomm, d.online, d.dirty = 0, false, d.dirty[:0]
+		for _, m := range d.metrics {
+			m.pending = false
+			m.nocomm = im.Status(m.h) == status.BadNoCommunication
+			if m.nocomm {
+				d.nocomm++
+			}
+		}
+		if d.nocomm < len(d.metrics) {
+			l.deviceBirth(d, im)
+		}
+	}
+	l.queued = l.queued[:0]
+	l.n.setState("online", l.st.brokers[l.broker%len(l.st.brokers)], l.bdSeq)
+	l.startReplay()
+	l.flush()
+}
+
+// deviceBirth publishes d's DBIRTH from image im: every metric with its
+// name, alias, type, value and properties.
+func (l *loop) deviceBirth(d *device, im *plc.Image) {
+	imT := im.Time().UnixNano()
+	b := sparkplug.AppendHeader(l.buf[:0], uint64(imT/1e6), l.nextSeq(), true)
+	confirmed := l.conn.Confirmed()
+	for _, m := range d.metrics {
+		s := im.Sample(m.h)
+		if s.Time == 0 {
+			s.Time = imT
+		}
+		props := l.props[:0]
+		props = append(props, sparkplug.Property{Key: "Quality", Value: sparkplug.Value{Type: sparkplug.Int32, Bits: quality(s.Status)}})
+		if m.unit != "" {
+			props = append(props, sparkplug.Property{Key: "engUnit", Value: sparkplug.Value{Type: sparkplug.String, Text: m.unit}})
+		}
+		if m.hasEU {
+			props = append(props,
+				sparkplug.Property{Key: "engLow", Value: sparkplug.Value{Type: sparkplug.Double, Bits: math.Float64bits(m.euLow)}},
+				sparkplug.Property{Key: "engHigh", Value: sparkplug.Value{Type: sparkplug.Double, Bits: math.Float64bits(m.euHigh)}})
+		}
+		b = sparkplug.AppendMetric(b, &sparkplug.Metric{Name: m.name, Alias: m.alias, HasAlias: true,
+			Timestamp: uint64(s.Time / 1e6), Value: valueOf(m, &s), Properties: props})
+		m.birthT = s.Time
+		if s.Status == status.BadWaitingForInitialData {
+			m.have = false
+			m.birthT = 0
+			continue
+		}
+		m.sentMark = sent(m, &s, confirmed)
+		l.sent = append(l.sent, m)
+	}
+	l.buf = b
+	l.publish(d.topicDBir, b, len(d.metrics))
+	d.online = true
+	d.dirty = d.dirty[:0]
+	for _, m := range d.metrics {
+		m.pending = false
+	}
+}
+
+// deviceDeath publishes d's DDEATH: every tag of it lost communication.
+func (l *loop) deviceDeath(d *device) {
+	b := sparkplug.AppendHeader(l.buf[:0], uint64(time.Now().UnixMilli()), l.nextSeq(), true)
+	l.buf = b
+	l.publish(d.topicDDth, b, 0)
+	d.online = false
+	for _, m := range d.dirty {
+		m.pending = false
+	}
+	d.dirty = d.dirty[:0]
+}
+
+// nodeData publishes the node's own metrics (NDATA), every few seconds.
+func (l *loop) nodeData() {
+	if !l.born || l.conn == nil {
+		return
+	}
+	var diag plc.Diagnostics
+	l.n.opt.Engine.Diagnostics(&diag)
+	now := time.Now().UnixMilli()
+	b := sparkplug.AppendHeader(l.buf[:0], uint64(now), l.nextSeq(), true)
+	for i := 3; i < len(nodeMetrics); i++ {
+		b = sparkplug.AppendMetric(b, &sparkplug.Metric{Alias: uint64(i + 1), HasAlias: true, Timestamp: uint64(now), Value: l.nodeValue(i, &diag)})
+	}
+	l.buf = b
+	l.publish(string(sparkplug.AppendTopic(nil, l.st.group, sparkplug.NDATA, l.st.node, "")), b, len(nodeMetrics)-3)
+	l.flush()
+}
+
+// nodeCommand handles an NCMD: Node Control/Rebirth.
+func (l *loop) nodeCommand(payload []byte) {
+	rebirth := false
+	_, err := sparkplug.Decode(payload, func(m *sparkplug.Metric) error {
+		if (m.Name == nodeMetrics[aliasRebirth-1].name || m.Name == "" && m.HasAlias && m.Alias == aliasRebirth) &&
+			m.Value.Type == sparkplug.Boolean && !m.Value.Null && m.Value.Bits == 1 {
+			rebirth = true
+		}
+		return nil
+	})
+	if err != nil {
+		l.n.errorf("an NCMD: %v", err)
+		return
+	}
+	if rebirth && l.born {
+		l.n.log.Info("sparkplug: rebirth asked for")
+		l.birth()
+	}
+}
