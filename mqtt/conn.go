@@ -85,6 +85,7 @@ type Conn struct {
 	marks     atomic.Uint64 // PINGREQs sent
 	confirmed atomic.Uint64 // PINGRESPs received
 	subacks   chan []byte
+	pongs     chan struct{} // a PINGRESP came (for WaitConfirmed)
 	done      chan struct{}
 	closeOnce sync.Once
 }
@@ -151,7 +152,7 @@ func Dial(ctx context.Context, rawURL string, o Options) (*Conn, error) {
 	if o.MaxPacket <= 0 {
 		o.MaxPacket = 1 << 20
 	}
-	c := &Conn{nc: nc, opt: o, subacks: make(chan []byte, 1), done: make(chan struct{}),
+	c := &Conn{nc: nc, opt: o, subacks: make(chan []byte, 1), pongs: make(chan struct{}, 1), done: make(chan struct{}),
 		pings: make([]int64, 0, o.Window+1), lastOut: time.Now().UnixNano()}
 	go c.read(r)
 	if o.KeepAlive > 0 {
@@ -257,6 +258,22 @@ func (c *Conn) Mark() uint64 {
 
 // Confirmed returns the number of PINGREQs the broker answered.
 func (c *Conn) Confirmed() uint64 { return c.confirmed.Load() }
+
+// WaitConfirmed waits until the broker answered PINGREQ number mark (see
+// Mark), the connection ends or ctx does; it reports whether the broker
+// answered.
+func (c *Conn) WaitConfirmed(ctx context.Context, mark uint64) bool {
+	for c.confirmed.Load() < mark {
+		select {
+		case <-c.pongs:
+		case <-c.done:
+			return c.confirmed.Load() >= mark
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
 
 // Flush writes what Publish and Mark appended.
 func (c *Conn) Flush() error {
@@ -386,6 +403,10 @@ func (c *Conn) read(r *bufio.Reader) {
 			c.pings = c.pings[:copy(c.pings, c.pings[1:])]
 			c.mu.Unlock()
 			c.confirmed.Add(1)
+			select {
+			case c.pongs <- struct{}{}:
+			default:
+			}
 		default:
 			c.fail(fmt.Errorf("%w: packet type %d from the broker", ErrProtocol, h>>4))
 			return

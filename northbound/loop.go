@@ -29,7 +29,7 @@ type dialed struct {
 // next round waits, doubling from backoffMin to backoffMax, ±20 %.
 const (
 	backoffMin = 500 * time.Millisecond
-	backoffMax = 30 * time.Second
+	backoffMax = 10 * time.Second
 )
 
 // loop is the state of the node's goroutine.
@@ -254,14 +254,24 @@ func (l *loop) drop(why string) {
 	l.n.log.Info("sparkplug: disconnected", "why", why)
 }
 
+// deathWait bounds the wait for the broker to confirm what went before an
+// NDEATH.
+const deathWait = 2 * time.Second
+
 // publishDeath publishes the NDEATH of the session (as the will would
-// be).
+// be) and waits, up to deathWait, until the broker confirmed it and what
+// went before: what it confirmed is not forwarded again.
 func (l *loop) publishDeath() {
 	b := sparkplug.AppendHeader(l.buf[:0], uint64(time.Now().UnixMilli()), 0, false)
-	b = sparkplug.AppendMetric(b, &sparkplug.Metric{Name: "bdSeq", Value: sparkplug.Value{Type: sparkplug.UInt64, Bits: l.bdSeq}})
+	b = sparkplug.AppendMetric(b, &sparkplug.Metric{Name: "bdSeq", Timestamp: uint64(time.Now().UnixMilli()),
+		Value: sparkplug.Value{Type: sparkplug.UInt64, Bits: l.bdSeq}})
 	l.buf = b
 	l.conn.Publish(string(sparkplug.AppendTopic(nil, l.st.group, sparkplug.NDEATH, l.st.node, "")), b, false)
+	mark := l.conn.Mark()
 	l.conn.Flush()
+	ctx, cancel := context.WithTimeout(context.Background(), deathWait)
+	defer cancel()
+	l.conn.WaitConfirmed(ctx, mark)
 }
 
 func (l *loop) shutdown() {

@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 # npm projects whose node_modules the tests use (never committed).
 npm_dirs=(
 	cmd/edged/testdata/nodeopcua # node-opcua client: cmd/edged/nodeopcua_test.go
+	cmd/edged/testdata/sparkplug # Eclipse Tahu's decoder and MQTT.js: cmd/edged/sparkplug_test.go
 )
 
 # npm_deps runs npm ci in each of npm_dirs unless its node_modules holds
@@ -49,6 +50,7 @@ packages=(
 	qemu-system-arm  # test-image: qemu-system-aarch64, qemu-system-arm
 	cpio             # image-arm64, image-armv7: the initramfs
 	e2fsprogs        # test-image: the data disk (mke2fs -d)
+	mosquitto        # the Sparkplug tests' MQTT broker (internal/testutil/mosquitto)
 )
 # Node.js and npm for the node-opcua interop test, from Debian, only where
 # the machine has none (a Node.js from elsewhere is kept as it is).
