@@ -3,9 +3,17 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"math"
+	"math/big"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -522,5 +530,151 @@ func TestSparkplugFailover(t *testing.T) {
 		t.Errorf("failover took %v, more than 1.5 keep-alives", took)
 	}
 	cons.wait(i, func(l spLine) bool { return isMsg("DDATA", "sim")(l) && l.Broker == 1 }, "DDATA on the second broker")
+	violations(t, cons.stop())
+}
+
+// writeTestPKI writes a test CA, a broker certificate for 127.0.0.1 and a
+// client certificate (PEM, keys 0600) into dir.
+func writeTestPKI(t *testing.T, dir string) (ca, srvCert, srvKey, cliCert, cliKey string) {
+	t.Helper()
+	newKey := func() *ecdsa.PrivateKey {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	write := func(name, typ string, der []byte, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	caKey := newKey()
+	caTpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "edged test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTpl, caTpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caCert, _ := x509.ParseCertificate(caDER)
+	leaf := func(serial int64, cn string, usage x509.ExtKeyUsage, name string) (string, string) {
+		k := newKey()
+		tpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage}}
+		if usage == x509.ExtKeyUsageServerAuth {
+			tpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tpl, caCert, &k.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kder, err := x509.MarshalPKCS8PrivateKey(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return write(name+".pem", "CERTIFICATE", der, 0o644), write(name+".key", "PRIVATE KEY", kder, 0o600)
+	}
+	ca = write("ca.pem", "CERTIFICATE", caDER, 0o644)
+	srvCert, srvKey = leaf(2, "broker", x509.ExtKeyUsageServerAuth, "broker")
+	cliCert, cliKey = leaf(3, "edged", x509.ExtKeyUsageClientAuth, "client")
+	return
+}
+
+// TestSparkplugTLS: edged verifies the broker against the configured CA
+// and presents its client certificate to a listener that requires one; a
+// key file others may read is refused, naming the field.
+func TestSparkplugTLS(t *testing.T) {
+	t.Parallel()
+	pkiDir := t.TempDir()
+	ca, sc, sk, cc, ck := writeTestPKI(t, pkiDir)
+	b := mosquitto.Start(t, mosquitto.TLS{CAFile: ca, CertFile: sc, KeyFile: sk, RequireCertificate: true})
+	cons := startConsumer(t, "", b.URL(0))
+	pw := filepath.Join(pkiDir, "mqtt.pw")
+	if err := os.WriteFile(pw, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sp := &pconfig.Sparkplug{Brokers: []string{b.URL(1)}, GroupID: "plant", EdgeNodeID: "gw01", KeepAliveS: 5, ReplayRate: 10000,
+		Username: "edge", PasswordFile: pw, TLS: &pconfig.MQTTTLS{CAFile: ca, CertFile: cc, KeyFile: ck}}
+	_, out := startSecure(t, t.TempDir(), true, "--config", sparkplugConfig(t, sp))
+	cons.wait(0, isMsg("DBIRTH", "sim"), "DBIRTH of sim over TLS")
+	if strings.Contains(out.String(), "s3cret") {
+		t.Error("the password is in edged's output")
+	}
+	violations(t, cons.stop())
+
+	// The key readable by others: refused at start, naming the field.
+	if err := os.Chmod(ck, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseFlags([]string{"--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", "--config", sparkplugConfig(t, sp)}, fixedHostname("gw01"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedDataDir(t, cfg)
+	err = run(context.Background(), cfg, new(lockedBuffer))
+	if err == nil || !containsAll(err.Error(), "northbound.sparkplug.tls.key_file", "0600") {
+		t.Fatalf("start with a key file of mode 0644: %v", err)
+	}
+}
+
+// TestSparkplugLive: a configuration applied over OPC UA moves the edge
+// node to another broker without a restart (NDEATH on the old one,
+// births on the new), and a change of the published tags rebirths it;
+// the document read back names the password's file, never the password.
+func TestSparkplugLive(t *testing.T) {
+	t.Parallel()
+	b1, b2 := mosquitto.Start(t), mosquitto.Start(t)
+	cons := startConsumer(t, "", b1.URL(0), b2.URL(0))
+	pw := filepath.Join(t.TempDir(), "mqtt.pw")
+	if err := os.WriteFile(pw, []byte("s3cret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sp := &pconfig.Sparkplug{Brokers: []string{b1.URL(0)}, GroupID: "plant", EdgeNodeID: "gw01", KeepAliveS: 5, ReplayRate: 10000,
+		Username: "edge", PasswordFile: pw}
+	dir := t.TempDir()
+	configUsers(t, dir)
+	url, out := startSecure(t, dir, true, "--config", sparkplugConfig(t, sp))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin := dialConfig(t, ctx, url, dir, out, "admin", gua.MessageSecurityModeSignAndEncrypt)
+	cons.wait(0, func(l spLine) bool { return isMsg("DBIRTH", "sim")(l) && l.Broker == 0 }, "DBIRTH on the first broker")
+
+	doc, st := admin.download()
+	if st != gua.StatusOK {
+		t.Fatal(st)
+	}
+	if strings.Contains(string(doc), "s3cret") || !strings.Contains(string(doc), pw) {
+		t.Errorf("the document read back:\n%s", doc)
+	}
+	c, err := pconfig.Parse(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Another broker, live.
+	c.Northbound.Sparkplug.Brokers = []string{b2.URL(0)}
+	next, _ := c.Marshal()
+	mark := cons.len()
+	if _, p, st := admin.apply(next, admin.version(), 0, "the second broker"); st != gua.StatusOK {
+		t.Fatalf("Apply: %v %v", st, p)
+	}
+	cons.wait(mark, func(l spLine) bool { return isMsg("NDEATH", "")(l) && l.Broker == 0 }, "NDEATH on the first broker")
+	i := cons.wait(mark, func(l spLine) bool { return isMsg("DBIRTH", "sim")(l) && l.Broker == 1 }, "DBIRTH on the second broker")
+
+	// Only sim.Counter, live: a rebirth with that one metric.
+	c.Northbound.Sparkplug.Tags = []pconfig.SparkplugTag{{Device: "sim", Name: "Counter"}}
+	next, _ = c.Marshal()
+	if _, p, st := admin.apply(next, admin.version(), 0, "Counter only"); st != gua.StatusOK {
+		t.Fatalf("Apply: %v %v", st, p)
+	}
+	j := cons.wait(i+1, isMsg("NBIRTH", ""), "NBIRTH after the tags changed")
+	k := cons.wait(j, isMsg("DBIRTH", "sim"), "DBIRTH after the tags changed")
+	if l := cons.line(k); len(l.Ms) != 1 || l.Ms[0].Name != "Counter" {
+		t.Errorf("DBIRTH of sim: %+v", l.Ms)
+	}
 	violations(t, cons.stop())
 }
