@@ -235,7 +235,7 @@ func FuzzReadPacket(f *testing.F) {
 	f.Add([]byte{0xd0, 0})
 	f.Add([]byte{0x30, 0xff, 0xff, 0xff, 0xff, 0x01})
 	f.Fuzz(func(t *testing.T, in []byte) {
-		r := bytes.NewReader(in)
+		r := bufio.NewReader(bytes.NewReader(in))
 		var buf []byte
 		for {
 			h, body, err := readPacket(r, &buf, 1024)

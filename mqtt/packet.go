@@ -1,6 +1,7 @@
 package mqtt
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -128,19 +129,19 @@ func subscribePacket(id uint16, qos byte, filters []string) []byte {
 
 // readPacket reads one packet into buf (grown up to max bytes) and
 // returns its first byte and body.
-func readPacket(r io.Reader, buf *[]byte, max int) (byte, []byte, error) {
-	var hdr [1]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+func readPacket(r *bufio.Reader, buf *[]byte, max int) (byte, []byte, error) {
+	hdr, err := r.ReadByte()
+	if err != nil {
 		return 0, nil, err
 	}
 	n, mul := 0, 1
 	for i := 0; ; i++ {
-		var d [1]byte
-		if _, err := io.ReadFull(r, d[:]); err != nil {
-			return 0, nil, err
+		d, err := r.ReadByte()
+		if err != nil {
+			return 0, nil, unexpected(err)
 		}
-		n += int(d[0]&0x7f) * mul
-		if d[0]&0x80 == 0 {
+		n += int(d&0x7f) * mul
+		if d&0x80 == 0 {
 			break
 		}
 		if i == 3 {
@@ -156,9 +157,17 @@ func readPacket(r io.Reader, buf *[]byte, max int) (byte, []byte, error) {
 	}
 	b := (*buf)[:n]
 	if _, err := io.ReadFull(r, b); err != nil {
-		return 0, nil, err
+		return 0, nil, unexpected(err)
 	}
-	return hdr[0], b, nil
+	return hdr, b, nil
+}
+
+// unexpected is err, io.ErrUnexpectedEOF for an EOF inside a packet.
+func unexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // parsePublish parses the body of a PUBLISH with header byte h.

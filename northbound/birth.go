@@ -148,7 +148,7 @@ func (l *loop) nodeData() {
 	now := time.Now().UnixMilli()
 	b := sparkplug.AppendHeader(l.buf[:0], uint64(now), l.nextSeq(), true)
 	for i := 3; i < len(nodeMetrics); i++ {
-		b = sparkplug.AppendMetric(b, &sparkplug.Metric{Alias: uint64(i + 1), HasAlias: true, Timestamp: uint64(now), Value: l.nodeValue(i, &diag)})
+		b = sparkplug.AppendMetric(b, &sparkplug.Metric{Alias: uint64(i + 1), HasAlias: true, Timestamp: uint64(now), OmitType: true, Value: l.nodeValue(i, &diag)})
 	}
 	l.buf = b
 	l.publish(string(sparkplug.AppendTopic(nil, l.st.group, sparkplug.NDATA, l.st.node, "")), b, len(nodeMetrics)-3)
@@ -159,9 +159,10 @@ func (l *loop) nodeData() {
 func (l *loop) nodeCommand(payload []byte) {
 	rebirth := false
 	_, err := sparkplug.Decode(payload, func(m *sparkplug.Metric) error {
-		if (m.Name == nodeMetrics[aliasRebirth-1].name || m.Name == "" && m.HasAlias && m.Alias == aliasRebirth) &&
-			m.Value.Type == sparkplug.Boolean && !m.Value.Null && m.Value.Bits == 1 {
-			rebirth = true
+		if m.Name == nodeMetrics[aliasRebirth-1].name || m.Name == "" && m.HasAlias && m.Alias == aliasRebirth {
+			if v, err := m.As(sparkplug.Boolean); err == nil && !v.Null && v.Bits == 1 {
+				rebirth = true
+			}
 		}
 		return nil
 	})

@@ -35,12 +35,13 @@ func (l *loop) deviceCommand(dev string, payload []byte) {
 			l.n.errorf("a DCMD for %s: no metric %q (alias %d)", dev, sm.Name, sm.Alias)
 			return nil
 		}
-		if sm.Value.Type != m.dt || sm.Value.Null {
+		v, err := sm.As(m.dt)
+		if err != nil || v.Null {
 			l.n.cnt.refused.Add(1)
-			l.n.errorf("a DCMD for %s.%s: data type %d, not %d as born", dev, m.name, sm.Value.Type, m.dt)
+			l.n.errorf("a DCMD for %s.%s: not a value of data type %d as born (data type %d)", dev, m.name, m.dt, sm.Value.Type)
 			return nil
 		}
-		ws = append(ws, write{m, plcValue(m.typ, &sm.Value)})
+		ws = append(ws, write{m, plcValue(m.typ, &v)})
 		return nil
 	})
 	if err != nil {

@@ -447,7 +447,7 @@ func (l *loop) deviceData(d *device, now int64) {
 	confirmed := l.conn.Confirmed()
 	for _, m := range d.dirty {
 		s := &m.next
-		mt := sparkplug.Metric{Alias: m.alias, HasAlias: true, Timestamp: uint64(s.Time / 1e6), Value: valueOf(m, s)}
+		mt := sparkplug.Metric{Alias: m.alias, HasAlias: true, Timestamp: uint64(s.Time / 1e6), OmitType: true, Value: valueOf(m, s)}
 		if !s.Status.IsGood() || s.Status != m.sentSt {
 			l.props[0] = sparkplug.Property{Key: "Quality", Value: sparkplug.Value{Type: sparkplug.Int32, Bits: quality(s.Status)}}
 			mt.Properties = l.props[:1]

@@ -139,7 +139,7 @@ func (l *loop) forward(sp *span, now int64) bool {
 			more = true
 			return false
 		}
-		mt := sparkplug.Metric{Alias: m.alias, HasAlias: true, Timestamp: uint64(s.Time / 1e6), Historical: true,
+		mt := sparkplug.Metric{Alias: m.alias, HasAlias: true, Timestamp: uint64(s.Time / 1e6), Historical: true, OmitType: true,
 			Value: storedValue(m, s)}
 		if st := plc.Status(s.Status); !st.IsGood() {
 			l.props[0] = sparkplug.Property{Key: "Quality", Value: sparkplug.Value{Type: sparkplug.Int32, Bits: quality(st)}}

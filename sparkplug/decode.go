@@ -23,9 +23,10 @@ type Header struct {
 
 // Decode decodes payload b: it returns its header and calls fn with each
 // metric, in order, until fn returns an error, which Decode returns. The
-// metric's Name and Text point into b (valid while b is) and its
-// Properties are not decoded. A malformed payload is ErrMalformed (fn may
-// have seen the metrics before the fault).
+// metric's Properties are not decoded. A metric without a datatype (a
+// command's or a DATA message's may leave it to the birth) has Value.Type
+// 0: As reads its value for the type the birth gave. A malformed payload
+// is ErrMalformed (fn may have seen the metrics before the fault).
 func Decode(b []byte, fn func(*Metric) error) (Header, error) {
 	var h Header
 	n := 0
@@ -143,7 +144,31 @@ func decodeMetric(b []byte, m *Metric) error {
 		m.Value.Null = true
 		return nil
 	}
+	if m.Value.Type == 0 {
+		m.rawField, m.rawNum, m.rawText = have, num, text
+		return nil
+	}
 	return setValue(&m.Value, have, num, text)
+}
+
+// As returns the value of a metric that Decode found without a datatype,
+// read as type t; ErrMalformed when the value's field is not t's. A
+// metric with a datatype returns its Value, which must be of type t.
+func (m *Metric) As(t DataType) (Value, error) {
+	if m.Value.Type != 0 {
+		if m.Value.Type != t {
+			return Value{}, ErrMalformed
+		}
+		return m.Value, nil
+	}
+	v := Value{Type: t, Null: m.Value.Null}
+	if v.Null {
+		return v, nil
+	}
+	if err := setValue(&v, m.rawField, m.rawNum, m.rawText); err != nil {
+		return Value{}, err
+	}
+	return v, nil
 }
 
 // setValue sets v from the value field have (a Metric's field number)

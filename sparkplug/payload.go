@@ -90,15 +90,22 @@ type Property struct {
 
 // Metric is one metric of a payload. A zero Alias with HasAlias false
 // leaves the alias out; an empty Name leaves the name out (a DATA
-// message with aliases); a zero Timestamp leaves it out.
+// message with aliases); a zero Timestamp leaves it out; OmitType leaves
+// the datatype out (a DATA message: the birth said it).
 type Metric struct {
 	Name       string
 	Alias      uint64
 	HasAlias   bool
 	Timestamp  uint64 // ms since the Unix epoch
 	Historical bool
+	OmitType   bool
 	Value      Value
 	Properties []Property
+
+	// What Decode found of a value without a datatype, for As.
+	rawField int
+	rawNum   uint64
+	rawText  []byte
 }
 
 func appendTag(b []byte, field, wire int) []byte {
@@ -170,7 +177,9 @@ func AppendMetric(b []byte, m *Metric) []byte {
 	if m.Timestamp != 0 {
 		b = appendVarint(b, fMetricTimestamp, m.Timestamp)
 	}
-	b = appendVarint(b, fMetricDatatype, uint64(m.Value.Type))
+	if !m.OmitType {
+		b = appendVarint(b, fMetricDatatype, uint64(m.Value.Type))
+	}
 	if m.Historical {
 		b = appendVarint(b, fMetricHistorical, 1)
 	}

@@ -1,0 +1,251 @@
+package northbound
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/edged/edged/mqtt"
+	"github.com/edged/edged/plc"
+	"github.com/edged/edged/plc/config"
+	"github.com/edged/edged/plc/plctest"
+	"github.com/edged/edged/sparkplug"
+)
+
+// sink is a broker that takes a connection, answers CONNECT and PINGREQ
+// and counts the bytes of what else it reads.
+type sink struct {
+	ln    net.Listener
+	bytes atomic.Int64
+}
+
+func newSink(t testing.TB) *sink {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sink{ln: ln}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go s.serve(c)
+		}
+	}()
+	return s
+}
+
+func (s *sink) serve(c net.Conn) {
+	defer c.Close()
+	r := bufio.NewReaderSize(c, 1<<16)
+	for {
+		h, err := r.ReadByte()
+		if err != nil {
+			return
+		}
+		n, mul := 0, 1
+		for {
+			d, err := r.ReadByte()
+			if err != nil {
+				return
+			}
+			n += int(d&0x7f) * mul
+			mul *= 128
+			if d&0x80 == 0 {
+				break
+			}
+		}
+		if _, err := r.Discard(n); err != nil {
+			return
+		}
+		switch h >> 4 {
+		case 1: // CONNECT
+			c.Write([]byte{0x20, 2, 0, 0})
+		case 12: // PINGREQ
+			c.Write(pingresp)
+		default:
+			s.bytes.Add(int64(n + 2))
+		}
+	}
+}
+
+var pingresp = []byte{0xd0, 0}
+
+// rig is an engine of n Float64 tags of one fake device "d", two images
+// of it in which every tag changed (held), and a loop born on a
+// connection to a sink.
+type rig struct {
+	e      *plc.Engine
+	f      *plctest.Fake
+	images [2]*plc.Image
+	l      *loop
+	sink   *sink
+}
+
+func newRig(t testing.TB, n int) *rig {
+	r := &rig{f: &plctest.Fake{}}
+	pc := plc.Config{Devices: []plc.DeviceConfig{{Name: "d", Device: r.f}}}
+	dev := config.Device{Name: "d", Kind: config.KindSim}
+	for i := range n {
+		name := fmt.Sprintf("T%05d", i)
+		pc.Tags = append(pc.Tags, plc.Tag{Device: "d", Name: name, Type: plc.Float64})
+		dev.Tags = append(dev.Tags, config.Tag{Name: name})
+	}
+	var err error
+	if r.e, err = plc.New(pc); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.e.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	for k := range r.images {
+		r.f.SetAll(plc.Float64Value(float64(k + 1)))
+		want := float64(k + 1)
+		for {
+			im := r.e.Acquire()
+			if im.Sample(plc.Handle(n-1)).Value.Float64() == want && len(im.Changed()) == n {
+				r.images[k] = im
+				break
+			}
+			im.Release()
+			time.Sleep(time.Millisecond)
+		}
+	}
+	t.Cleanup(func() { r.images[0].Release(); r.images[1].Release() })
+	r.sink = newSink(t)
+	st := &settings{brokers: []string{"tcp://" + r.sink.ln.Addr().String()}, group: "g", node: "n", clientID: "c", keepAlive: time.Minute, replayRate: 1000}
+	node := &Node{opt: Options{Engine: r.e, Logger: slog.New(slog.DiscardHandler)}, log: slog.New(slog.DiscardHandler)}
+	conf := &config.Config{Devices: []config.Device{dev}}
+	r.l = &loop{n: node, st: st, lay: newLayout(r.e, nil, conf, st), writes: make(chan struct{}, 1)}
+	c, err := mqtt.Dial(context.Background(), st.brokers[0], mqtt.Options{ClientID: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	r.l.conn = c
+	r.l.birth()
+	return r
+}
+
+// Publishing an image's changes as DDATA allocates nothing in the steady
+// state: 0 allocations per DDATA (here of 100 metrics).
+func TestDeviceDataAllocs(t *testing.T) {
+	r := newRig(t, 100)
+	for i := range 10 { // grow the buffers
+		r.l.image(r.images[i%2])
+	}
+	before := r.l.n.cnt.messages.Load()
+	i := 0
+	allocs := testing.AllocsPerRun(200, func() {
+		r.l.image(r.images[i%2])
+		i++
+	})
+	if sent := r.l.n.cnt.messages.Load() - before; sent < 200 {
+		t.Fatalf("%d DDATA for 201 images", sent)
+	}
+	if allocs != 0 {
+		t.Errorf("%v allocations per DDATA, want 0", allocs)
+	}
+}
+
+// BenchmarkDeviceData: the CPU of publishing one image in which 10,000
+// metrics changed (encoding, the write to the socket); ns/metric is the
+// cost per published metric, B/metric the bytes on the wire.
+func BenchmarkDeviceData(b *testing.B) {
+	const n = 10000
+	r := newRig(b, n)
+	for i := range 4 {
+		r.l.image(r.images[i%2])
+	}
+	b0 := r.sink.bytes.Load()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r.l.image(r.images[i%2])
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/metric")
+	// The sink's count lags the socket by what is in flight: wait for it.
+	want := b0 + 1
+	for deadline := time.Now().Add(5 * time.Second); r.sink.bytes.Load() < want && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond)
+	b.ReportMetric(float64(r.sink.bytes.Load()-b0)/float64(b.N)/n, "B/metric")
+}
+
+// DDATA carry aliases only, and a metric's change, its value: decoded
+// back here (the interop tests decode them with Tahu).
+func TestDeviceDataContent(t *testing.T) {
+	r := newRig(t, 3)
+	var got []sparkplug.Metric
+	r.l.image(r.images[0])
+	r.l.image(r.images[1])
+	// The last DDATA is still in the loop's buffer.
+	if _, err := sparkplug.Decode(r.l.buf, func(m *sparkplug.Metric) error { got = append(got, *m); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d metrics: %+v", len(got), got)
+	}
+	for i, m := range got {
+		v, err := m.As(sparkplug.Double)
+		if m.Name != "" || !m.HasAlias || m.Alias != uint64(len(nodeMetrics)+1+i) || m.Value.Type != 0 || err != nil ||
+			plc.FromBits(plc.Float64, v.Bits).Float64() != 2 || m.Timestamp == 0 {
+			t.Errorf("metric %d: %+v", i, m)
+		}
+	}
+}
+
+func TestReadSecret(t *testing.T) {
+	dir := t.TempDir()
+	open := filepath.Join(dir, "open")
+	os.WriteFile(open, []byte("pw\n"), 0o644)
+	if _, err := readSecret(open); err == nil || !strings.Contains(err.Error(), "0600") {
+		t.Errorf("a secret readable by others: %v", err)
+	}
+	closed := filepath.Join(dir, "closed")
+	os.WriteFile(closed, []byte("pw\n"), 0o600)
+	if b, err := readSecret(closed); err != nil || string(b) != "pw\n" {
+		t.Errorf("%q %v", b, err)
+	}
+	if _, err := readSecret(filepath.Join(dir, "none")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
+	}
+	s, err := resolve(&config.Sparkplug{Brokers: []string{"tcp://b"}, GroupID: "g", EdgeNodeID: "n", KeepAliveS: 5, Username: "u", PasswordFile: closed, ReplayRate: 100})
+	if err != nil || string(s.password) != "pw" || s.clientID != "edged-g-n" {
+		t.Errorf("%+v %v", s, err)
+	}
+	if _, err := resolve(&config.Sparkplug{Brokers: []string{"tcp://b"}, GroupID: "g", KeepAliveS: 5, Username: "u", PasswordFile: open}); err == nil ||
+		!strings.Contains(err.Error(), "northbound.sparkplug.password_file") {
+		t.Errorf("%v", err)
+	}
+}
+
+func TestQualityAndDeadband(t *testing.T) {
+	for st, want := range map[plc.Status]uint64{0: 192, 0x40920000: 500, 0x80310000: 0} {
+		if q := quality(st); q != want {
+			t.Errorf("quality(%#x) = %d, want %d", uint32(st), q, want)
+		}
+	}
+	m := &metric{typ: plc.Float64, deadband: 0.5, have: true, sentBits: plc.Float64Value(10).Bits()}
+	for v, want := range map[float64]bool{10.4: false, 9.6: false, 10.5: true, 9: true} {
+		s := plc.Sample{Value: plc.Float64Value(v)}
+		if got := m.changedEnough(&s); got != want {
+			t.Errorf("%v after 10 with deadband 0.5: %v", v, got)
+		}
+	}
+}
