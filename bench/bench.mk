@@ -100,10 +100,19 @@ FANOUT_DURATION ?= 30s
 FANOUT_WARMUP   ?= 5s
 FANOUT_FLAGS    ?=
 
+# Sparkplug B (bench-sparkplug): the simulator at 5 ms and SPARK_BULK tags
+# read every second, without and with the northbound to mosquitto,
+# alternating SPARK_ROUNDS times, SPARK_DURATION each; then the broker
+# stopped for SPARK_OUTAGE and the forwarding timed (SPARK_OUTAGE=0: not).
+SPARK_DURATION ?= 30s
+SPARK_ROUNDS   ?= 3
+SPARK_BULK     ?= 10000
+SPARK_OUTAGE   ?= 10m
+
 # WAKE_FOR: how long bench-wake measures.
 WAKE_FOR      ?= 10m
 
-.PHONY: bench-help bench bench-two-cores bench-wake bench-e2e bench-peer bench-peer-events bench-peer-secure bench-memory bench-scan bench-history bench-alarms bench-sub bench-fanout bench-always
+.PHONY: bench-sparkplug bench-help bench bench-two-cores bench-wake bench-e2e bench-peer bench-peer-events bench-peer-secure bench-memory bench-scan bench-history bench-alarms bench-sub bench-fanout bench-always
 
 bench-help:
 	@echo "make bench-wake      how late this machine wakes an idle 5 ms sleeper, for WAKE_FOR=$(WAKE_FOR): the floor under the scan's overruns"
@@ -117,6 +126,7 @@ bench-help:
 	@echo "make bench-history   bench-scan with $(HIST_BULK) tags at 1 s: without history, recording them and the simulator's tags; then the simulator's mix alone ($(HIST_DURATION) each)"
 	@echo "make bench-alarms    bench-scan with $(ALARM_TAGS) more tags on the 5 ms cycle: without and with a limit alarm on each, alternating $(ALARM_ROUNDS) times, then in a storm ($(ALARM_DURATION) each)"
 	@echo "make bench-sub       subscription latency at 5 ms: image publish → Publish response, Write/Call → Status data change ($(SUB_REPS) each)"
+	@echo "make bench-sparkplug the Sparkplug B edge node: $(SPARK_BULK) tags a second and the simulator, without and with it, $(SPARK_ROUNDS) rounds; then a $(SPARK_OUTAGE) broker outage forwarded"
 	@echo "make bench-fanout    $(FANOUT_SESSIONS) sessions × $(FANOUT_ITEMS) items on tags changing every 5 ms cycle, $(FANOUT_DURATION); notifications/s, lost, CPU"
 
 bench:
@@ -140,7 +150,7 @@ bench-two-cores:
 
 # The bench commands, built every time (go build keeps what is current).
 bench-always:
-$(BIN)/uabench $(BIN)/fanbench $(BIN)/subbench $(BIN)/scanbench: bench-always
+$(BIN)/uabench $(BIN)/fanbench $(BIN)/subbench $(BIN)/scanbench $(BIN)/sparkbench: bench-always
 	$(GO) build -buildvcs=false -o $@ ./bench/$(notdir $@)
 
 $(BIN)/open62541.o: $(OPEN62541)/open62541.c
@@ -236,6 +246,13 @@ bench-alarms: bench-two-cores $(BIN)/scanbench
 bench-sub: bench-two-cores $(BIN)/subbench
 	timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/subbench -duration $(SUB_DURATION) -warmup $(SUB_WARMUP) \
 		-reps $(SUB_REPS) $(SUB_FLAGS) -client-prefix 'taskset -c 1'
+
+bench-sparkplug: bench-two-cores $(BIN)/sparkbench
+	timeout --kill-after=10 3600 taskset -c 0 ./$(BIN)/sparkbench -duration $(SPARK_DURATION) -rounds $(SPARK_ROUNDS) -bulk $(SPARK_BULK) \
+		-load-prefix 'taskset -c 1' -broker-prefix 'taskset -c 1'
+ifneq ($(SPARK_OUTAGE),0)
+	timeout --kill-after=10 3600 taskset -c 0 ./$(BIN)/sparkbench -outage $(SPARK_OUTAGE) -load-prefix 'taskset -c 1' -broker-prefix 'taskset -c 1'
+endif
 
 bench-fanout: bench-two-cores $(BIN)/fanbench
 	timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/fanbench -duration $(FANOUT_DURATION) -warmup $(FANOUT_WARMUP) \

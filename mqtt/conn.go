@@ -226,18 +226,20 @@ func (c *Conn) Err() error {
 	return c.err
 }
 
-// Publish appends a QoS 0 PUBLISH to the buffer that Flush writes.
-func (c *Conn) Publish(topic string, payload []byte, retain bool) error {
+// Publish appends a QoS 0 PUBLISH to the buffer that Flush writes. It
+// returns the number of the PINGREQ that will follow it (see Mark): once
+// Confirmed reaches it, the broker took the message.
+func (c *Conn) Publish(topic string, payload []byte, retain bool) (uint64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
-		return c.err
+		return 0, c.err
 	}
 	if len(topic) > 65535 || 2+len(topic)+len(payload) > maxRemaining {
-		return errors.New("mqtt: a topic or payload beyond MQTT's bounds")
+		return 0, errors.New("mqtt: a topic or payload beyond MQTT's bounds")
 	}
 	c.out = appendPublish(c.out, topic, payload, 0, retain, 0)
-	return nil
+	return c.marks.Load() + 1, nil
 }
 
 // Mark appends a PINGREQ to the buffer unless the window of them is full,

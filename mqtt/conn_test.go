@@ -122,7 +122,7 @@ func TestPublishConfirmed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 3 {
-		if err := c.Publish("t/x", []byte{'0' + byte(i)}, false); err != nil {
+		if _, err := c.Publish("t/x", []byte{'0' + byte(i)}, false); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -169,7 +169,7 @@ func TestDeadBroker(t *testing.T) {
 	if err := c.Err(); err == nil || !bytes.Contains([]byte(err.Error()), []byte("PINGRESP")) {
 		t.Fatalf("%v", err)
 	}
-	if err := c.Publish("x", nil, false); err == nil {
+	if _, err := c.Publish("x", nil, false); err == nil {
 		t.Fatal("a publish on a dead connection succeeded")
 	}
 }

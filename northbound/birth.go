@@ -90,7 +90,6 @@ func (l *loop) birth() {
 func (l *loop) deviceBirth(d *device, im *plc.Image) {
 	imT := im.Time().UnixNano()
 	b := sparkplug.AppendHeader(l.buf[:0], uint64(imT/1e6), l.nextSeq(), true)
-	confirmed := l.conn.Confirmed()
 	for _, m := range d.metrics {
 		s := im.Sample(m.h)
 		if s.Time == 0 {
@@ -108,17 +107,21 @@ func (l *loop) deviceBirth(d *device, im *plc.Image) {
 		}
 		b = sparkplug.AppendMetric(b, &sparkplug.Metric{Name: m.name, Alias: m.alias, HasAlias: true,
 			Timestamp: uint64(s.Time / 1e6), Value: valueOf(m, &s), Properties: props})
-		m.birthT = s.Time
-		if s.Status == status.BadWaitingForInitialData {
-			m.have = false
-			m.birthT = 0
-			continue
-		}
-		m.sentMark = sent(m, &s, confirmed)
-		l.sent = append(l.sent, m)
 	}
 	l.buf = b
-	l.publish(d.topicDBir, b, len(d.metrics))
+	mark, confirmed := l.publish(d.topicDBir, b, len(d.metrics)), l.conn.Confirmed()
+	for _, m := range d.metrics {
+		s := im.Sample(m.h)
+		if s.Time == 0 {
+			s.Time = imT
+		}
+		m.birthT = 0
+		if s.Status == status.BadWaitingForInitialData {
+			m.have = false
+			continue
+		}
+		sent(m, &s, mark, confirmed)
+	}
 	d.online = true
 	d.dirty = d.dirty[:0]
 	for _, m := range d.metrics {

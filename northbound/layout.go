@@ -37,13 +37,10 @@ type metric struct {
 	next     plc.Sample
 	nocomm   bool // its status is Bad_NoCommunication
 
-	// Store-and-forward: the source time of the sample published last and
-	// the mark it went out with; ackT is the time of a sample the broker
-	// confirmed (a mark answered), a lower bound of what it has.
-	sentT    int64
-	sentMark uint64
-	ackT     int64
-	birthT   int64 // the source time of the value in the last birth
+	// Store-and-forward: how far its samples got and what the broker
+	// confirmed of them.
+	wm     watermark
+	birthT int64 // the source time of the value in the last birth
 }
 
 // device is one Sparkplug device: an engine device with published tags.
@@ -130,7 +127,7 @@ func newLayout(e *plc.Engine, hs *historian.Historian, conf *config.Config, st *
 func (lay *layout) carry(old *layout) {
 	for key, m := range lay.byName {
 		if o := old.byName[key]; o != nil && o.stored && m.stored && o.series == m.series {
-			m.sentT, m.sentMark, m.ackT = o.sentT, o.sentMark, o.ackT
+			m.wm = o.wm
 		}
 	}
 }

@@ -25,6 +25,13 @@ type dialed struct {
 	err   error
 }
 
+// markEvery is the least time between two PINGREQs that mark what was
+// published (see mqtt.Conn.Mark): each costs the broker's answer and a
+// wake-up to read it; what the broker did not confirm when a connection
+// breaks is forwarded again, so this bounds the values a crashed broker
+// may make come twice.
+var markEvery = 20 * time.Millisecond
+
 // Reconnection back-off: after every broker of the list failed once, the
 // next round waits, doubling from backoffMin to backoffMax, ±20 %.
 const (
@@ -58,15 +65,15 @@ type loop struct {
 	lastReplay int64
 	budget     float64
 
-	buf       []byte
-	props     [4]sparkplug.Property
-	queued    []*device // devices with changes not yet published
-	changed   []*device // devices whose communication changed in this image
-	sent      []*metric // metrics published since the last mark
-	spans     []*span   // what waits to be forwarded
-	replaying []*span   // spans touched since the last mark
-	birthImg  int64     // the time of the image the births carried
-	writes    chan struct{}
+	buf      []byte
+	props    [4]sparkplug.Property
+	queued   []*device // devices with changes not yet published
+	changed  []*device // devices whose communication changed in this image
+	spans    []*span   // what waits to be forwarded
+	birthImg int64     // the time of the image the births carried
+	lastMark int64     // when a PINGREQ last went out after data
+	unmarked bool      // data went out after it
+	writes   chan struct{}
 }
 
 func (n *Node) run() {
@@ -116,9 +123,8 @@ func (l *loop) reconfigure(u *update) {
 			}
 		}
 		l.spans = spans
-		l.replaying = l.replaying[:0]
 	}
-	l.queued, l.sent = l.queued[:0], l.sent[:0]
+	l.queued = l.queued[:0]
 	switch {
 	case old == nil:
 		l.dial()
@@ -338,12 +344,17 @@ func (l *loop) state(payload []byte) {
 	}
 }
 
-// publish publishes payload b on topic, counting it.
-func (l *loop) publish(topic string, b []byte, metrics int) {
-	if l.conn.Publish(topic, b, false) == nil {
-		l.n.cnt.messages.Add(1)
-		l.n.cnt.metrics.Add(uint64(metrics))
+// publish publishes payload b on topic, counting it, and returns the
+// mark that will confirm it (0 when the connection failed).
+func (l *loop) publish(topic string, b []byte, metrics int) uint64 {
+	mark, err := l.conn.Publish(topic, b, false)
+	if err != nil {
+		return 0
 	}
+	l.n.cnt.messages.Add(1)
+	l.n.cnt.metrics.Add(uint64(metrics))
+	l.unmarked = true
+	return mark
 }
 
 // nextSeq returns the next message's seq (0..255).
@@ -353,21 +364,13 @@ func (l *loop) nextSeq() uint64 {
 	return s
 }
 
-// flush marks what was published (for store-and-forward) and writes it.
+// flush writes what was published, with a PINGREQ after it to mark it
+// when markEvery passed since the last.
 func (l *loop) flush() {
-	if len(l.sent) == 0 && len(l.replaying) == 0 {
-		l.conn.Flush()
-		return
+	if now := time.Now().UnixNano(); l.unmarked && now-l.lastMark >= int64(markEvery) {
+		l.conn.Mark()
+		l.lastMark, l.unmarked = now, false
 	}
-	mark := l.conn.Mark()
-	for _, m := range l.sent {
-		m.sentMark = mark
-	}
-	for _, sp := range l.replaying {
-		sp.mark = mark
-		sp.touched = false
-	}
-	l.sent, l.replaying = l.sent[:0], l.replaying[:0]
 	l.conn.Flush()
 }
 
@@ -444,7 +447,6 @@ func (l *loop) image(im *plc.Image) {
 // deviceData publishes d's pending changes as DDATA, with aliases.
 func (l *loop) deviceData(d *device, now int64) {
 	b := sparkplug.AppendHeader(l.buf[:0], uint64(now/1e6), l.nextSeq(), true)
-	confirmed := l.conn.Confirmed()
 	for _, m := range d.dirty {
 		s := &m.next
 		mt := sparkplug.Metric{Alias: m.alias, HasAlias: true, Timestamp: uint64(s.Time / 1e6), OmitType: true, Value: valueOf(m, s)}
@@ -453,21 +455,21 @@ func (l *loop) deviceData(d *device, now int64) {
 			mt.Properties = l.props[:1]
 		}
 		b = sparkplug.AppendMetric(b, &mt)
-		m.sentMark = sent(m, s, confirmed)
-		m.pending = false
-		l.sent = append(l.sent, m)
 	}
 	l.buf = b
-	l.publish(d.topicData, b, len(d.dirty))
+	mark, confirmed := l.publish(d.topicData, b, len(d.dirty)), l.conn.Confirmed()
+	for _, m := range d.dirty {
+		sent(m, &m.next, mark, confirmed)
+		m.pending = false
+	}
 	d.dirty = d.dirty[:0]
 	d.lastSent = now
 }
 
-// sent records sample s of m as published; it returns the mark the
-// sample will go out with (set by flush).
-func sent(m *metric, s *plc.Sample, confirmed uint64) uint64 {
-	if m.have && m.sentMark <= confirmed {
-		m.ackT = m.sentT // the previous one arrived
+// sent records sample s of m as published, confirmed by mark.
+func sent(m *metric, s *plc.Sample, mark, confirmed uint64) {
+	if m.birthT == 0 {
+		m.birthT = s.Time // the first value after a birth that had none
 	}
 	m.have = true
 	m.sentSt = s.Status
@@ -477,8 +479,9 @@ func sent(m *metric, s *plc.Sample, confirmed uint64) uint64 {
 			m.sentText = s.Value.Text()
 		}
 	}
-	m.sentT = s.Time
-	return m.sentMark
+	if m.stored {
+		m.wm.advance(s.Time, mark, confirmed)
+	}
 }
 
 // valueOf is sample s of m as a metric value: null when Bad.

@@ -249,3 +249,31 @@ func TestQualityAndDeadband(t *testing.T) {
 		}
 	}
 }
+
+// The watermark keeps the newest position the broker confirmed while
+// every sample goes out before the previous one's mark is answered.
+func TestWatermark(t *testing.T) {
+	var w watermark
+	w.reset(0)
+	// Samples at 1..8, a mark every 4 (marks 1, 2), answers lagging.
+	w.advance(1, 1, 0)
+	w.advance(2, 1, 0)
+	if got := w.confirmedAt(0); got != 0 {
+		t.Fatalf("nothing answered: %d", got)
+	}
+	w.advance(3, 2, 0) // mark 1 sent, unanswered: 2 waits
+	if got := w.confirmedAt(0); got != 0 {
+		t.Fatalf("mark 1 unanswered: %d", got)
+	}
+	w.advance(4, 2, 1) // mark 1 answered: 2 confirmed
+	if got := w.confirmedAt(1); got != 2 {
+		t.Fatalf("mark 1 answered: %d, want 2", got)
+	}
+	w.advance(5, 3, 1)
+	if got := w.confirmedAt(2); got != 4 {
+		t.Fatalf("mark 2 answered: %d, want 4", got)
+	}
+	if got := w.confirmedAt(3); got != 5 {
+		t.Fatalf("mark 3 answered: %d, want 5", got)
+	}
+}

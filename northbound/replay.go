@@ -13,10 +13,8 @@ import (
 type span struct {
 	m        *metric
 	from, to int64
-	ackFrom  int64  // from, as the broker confirmed it
-	mark     uint64 // the mark of the last samples forwarded
-	touched  bool   // in loop.replaying
-	left     uint64 // samples left, as counted when the span closed
+	wm       watermark // from, as published and as confirmed
+	left     uint64    // samples left, as counted when the span closed
 }
 
 // maxReplayBatch bounds the samples of one forwarding DDATA.
@@ -33,31 +31,26 @@ func (l *loop) outage() {
 	l.born = false
 	confirmed := l.conn.Confirmed()
 	for _, sp := range l.spans {
-		if sp.mark <= confirmed {
-			sp.ackFrom = sp.from
-		}
-		sp.from, sp.mark, sp.touched = sp.ackFrom, 0, false
+		sp.from = sp.wm.confirmedAt(confirmed)
+		sp.wm.reset(sp.from)
 	}
-	l.replaying = l.replaying[:0]
 	for _, d := range l.lay.devices {
 		for _, m := range d.metrics {
-			if !m.stored || !m.have && m.sentT == 0 {
+			if !m.stored || m.wm.t == 0 {
 				continue
 			}
-			from := m.ackT
-			if m.sentMark <= confirmed {
-				from = m.sentT
-			}
-			m.ackT, m.sentT, m.sentMark = from, from, 0
+			from := m.wm.confirmedAt(confirmed)
+			m.wm.reset(from)
 			m.birthT = 0
 			m.have = false
 			if n := len(l.spans); n > 0 && l.spans[n-1].m == m && l.spans[n-1].to == 0 {
 				continue // already waiting
 			}
-			l.spans = append(l.spans, &span{m: m, from: from, ackFrom: from})
+			sp := &span{m: m, from: from}
+			sp.wm.reset(from)
+			l.spans = append(l.spans, sp)
 		}
 	}
-	l.sent = l.sent[:0]
 	if len(l.spans) > 0 && l.n.cnt.backlogFrom.Load() == 0 {
 		l.n.cnt.backlogFrom.Store(l.spans[0].from)
 	}
@@ -154,7 +147,7 @@ func (l *loop) forward(sp *span, now int64) bool {
 		// The header after the metrics (protobuf takes fields in any
 		// order): a scan that finds nothing takes no seq.
 		b = sparkplug.AppendHeader(b, uint64(now/1e6), l.nextSeq(), true)
-		l.publish(m.dev.topicData, b, count)
+		mark := l.publish(m.dev.topicData, b, count)
 		l.n.cnt.replayed.Add(uint64(count))
 		if left := l.n.cnt.backlog.Load(); left >= uint64(count) {
 			l.n.cnt.backlog.Add(^uint64(count - 1))
@@ -162,14 +155,8 @@ func (l *loop) forward(sp *span, now int64) bool {
 			l.n.cnt.backlog.Store(0)
 		}
 		l.budget -= float64(count)
-		if sp.mark <= l.conn.Confirmed() {
-			sp.ackFrom = sp.from
-		}
 		sp.from = last
-		if !sp.touched {
-			sp.touched = true
-			l.replaying = append(l.replaying, sp)
-		}
+		sp.wm.advance(last, mark, l.conn.Confirmed())
 	}
 	l.buf = b[:0]
 	return !more

@@ -1,10 +1,11 @@
 // Package mosquitto runs Debian's mosquitto broker for tests and
-// benchmarks: on loopback ports of its own, started and stopped by PID,
-// stopped when the test ends. Where mosquitto is not installed the test
-// skips, or fails in CI (package peer).
+// benchmarks: on loopback ports of its own, started and stopped by PID.
+// Start (for a test) stops it when the test ends, and where mosquitto is
+// not installed skips the test, or fails it in CI (package peer).
 package mosquitto
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -28,34 +29,54 @@ type TLS struct {
 
 // Broker is one mosquitto process (restartable on the same ports).
 type Broker struct {
-	t     testing.TB
-	bin   string
-	conf  string
-	ports []int
-	cmd   *exec.Cmd
-	log   string
+	bin    string
+	prefix []string
+	conf   string
+	ports  []int
+	cmd    *exec.Cmd
+	log    string
 }
 
-// Start starts a broker with one plain listener and one per tls entry.
+// ErrMissing is Run's error when mosquitto is not installed.
+var ErrMissing = errors.New("mosquitto not installed (Debian mosquitto; scripts/deps.sh installs it)")
+
+// Start starts a broker for test t with one plain listener and one per
+// tls entry, and stops it when the test ends.
 func Start(t testing.TB, tls ...TLS) *Broker {
 	t.Helper()
+	b, err := Run(t.TempDir(), "", tls...)
+	if errors.Is(err, ErrMissing) {
+		peer.Missing(t, "%v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Stop)
+	return b
+}
+
+// Run starts a broker whose files are in dir, run after the words of
+// prefix (e.g. "taskset -c 1"), with one plain listener and one per tls
+// entry. The caller stops it.
+func Run(dir, prefix string, tls ...TLS) (*Broker, error) {
 	bin, err := exec.LookPath("mosquitto")
 	if err != nil {
-		if _, serr := os.Stat("/usr/sbin/mosquitto"); serr == nil {
-			bin = "/usr/sbin/mosquitto"
-		} else {
-			peer.Missing(t, "mosquitto not installed (Debian mosquitto; scripts/deps.sh installs it)")
+		if _, serr := os.Stat("/usr/sbin/mosquitto"); serr != nil {
+			return nil, ErrMissing
 		}
+		bin = "/usr/sbin/mosquitto"
 	}
-	dir := t.TempDir()
-	b := &Broker{t: t, bin: bin, conf: filepath.Join(dir, "mosquitto.conf"), log: filepath.Join(dir, "mosquitto.log")}
+	b := &Broker{bin: bin, prefix: strings.Fields(prefix), conf: filepath.Join(dir, "mosquitto.conf"), log: filepath.Join(dir, "mosquitto.log")}
 	var conf strings.Builder
 	conf.WriteString("per_listener_settings false\nallow_anonymous true\npersistence false\nlog_dest stderr\n")
 	if os.Geteuid() == 0 {
-		conf.WriteString("user root\n") // keep the rights to read the test's files
+		conf.WriteString("user root\n") // keep the rights to read the caller's files
 	}
 	for i := 0; i <= len(tls); i++ {
-		p := freePort(t)
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
 		b.ports = append(b.ports, p)
 		fmt.Fprintf(&conf, "listener %d 127.0.0.1\n", p)
 		if i > 0 {
@@ -64,20 +85,18 @@ func Start(t testing.TB, tls ...TLS) *Broker {
 		}
 	}
 	if err := os.WriteFile(b.conf, []byte(conf.String()), 0o600); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	b.Start()
-	t.Cleanup(b.Stop)
-	return b
+	return b, b.Restart()
 }
 
-func freePort(t testing.TB) int {
+func freePort() (int, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return 0, err
 	}
 	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // URL is the URL of listener i (0 the plain one): tcp:// or ssl://.
@@ -89,22 +108,22 @@ func (b *Broker) URL(i int) string {
 	return fmt.Sprintf("%s://127.0.0.1:%d", scheme, b.ports[i])
 }
 
-// Start starts the broker (again) and waits until every listener takes
-// connections.
-func (b *Broker) Start() {
-	b.t.Helper()
+// Restart starts the broker (again, on the same ports) and waits until
+// every listener takes connections.
+func (b *Broker) Restart() error {
 	if b.cmd != nil {
-		return
+		return nil
 	}
 	logf, err := os.OpenFile(b.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		b.t.Fatal(err)
+		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command(b.bin, "-c", b.conf)
+	argv := append(append([]string(nil), b.prefix...), b.bin, "-c", b.conf)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
-		b.t.Fatalf("mosquitto: %v", err)
+		return fmt.Errorf("mosquitto: %w", err)
 	}
 	b.cmd = cmd
 	deadline := time.Now().Add(10 * time.Second)
@@ -116,12 +135,13 @@ func (b *Broker) Start() {
 				break
 			}
 			if time.Now().After(deadline) {
-				log, _ := os.ReadFile(b.log)
-				b.t.Fatalf("mosquitto does not listen on %d: %v\n%s", p, err, log)
+				b.Kill()
+				return fmt.Errorf("mosquitto does not listen on %d: %v\n%s", p, err, b.Log())
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
 	}
+	return nil
 }
 
 // Stop stops the broker as an operator would (SIGTERM) and waits for it.
