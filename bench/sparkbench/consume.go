@@ -17,8 +17,10 @@ import (
 // consumeMain is the consumer role: it subscribes to spBv1.0/# on the
 // broker, decodes every message, and from "mark" on counts the DATA
 // metrics, their bytes (the whole MQTT PUBLISH) and the latency of the
-// live ones; at the end of its input it prints its figures as key=value
-// lines.
+// live ones: from the metric's timestamp (when the driver read the value)
+// and from the message's (when the scan published the image), both of 1
+// ms resolution, so up to 1 ms more than the truth; at the end of its
+// input it prints its figures as key=value lines.
 func consumeMain(args []string, in io.Reader, out io.Writer) error {
 	if len(args) != 1 {
 		return errors.New("consume: want the broker's URL")
@@ -30,6 +32,7 @@ func consumeMain(args []string, in io.Reader, out io.Writer) error {
 		hist      int
 		bytes     int
 		lat       []time.Duration
+		msgLat    []time.Duration
 		lastSeq   = -1
 		seqGaps   int
 		decodeErr error
@@ -57,6 +60,9 @@ func consumeMain(args []string, in io.Reader, out io.Writer) error {
 		if err != nil && decodeErr == nil {
 			decodeErr = fmt.Errorf("%s: %w", topic, err)
 		}
+		if counting && t.Type == sparkplug.DDATA && err == nil {
+			msgLat = append(msgLat, now.Sub(time.UnixMilli(int64(h.Timestamp))))
+		}
 		if h.HasSeq {
 			if t.Type == sparkplug.NBIRTH {
 				lastSeq = -1
@@ -70,24 +76,64 @@ func consumeMain(args []string, in io.Reader, out io.Writer) error {
 			bytes += 3 + len(topic) + len(payload) + remainingLen(2+len(topic)+len(payload)) // header byte, length, topic, payload
 		}
 	}
-	c, err := mqtt.Dial(context.Background(), args[0], mqtt.Options{ClientID: "sparkbench-consumer", KeepAlive: 30 * time.Second, Handler: handler})
+	// The connection, made again when the broker comes back.
+	connect := func() (*mqtt.Conn, error) {
+		c, err := mqtt.Dial(context.Background(), args[0], mqtt.Options{ClientID: "sparkbench-consumer", KeepAlive: 30 * time.Second, Handler: handler})
+		if err != nil {
+			return nil, err
+		}
+		if err := c.Subscribe(context.Background(), 0, "spBv1.0/#"); err != nil {
+			c.Close()
+			return nil, err
+		}
+		return c, nil
+	}
+	c, err := connect()
 	if err != nil {
 		return err
 	}
-	if err := c.Subscribe(context.Background(), 0, "spBv1.0/#"); err != nil {
-		return err
-	}
+	var cmu sync.Mutex
+	quit := make(chan struct{})
+	go func() {
+		for {
+			cmu.Lock()
+			done := c.Done()
+			cmu.Unlock()
+			select {
+			case <-quit:
+				return
+			case <-done:
+			}
+			for {
+				nc, err := connect()
+				if err == nil {
+					cmu.Lock()
+					c = nc
+					cmu.Unlock()
+					break
+				}
+				select {
+				case <-quit:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+			}
+		}
+	}()
 	fmt.Fprintln(out, "ready")
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		if sc.Text() == "mark" {
 			mu.Lock()
-			counting, metrics, hist, bytes, lat, seqGaps = true, 0, 0, 0, lat[:0], 0
+			counting, metrics, hist, bytes, lat, msgLat, seqGaps = true, 0, 0, 0, lat[:0], msgLat[:0], 0
 			mu.Unlock()
 		}
 	}
 	time.Sleep(100 * time.Millisecond) // what is in flight
+	close(quit)
+	cmu.Lock()
 	c.Close()
+	cmu.Unlock()
 	mu.Lock()
 	defer mu.Unlock()
 	if decodeErr != nil {
@@ -97,8 +143,9 @@ func consumeMain(args []string, in io.Reader, out io.Writer) error {
 	if metrics > 0 {
 		fmt.Fprintf(out, "bytes_per_metric=%.1f\n", float64(bytes)/float64(metrics+hist))
 	}
-	fmt.Fprintf(out, "p50=%v\np99=%v\nmax=%v\n", kit.Percentile(lat, 50).Round(10*time.Microsecond),
-		kit.Percentile(lat, 99).Round(10*time.Microsecond), kit.Percentile(lat, 100).Round(10*time.Microsecond))
+	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
+	fmt.Fprintf(out, "p50=%v\np99=%v\nmax=%v\n", r(kit.Percentile(lat, 50)), r(kit.Percentile(lat, 99)), r(kit.Percentile(lat, 100)))
+	fmt.Fprintf(out, "msg_p50=%v\nmsg_p99=%v\nmsg_max=%v\n", r(kit.Percentile(msgLat, 50)), r(kit.Percentile(msgLat, 99)), r(kit.Percentile(msgLat, 100)))
 	return nil
 }
 
