@@ -34,9 +34,11 @@ var markEvery = 20 * time.Millisecond
 
 // Reconnection back-off: after every broker of the list failed once, the
 // next round waits, doubling from backoffMin to backoffMax, ±20 %.
+// A connection that ends within stableAfter counts as a failed attempt.
 const (
-	backoffMin = 500 * time.Millisecond
-	backoffMax = 10 * time.Second
+	backoffMin  = 500 * time.Millisecond
+	backoffMax  = 10 * time.Second
+	stableAfter = 5 * time.Second
 )
 
 // loop is the state of the node's goroutine.
@@ -45,25 +47,26 @@ type loop struct {
 	st  *settings
 	lay *layout
 
-	epoch      uint64 // of the connection attempt in progress or made
-	conn       *mqtt.Conn
-	connDone   <-chan struct{}
-	dialing    bool
-	dialCancel context.CancelFunc
-	dials      chan dialed
-	early      []command // commands of the connection being made
-	broker     int       // index of the broker tried or used
-	failed     int       // brokers that failed in this round
-	backoff    time.Duration
-	retry      *time.Timer
-	retryC     <-chan time.Time
-	bdSeq      uint64
-	hostOnline bool
-	hostTime   uint64
-	born       bool
-	seq        uint64
-	lastReplay int64
-	budget     float64
+	epoch       uint64 // of the connection attempt in progress or made
+	conn        *mqtt.Conn
+	connDone    <-chan struct{}
+	dialing     bool
+	dialCancel  context.CancelFunc
+	dials       chan dialed
+	early       []command // commands of the connection being made
+	broker      int       // index of the broker tried or used
+	failed      int       // brokers that failed in this round
+	backoff     time.Duration
+	connectedAt time.Time
+	retry       *time.Timer
+	retryC      <-chan time.Time
+	bdSeq       uint64
+	hostOnline  bool
+	hostTime    uint64
+	born        bool
+	seq         uint64
+	lastReplay  int64
+	budget      float64
 
 	buf      []byte
 	props    [4]sparkplug.Property
@@ -196,7 +199,7 @@ func (l *loop) connected(d dialed) {
 		return
 	}
 	l.conn, l.connDone = d.conn, d.conn.Done()
-	l.failed, l.backoff = 0, backoffMin
+	l.connectedAt = time.Now()
 	l.hostOnline, l.hostTime = false, 0
 	l.n.log.Info("sparkplug: connected", "broker", l.st.brokers[l.broker%len(l.st.brokers)], "bdSeq", l.bdSeq)
 	early := l.early
@@ -235,6 +238,11 @@ func (l *loop) lost(err error) {
 	l.outage()
 	l.conn, l.connDone = nil, nil
 	l.n.cnt.reconnects.Add(1)
+	if time.Since(l.connectedAt) < stableAfter {
+		l.next() // a broker that takes the connection and drops it: the next, or the back-off
+		return
+	}
+	l.failed, l.backoff = 0, backoffMin
 	l.dial() // the same broker first: a restarted broker is back at once; a dead one fails fast
 }
 
@@ -406,17 +414,21 @@ func (l *loop) image(im *plc.Image) {
 				l.changed = append(l.changed, d)
 			}
 		}
-		if !d.online || !m.changedEnough(&s) {
+		if !d.online {
 			continue
 		}
-		m.next = s
-		if !m.pending {
-			m.pending = true
-			if len(d.dirty) == 0 {
-				l.queued = append(l.queued, d)
-			}
-			d.dirty = append(d.dirty, m)
+		if m.pending { // waiting for min_interval: the latest value goes out
+			m.next = s
+			continue
 		}
+		if !m.changedEnough(&s) {
+			continue
+		}
+		m.next, m.pending = s, true
+		if len(d.dirty) == 0 {
+			l.queued = append(l.queued, d)
+		}
+		d.dirty = append(d.dirty, m)
 	}
 	for _, d := range l.changed {
 		d.changed = false

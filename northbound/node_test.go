@@ -277,3 +277,26 @@ func TestWatermark(t *testing.T) {
 		t.Fatalf("mark 3 answered: %d, want 5", got)
 	}
 }
+
+// With min_interval_ms a device's changes within the interval wait and go
+// out together, the latest value of each.
+func TestMinInterval(t *testing.T) {
+	r := newRig(t, 3)
+	r.l.st.minInterval = time.Hour
+	before := r.l.n.cnt.messages.Load()
+	r.l.image(r.images[0]) // the first DDATA since the birth goes out
+	r.l.image(r.images[1]) // within the hour: kept
+	r.l.image(r.images[0])
+	if n := r.l.n.cnt.messages.Load() - before; n != 1 {
+		t.Fatalf("%d DDATA within the interval, want 1", n)
+	}
+	d := r.l.lay.devices[0]
+	if len(d.dirty) != 3 || plc.FromBits(plc.Float64, d.dirty[0].next.Value.Bits()).Float64() != 1 {
+		t.Fatalf("pending: %d metrics", len(d.dirty))
+	}
+	d.lastSent -= int64(time.Hour) // the interval passed
+	r.l.image(r.images[1])
+	if n := r.l.n.cnt.messages.Load() - before; n != 2 {
+		t.Fatalf("%d DDATA after the interval, want 2", n)
+	}
+}

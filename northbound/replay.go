@@ -1,6 +1,9 @@
 package northbound
 
 import (
+	"runtime"
+	"time"
+
 	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/sparkplug"
@@ -17,8 +20,12 @@ type span struct {
 	left     uint64    // samples left, as counted when the span closed
 }
 
-// maxReplayBatch bounds the samples of one forwarding DDATA.
-const maxReplayBatch = 256
+// Forwarding runs every replayEvery, one scan of the store per span for
+// what the rate allows since, in DDATA of maxReplayBatch samples at most.
+const (
+	replayEvery    = 50 * time.Millisecond
+	maxReplayBatch = 256
+)
 
 // outage notes, when a session that published ends, from where each
 // stored metric is to be forwarded: after the last sample the broker
@@ -78,8 +85,11 @@ func (l *loop) replayStep(now int64) {
 		l.closeSpans()
 		return
 	}
+	if now-l.lastReplay < int64(replayEvery) {
+		return
+	}
 	rate := float64(l.st.replayRate)
-	l.budget = min(l.budget+rate*float64(now-l.lastReplay)/1e9, rate/10+1)
+	l.budget = min(l.budget+rate*float64(now-l.lastReplay)/1e9, rate*replayEvery.Seconds()*2+1)
 	l.lastReplay = now
 	l.closeSpans()
 	keep := l.spans[:0]
@@ -120,15 +130,32 @@ func (l *loop) closeSpans() {
 	}
 }
 
-// forward publishes up to the budget of sp's samples as one DDATA; it
-// reports whether sp is done.
+// forward publishes up to the budget of sp's samples, from one scan of
+// the store, as DDATA of maxReplayBatch samples at most, letting the
+// scan's goroutine run between them; it reports whether sp is done.
 func (l *loop) forward(sp *span, now int64) bool {
 	m := sp.m
-	n := min(int(l.budget), maxReplayBatch)
+	n := int(l.budget)
 	b := l.buf[:0]
-	count, last, more := 0, sp.from, false
+	count, total, last, more := 0, 0, sp.from, false
+	send := func() {
+		// The header after the metrics (protobuf takes fields in any
+		// order): a scan that finds nothing takes no seq.
+		b = sparkplug.AppendHeader(b, uint64(now/1e6), l.nextSeq(), true)
+		mark := l.publish(m.dev.topicData, b, count)
+		l.n.cnt.replayed.Add(uint64(count))
+		if left := l.n.cnt.backlog.Load(); left >= uint64(count) {
+			l.n.cnt.backlog.Add(^uint64(count - 1))
+		} else {
+			l.n.cnt.backlog.Store(0)
+		}
+		sp.from = last
+		sp.wm.advance(last, mark, l.conn.Confirmed())
+		b, count = l.buf[:0], 0
+		runtime.Gosched()
+	}
 	l.n.opt.History.DB().Scan(m.series, tick(sp.from)+tsdb.Resolution, tick(sp.to)-1, false, uint32(status.BadDataLost), func(s *tsdb.Sample) bool {
-		if count == n {
+		if total == n {
 			more = true
 			return false
 		}
@@ -140,25 +167,19 @@ func (l *loop) forward(sp *span, now int64) bool {
 		}
 		b = sparkplug.AppendMetric(b, &mt)
 		count++
+		total++
 		last = s.Time
+		if count == maxReplayBatch {
+			l.buf = b
+			send()
+		}
 		return true
 	})
 	if count > 0 {
-		// The header after the metrics (protobuf takes fields in any
-		// order): a scan that finds nothing takes no seq.
-		b = sparkplug.AppendHeader(b, uint64(now/1e6), l.nextSeq(), true)
-		mark := l.publish(m.dev.topicData, b, count)
-		l.n.cnt.replayed.Add(uint64(count))
-		if left := l.n.cnt.backlog.Load(); left >= uint64(count) {
-			l.n.cnt.backlog.Add(^uint64(count - 1))
-		} else {
-			l.n.cnt.backlog.Store(0)
-		}
-		l.budget -= float64(count)
-		sp.from = last
-		sp.wm.advance(last, mark, l.conn.Confirmed())
+		l.buf = b
+		send()
 	}
-	l.buf = b[:0]
+	l.budget -= float64(total)
 	return !more
 }
 

@@ -33,6 +33,7 @@ func consumeMain(args []string, in io.Reader, out io.Writer) error {
 		bytes     int
 		lat       []time.Duration
 		msgLat    []time.Duration
+		bigLat    []time.Duration // of the messages of 100 metrics or more, from the image
 		lastSeq   = -1
 		seqGaps   int
 		decodeErr error
@@ -45,7 +46,9 @@ func consumeMain(args []string, in io.Reader, out io.Writer) error {
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		n := 0
 		h, err := sparkplug.Decode(payload, func(m *sparkplug.Metric) error {
+			n++
 			if !counting || t.Type != sparkplug.DDATA {
 				return nil
 			}
@@ -62,6 +65,9 @@ func consumeMain(args []string, in io.Reader, out io.Writer) error {
 		}
 		if counting && t.Type == sparkplug.DDATA && err == nil {
 			msgLat = append(msgLat, now.Sub(time.UnixMilli(int64(h.Timestamp))))
+			if n >= 100 {
+				bigLat = append(bigLat, now.Sub(time.UnixMilli(int64(h.Timestamp))))
+			}
 		}
 		if h.HasSeq {
 			if t.Type == sparkplug.NBIRTH {
@@ -125,7 +131,7 @@ func consumeMain(args []string, in io.Reader, out io.Writer) error {
 	for sc.Scan() {
 		if sc.Text() == "mark" {
 			mu.Lock()
-			counting, metrics, hist, bytes, lat, msgLat, seqGaps = true, 0, 0, 0, lat[:0], msgLat[:0], 0
+			counting, metrics, hist, bytes, lat, msgLat, bigLat, seqGaps = true, 0, 0, 0, lat[:0], msgLat[:0], bigLat[:0], 0
 			mu.Unlock()
 		}
 	}
@@ -146,6 +152,7 @@ func consumeMain(args []string, in io.Reader, out io.Writer) error {
 	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
 	fmt.Fprintf(out, "p50=%v\np99=%v\nmax=%v\n", r(kit.Percentile(lat, 50)), r(kit.Percentile(lat, 99)), r(kit.Percentile(lat, 100)))
 	fmt.Fprintf(out, "msg_p50=%v\nmsg_p99=%v\nmsg_max=%v\n", r(kit.Percentile(msgLat, 50)), r(kit.Percentile(msgLat, 99)), r(kit.Percentile(msgLat, 100)))
+	fmt.Fprintf(out, "big=%d\nbig_p50=%v\nbig_max=%v\n", len(bigLat), r(kit.Percentile(bigLat, 50)), r(kit.Percentile(bigLat, 100)))
 	return nil
 }
 

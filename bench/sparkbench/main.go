@@ -254,9 +254,9 @@ func report(out io.Writer, round int, x *run) {
 		100*x.cpu.Seconds()/x.wall.Seconds(), x.cycleP99.Round(time.Microsecond), x.cycMax.Round(time.Microsecond), x.overruns)
 	if x.northbound {
 		c := x.consumer
-		fmt.Fprintf(out, "; published %d metrics in %d messages (%.0f metrics/s); consumer: %s metrics, %s bytes/metric, latency from the value's read p50 %s p99 %s max %s, from the image p50 %s p99 %s max %s, seq gaps %s",
+		fmt.Fprintf(out, "; published %d metrics in %d messages (%.0f metrics/s); consumer: %s metrics, %s bytes/metric, latency from the value's read p50 %s p99 %s max %s, from the image p50 %s p99 %s max %s (the %s messages of 100 metrics or more: p50 %s max %s), seq gaps %s",
 			x.metrics, x.msgs, float64(x.metrics)/x.wall.Seconds(), c["metrics"], c["bytes_per_metric"], c["p50"], c["p99"], c["max"],
-			c["msg_p50"], c["msg_p99"], c["msg_max"], c["seq_gaps"])
+			c["msg_p50"], c["msg_p99"], c["msg_max"], c["big"], c["big_p50"], c["big_max"], c["seq_gaps"])
 	}
 	fmt.Fprintln(out)
 }

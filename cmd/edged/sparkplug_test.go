@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edged/edged/drivers/modbus/slave"
 	"github.com/edged/edged/internal/testutil/mosquitto"
 	"github.com/edged/edged/internal/testutil/peer"
 	pconfig "github.com/edged/edged/plc/config"
@@ -676,5 +677,53 @@ func TestSparkplugLive(t *testing.T) {
 	if l := cons.line(k); len(l.Ms) != 1 || l.Ms[0].Name != "Counter" {
 		t.Errorf("DBIRTH of sim: %+v", l.Ms)
 	}
+	violations(t, cons.stop())
+}
+
+// TestSparkplugDeviceDeath: a device that stops answering gets a DDEATH
+// once its tags lost communication, and a DBIRTH when it answers again;
+// the other devices go on.
+func TestSparkplugDeviceDeath(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	plcSrv := slave.New(slave.NewBank(16))
+	go plcSrv.Serve(ln)
+	b := mosquitto.Start(t)
+	cons := startConsumer(t, "", b.URL(0))
+	c := pconfig.Simulator()
+	c.Devices = append(c.Devices, pconfig.Device{Name: "ext", Kind: pconfig.KindModbusTCP, NoCommTimeoutMs: 200,
+		ModbusTCP: pconfig.DefaultModbusTCP(addr),
+		Tags:      []pconfig.Tag{{Name: "Word", Type: pconfig.UInt16, Address: "hr:0", ScanClass: "fast", Access: pconfig.Read}}})
+	c.Devices[len(c.Devices)-1].ModbusTCP.TimeoutMs = 100
+	c.Northbound = &pconfig.Northbound{Sparkplug: &pconfig.Sparkplug{Brokers: []string{b.URL(0)}, GroupID: "plant", EdgeNodeID: "gw01",
+		KeepAliveS: 5, ReplayRate: 10000}}
+	doc, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := filepath.Join(t.TempDir(), "edged.json")
+	if err := os.WriteFile(conf, doc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startSecure(t, t.TempDir(), true, "--config", conf)
+	cons.wait(0, isMsg("DBIRTH", "ext"), "DBIRTH of ext")
+
+	plcSrv.Close()
+	mark := cons.len()
+	d := cons.wait(mark, isMsg("DDEATH", "ext"), "DDEATH of ext when it stopped answering")
+	cons.wait(d, isMsg("DDATA", "sim"), "DDATA of sim after ext's DDEATH")
+
+	ln2, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plcSrv2 := slave.New(slave.NewBank(16))
+	go plcSrv2.Serve(ln2)
+	defer plcSrv2.Close()
+	cons.wait(d, isMsg("DBIRTH", "ext"), "DBIRTH of ext when it answered again")
 	violations(t, cons.stop())
 }
