@@ -102,8 +102,9 @@ FANOUT_FLAGS    ?=
 
 # Sparkplug B (bench-sparkplug): the simulator at 5 ms and SPARK_BULK tags
 # read every second, without and with the northbound to mosquitto,
-# alternating SPARK_ROUNDS times, SPARK_DURATION each; then the broker
-# stopped for SPARK_OUTAGE and the forwarding timed (SPARK_OUTAGE=0: not).
+# alternating SPARK_ROUNDS times, SPARK_DURATION each; the floor of one
+# publish every 5 ms; then the broker stopped for SPARK_OUTAGE and the
+# forwarding timed (SPARK_OUTAGE=0: not).
 SPARK_DURATION ?= 30s
 SPARK_ROUNDS   ?= 3
 SPARK_BULK     ?= 10000
@@ -249,6 +250,8 @@ bench-sub: bench-two-cores $(BIN)/subbench
 
 bench-sparkplug: bench-two-cores $(BIN)/sparkbench
 	timeout --kill-after=10 3600 taskset -c 0 ./$(BIN)/sparkbench -duration $(SPARK_DURATION) -rounds $(SPARK_ROUNDS) -bulk $(SPARK_BULK) \
+		-load-prefix 'taskset -c 1' -broker-prefix 'taskset -c 1'
+	timeout --kill-after=10 600 taskset -c 0 ./$(BIN)/sparkbench -floor -duration 10s -rounds $(SPARK_ROUNDS) \
 		-load-prefix 'taskset -c 1' -broker-prefix 'taskset -c 1'
 ifneq ($(SPARK_OUTAGE),0)
 	timeout --kill-after=10 3600 taskset -c 0 ./$(BIN)/sparkbench -outage $(SPARK_OUTAGE) -load-prefix 'taskset -c 1' -broker-prefix 'taskset -c 1'

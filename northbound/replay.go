@@ -25,6 +25,7 @@ type span struct {
 const (
 	replayEvery    = 50 * time.Millisecond
 	maxReplayBatch = 256
+	countYield     = 1024 // samples counted between two yields
 )
 
 // outage notes, when a session that published ends, from where each
@@ -122,7 +123,9 @@ func (l *loop) closeSpans() {
 		sp.to = sp.m.birthT
 		n := uint64(0)
 		l.n.opt.History.DB().Scan(sp.m.series, tick(sp.from)+tsdb.Resolution, tick(sp.to)-1, false, uint32(status.BadDataLost), func(*tsdb.Sample) bool {
-			n++
+			if n++; n%countYield == 0 {
+				runtime.Gosched() // a long backlog takes milliseconds to count: let the scan run
+			}
 			return true
 		})
 		sp.left = n
