@@ -90,9 +90,9 @@ test-arm: deps $(BIN)/testreport
 	EDGED_TEST_EMULATED=1 EDGED_TEST_EXEC=qemu-arm-static CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 $(TESTREPORT) -- $(GO) test -count=1 -exec qemu-arm-static ./...
 
 # The packages whose goroutines share state: the stack, the scan engine and
-# its devices, the binding, the configuration service and the in-process
-# stack.
-RACE_PKGS ?= ./opcua/... ./plc/... ./binding/... ./configsvc/... ./internal/... ./tsdb/... ./historian/... ./alarms/...
+# its devices, the binding, the configuration service, the northbound and
+# its MQTT client, and the in-process stack.
+RACE_PKGS ?= ./opcua/... ./plc/... ./binding/... ./configsvc/... ./internal/... ./tsdb/... ./historian/... ./alarms/... ./northbound/... ./mqtt/... ./sparkplug/...
 
 test-race: deps $(BIN)/testreport
 	$(TESTREPORT) -- env CGO_ENABLED=1 $(GO) test -race -count=1 $(RACE_PKGS)

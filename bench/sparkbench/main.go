@@ -327,6 +327,8 @@ func outage(f flags, b *mosquitto.Broker, dir string, out io.Writer) error {
 	defer st.Close(context.Background())
 	time.Sleep(f.warmup)
 	fmt.Fprintf(out, "sparkbench: the simulator with its history; the broker stopped for %v\n", f.outage)
+	var dOut plc.Diagnostics
+	st.Engine.Diagnostics(&dOut)
 	b.Stop()
 	time.Sleep(f.outage)
 	if err := cons.Send("consumer", "mark"); err != nil {
@@ -334,6 +336,7 @@ func outage(f flags, b *mosquitto.Broker, dir string, out io.Writer) error {
 	}
 	var d0, d1 plc.Diagnostics
 	st.Engine.Diagnostics(&d0)
+	fmt.Fprintf(out, "scan overruns during the outage: %d in %v\n", d0.Overruns-dOut.Overruns, f.outage)
 	restarted := time.Now()
 	if err := b.Restart(); err != nil {
 		return err

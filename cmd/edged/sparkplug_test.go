@@ -727,3 +727,29 @@ func TestSparkplugDeviceDeath(t *testing.T) {
 	cons.wait(d, isMsg("DBIRTH", "ext"), "DBIRTH of ext when it answered again")
 	violations(t, cons.stop())
 }
+
+// TestSparkplugWill: edged killed (SIGKILL, as a power cut would) leaves
+// the will it registered at CONNECT: the broker publishes its NDEATH, with
+// the bdSeq of the NBIRTH (the consumer checks it).
+func TestSparkplugWill(t *testing.T) {
+	t.Parallel()
+	b := mosquitto.Start(t)
+	cons := startConsumer(t, "", b.URL(0))
+	conf := sparkplugConfig(t, &pconfig.Sparkplug{Brokers: []string{b.URL(0)}, GroupID: "plant", EdgeNodeID: "gw01", KeepAliveS: 5, ReplayRate: 10000})
+	args := []string{"--data-dir", t.TempDir(), "--listen", "127.0.0.1:0", "--config", conf}
+	cfg, err := parseFlags(args, fixedHostname("gw01"), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedDataDir(t, cfg)
+	cmd, _, _ := edgedProcess(t, args...)
+	nb := cons.wait(0, isMsg("NBIRTH", ""), "NBIRTH")
+	cons.wait(nb, isMsg("DDATA", "sim"), "DDATA of sim")
+	cmd.Process.Kill()
+	cmd.Wait()
+	i := cons.wait(nb, isMsg("NDEATH", ""), "the will's NDEATH")
+	if l := cons.line(i); l.Seq != nil || len(l.Ms) != 1 || l.Ms[0].Name != "bdSeq" || l.Ms[0].Value != float64(cons.line(nb).BdSeq) {
+		t.Errorf("NDEATH %+v after NBIRTH with bdSeq %d", l, cons.line(nb).BdSeq)
+	}
+	violations(t, cons.stop())
+}
