@@ -176,13 +176,10 @@ func throughput(f flags, b *mosquitto.Broker, nb bool) (run, error) {
 	if nb {
 		broker = b.URL(0)
 		var err error
-		if cons, err = kit.StartChild("consumer", f.loadPrefix, "consume", broker); err != nil {
+		if cons, err = startConsumer(f, broker); err != nil {
 			return x, err
 		}
 		defer cons.Kill()
-		if err := cons.WaitReady("consumer"); err != nil {
-			return x, err
-		}
 	}
 	window := int(f.duration / (5 * time.Millisecond))
 	st, err := startStack(plant(f.bulk, broker, f.bulkOnly), "", window)
@@ -312,14 +309,11 @@ func fmtAll(x []float64) string {
 // outage runs the simulator alone with its history and the northbound,
 // stops the broker for f.outage and times the forwarding when it is back.
 func outage(f flags, b *mosquitto.Broker, dir string, out io.Writer) error {
-	cons, err := kit.StartChild("consumer", f.loadPrefix, "consume", b.URL(0))
+	cons, err := startConsumer(f, b.URL(0))
 	if err != nil {
 		return err
 	}
 	defer cons.Kill()
-	if err := cons.WaitReady("consumer"); err != nil {
-		return err
-	}
 	st, err := startStack(plant(0, b.URL(0), false), dir+"/history", int(f.outage/(5*time.Millisecond)))
 	if err != nil {
 		return err
@@ -380,14 +374,11 @@ func outage(f flags, b *mosquitto.Broker, dir string, out io.Writer) error {
 // PINGREQ every 20 ms, as the northbound marks); the difference of the
 // process's CPU over the messages.
 func floor(f flags, b *mosquitto.Broker, out io.Writer) error {
-	cons, err := kit.StartChild("consumer", f.loadPrefix, "consume", b.URL(0))
+	cons, err := startConsumer(f, b.URL(0))
 	if err != nil {
 		return err
 	}
 	defer cons.Kill()
-	if err := cons.WaitReady("consumer"); err != nil {
-		return err
-	}
 	c, err := mqtt.Dial(context.Background(), b.URL(0), mqtt.Options{ClientID: "sparkbench-floor", KeepAlive: 30 * time.Second})
 	if err != nil {
 		return err
@@ -439,4 +430,17 @@ func floor(f flags, b *mosquitto.Broker, out io.Writer) error {
 			r+1, 100*idle, 100*busy, n, len(payload), (busy-idle)*f.duration.Seconds()/float64(n)*1e6)
 	}
 	return cons.Finish("consumer", nil)
+}
+
+// startConsumer starts the consumer role on the broker at url and waits
+// until it subscribed.
+func startConsumer(f flags, url string) (*kit.Child, error) {
+	c, err := kit.StartChild("consumer", f.loadPrefix, "consume", url)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.WaitReady("consumer"); err != nil {
+		return nil, err
+	}
+	return c, nil
 }

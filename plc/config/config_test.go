@@ -380,18 +380,23 @@ func TestValidateProblems(t *testing.T) {
 		{"version", func(c *Config) { c.Version = 2 }, `version: 2 is not supported`},
 		{"nameless tag", func(c *Config) { tag(c, "plc1", "Energy").Name = "" }, `devices[plc1].tags[#2].name: missing`},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := mutate(t, tc.f)
-			if tc.want == "" {
-				if got != "" {
-					t.Fatalf("unexpected problems:\n%s", got)
-				}
-				return
-			}
-			if !strings.Contains(got, tc.want) {
-				t.Fatalf("want %q in:\n%s", tc.want, got)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkProblems(t, tc.f, tc.want) })
+	}
+}
+
+// checkProblems validates the example changed by f: valid when want is "",
+// else with want among the problems.
+func checkProblems(t *testing.T, f func(c *Config), want string) {
+	t.Helper()
+	got := mutate(t, f)
+	if want == "" {
+		if got != "" {
+			t.Fatalf("unexpected problems:\n%s", got)
+		}
+		return
+	}
+	if !strings.Contains(got, want) {
+		t.Fatalf("want %q in:\n%s", want, got)
 	}
 }
 
