@@ -695,10 +695,10 @@ func TestSparkplugDeviceDeath(t *testing.T) {
 	b := mosquitto.Start(t)
 	cons := startConsumer(t, "", b.URL(0))
 	c := pconfig.Simulator()
-	c.Devices = append(c.Devices, pconfig.Device{Name: "ext", Kind: pconfig.KindModbusTCP, NoCommTimeoutMs: 200,
+	c.Devices = append(c.Devices, pconfig.Device{Name: "ext", Kind: pconfig.KindModbusTCP, NoCommTimeoutMs: 2000,
 		ModbusTCP: pconfig.DefaultModbusTCP(addr),
 		Tags:      []pconfig.Tag{{Name: "Word", Type: pconfig.UInt16, Address: "hr:0", ScanClass: "fast", Access: pconfig.Read}}})
-	c.Devices[len(c.Devices)-1].ModbusTCP.TimeoutMs = 100
+	c.Devices[len(c.Devices)-1].ModbusTCP.TimeoutMs = 500
 	c.Northbound = &pconfig.Northbound{Sparkplug: &pconfig.Sparkplug{Brokers: []string{b.URL(0)}, GroupID: "plant", EdgeNodeID: "gw01",
 		KeepAliveS: 5, ReplayRate: 10000}}
 	doc, err := c.Marshal()
@@ -709,8 +709,20 @@ func TestSparkplugDeviceDeath(t *testing.T) {
 	if err := os.WriteFile(conf, doc, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	startSecure(t, t.TempDir(), true, "--config", conf)
-	cons.wait(0, isMsg("DBIRTH", "ext"), "DBIRTH of ext")
+	_, out := startSecure(t, t.TempDir(), true, "--config", conf)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(out.String())
+		}
+	})
+	// ext answered: its Word Good, in its birth or a DDATA after it.
+	cons.wait(0, func(l spLine) bool {
+		if l.Ev != "msg" || l.Device != "ext" || l.Type != "DBIRTH" && l.Type != "DDATA" {
+			return false
+		}
+		w := l.metric("Word")
+		return w != nil && !w.Null && (w.Quality == nil || *w.Quality == 192)
+	}, "ext's Word Good")
 
 	plcSrv.Close()
 	mark := cons.len()
