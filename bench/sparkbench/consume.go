@@ -26,14 +26,16 @@ func consumeMain(args []string, in io.Reader, out io.Writer) error {
 		return errors.New("consume: want the broker's URL")
 	}
 	var (
-		mu        sync.Mutex
-		counting  bool
-		metrics   int
-		hist      int
-		bytes     int
-		lat       []time.Duration
-		msgLat    []time.Duration
-		bigLat    []time.Duration // of the messages of 100 metrics or more, from the image
+		mu       sync.Mutex
+		counting bool
+		metrics  int
+		hist     int
+		bytes    int
+		// Room for a 30 s window's figures, so that growing them does not
+		// stall the consumer in the middle of a measurement.
+		lat       = make([]time.Duration, 0, 1<<20)
+		msgLat    = make([]time.Duration, 0, 1<<16)
+		bigLat    = make([]time.Duration, 0, 1<<12) // of the messages of 100 metrics or more, from the image
 		lastSeq   = -1
 		seqGaps   int
 		decodeErr error
