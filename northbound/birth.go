@@ -53,6 +53,13 @@ func (l *loop) nodeValue(i int, d *plc.Diagnostics) sparkplug.Value {
 func (l *loop) birth() {
 	im := l.n.opt.Engine.Acquire()
 	defer im.Release()
+	if im.Cycle() == 0 {
+		// The engine has not run a cycle yet: no value has a time. The
+		// births wait for its first image.
+		l.birthDue = true
+		return
+	}
+	l.birthDue = false
 	l.seq = 0
 	var diag plc.Diagnostics
 	l.n.opt.Engine.Diagnostics(&diag)

@@ -74,6 +74,7 @@ type loop struct {
 	changed  []*device // devices whose communication changed in this image
 	spans    []*span   // what waits to be forwarded
 	birthImg int64     // the time of the image the births carried
+	birthDue bool      // births asked for before the engine's first cycle
 	lastMark int64     // when a PINGREQ last went out after data
 	unmarked bool      // data went out after it
 	writes   chan struct{}
@@ -232,6 +233,7 @@ func (l *loop) next() {
 
 // lost handles the end of the connection.
 func (l *loop) lost(err error) {
+	l.birthDue = false
 	if err != nil {
 		l.n.errorf("%s: %v", l.st.brokers[l.broker%len(l.st.brokers)], err)
 	}
@@ -248,6 +250,7 @@ func (l *loop) lost(err error) {
 
 // drop ends the session on purpose: NDEATH, DISCONNECT.
 func (l *loop) drop(why string) {
+	l.birthDue = false
 	if l.dialing {
 		l.dialCancel()
 		d := <-l.dials
@@ -384,6 +387,10 @@ func (l *loop) flush() {
 
 // image publishes what image im changed.
 func (l *loop) image(im *plc.Image) {
+	if l.birthDue && l.conn != nil {
+		l.birth()
+		return
+	}
 	if !l.born || l.conn == nil {
 		return
 	}

@@ -300,3 +300,49 @@ func TestMinInterval(t *testing.T) {
 		t.Fatalf("%d DDATA after the interval, want 2", n)
 	}
 }
+
+// Births asked for before the engine's first cycle wait for its first
+// image: before it, no value has a time (a birth then carried the zero
+// time as a timestamp, which Tahu's consumer could not read).
+func TestBirthWaitsForFirstCycle(t *testing.T) {
+	f := &plctest.Fake{}
+	e, err := plc.New(plc.Config{Devices: []plc.DeviceConfig{{Name: "d", Device: f}}, Tags: []plc.Tag{{Device: "d", Name: "T", Type: plc.Float64}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSink(t)
+	st := &settings{brokers: []string{"tcp://" + s.ln.Addr().String()}, group: "g", node: "n", clientID: "c", keepAlive: time.Minute, replayRate: 1000}
+	node := &Node{opt: Options{Engine: e, Logger: slog.New(slog.DiscardHandler)}, log: slog.New(slog.DiscardHandler)}
+	conf := &config.Config{Devices: []config.Device{{Name: "d", Kind: config.KindSim, Tags: []config.Tag{{Name: "T"}}}}}
+	l := &loop{n: node, st: st, lay: newLayout(e, nil, conf, st)}
+	c, err := mqtt.Dial(context.Background(), st.brokers[0], mqtt.Options{ClientID: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	l.conn = c
+	l.birth()
+	if l.born || !l.birthDue || node.cnt.messages.Load() != 0 {
+		t.Fatalf("born %v, due %v, %d messages before the first cycle", l.born, l.birthDue, node.cnt.messages.Load())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	for {
+		im := e.Acquire()
+		if im.Cycle() > 0 {
+			l.image(im)
+			im.Release()
+			break
+		}
+		im.Release()
+		time.Sleep(time.Millisecond)
+	}
+	if !l.born || l.birthDue || node.cnt.messages.Load() != 2 {
+		t.Fatalf("born %v, due %v, %d messages after the first cycle (want NBIRTH and DBIRTH)", l.born, l.birthDue, node.cnt.messages.Load())
+	}
+	if l.lay.devices[0].metrics[0].birthT <= 0 && l.lay.devices[0].metrics[0].have {
+		t.Fatalf("a birth value without a time")
+	}
+}
