@@ -26,8 +26,41 @@ var nodeMetrics = []struct {
 
 const aliasRebirth = 2
 
+// scanFigures are the scan's figures among the node's metrics.
+type scanFigures struct {
+	cycles, overruns uint64
+	p99              time.Duration
+}
+
+// nodeDataEvery is how often the node's metrics are published (NDATA).
+const nodeDataEvery = 5 * time.Second
+
+// watchScan reads the engine's diagnostics at once and every
+// nodeDataEvery, and hands them to the node's goroutine, until the node
+// stops.
+func (n *Node) watchScan(out chan scanFigures) {
+	t := time.NewTicker(nodeDataEvery)
+	defer t.Stop()
+	var d plc.Diagnostics
+	for {
+		n.opt.Engine.Diagnostics(&d)
+		f := scanFigures{cycles: d.Cycles, overruns: d.Overruns, p99: d.CycleTime.P99}
+		select {
+		case <-out: // not taken: the newer replaces it
+		default:
+		}
+		out <- f
+		select {
+		case <-n.quit:
+			return
+		case <-t.C:
+		}
+	}
+}
+
 // nodeValue is the value of node metric i.
-func (l *loop) nodeValue(i int, d *plc.Diagnostics) sparkplug.Value {
+func (l *loop) nodeValue(i int) sparkplug.Value {
+	d := &l.scan
 	v := sparkplug.Value{Type: nodeMetrics[i].dt}
 	switch i {
 	case 0:
@@ -35,11 +68,11 @@ func (l *loop) nodeValue(i int, d *plc.Diagnostics) sparkplug.Value {
 	case 2:
 		v.Text = l.n.opt.Version
 	case 3:
-		v.Bits = d.Cycles
+		v.Bits = d.cycles
 	case 4:
-		v.Bits = d.Overruns
+		v.Bits = d.overruns
 	case 5:
-		v.Bits = math.Float64bits(float64(d.CycleTime.P99) / 1e6)
+		v.Bits = math.Float64bits(float64(d.p99) / 1e6)
 	case 6:
 		v.Bits = l.n.cnt.backlog.Load()
 	case 7:
@@ -61,13 +94,11 @@ func (l *loop) birth() {
 	}
 	l.birthDue = false
 	l.seq = 0
-	var diag plc.Diagnostics
-	l.n.opt.Engine.Diagnostics(&diag)
 	now := time.Now().UnixMilli()
 	b := sparkplug.AppendHeader(l.buf[:0], uint64(now), l.nextSeq(), true)
 	for i := range nodeMetrics {
 		b = sparkplug.AppendMetric(b, &sparkplug.Metric{Name: nodeMetrics[i].name, Alias: uint64(i + 1), HasAlias: true,
-			Timestamp: uint64(now), Value: l.nodeValue(i, &diag)})
+			Timestamp: uint64(now), Value: l.nodeValue(i)})
 	}
 	l.buf = b
 	l.publish(string(sparkplug.AppendTopic(nil, l.st.group, sparkplug.NBIRTH, l.st.node, "")), b, len(nodeMetrics))
@@ -153,12 +184,10 @@ func (l *loop) nodeData() {
 	if !l.born || l.conn == nil {
 		return
 	}
-	var diag plc.Diagnostics
-	l.n.opt.Engine.Diagnostics(&diag)
 	now := time.Now().UnixMilli()
 	b := sparkplug.AppendHeader(l.buf[:0], uint64(now), l.nextSeq(), true)
 	for i := 3; i < len(nodeMetrics); i++ {
-		b = sparkplug.AppendMetric(b, &sparkplug.Metric{Alias: uint64(i + 1), HasAlias: true, Timestamp: uint64(now), OmitType: true, Value: l.nodeValue(i, &diag)})
+		b = sparkplug.AppendMetric(b, &sparkplug.Metric{Alias: uint64(i + 1), HasAlias: true, Timestamp: uint64(now), OmitType: true, Value: l.nodeValue(i)})
 	}
 	l.buf = b
 	l.publish(string(sparkplug.AppendTopic(nil, l.st.group, sparkplug.NDATA, l.st.node, "")), b, len(nodeMetrics)-3)
