@@ -25,68 +25,129 @@ func consumeMain(args []string, in io.Reader, out io.Writer) error {
 	if len(args) != 1 {
 		return errors.New("consume: want the broker's URL")
 	}
-	var (
-		mu       sync.Mutex
-		counting bool
-		metrics  int
-		hist     int
-		bytes    int
-		// Room for a 30 s window's figures, so that growing them does not
-		// stall the consumer in the middle of a measurement.
-		lat       = make([]time.Duration, 0, 1<<20)
-		msgLat    = make([]time.Duration, 0, 1<<16)
-		bigLat    = make([]time.Duration, 0, 1<<12) // of the messages of 100 metrics or more, from the image
-		lastSeq   = -1
-		seqGaps   int
-		decodeErr error
-	)
-	handler := func(topic string, payload []byte) {
-		now := time.Now()
-		t, ok := sparkplug.ParseTopic(topic)
-		if !ok {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		n := 0
-		h, err := sparkplug.Decode(payload, func(m *sparkplug.Metric) error {
-			n++
-			if !counting || t.Type != sparkplug.DDATA {
-				return nil
-			}
-			if m.Historical {
-				hist++
-				return nil
-			}
-			metrics++
-			lat = append(lat, now.Sub(time.UnixMilli(int64(m.Timestamp))))
-			return nil
-		})
-		if err != nil && decodeErr == nil {
-			decodeErr = fmt.Errorf("%s: %w", topic, err)
-		}
-		if counting && t.Type == sparkplug.DDATA && err == nil {
-			msgLat = append(msgLat, now.Sub(time.UnixMilli(int64(h.Timestamp))))
-			if n >= 100 {
-				bigLat = append(bigLat, now.Sub(time.UnixMilli(int64(h.Timestamp))))
-			}
-		}
-		if h.HasSeq {
-			if t.Type == sparkplug.NBIRTH {
-				lastSeq = -1
-			}
-			if lastSeq >= 0 && int(h.Seq) != (lastSeq+1)%256 {
-				seqGaps++
-			}
-			lastSeq = int(h.Seq)
-		}
-		if counting && t.Type == sparkplug.DDATA {
-			bytes += 3 + len(topic) + len(payload) + remainingLen(2+len(topic)+len(payload)) // header byte, length, topic, payload
+	tl := newTally()
+	sub, err := subscribe(args[0], tl.message)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "ready")
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		if sc.Text() == "mark" {
+			tl.start()
 		}
 	}
-	// The connection, made again when the broker comes back.
+	time.Sleep(100 * time.Millisecond) // what is in flight
+	sub.close()
+	return tl.report(out)
+}
+
+// tally is what the consumer counted since "mark".
+type tally struct {
+	mu        sync.Mutex
+	counting  bool
+	metrics   int
+	hist      int
+	bytes     int
+	lat       []time.Duration
+	msgLat    []time.Duration
+	bigLat    []time.Duration // of the messages of 100 metrics or more, from the image
+	lastSeq   int
+	seqGaps   int
+	decodeErr error
+}
+
+// newTally has room for a 30 s window's figures, so that growing them
+// does not stall the consumer in the middle of a measurement.
+func newTally() *tally {
+	return &tally{lat: make([]time.Duration, 0, 1<<20), msgLat: make([]time.Duration, 0, 1<<16),
+		bigLat: make([]time.Duration, 0, 1<<12), lastSeq: -1}
+}
+
+// start begins counting.
+func (tl *tally) start() {
+	tl.mu.Lock()
+	tl.counting, tl.metrics, tl.hist, tl.bytes, tl.seqGaps = true, 0, 0, 0, 0
+	tl.lat, tl.msgLat, tl.bigLat = tl.lat[:0], tl.msgLat[:0], tl.bigLat[:0]
+	tl.mu.Unlock()
+}
+
+// message takes one message from the broker.
+func (tl *tally) message(topic string, payload []byte) {
+	now := time.Now()
+	t, ok := sparkplug.ParseTopic(topic)
+	if !ok {
+		return
+	}
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	data := tl.counting && t.Type == sparkplug.DDATA
+	n := 0
+	h, err := sparkplug.Decode(payload, func(m *sparkplug.Metric) error {
+		n++
+		switch {
+		case !data:
+		case m.Historical:
+			tl.hist++
+		default:
+			tl.metrics++
+			tl.lat = append(tl.lat, now.Sub(time.UnixMilli(int64(m.Timestamp))))
+		}
+		return nil
+	})
+	if err != nil && tl.decodeErr == nil {
+		tl.decodeErr = fmt.Errorf("%s: %w", topic, err)
+	}
+	if data && err == nil {
+		d := now.Sub(time.UnixMilli(int64(h.Timestamp)))
+		tl.msgLat = append(tl.msgLat, d)
+		if n >= 100 {
+			tl.bigLat = append(tl.bigLat, d)
+		}
+	}
+	if h.HasSeq {
+		if t.Type == sparkplug.NBIRTH {
+			tl.lastSeq = -1
+		}
+		if tl.lastSeq >= 0 && int(h.Seq) != (tl.lastSeq+1)%256 {
+			tl.seqGaps++
+		}
+		tl.lastSeq = int(h.Seq)
+	}
+	if data {
+		tl.bytes += 3 + len(topic) + len(payload) + remainingLen(2+len(topic)+len(payload)) // header byte, length, topic, payload
+	}
+}
+
+// report prints the figures as key=value lines.
+func (tl *tally) report(out io.Writer) error {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if tl.decodeErr != nil {
+		return tl.decodeErr
+	}
+	fmt.Fprintf(out, "metrics=%d\nhistorical=%d\nseq_gaps=%d\n", tl.metrics, tl.hist, tl.seqGaps)
+	if tl.metrics > 0 {
+		fmt.Fprintf(out, "bytes_per_metric=%.1f\n", float64(tl.bytes)/float64(tl.metrics+tl.hist))
+	}
+	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
+	fmt.Fprintf(out, "p50=%v\np99=%v\nmax=%v\n", r(kit.Percentile(tl.lat, 50)), r(kit.Percentile(tl.lat, 99)), r(kit.Percentile(tl.lat, 100)))
+	fmt.Fprintf(out, "msg_p50=%v\nmsg_p99=%v\nmsg_max=%v\n", r(kit.Percentile(tl.msgLat, 50)), r(kit.Percentile(tl.msgLat, 99)), r(kit.Percentile(tl.msgLat, 100)))
+	fmt.Fprintf(out, "big=%d\nbig_p50=%v\nbig_max=%v\n", len(tl.bigLat), r(kit.Percentile(tl.bigLat, 50)), r(kit.Percentile(tl.bigLat, 100)))
+	return nil
+}
+
+// subscription is a subscription to spBv1.0/#, made again when the broker
+// comes back after an outage.
+type subscription struct {
+	mu   sync.Mutex
+	c    *mqtt.Conn
+	quit chan struct{}
+}
+
+func subscribe(url string, handler func(topic string, payload []byte)) (*subscription, error) {
 	connect := func() (*mqtt.Conn, error) {
-		c, err := mqtt.Dial(context.Background(), args[0], mqtt.Options{ClientID: "sparkbench-consumer", KeepAlive: 30 * time.Second, Handler: handler})
+		c, err := mqtt.Dial(context.Background(), url, mqtt.Options{ClientID: "sparkbench-consumer", KeepAlive: 30 * time.Second, Handler: handler})
 		if err != nil {
 			return nil, err
 		}
@@ -98,64 +159,47 @@ func consumeMain(args []string, in io.Reader, out io.Writer) error {
 	}
 	c, err := connect()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var cmu sync.Mutex
-	quit := make(chan struct{})
-	go func() {
+	s := &subscription{c: c, quit: make(chan struct{})}
+	go s.keep(connect)
+	return s, nil
+}
+
+// keep connects again, every 50 ms until it succeeds, whenever the
+// connection ends, until close.
+func (s *subscription) keep(connect func() (*mqtt.Conn, error)) {
+	for {
+		s.mu.Lock()
+		done := s.c.Done()
+		s.mu.Unlock()
+		select {
+		case <-s.quit:
+			return
+		case <-done:
+		}
 		for {
-			cmu.Lock()
-			done := c.Done()
-			cmu.Unlock()
+			c, err := connect()
+			if err == nil {
+				s.mu.Lock()
+				s.c = c
+				s.mu.Unlock()
+				break
+			}
 			select {
-			case <-quit:
+			case <-s.quit:
 				return
-			case <-done:
-			}
-			for {
-				nc, err := connect()
-				if err == nil {
-					cmu.Lock()
-					c = nc
-					cmu.Unlock()
-					break
-				}
-				select {
-				case <-quit:
-					return
-				case <-time.After(50 * time.Millisecond):
-				}
+			case <-time.After(50 * time.Millisecond):
 			}
 		}
-	}()
-	fmt.Fprintln(out, "ready")
-	sc := bufio.NewScanner(in)
-	for sc.Scan() {
-		if sc.Text() == "mark" {
-			mu.Lock()
-			counting, metrics, hist, bytes, lat, msgLat, bigLat, seqGaps = true, 0, 0, 0, lat[:0], msgLat[:0], bigLat[:0], 0
-			mu.Unlock()
-		}
 	}
-	time.Sleep(100 * time.Millisecond) // what is in flight
-	close(quit)
-	cmu.Lock()
-	c.Close()
-	cmu.Unlock()
-	mu.Lock()
-	defer mu.Unlock()
-	if decodeErr != nil {
-		return decodeErr
-	}
-	fmt.Fprintf(out, "metrics=%d\nhistorical=%d\nseq_gaps=%d\n", metrics, hist, seqGaps)
-	if metrics > 0 {
-		fmt.Fprintf(out, "bytes_per_metric=%.1f\n", float64(bytes)/float64(metrics+hist))
-	}
-	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
-	fmt.Fprintf(out, "p50=%v\np99=%v\nmax=%v\n", r(kit.Percentile(lat, 50)), r(kit.Percentile(lat, 99)), r(kit.Percentile(lat, 100)))
-	fmt.Fprintf(out, "msg_p50=%v\nmsg_p99=%v\nmsg_max=%v\n", r(kit.Percentile(msgLat, 50)), r(kit.Percentile(msgLat, 99)), r(kit.Percentile(msgLat, 100)))
-	fmt.Fprintf(out, "big=%d\nbig_p50=%v\nbig_max=%v\n", len(bigLat), r(kit.Percentile(bigLat, 50)), r(kit.Percentile(bigLat, 100)))
-	return nil
+}
+
+func (s *subscription) close() {
+	close(s.quit)
+	s.mu.Lock()
+	s.c.Close()
+	s.mu.Unlock()
 }
 
 // remainingLen is the size of an MQTT remaining length of n.
