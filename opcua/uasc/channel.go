@@ -202,6 +202,21 @@ func (e *Error) Error() string { return "uasc: " + e.Reason + ": " + e.Code.Erro
 // Unwrap returns e.Code.
 func (e *Error) Unwrap() error { return e.Code }
 
+// PeerError is the UA-TCP Error message a client sent instead of its
+// Hello on a connection the server opened (reverse connect): the client
+// refused it.
+type PeerError struct {
+	Code   ua.StatusCode
+	Reason string
+}
+
+func (e *PeerError) Error() string {
+	return "uasc: the client refused: " + e.Reason + ": " + e.Code.Error()
+}
+
+// Unwrap returns e.Code.
+func (e *PeerError) Unwrap() error { return e.Code }
+
 // fault returns an *Error.
 func fault(code ua.StatusCode, reason string) error { return &Error{Code: code, Reason: reason} }
 
@@ -273,6 +288,7 @@ type Channel struct {
 	spin      *spinner // Config.ReadSpin's poller, made at its first use
 	raw       *rawIO   // nc's socket read and written raw; nil: nc's own methods
 	noWait    bool     // TryReadRequest: fill returns errWouldBlock
+	reverse   bool     // the server opened the connection: an Error may answer its ReverseHello
 
 	s sender
 
@@ -288,7 +304,24 @@ type Channel struct {
 // ua.StatusCode. HelloTimeout bounds the handshake; cancelling ctx aborts
 // it. On failure nc is closed.
 func Open(ctx context.Context, nc net.Conn, cfg *Config) (*Channel, error) {
-	c := &Channel{nc: nc, cfg: cfg.withDefaults(), raw: newRawIO(nc)}
+	return open(ctx, nc, cfg, nil)
+}
+
+// OpenReverse runs the handshake on a connection the server opened to a
+// client (reverse connect, OPC 10000-6 §7.1.3): it sends a ReverseHello
+// with serverURI and endpointURL, then goes on as Open. A client that
+// answers with an Error message instead of its Hello ends it with a
+// *PeerError (nothing is sent back).
+func OpenReverse(ctx context.Context, nc net.Conn, cfg *Config, serverURI, endpointURL string) (*Channel, error) {
+	if len(serverURI) > maxURLLength || len(endpointURL) > maxURLLength {
+		nc.Close()
+		return nil, errors.New("uasc: a ReverseHello's ServerUri and EndpointUrl are at most 4096 bytes each")
+	}
+	return open(ctx, nc, cfg, AppendReverseHello(nil, serverURI, endpointURL))
+}
+
+func open(ctx context.Context, nc net.Conn, cfg *Config, rhe []byte) (*Channel, error) {
+	c := &Channel{nc: nc, cfg: cfg.withDefaults(), raw: newRawIO(nc), reverse: rhe != nil}
 	c.msgLimit = c.cfg.MaxMessageSize
 	if l := c.cfg.InitialMessageLimit; l > 0 && l < c.msgLimit {
 		c.msgLimit = l
@@ -306,7 +339,15 @@ func Open(ctx context.Context, nc net.Conn, cfg *Config) (*Channel, error) {
 		nc.SetDeadline(time.Unix(1, 0))
 		close(fired)
 	})
-	err := c.handshake()
+	var err error
+	if rhe != nil {
+		c.s.mu.Lock()
+		c.s.buf = append(c.s.buf[:0], rhe...)
+		err = c.flushLocked()
+	}
+	if err == nil {
+		err = c.handshake()
+	}
 	if !stop() {
 		<-fired
 		if err == nil {
@@ -352,6 +393,13 @@ func (c *Channel) readHello() (*hello, error) {
 	b, err := c.readChunk(phaseHello)
 	if err != nil {
 		return nil, err
+	}
+	if msgType(b) == "ERR" {
+		e, err := decodeError(b[hdrLen:])
+		if err != nil {
+			return nil, fault(status.BadTcpMessageTypeInvalid, "malformed Error")
+		}
+		return nil, e
 	}
 	h := new(hello)
 	if err := h.decode(b[hdrLen:]); err != nil {
@@ -494,7 +542,8 @@ func (c *Channel) fail(err error) error {
 		// A write failed first, or Close ran: that is the channel's error.
 		err = c.s.err
 	} else {
-		send = !errors.Is(err, ErrClosed) && errors.As(err, &code) && code.IsBad()
+		var pe *PeerError
+		send = !errors.Is(err, ErrClosed) && !errors.As(err, &pe) && errors.As(err, &code) && code.IsBad()
 		if send {
 			reason := err.Error()
 			var e *Error

@@ -167,6 +167,10 @@ func (c *Channel) checkHeader(ph phase, h []byte, size uint32) error {
 	minSize := uint32(0)
 	switch ph {
 	case phaseHello:
+		if c.reverse && typ == "ERR" && ct == 'F' {
+			minSize = hdrLen + 8
+			break
+		}
 		if typ != "HEL" || ct != 'F' {
 			return fault(status.BadTcpMessageTypeInvalid, "expected a Hello, got "+strconv.Quote(string(h[:4])))
 		}

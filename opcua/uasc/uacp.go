@@ -145,6 +145,30 @@ func AppendError(b []byte, code ua.StatusCode, reason string) []byte {
 	return b
 }
 
+// AppendReverseHello appends a ReverseHello message (OPC 10000-6
+// §7.1.2.6): the server's ApplicationUri and the endpoint URL the client
+// is to send back in its Hello. Each is at most 4096 bytes.
+func AppendReverseHello(b []byte, serverURI, endpointURL string) []byte {
+	start := len(b)
+	b = appendHeader(b, "RHE", 'F')
+	b = ua.AppendString(b, serverURI)
+	b = ua.AppendString(b, endpointURL)
+	putSize(b, start)
+	return b
+}
+
+// decodeError reads an Error body (the message without its header).
+func decodeError(b []byte) (*PeerError, error) {
+	var d ua.Decoder
+	d.Limits.MaxStringLength = maxURLLength
+	d.Reset(b)
+	e := &PeerError{Code: ua.StatusCode(d.ReadUint32()), Reason: d.ReadString()}
+	if d.Err() != nil || d.Remaining() != 0 {
+		return nil, status.BadTcpMessageTypeInvalid
+	}
+	return e, nil
+}
+
 // negotiate revises the client's Hello against our configuration
 // (§7.1.2.4) and returns the Acknowledge. Our receive buffer is the
 // smaller of ours and the client's send buffer, our send buffer the
