@@ -88,6 +88,7 @@ type conn struct {
 	async atomic.Int32 // requests being answered by goroutines (later)
 
 	nc        net.Conn      // the connection, closed by end
+	onEnd     func()        // called by end, last; nil: nothing
 	readFirst bool          // serve reads before it offers c to the poller again
 	stay      int           // times serve keeps c although between requests, see pipelineStay
 	poll      *poller       // the server's, nil when this channel is not polled
@@ -165,6 +166,9 @@ func (c *conn) end(err error) {
 	s.untrack(c.nc)
 	c.nc.Close()
 	s.nconns.Add(-1)
+	if c.onEnd != nil {
+		c.onEnd()
+	}
 }
 
 // serve reads requests from the channel and answers them until the

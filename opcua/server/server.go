@@ -66,6 +66,9 @@ type Server struct {
 	closing   bool
 	nconns    atomic.Int32 // connections being served, against MaxConnections
 	rejecting atomic.Int32 // goroutines answering connections over the limit
+
+	revMu     sync.Mutex
+	reverse   []*reverseTarget // SetReverseConnect
 	wg        sync.WaitGroup
 	sweeper   sync.Once
 	sweepDone chan struct{}
@@ -357,8 +360,15 @@ func (s *Server) serveConn(nc net.Conn) {
 		fail()
 		return
 	}
+	s.serveChannel(nc, ch, nil)
+}
+
+// serveChannel serves the channel opened on nc until it ends (conn.run),
+// then calls onEnd if not nil.
+func (s *Server) serveChannel(nc net.Conn, ch *uasc.Channel, onEnd func()) {
 	c := newConn(s, ch)
 	c.nc = nc
+	c.onEnd = onEnd
 	c.remote = nc.RemoteAddr().String()
 	if h, _, err := net.SplitHostPort(c.remote); err == nil {
 		c.remote = h
