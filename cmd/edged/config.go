@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/server"
+	pconfig "github.com/edged/edged/plc/config"
 )
 
 // config is the result of parsing edged's command line.
@@ -49,7 +50,9 @@ type config struct {
 	dataDir       string
 	allowInsecure bool
 	// mqtt is --mqtt: a broker to publish every tag to (Sparkplug B).
-	mqtt        string
+	mqtt string
+	// reverse are --reverse-connect's clients (repeatable).
+	reverse     urlList
 	simInMemory bool // --sim-in-memory: sim.Options.InMemory
 	poller      bool // --poller: server.Config.Poller
 	hostname    string
@@ -179,6 +182,10 @@ func newFlagSet(cfg *config, stderr io.Writer) (*flag.FlagSet, *moreFlags) {
 	fs.StringVar(&cfg.mqtt, "mqtt", "",
 		"publish every tag as a Sparkplug B edge node (group edged) to the MQTT broker at `URL` (tcp://host:1883),\n"+
 			"when the configuration has no northbound section; see docs/sparkplug.md")
+	fs.Var(&cfg.reverse, "reverse-connect",
+		"connect to the OPC UA client listening at `URL` (opc.tcp://host:port) and let it open its session over that\n"+
+			"socket (reverse connect, for a gateway whose firewall lets connections out only); repeatable, besides the\n"+
+			"configuration's opcua.reverse_connect; see docs/security.md#reverse-connect")
 	fs.StringVar(&more.anonRole, "anonymous-role", "Observer",
 		"the `role` of anonymous sessions: Observer (browse, read, subscribe), Operator (also write and call), ..., or none (refused)")
 	fs.Usage = func() {
@@ -388,4 +395,17 @@ func endpointURL(host string, port int) string {
 		host = strings.Replace(host, "%", "%25", 1)
 	}
 	return "opc.tcp://" + net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// urlList is a repeatable flag's URLs.
+type urlList []string
+
+func (l *urlList) String() string { return strings.Join(*l, ",") }
+
+func (l *urlList) Set(s string) error {
+	if err := pconfig.CheckReverseURL(s); err != nil {
+		return err
+	}
+	*l = append(*l, s)
+	return nil
 }

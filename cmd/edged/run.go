@@ -111,6 +111,13 @@ func announceStarted(out io.Writer, cfg config, st *stack.Stack, sc *stack.Confi
 		fmt.Fprintf(out, "edged: %s\n", n)
 	}
 	fmt.Fprintf(out, "edged: serving OPC UA clients\n")
+	if ts := st.Server.ReverseStates(); len(ts) > 0 {
+		urls := make([]string, len(ts))
+		for i, t := range ts {
+			urls[i] = t.URL
+		}
+		fmt.Fprintf(out, "edged: reverse connect to %s (Diagnostics/ReverseConnect)\n", strings.Join(urls, ", "))
+	}
 	if sc.Watchdog != "" {
 		fmt.Fprintf(out, "edged: watchdog %s, timeout %v, fed while the scan is healthy\n", sc.Watchdog, sc.WatchdogTimeout)
 	}

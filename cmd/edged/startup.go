@@ -85,6 +85,7 @@ func startupConfig(cfg config, out io.Writer) (sc stack.Config, loaded func(), e
 	sc.HistoryDir = filepath.Join(cfg.dataDir, HistoryDirName)
 	sc.Runtime = stack.Policy()
 	sc.StallAfter = cfg.stallAfter
+	sc.ReverseConnect = cfg.reverse
 	if stack.NeedsSimulator(conf) {
 		sc.Simulator = &sim.Options{InMemory: cfg.simInMemory}
 	}

@@ -90,6 +90,10 @@ type Config struct {
 	HistoryDir string
 	// Runtime is the process's runtime policy (see Runtime).
 	Runtime Runtime
+	// ReverseConnect are clients the server connects to (reverse
+	// connect, opc.tcp://host:port), besides those of Plant's opcua
+	// section.
+	ReverseConnect []string
 }
 
 // Runtime are the hooks through which the parts tell the process's
@@ -119,8 +123,9 @@ type Runtime struct {
 // Stack is the running wiring. Its fields are for reading and, between New
 // and Start, for adding subscriptions and methods.
 type Stack struct {
-	Sim    *sim.Sim // nil without a simulator
-	Engine *plc.Engine
+	reverse []server.ReverseTarget // the reverse-connect clients, for Start
+	Sim     *sim.Sim               // nil without a simulator
+	Engine  *plc.Engine
 	// Historian records the history (nil without Config.HistoryDir).
 	Historian *historian.Historian
 	// Alarms evaluates the configuration's alarms (nil before Start, or
@@ -252,6 +257,15 @@ func New(cfg Config) (_ *Stack, err error) {
 	if err := st.makeNorthbound(cfg.Plant); err != nil {
 		return nil, err
 	}
+	if err := st.addReverseDiagnostics(); err != nil {
+		return nil, err
+	}
+	for _, u := range cfg.ReverseConnect {
+		if err := pconfig.CheckReverseURL(u); err != nil {
+			return nil, fmt.Errorf("--reverse-connect: %w", err)
+		}
+	}
+	st.reverse = st.reverseTargets(cfg.Plant) // dialled once the server serves
 	if cfg.Versions != nil {
 		change := cfg.Runtime.ChangeWork
 		if change == nil {
@@ -461,6 +475,13 @@ func (st *Stack) Apply(ctx context.Context, conf *pconfig.Config) error {
 	if nerr := st.applyNorthbound(conf); nerr != nil {
 		err = errors.Join(err, nerr)
 	}
+	if st.running {
+		if rerr := st.applyReverse(conf); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	} else {
+		st.reverse = st.reverseTargets(conf)
+	}
 	if w, aerr := newAlarms(st.Engine, conf); aerr != nil {
 		err = errors.Join(err, aerr)
 	} else {
@@ -524,6 +545,9 @@ func (st *Stack) Start(after ...func(*plc.Image)) (err error) {
 		close(st.served)
 	}()
 	st.started("the OPC UA server", st.shutdownServer)
+	if err := st.Server.SetReverseConnect(st.reverse); err != nil {
+		return fmt.Errorf("opcua.reverse_connect: %w", err)
+	}
 	if f := st.cfg.Runtime.MemoryReleased; f != nil {
 		f() // what the start needed and no longer does
 	}

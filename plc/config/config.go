@@ -51,6 +51,8 @@ type Config struct {
 	// Northbound, when present, publishes the tags to the systems above
 	// the shop floor (see Northbound).
 	Northbound *Northbound `json:"northbound,omitempty"`
+	// OPCUA configures the OPC UA server: the clients it connects to.
+	OPCUA *OPCUA `json:"opcua,omitempty"`
 }
 
 // Kind is the kind of a device.

@@ -69,6 +69,12 @@ func Summarize(a, b *Config) string {
 	if historyChanged(a.History, b.History) {
 		parts = append(parts, "history settings changed")
 	}
+	if !sameJSON(a.Northbound, b.Northbound) {
+		parts = append(parts, "northbound changed")
+	}
+	if !sameJSON(a.OPCUA, b.OPCUA) {
+		parts = append(parts, "opcua changed")
+	}
 	return strings.Join(parts, "; ")
 }
 

@@ -148,6 +148,7 @@ func (v *validator) config(c *Config) {
 	v.overlaps()
 	v.history(c)
 	v.northbound(c)
+	v.opcua(c)
 }
 
 func (v *validator) device(c *Config, dp string, d *Device) {

@@ -473,6 +473,107 @@ static void logStderr(void *ctx, UA_LogLevel level, UA_LogCategory cat, const ch
     fprintf(stderr, "%.*s\n", (int)out.length, buf);
 }
 
+/* --- reverse --- */
+
+/* reverse <port> <policy> <mode>: listens on 127.0.0.1:<port> for edged's
+ * reverse connection (OPC 10000-6 §7.1.3) and connects over it. open62541
+ * opens the first channel with None for GetEndpoints, then closes it to
+ * open the selected endpoint's; with noReconnect it does not dial the
+ * server itself, and listens again instead, so that the secure channel too
+ * comes over a socket edged opened. Then: a read, a write read back, and a
+ * subscription of sim.Counter; and the number of reverse connections edged
+ * serves, read from its diagnostics. */
+static int reverse(const char *port, const char *policy, const char *mode) {
+    UA_ByteString cert = readFile(getenv("EDGED_CERT"));
+    UA_ByteString key = readFile(getenv("EDGED_KEY"));
+    UA_ByteString server = readFile(getenv("EDGED_SERVER_CERT"));
+    const char *uri = getenv("EDGED_APP_URI");
+    const char *user = getenv("EDGED_USER"), *pass = getenv("EDGED_PASS");
+    if (cert.length == 0 || key.length == 0 || server.length == 0 || !uri || !user || !pass) {
+        fprintf(stderr, "reverse: EDGED_CERT, EDGED_KEY, EDGED_SERVER_CERT, EDGED_APP_URI, EDGED_USER, EDGED_PASS\n");
+        return 2;
+    }
+    UA_Client *c = UA_Client_new();
+    UA_ClientConfig *cc = UA_Client_getConfig(c);
+    cc->logging = &logger;
+    UA_StatusCode st = UA_ClientConfig_setDefaultEncryption(cc, cert, key, &server, 1, NULL, 0);
+    char policyUri[128];
+    snprintf(policyUri, sizeof policyUri, "http://opcfoundation.org/UA/SecurityPolicy#%s", policy);
+    UA_String_clear(&cc->securityPolicyUri);
+    cc->securityPolicyUri = UA_STRING_ALLOC(policyUri);
+    cc->securityMode = strcmp(mode, "Sign") == 0 ? UA_MESSAGESECURITYMODE_SIGN : UA_MESSAGESECURITYMODE_SIGNANDENCRYPT;
+    UA_String_clear(&cc->clientDescription.applicationUri);
+    cc->clientDescription.applicationUri = UA_STRING_ALLOC(uri);
+    UA_UserNameIdentityToken *tok = UA_UserNameIdentityToken_new();
+    tok->userName = UA_STRING_ALLOC(user);
+    tok->password = UA_BYTESTRING_ALLOC(pass);
+    UA_ExtensionObject_setValue(&cc->userIdentityToken, tok, &UA_TYPES[UA_TYPES_USERNAMEIDENTITYTOKEN]);
+    cc->noReconnect = true;
+    cc->tcpReuseAddr = true; /* listen again on the port of the connection just closed (TIME_WAIT) */
+    UA_String host = UA_STRING("127.0.0.1");
+    UA_UInt16 p = (UA_UInt16)atoi(port);
+    if (st == UA_STATUSCODE_GOOD)
+        st = UA_Client_startListeningForReverseConnect(c, &host, 1, p);
+    printf("{\"ev\":\"listening\",\"status\":%u}\n", st);
+    fflush(stdout);
+    int listens = 1;
+    UA_SessionState ss = UA_SESSIONSTATE_CLOSED;
+    double start = now();
+    while (st == UA_STATUSCODE_GOOD && now() - start < 60) {
+        UA_Client_run_iterate(c, 20);
+        UA_SecureChannelState cs;
+        UA_StatusCode connect;
+        UA_Client_getState(c, &cs, &ss, &connect);
+        if (ss == UA_SESSIONSTATE_ACTIVATED)
+            break;
+        if (cs == UA_SECURECHANNELSTATE_CLOSED && listens < 4) {
+            /* The discovery channel closed: wait for edged's next socket. */
+            st = UA_Client_startListeningForReverseConnect(c, &host, 1, p);
+            listens++;
+        }
+    }
+    UA_StatusCode rd = UA_STATUSCODE_BADNOTCONNECTED, wr = rd, back = rd, diag = rd;
+    UA_UInt32 reverseConns = 0;
+    int rc = 1;
+    if (ss == UA_SESSIONSTATE_ACTIVATED) {
+        UA_Variant v;
+        UA_Variant_init(&v);
+        rd = UA_Client_readValueAttribute(c, UA_NODEID_STRING(2, "sim.Counter"), &v);
+        UA_Variant_clear(&v);
+        UA_Float f = 6.25f;
+        UA_Variant_setScalar(&v, &f, &UA_TYPES[UA_TYPES_FLOAT]);
+        wr = UA_Client_writeValueAttribute(c, UA_NODEID_STRING(2, "sim.Setpoint"), &v);
+        UA_Variant_init(&v);
+        back = UA_Client_readValueAttribute(c, UA_NODEID_STRING(2, "sim.Setpoint"), &v);
+        if (back == UA_STATUSCODE_GOOD && !(UA_Variant_hasScalarType(&v, &UA_TYPES[UA_TYPES_FLOAT]) && *(UA_Float *)v.data == 6.25f))
+            back = UA_STATUSCODE_BADUNEXPECTEDERROR;
+        UA_Variant_clear(&v);
+        UA_UInt16 dns = 0;
+        UA_String dnsUri = UA_STRING("urn:edged:diagnostics");
+        diag = UA_Client_NamespaceGetIndex(c, &dnsUri, &dns);
+        if (diag == UA_STATUSCODE_GOOD)
+            diag = UA_Client_readValueAttribute(c, UA_NODEID_STRING(dns, "ReverseConnect.Connections"), &v);
+        if (diag == UA_STATUSCODE_GOOD && UA_Variant_hasScalarType(&v, &UA_TYPES[UA_TYPES_UINT32]))
+            reverseConns = *(UA_UInt32 *)v.data;
+        UA_Variant_clear(&v);
+        printf("{\"ev\":\"result\",\"policy\":\"%s\",\"mode\":\"%s\",\"token\":\"username\",\"connect\":0,"
+               "\"read\":%u,\"write\":%u,\"readback\":%u,\"diag\":%u,\"reverse_connections\":%u,\"listens\":%d}\n",
+               policy, mode, rd, wr, back, diag, reverseConns, listens);
+        fflush(stdout);
+        rc = subscribe(c);
+    } else {
+        printf("{\"ev\":\"result\",\"policy\":\"%s\",\"mode\":\"%s\",\"connect\":%u,\"listens\":%d}\n", policy, mode,
+               st != UA_STATUSCODE_GOOD ? st : UA_STATUSCODE_BADTIMEOUT, listens);
+    }
+    fflush(stdout);
+    UA_Client_disconnect(c);
+    UA_Client_delete(c);
+    UA_ByteString_clear(&cert);
+    UA_ByteString_clear(&key);
+    UA_ByteString_clear(&server);
+    return rc;
+}
+
 /* --- alarm --- */
 
 /* The event fields the alarm scenario selects, in order. */
@@ -641,11 +742,18 @@ static UA_Logger logger = {logStderr, NULL, NULL};
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s <endpoint> crawl|writeread|subscribe ... | secure\n", argv[0]);
+        fprintf(stderr, "usage: %s <endpoint> crawl|writeread|subscribe ... | secure | probe; %s reverse <port> <policy> <mode>\n", argv[0], argv[0]);
         return 2;
     }
     if (strcmp(argv[2], "secure") == 0 || strcmp(argv[2], "probe") == 0)
         return secure(argv[1], strcmp(argv[2], "probe") == 0);
+    if (strcmp(argv[1], "reverse") == 0) {
+        if (argc != 5) {
+            fprintf(stderr, "usage: %s reverse <port> <policy> Sign|SignAndEncrypt\n", argv[0]);
+            return 2;
+        }
+        return reverse(argv[2], argv[3], argv[4]);
+    }
     UA_Client *c = UA_Client_new();
     UA_ClientConfig *cc = UA_Client_getConfig(c);
     cc->logging = &logger; /* before setDefault, which hands it on */
