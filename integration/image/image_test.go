@@ -11,7 +11,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/rsa"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -237,11 +239,17 @@ func provision(t *testing.T, cert []byte) string {
 // session connects as op over Basic256Sha256 SignAndEncrypt.
 func session(t *testing.T, ctx context.Context, v *vm, eps []*gua.EndpointDescription, cert []byte, key *rsa.PrivateKey) *opcua.Client {
 	t.Helper()
+	return sessionAt(t, ctx, v.url(), eps, cert, key)
+}
+
+// sessionAt is session through url.
+func sessionAt(t *testing.T, ctx context.Context, url string, eps []*gua.EndpointDescription, cert []byte, key *rsa.PrivateKey) *opcua.Client {
+	t.Helper()
 	ep, err := opcua.SelectEndpoint(eps, secpol.URIBasic256Sha256, gua.MessageSecurityModeSignAndEncrypt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := opcua.NewClient(v.url(), opcua.SecurityFromEndpoint(ep, gua.UserTokenTypeUserName), opcua.AuthUsername("op", "op-password"),
+	c, err := opcua.NewClient(url, opcua.SecurityFromEndpoint(ep, gua.UserTokenTypeUserName), opcua.AuthUsername("op", "op-password"),
 		opcua.Certificate(cert), opcua.PrivateKey(key), opcua.ApplicationURI("urn:edged:test:image"), opcua.AutoReconnect(false),
 		opcua.RequestTimeout(20*time.Second))
 	if err != nil {
@@ -265,7 +273,8 @@ func readValue(t *testing.T, ctx context.Context, c *opcua.Client, id string) an
 // TestImage boots the image of each architecture of IMAGE_ARCHS (default
 // arm64 armv7): the gateway serves the simulator, with security, to a
 // client through the forwarded port; sim.Counter advances at 200/s; a
-// write reads back; a power cut and a second boot keep the certificate,
+// write reads back; the guest dials the host for reverse connect and a
+// session runs over that socket; a power cut and a second boot keep the certificate,
 // sim.Counter's history up to the flush interval before the cut,
 // the users and the configuration version. On arm64 the second boot runs
 // healthy for two minutes with the watchdog armed and is not reset; then
@@ -298,8 +307,15 @@ func testImage(t *testing.T, m machine) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 
-	// First boot: the certificate is made; the watchdog armed the whole time.
-	v := boot(t, m, disk, "")
+	// First boot: the certificate is made; the watchdog armed the whole
+	// time; edged also dials the host for reverse connect (10.0.2.2 of
+	// QEMU's user network is the host's loopback).
+	rln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rln.Close()
+	v := boot(t, m, disk, fmt.Sprintf("edged.args=--reverse-connect,opc.tcp://10.0.2.2:%d", rln.Addr().(*net.TCPAddr).Port))
 	s := v.serving(t, 3*time.Minute)
 	url := edgedServing.FindStringSubmatch(v.console())
 	t.Logf("%s: first boot, the certificate made: %v; edged advertises %v", m.arch, s, url)
@@ -325,6 +341,7 @@ func testImage(t *testing.T, m machine) {
 	if resets := v.count(bootBanner); resets != 1 {
 		t.Fatalf("%d boots: the watchdog reset a healthy gateway", resets)
 	}
+	reverseSession(t, ctx, m, rln.(*net.TCPListener), s.eps, cert, key)
 	seen := watchCounter(t, ctx, c, 3*time.Second)
 	c.Close(ctx)
 	cut := time.Now()
@@ -378,6 +395,64 @@ func testImage(t *testing.T, m machine) {
 	if after > 13*time.Second {
 		t.Errorf("the reset came %v after the stall: more than the 10 s timeout and 3 s for the next kernel's first line", after)
 	}
+}
+
+// reverseSession takes the connection edged opened to ln (reverse
+// connect), checks its ReverseHello, and opens a session over it as op
+// with Basic256Sha256 SignAndEncrypt (gopcua dials only: through a relay
+// on the host's loopback), reading sim.Counter.
+func reverseSession(t *testing.T, ctx context.Context, m machine, ln *net.TCPListener, eps []*gua.EndpointDescription, cert []byte, key *rsa.PrivateKey) {
+	t.Helper()
+	ln.SetDeadline(time.Now().Add(2 * time.Minute))
+	nc, err := ln.Accept()
+	if err != nil {
+		t.Fatalf("edged did not connect to the host for reverse connect: %v", err)
+	}
+	defer nc.Close()
+	nc.SetReadDeadline(time.Now().Add(time.Minute))
+	var hdr [8]byte
+	if _, err := io.ReadFull(nc, hdr[:]); err != nil || string(hdr[:4]) != "RHEF" {
+		t.Fatalf("reverse connect: first bytes %q (%v), want a ReverseHello", hdr, err)
+	}
+	body := make([]byte, binary.LittleEndian.Uint32(hdr[4:])-8)
+	if _, err := io.ReadFull(nc, body); err != nil {
+		t.Fatal(err)
+	}
+	nc.SetReadDeadline(time.Time{})
+	var fields []string
+	for b := body; len(b) >= 4; {
+		n := int(binary.LittleEndian.Uint32(b))
+		if n > len(b)-4 {
+			break
+		}
+		fields, b = append(fields, string(b[4:4+n])), b[4+n:]
+	}
+	if len(fields) != 2 || !strings.Contains(fields[1], ":4840") {
+		t.Fatalf("ReverseHello body %x: want the ServerUri and the endpoint URL", body)
+	}
+	rl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rl.Close()
+	go func() {
+		c, err := rl.Accept()
+		if err != nil {
+			return
+		}
+		go func() { io.Copy(nc, c); nc.Close() }()
+		io.Copy(c, nc)
+		c.Close()
+	}()
+	c := sessionAt(t, ctx, "opc.tcp://"+rl.Addr().String(), eps, cert, key)
+	defer c.Close(ctx)
+	a := readValue(t, ctx, c, "ns=2;s=sim.Counter")
+	time.Sleep(100 * time.Millisecond)
+	b := readValue(t, ctx, c, "ns=2;s=sim.Counter")
+	if a == b {
+		t.Fatalf("reverse connect: sim.Counter reads %v twice 100 ms apart", a)
+	}
+	t.Logf("%s: reverse connect from the guest: ReverseHello %q %q, a session over Basic256Sha256 SignAndEncrypt, sim.Counter %v then %v", m.arch, fields[0], fields[1], a, b)
 }
 
 // counterRead is a value of sim.Counter read live: its source time
