@@ -290,6 +290,8 @@ var conditionAudits = map[uint32]uint32{
 	id.ServerConfiguration_GetRejectedList:                                                 0,
 	id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Read:        0,
 	id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_GetPosition: 0,
+	id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_Read:          0,
+	id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_GetPosition:   0,
 }
 
 // auditCall raises the audit event of method call m by session s, which

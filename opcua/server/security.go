@@ -41,6 +41,10 @@ type Security struct {
 	// Server/ServerConfiguration (OPC 10000-12 push model), by sessions
 	// with the SecurityAdmin role over SignAndEncrypt only.
 	TrustStore TrustStore
+	// UserTrustStore, when set with TrustStore, is the trust list of
+	// X.509 user certificates (CheckUserCertificate's), managed the same
+	// way through the DefaultUserTokenGroup.
+	UserTrustStore TrustLists
 }
 
 // securityLevel ranks an endpoint for clients that pick the best one

@@ -51,6 +51,7 @@ type Server struct {
 	evBuf      []byte
 	backoff    backoff    // of failed logins, per client address
 	trust      trustFiles // the open handles of ServerConfiguration's TrustList
+	userTrust  trustFiles // those of the DefaultUserTokenGroup's TrustList
 
 	// Shutdown state, read by the Server object's variables.
 	state          atomic.Int32 // ua.ServerState
@@ -110,6 +111,7 @@ func New(cfg Config) (*Server, error) {
 		conns:     make(map[net.Conn]*connEntry),
 		sweepDone: make(chan struct{}),
 		trust:     newTrustFiles(),
+		userTrust: newTrustFiles(),
 	}
 	s.startTime = s.clock()
 	s.sessions = newSessionTable(cfg.MaxSessions, cfg.MaxBrowseContinuationPoints, cfg.MaxHistoryContinuationPoints, &s.diag)

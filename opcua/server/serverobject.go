@@ -49,6 +49,9 @@ const (
 	liveTrustListSize
 	liveTrustListOpenCount
 	liveTrustListUpdated
+	liveUserTrustListSize
+	liveUserTrustListOpenCount
+	liveUserTrustListUpdated
 	// The Identities of the well-known roles under RoleSet, in the order
 	// of Role.
 	liveIdentities
@@ -89,6 +92,9 @@ var liveNodes = []struct {
 	{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Size, liveTrustListSize},
 	{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_OpenCount, liveTrustListOpenCount},
 	{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_LastUpdateTime, liveTrustListUpdated},
+	{id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_Size, liveUserTrustListSize},
+	{id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_OpenCount, liveUserTrustListOpenCount},
+	{id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_LastUpdateTime, liveUserTrustListUpdated},
 }
 
 // liveValue is the server's SourceFunc: it fills dv with the current value
@@ -110,24 +116,37 @@ func (s *Server) liveValue(h uint32, dv *ua.DataValue) {
 		dv.Value = ua.MustVariant(s.shutdownText())
 	case liveServiceLevel:
 		dv.Value.SetUint8(s.serviceLevel())
-	case liveTrustListSize:
-		var n uint64
+	case liveTrustListSize, liveUserTrustListSize:
+		var ts TrustLists
 		if sec := s.cfg.Security; sec != nil && sec.TrustStore != nil {
-			if b, err := encodedTrustList(sec.TrustStore, 15); err == nil {
+			ts = sec.TrustStore
+			if liveVar(h) == liveUserTrustListSize {
+				ts = sec.UserTrustStore
+			}
+		}
+		var n uint64
+		if ts != nil {
+			if b, err := encodedTrustList(ts, 15); err == nil {
 				n = uint64(len(b))
 			}
 		}
 		dv.Value.SetUint64(n)
 	case liveTrustListOpenCount:
 		dv.Value.SetUint16(uint16(s.trust.handles.Count()))
-	case liveTrustListUpdated:
-		s.trust.mu.Lock()
-		t := s.trust.updated
-		s.trust.mu.Unlock()
-		if t.IsZero() {
-			t = s.startTime
+	case liveUserTrustListOpenCount:
+		dv.Value.SetUint16(uint16(s.userTrust.handles.Count()))
+	case liveTrustListUpdated, liveUserTrustListUpdated:
+		t := s.trustOf(appGroup)
+		if liveVar(h) == liveUserTrustListUpdated {
+			t = s.trustOf(userGroup)
 		}
-		dv.Value.SetDateTime(t)
+		t.mu.Lock()
+		at := t.updated
+		t.mu.Unlock()
+		if at.IsZero() {
+			at = s.startTime
+		}
+		dv.Value.SetDateTime(at)
 	case liveDiagnosticsSummary:
 		sum := s.diag.summary(s.subs)
 		dv.Value = ua.MustVariant(ua.ExtensionObject{Body: &sum})
@@ -361,6 +380,10 @@ func (s *Server) configurationValues() []nodeValue {
 		// TrustList is.
 		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Writable, true},
 		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_UserWritable, true},
+		{id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_Writable, true},
+		{id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_UserWritable, true},
+		// The user tokens' group has no certificate of the server's.
+		{id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_CertificateTypes, []ua.NodeID{}},
 	}
 }
 

@@ -12,16 +12,23 @@ import (
 	"github.com/edged/edged/opcua/ua/status"
 )
 
-// TrustStore is what Server/ServerConfiguration manages remotely (OPC
-// 10000-12 push model): the application's trust lists, its rejected
-// certificates and its own certificate. pki.Store implements it. Lists
-// are DER, indexed by the bits of TrustListDataType's SpecifiedLists
-// (trusted certificates, trusted CRLs, issuer certificates, issuer CRLs).
-type TrustStore interface {
+// TrustLists are a certificate group's trust lists, managed remotely
+// through its TrustList (OPC 10000-12 push model). Lists are DER,
+// indexed by the bits of TrustListDataType's SpecifiedLists (trusted
+// certificates, trusted CRLs, issuer certificates, issuer CRLs).
+// pki.Store implements it.
+type TrustLists interface {
 	Lists() ([4][][]byte, error)
 	Replace(masks uint32, lists [4][][]byte) error
 	Add(der []byte, trusted bool) error
 	Remove(thumbprint string, trusted bool) error
+}
+
+// TrustStore is what Server/ServerConfiguration manages of the
+// application (DefaultApplicationGroup): its trust lists, its rejected
+// certificates and its own certificate. pki.Store implements it.
+type TrustStore interface {
+	TrustLists
 	Rejected() ([][]byte, error)
 	SigningRequest(subject *pkix.Name, regenerate bool) ([]byte, error)
 	UpdateCertificate(der []byte, issuers [][]byte, keyPEM []byte, applicationURI string) error
@@ -46,51 +53,121 @@ func newTrustFiles() trustFiles {
 	return trustFiles{handles: FileHandles{Max: maxOpenFiles, MaxSize: MaxTrustListSize, Exclusive: true}}
 }
 
+// trustGroup is a certificate group whose TrustList is managed
+// remotely: the application's (DefaultApplicationGroup) or the X.509 user
+// tokens' (DefaultUserTokenGroup).
+type trustGroup int
+
+const (
+	appGroup trustGroup = iota
+	userGroup
+)
+
+// trustListNodes are a group's TrustList methods, in the order of
+// trustListHandlers.
+var trustListNodes = [2][10]uint32{
+	{
+		id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Open,
+		id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_OpenWithMasks,
+		id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Close,
+		id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Read,
+		id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Write,
+		id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_GetPosition,
+		id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_SetPosition,
+		id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_CloseAndUpdate,
+		id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_AddCertificate,
+		id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_RemoveCertificate,
+	},
+	{
+		id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_Open,
+		id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_OpenWithMasks,
+		id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_Close,
+		id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_Read,
+		id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_Write,
+		id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_GetPosition,
+		id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_SetPosition,
+		id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_CloseAndUpdate,
+		id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_AddCertificate,
+		id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_RemoveCertificate,
+	},
+}
+
+type methodFunc = func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant)
+
 // trustListMethods maps the methods to their handlers.
 func (s *Server) trustListMethods() []struct {
 	node uint32
-	h    func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant)
+	h    methodFunc
 } {
-	// The table is also listed on a nil *Server (roles.go): the handles
-	// are looked up when a method runs.
-	fh := func(f func(*FileHandles, context.Context, []ua.Variant) (ua.StatusCode, []ua.Variant)) func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant) {
-		return s.admin(func(ctx context.Context, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-			return f(&s.trust.handles, ctx, in)
-		})
-	}
-	return []struct {
+	var ms []struct {
 		node uint32
-		h    func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant)
+		h    methodFunc
+	}
+	for g := appGroup; g <= userGroup; g++ {
+		for i, h := range s.trustListHandlers(g) {
+			ms = append(ms, struct {
+				node uint32
+				h    methodFunc
+			}{trustListNodes[g][i], h})
+		}
+	}
+	for _, m := range []struct {
+		node uint32
+		h    methodFunc
 	}{
-		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Open, s.tlOpen},
-		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_OpenWithMasks, s.tlOpenWithMasks},
-		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Close, fh(func(fh *FileHandles, ctx context.Context, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-			_, st := fh.Close(ctx, in)
-			return st, nil
-		})},
-		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Read, fh((*FileHandles).Read)},
-		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Write, fh((*FileHandles).Write)},
-		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_GetPosition, fh((*FileHandles).GetPosition)},
-		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_SetPosition, fh((*FileHandles).SetPosition)},
-		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_CloseAndUpdate, s.tlCloseAndUpdate},
-		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_AddCertificate, s.tlAddCertificate},
-		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_RemoveCertificate, s.tlRemoveCertificate},
 		{id.ServerConfiguration_GetRejectedList, s.getRejectedList},
 		{id.ServerConfiguration_CreateSigningRequest, s.createSigningRequest},
 		{id.ServerConfiguration_UpdateCertificate, s.updateCertificate},
 		{id.ServerConfiguration_ApplyChanges, s.applyChanges},
+		{id.ServerConfiguration_CancelChanges, s.cancelChanges},
+	} {
+		ms = append(ms, m)
+	}
+	return ms
+}
+
+// trustListHandlers are group g's TrustList methods (trustListNodes).
+// The table is also listed on a nil *Server (roles.go): the handles are
+// looked up when a method runs.
+func (s *Server) trustListHandlers(g trustGroup) [10]methodFunc {
+	fh := func(f func(*FileHandles, context.Context, []ua.Variant) (ua.StatusCode, []ua.Variant)) methodFunc {
+		return func(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+			if _, st := s.groupAdmin(ctx, g); st != status.Good {
+				return st, nil
+			}
+			return f(&s.trustOf(g).handles, ctx, in)
+		}
+	}
+	return [10]methodFunc{
+		s.tlOpen(g), s.tlOpenWithMasks(g),
+		fh(func(fh *FileHandles, ctx context.Context, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+			_, st := fh.Close(ctx, in)
+			return st, nil
+		}),
+		fh((*FileHandles).Read), fh((*FileHandles).Write), fh((*FileHandles).GetPosition), fh((*FileHandles).SetPosition),
+		s.tlCloseAndUpdate(g), s.tlAddCertificate(g), s.tlRemoveCertificate(g),
 	}
 }
 
-// admin runs a FileType method of the TrustList for a security
-// administrator only.
-func (s *Server) admin(f func(context.Context, []ua.Variant) (ua.StatusCode, []ua.Variant)) func(context.Context, ua.NodeID, []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	return func(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-		if _, _, st := s.securityAdmin(ctx); st != status.Good {
-			return st, nil
-		}
-		return f(ctx, in)
+// trustOf is group g's open handles and update time.
+func (s *Server) trustOf(g trustGroup) *trustFiles {
+	if g == userGroup {
+		return &s.userTrust
 	}
+	return &s.trust
+}
+
+// groupAdmin returns group g's lists when the calling session may manage
+// security (securityAdmin); Bad_NotSupported when the group has none.
+func (s *Server) groupAdmin(ctx context.Context, g trustGroup) (TrustLists, ua.StatusCode) {
+	ts, _, st := s.securityAdmin(ctx)
+	if st != status.Good || g == appGroup {
+		return ts, st
+	}
+	if s.cfg.Security.UserTrustStore == nil {
+		return nil, status.BadNotSupported
+	}
+	return s.cfg.Security.UserTrustStore, status.Good
 }
 
 // securityAdmin returns the store and the calling session when the
@@ -111,7 +188,7 @@ func (s *Server) securityAdmin(ctx context.Context) (TrustStore, *session, ua.St
 
 // encodedTrustList returns the lists of masks as an encoded
 // TrustListDataType, the TrustList file's content.
-func encodedTrustList(ts TrustStore, masks uint32) ([]byte, error) {
+func encodedTrustList(ts TrustLists, masks uint32) ([]byte, error) {
 	lists, err := ts.Lists()
 	if err != nil {
 		return nil, err
@@ -127,8 +204,14 @@ func encodedTrustList(ts TrustStore, masks uint32) ([]byte, error) {
 
 // tlOpen opens the TrustList: to read it whole, or to replace it whole
 // (write with EraseExisting; no append).
-func (s *Server) tlOpen(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	ts, _, st := s.securityAdmin(ctx)
+func (s *Server) tlOpen(g trustGroup) methodFunc {
+	return func(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+		return s.tlOpenIn(ctx, g, in)
+	}
+}
+
+func (s *Server) tlOpenIn(ctx context.Context, g trustGroup, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	ts, st := s.groupAdmin(ctx, g)
 	if st != status.Good {
 		return st, nil
 	}
@@ -144,39 +227,47 @@ func (s *Server) tlOpen(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.S
 		}
 		f.Data = b
 	}
-	h, st := s.trust.handles.Open(ctx, f)
+	h, st := s.trustOf(g).handles.Open(ctx, f)
 	if st != status.Good {
 		return st, nil
 	}
 	return status.Good, []ua.Variant{ua.MustVariant(h)}
 }
 
-func (s *Server) tlOpenWithMasks(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	ts, _, st := s.securityAdmin(ctx)
-	if st != status.Good {
-		return st, nil
+func (s *Server) tlOpenWithMasks(g trustGroup) methodFunc {
+	return func(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+		ts, st := s.groupAdmin(ctx, g)
+		if st != status.Good {
+			return st, nil
+		}
+		masks, _ := in[0].Uint32()
+		b, err := encodedTrustList(ts, masks&15)
+		if err != nil {
+			return status.BadInternalError, nil
+		}
+		h, st := s.trustOf(g).handles.Open(ctx, &FileHandle{Data: b})
+		if st != status.Good {
+			return st, nil
+		}
+		return status.Good, []ua.Variant{ua.MustVariant(h)}
 	}
-	masks, _ := in[0].Uint32()
-	b, err := encodedTrustList(ts, masks&15)
-	if err != nil {
-		return status.BadInternalError, nil
-	}
-	h, st := s.trust.handles.Open(ctx, &FileHandle{Data: b})
-	if st != status.Good {
-		return st, nil
-	}
-	return status.Good, []ua.Variant{ua.MustVariant(h)}
 }
 
 // tlCloseAndUpdate decodes what the handle wrote as a TrustListDataType
 // and replaces the lists it specifies. The new lists count from the next
 // handshake on, so no ApplyChanges is required.
-func (s *Server) tlCloseAndUpdate(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	ts, _, st := s.securityAdmin(ctx)
+func (s *Server) tlCloseAndUpdate(g trustGroup) methodFunc {
+	return func(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+		return s.tlCloseAndUpdateIn(ctx, g, in)
+	}
+}
+
+func (s *Server) tlCloseAndUpdateIn(ctx context.Context, g trustGroup, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	ts, st := s.groupAdmin(ctx, g)
 	if st != status.Good {
 		return st, nil
 	}
-	f, st := s.trust.handles.Close(ctx, in)
+	f, st := s.trustOf(g).handles.Close(ctx, in)
 	if st != status.Good {
 		return st, nil
 	}
@@ -194,36 +285,40 @@ func (s *Server) tlCloseAndUpdate(ctx context.Context, _ ua.NodeID, in []ua.Vari
 	if err := ts.Replace(tl.SpecifiedLists&15, lists); err != nil {
 		return status.BadCertificateInvalid, nil
 	}
-	s.trustChanged()
+	s.trustChanged(g)
 	return status.Good, []ua.Variant{ua.MustVariant(false)}
 }
 
-func (s *Server) tlAddCertificate(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	ts, _, st := s.securityAdmin(ctx)
-	if st != status.Good {
-		return st, nil
+func (s *Server) tlAddCertificate(g trustGroup) methodFunc {
+	return func(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+		ts, st := s.groupAdmin(ctx, g)
+		if st != status.Good {
+			return st, nil
+		}
+		der, _ := in[0].ByteString()
+		trusted, _ := in[1].Bool()
+		if err := ts.Add(der, trusted); err != nil {
+			return status.BadCertificateInvalid, nil
+		}
+		s.trustChanged(g)
+		return status.Good, nil
 	}
-	der, _ := in[0].ByteString()
-	trusted, _ := in[1].Bool()
-	if err := ts.Add(der, trusted); err != nil {
-		return status.BadCertificateInvalid, nil
-	}
-	s.trustChanged()
-	return status.Good, nil
 }
 
-func (s *Server) tlRemoveCertificate(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
-	ts, _, st := s.securityAdmin(ctx)
-	if st != status.Good {
-		return st, nil
+func (s *Server) tlRemoveCertificate(g trustGroup) methodFunc {
+	return func(ctx context.Context, _ ua.NodeID, in []ua.Variant) (ua.StatusCode, []ua.Variant) {
+		ts, st := s.groupAdmin(ctx, g)
+		if st != status.Good {
+			return st, nil
+		}
+		thumb, _ := in[0].StringValue()
+		trusted, _ := in[1].Bool()
+		if ts.Remove(thumb, trusted) != nil {
+			return status.BadInvalidArgument, nil // no such certificate in that list
+		}
+		s.trustChanged(g)
+		return status.Good, nil
 	}
-	thumb, _ := in[0].StringValue()
-	trusted, _ := in[1].Bool()
-	if ts.Remove(thumb, trusted) != nil {
-		return status.BadInvalidArgument, nil // no such certificate in that list
-	}
-	s.trustChanged()
-	return status.Good, nil
 }
 
 func (s *Server) getRejectedList(ctx context.Context, _ ua.NodeID, _ []ua.Variant) (ua.StatusCode, []ua.Variant) {
@@ -316,8 +411,19 @@ func (s *Server) applyChanges(ctx context.Context, _ ua.NodeID, _ []ua.Variant) 
 	return st, nil
 }
 
-func (s *Server) trustChanged() {
-	s.trust.mu.Lock()
-	s.trust.updated = s.clock()
-	s.trust.mu.Unlock()
+// cancelChanges answers CancelChanges (OPC 10000-12 §7.10.9): it drops
+// the changes that wait for ApplyChanges, and edged has none (every
+// change takes effect at once, so none is left to cancel): Good for a
+// security administrator. A TrustList opened for writing and not yet
+// closed with CloseAndUpdate is not a change; its handle stays open.
+func (s *Server) cancelChanges(ctx context.Context, _ ua.NodeID, _ []ua.Variant) (ua.StatusCode, []ua.Variant) {
+	_, _, st := s.securityAdmin(ctx)
+	return st, nil
+}
+
+func (s *Server) trustChanged(g trustGroup) {
+	t := s.trustOf(g)
+	t.mu.Lock()
+	t.updated = s.clock()
+	t.mu.Unlock()
 }

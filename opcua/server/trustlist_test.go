@@ -52,39 +52,12 @@ func (admins) Authenticate(ua.Body) (Identity, error) {
 // decode.
 func TestTrustListFile(t *testing.T) {
 	ts := &memTrust{lists: [4][][]byte{{[]byte("cert-a")}}}
-	s := newTestServer(t, Config{Authenticator: admins{}, Security: &Security{
+	session, callOn := trustFixture(t, &Security{
 		Credentials: func() *uasc.Credentials { return nil }, AllowInsecure: true, TrustStore: ts,
-	}})
-	session := func(chID uint32, mode ua.MessageSecurityMode) *testConn {
-		tc := newTestConn(t, s, chID)
-		fc := tc.c.ch.(*fakeChannel)
-		fc.policy, fc.mode = "http://opcfoundation.org/UA/SecurityPolicy#Basic256Sha256", mode
-		cs := subtest.WantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
-		tc.token = cs.AuthenticationToken
-		subtest.WantOK[ua.ActivateSessionResponse](t, tc.call(&ua.ActivateSessionRequest{}))
-		return tc
-	}
-	const tl = id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList
+	})
 	call := func(tc *testConn, method uint32, args ...any) (ua.StatusCode, []ua.Variant) {
 		t.Helper()
-		var in []ua.Variant
-		for _, a := range args {
-			in = append(in, ua.MustVariant(a))
-		}
-		req := &ua.CallRequest{MethodsToCall: []ua.CallMethodRequest{{
-			ObjectID: ua.NewNumericNodeID(0, tl), MethodID: ua.NewNumericNodeID(0, method), InputArguments: in}}}
-		req.RequestHeader.AuthenticationToken = tc.token
-		var resp ua.Body
-		if out := tc.c.handle(ua.AppendMessage(nil, req), time.Time{}); len(out) > 0 {
-			var err error
-			if resp, err = ua.DecodeMessage(ua.NewDecoder(out)); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			resp = tc.async() // a Call is answered from a goroutine of its own
-		}
-		r := subtest.WantOK[ua.CallResponse](t, resp)
-		return r.Results[0].StatusCode, r.Results[0].OutputArguments
+		return callOn(tc, id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList, method, args...)
 	}
 	a := session(1, ua.MessageSecurityModeSignAndEncrypt)
 	b := session(2, ua.MessageSecurityModeSignAndEncrypt)
@@ -139,5 +112,101 @@ func TestTrustListFile(t *testing.T) {
 	got.Decode(ua.NewDecoder(data))
 	if st != status.Good || got.SpecifiedLists != 1 || len(got.TrustedCertificates) != 1 || !bytes.Equal(got.TrustedCertificates[0], []byte("cert-a")) {
 		t.Errorf("the file read: %v %+v", st, got)
+	}
+}
+
+// trustFixture is a server with sec whose sessions are security
+// administrators: session opens one on channel chID with mode; call
+// calls method on object with args.
+func trustFixture(t *testing.T, sec *Security) (session func(chID uint32, mode ua.MessageSecurityMode) *testConn,
+	call func(tc *testConn, object, method uint32, args ...any) (ua.StatusCode, []ua.Variant)) {
+	s := newTestServer(t, Config{Authenticator: admins{}, Security: sec})
+	session = func(chID uint32, mode ua.MessageSecurityMode) *testConn {
+		tc := newTestConn(t, s, chID)
+		fc := tc.c.ch.(*fakeChannel)
+		fc.policy, fc.mode = "http://opcfoundation.org/UA/SecurityPolicy#Basic256Sha256", mode
+		cs := subtest.WantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{}))
+		tc.token = cs.AuthenticationToken
+		subtest.WantOK[ua.ActivateSessionResponse](t, tc.call(&ua.ActivateSessionRequest{}))
+		return tc
+	}
+	call = func(tc *testConn, object, method uint32, args ...any) (ua.StatusCode, []ua.Variant) {
+		t.Helper()
+		var in []ua.Variant
+		for _, a := range args {
+			in = append(in, ua.MustVariant(a))
+		}
+		req := &ua.CallRequest{MethodsToCall: []ua.CallMethodRequest{{
+			ObjectID: ua.NewNumericNodeID(0, object), MethodID: ua.NewNumericNodeID(0, method), InputArguments: in}}}
+		req.RequestHeader.AuthenticationToken = tc.token
+		var resp ua.Body
+		if out := tc.c.handle(ua.AppendMessage(nil, req), time.Time{}); len(out) > 0 {
+			var err error
+			if resp, err = ua.DecodeMessage(ua.NewDecoder(out)); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			resp = tc.async() // a Call is answered from a goroutine of its own
+		}
+		r := subtest.WantOK[ua.CallResponse](t, resp)
+		return r.Results[0].StatusCode, r.Results[0].OutputArguments
+	}
+	return session, call
+}
+
+// TestUserTokenTrustList: the DefaultUserTokenGroup's TrustList manages
+// the X.509 user certificates' trust list as the application group's
+// manages the application's, on its own lists and handles; without a
+// user trust store it is Bad_NotSupported. CancelChanges has nothing to
+// cancel: Good for a security administrator only.
+func TestUserTokenTrustList(t *testing.T) {
+	app := &memTrust{lists: [4][][]byte{{[]byte("app-cert")}}}
+	user := &memTrust{}
+	session, call := trustFixture(t, &Security{
+		Credentials: func() *uasc.Credentials { return nil }, AllowInsecure: true, TrustStore: app, UserTrustStore: user,
+	})
+	const ug = id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList
+	a := session(1, ua.MessageSecurityModeSignAndEncrypt)
+	signOnly := session(2, ua.MessageSecurityModeSign)
+	if st, _ := call(signOnly, ug, id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_AddCertificate, []byte("user-ca"), true); st != status.BadUserAccessDenied {
+		t.Errorf("AddCertificate over Sign: %v, want Bad_UserAccessDenied", st)
+	}
+	if st, _ := call(a, ug, id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_AddCertificate, []byte("user-ca"), true); st != status.Good {
+		t.Fatalf("AddCertificate: %v", st)
+	}
+	if len(user.lists[0]) != 1 || len(app.lists[0]) != 1 {
+		t.Fatalf("user lists %q, application lists %q: the certificate went to the wrong group", user.lists[0], app.lists[0])
+	}
+	// Open on the user group and on the application group at once: each
+	// group has its own handles.
+	st, out := call(a, ug, id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_Open, uint8(1))
+	if st != status.Good {
+		t.Fatalf("Open: %v", st)
+	}
+	h, _ := out[0].Uint32()
+	if st, _ := call(a, id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList,
+		id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Open, uint8(6)); st != status.Good {
+		t.Errorf("the application group's writer beside the user group's reader: %v", st)
+	}
+	st, out = call(a, ug, id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_Read, h, int32(1<<20))
+	data, _ := out[0].ByteString()
+	var got ua.TrustListDataType
+	got.Decode(ua.NewDecoder(data))
+	if st != status.Good || len(got.TrustedCertificates) != 1 || string(got.TrustedCertificates[0]) != "user-ca" {
+		t.Errorf("the user group's file read: %v %+v", st, got)
+	}
+	if st, _ := call(a, id.ServerConfiguration, id.ServerConfiguration_CancelChanges); st != status.Good {
+		t.Errorf("CancelChanges by a security administrator: %v", st)
+	}
+	if st, _ := call(signOnly, id.ServerConfiguration, id.ServerConfiguration_CancelChanges); st != status.BadUserAccessDenied {
+		t.Errorf("CancelChanges over Sign: %v, want Bad_UserAccessDenied", st)
+	}
+
+	noUser, call2 := trustFixture(t, &Security{
+		Credentials: func() *uasc.Credentials { return nil }, AllowInsecure: true, TrustStore: app,
+	})
+	if st, _ := call2(noUser(1, ua.MessageSecurityModeSignAndEncrypt), ug,
+		id.ServerConfiguration_CertificateGroups_DefaultUserTokenGroup_TrustList_OpenWithMasks, uint32(15)); st != status.BadNotSupported {
+		t.Errorf("the user group without a user trust store: %v, want Bad_NotSupported", st)
 	}
 }

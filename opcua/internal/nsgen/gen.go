@@ -123,9 +123,10 @@ var keptRoles = map[uint32]bool{
 
 // The ServerConfiguration object (OPC 10000-12 push model) is kept with
 // what edged implements: its identity and limits, UpdateCertificate,
-// ApplyChanges, CreateSigningRequest, GetRejectedList, and the
-// DefaultApplicationGroup with its TrustList (FileType and TrustListType
-// methods) and CertificateTypes; with the arguments of those methods.
+// ApplyChanges, CancelChanges, CreateSigningRequest, GetRejectedList, and
+// the DefaultApplicationGroup and DefaultUserTokenGroup with their
+// TrustLists (FileType and TrustListType methods) and CertificateTypes;
+// with the arguments of those methods.
 const idServerConfiguration = 12637
 
 var keptConfiguration = map[uint32]bool{
@@ -136,6 +137,13 @@ var keptConfiguration = map[uint32]bool{
 	12642: true, 12643: true, 14157: true, 14158: true, 12646: true, 12662: true, // TrustList, Size, Writable, UserWritable, OpenCount, LastUpdateTime
 	12647: true, 12650: true, 12652: true, 12655: true, 12657: true, 12660: true, // Open, Close, Read, Write, GetPosition, SetPosition
 	12663: true, 12666: true, 12668: true, 12670: true, // OpenWithMasks, CloseAndUpdate, AddCertificate, RemoveCertificate
+	25708: true, // CancelChanges
+	// DefaultUserTokenGroup, its TrustList and CertificateTypes, and the
+	// TrustList's variables and methods as above.
+	14122: true, 14123: true, 14155: true,
+	14124: true, 14125: true, 14126: true, 14127: true, 14144: true,
+	14129: true, 14132: true, 14134: true, 14137: true, 14139: true, 14142: true,
+	14145: true, 14148: true, 14151: true, 14153: true,
 }
 
 // configurationOmits reports whether child, under parent, is a part of
