@@ -212,10 +212,11 @@ func setupSecurity(cfg config, hostname string, out io.Writer, log func(st *pki.
 		CheckCertificate: func(leaf *x509.Certificate, chain []*x509.Certificate) error {
 			return store.Verify(leaf, chain)
 		},
-		AllowInsecure: cfg.allowInsecure,
-		TrustStore:    store,
-		UserNames:     true,
-		NoAnonymous:   cfg.anonymous == 0,
+		AllowInsecure:  cfg.allowInsecure,
+		TrustStore:     store,
+		UserTrustStore: userCerts,
+		UserNames:      true,
+		NoAnonymous:    cfg.anonymous == 0,
 	}, nil
 }
 
