@@ -68,7 +68,7 @@ func parseFlags(args []string) (flags, error) {
 	fs.BoolVar(&f.floor, "floor", false, "instead: the floor of one small PUBLISH every 5 ms (package mqtt alone, no stack), CPU per message")
 	fs.BoolVar(&f.bulkOnly, "bulk-only", false, "publish the bulk tags only, not the simulator's (which change every 5 ms cycle)")
 	fs.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the runs with the northbound to `file`")
-	fs.StringVar(&f.trace, "trace", "", "with -outage: write an execution trace of the forwarding to `file`")
+	fs.StringVar(&f.trace, "trace", "", "write an execution trace of the runs with the northbound (with -outage: of the forwarding) to `file`")
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -209,6 +209,17 @@ func throughput(f flags, b *mosquitto.Broker, nb bool) (run, error) {
 		if err := pprof.StartCPUProfile(pf); err != nil {
 			return x, err
 		}
+	}
+	if nb && f.trace != "" {
+		tf, err := os.Create(f.trace)
+		if err != nil {
+			return x, err
+		}
+		defer tf.Close()
+		if err := trace.Start(tf); err != nil {
+			return x, err
+		}
+		defer trace.Stop()
 	}
 	cpu0, t0 := kit.CPUTime(), time.Now()
 	time.Sleep(f.duration)

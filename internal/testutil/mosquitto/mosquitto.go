@@ -68,7 +68,7 @@ func Run(dir, prefix string, tls ...TLS) (*Broker, error) {
 	}
 	b := &Broker{bin: bin, prefix: strings.Fields(prefix), conf: filepath.Join(dir, "mosquitto.conf"), log: filepath.Join(dir, "mosquitto.log")}
 	var conf strings.Builder
-	conf.WriteString("per_listener_settings false\nallow_anonymous true\npersistence false\nlog_dest stderr\n")
+	conf.WriteString("per_listener_settings false\nallow_anonymous true\npersistence false\nlog_dest stderr\nset_tcp_nodelay true\n")
 	if os.Geteuid() == 0 {
 		conf.WriteString("user root\n") // keep the rights to read the caller's files
 	}
