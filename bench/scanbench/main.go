@@ -37,6 +37,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"time"
 
 	"github.com/edged/edged/alarms"
@@ -117,6 +118,7 @@ type benchFlags struct {
 	clients, nodes   int
 	loadPrefix       string
 	memprofile       string
+	trace            string
 	applies          int
 	rtPriority       int
 	rtCPU            int
@@ -181,6 +183,7 @@ func parseBenchFlags(args []string) (benchFlags, error) {
 	fs.IntVar(&f.nodes, "nodes", 100, "tags per client's Read request")
 	fs.StringVar(&f.loadPrefix, "load-prefix", "", "`command` words put before the load role's (e.g. 'taskset -c 1')")
 	fs.StringVar(&f.memprofile, "memprofile", "", "write an allocation profile of the measured window to `file`")
+	fs.StringVar(&f.trace, "trace", "", "write an execution trace of the measured window to `file` (go tool trace)")
 	fs.IntVar(&f.applies, "applies", 0, "configuration changes applied live during the measured window (see applies.go)")
 	fs.IntVar(&f.rtPriority, "rt-priority", 0, "SCHED_FIFO `priority` of the scan thread, as edged's --rt-priority (0: normal scheduling)")
 	fs.IntVar(&f.rtCPU, "rt-cpu", -1, "the `CPU` of the scan thread (-1: any)")
@@ -283,6 +286,16 @@ func measure(f benchFlags, e *plc.Engine, hs *historian.Historian, aw *alarms.Wa
 	if f.memprofile != "" {
 		runtime.MemProfileRate = 4096
 	}
+	if f.trace != "" {
+		tf, err := os.Create(f.trace)
+		if err != nil {
+			return err
+		}
+		defer tf.Close()
+		if err := trace.Start(tf); err != nil {
+			return err
+		}
+	}
 	if err := ld.mark(); err != nil {
 		return err
 	}
@@ -291,6 +304,9 @@ func measure(f benchFlags, e *plc.Engine, hs *historian.Historian, aw *alarms.Wa
 		time.Sleep(time.Until(t0.Add(f.duration)))
 	} else {
 		time.Sleep(f.duration)
+	}
+	if f.trace != "" {
+		trace.Stop()
 	}
 	e.Diagnostics(&d1)
 	if hs != nil {
