@@ -45,9 +45,17 @@ type Watch struct {
 	dropped atomic.Uint64
 
 	stopSub func()
+	images  chan *plc.Image // held images, evaluated in order by evalLoop
 	quit    chan struct{}
 	done    chan struct{}
+	evDone  chan struct{}
 }
+
+// imageQueue bounds the images waiting for their evaluation: the scan
+// waits for room when the evaluation falls this far behind (no sample
+// is skipped), and the engine allocates an image for each held beyond
+// its own few.
+const imageQueue = 4
 
 // tagConds are the conditions a tag's samples go to: its alarm's, and its
 // device's communication condition; -1 none.
@@ -137,7 +145,7 @@ func NewWatch(eng *plc.Engine, conf *config.Config, queueLen int) (*Watch, error
 		return nil, err
 	}
 	w := &Watch{eng: eng, confs: cs, queue: make([]Event, max(queueLen, 1)), wake: make(chan struct{}, 1),
-		quit: make(chan struct{}), done: make(chan struct{})}
+		images: make(chan *plc.Image, imageQueue), quit: make(chan struct{}), done: make(chan struct{}), evDone: make(chan struct{})}
 	w.Set = New(cs, w.push)
 	n := eng.Len()
 	w.byTag = make([]tagConds, n)
@@ -187,8 +195,43 @@ func (w *Watch) Start(deliver func(*Event)) { w.StartBatch(deliver, nil) }
 // the queue's length. A deliver that keeps what it is given until flush
 // hands a batch on at once.
 func (w *Watch) StartBatch(deliver func(*Event), flush func()) {
-	w.stopSub = w.eng.Subscribe(w.evaluate)
+	go w.evalLoop()
+	w.stopSub = w.eng.Subscribe(w.handOver)
 	go w.run(deliver, flush)
+}
+
+// handOver runs on the scan's goroutine for each image: it holds the
+// image for evalLoop, so that the evaluation is not part of the cycle
+// (on a gateway it runs on another core while the scan goes on).
+func (w *Watch) handOver(im *plc.Image) {
+	im.Hold()
+	select {
+	case w.images <- im:
+	case <-w.quit:
+		im.Release()
+	}
+}
+
+// evalLoop evaluates the images handed over, in order, and releases
+// them.
+func (w *Watch) evalLoop() {
+	defer close(w.evDone)
+	for {
+		select {
+		case im := <-w.images:
+			w.evaluate(im)
+			im.Release()
+		case <-w.quit:
+			for {
+				select {
+				case im := <-w.images:
+					im.Release()
+				default:
+					return
+				}
+			}
+		}
+	}
 }
 
 // Stop stops watching and delivering (nothing if it was not started).
@@ -199,6 +242,7 @@ func (w *Watch) Stop() {
 	w.stopSub()
 	close(w.quit)
 	<-w.done
+	<-w.evDone
 }
 
 // Configs are the conditions' configurations, in the order of Set.
@@ -207,7 +251,7 @@ func (w *Watch) Configs() []Config { return w.confs }
 // Dropped is the number of changes dropped from a full queue.
 func (w *Watch) Dropped() uint64 { return w.dropped.Load() }
 
-// evaluate runs on the scan's goroutine for each image.
+// evaluate evaluates the samples of an image's changed tags.
 func (w *Watch) evaluate(im *plc.Image) {
 	now := im.Time().UnixNano()
 	w.Set.Begin()

@@ -256,3 +256,75 @@ func BenchmarkEvaluate(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/sample")
 }
+
+// TestWatchEverySample: the images are evaluated off the scan's
+// goroutine, in order and every one: a Boolean that changes on every
+// cycle gives one alarm change per image, also while the evaluation is
+// held up for many cycles (the scan then waits for room, and nothing is
+// skipped).
+func TestWatchEverySample(t *testing.T) {
+	f := &plctest.Fake{}
+	e, err := plc.New(plc.Config{Period: time.Millisecond, Devices: []plc.DeviceConfig{{Name: "d", Device: f}},
+		Tags: []plc.Tag{{Device: "d", Name: "B", Type: plc.Bool}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	normal := 0.0
+	conf := &config.Config{Devices: []config.Device{{Name: "d", Tags: []config.Tag{
+		{Name: "B", Alarm: &config.TagAlarm{Kind: config.AlarmOffNormal, Normal: &normal, Severity: 300}}}}}}
+	w, err := NewWatch(e, conf, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var changes atomic.Int64
+	w.Start(func(ev *Event) {
+		if ev.Change == Activated || ev.Change == Deactivated {
+			changes.Add(1)
+		}
+	})
+	// Every image after the first flips B: the device reads the new
+	// level in the next cycle.
+	var flips atomic.Int64
+	on := false
+	stopFlips := make(chan struct{})
+	cancel := e.Subscribe(func(im *plc.Image) {
+		select {
+		case <-stopFlips:
+			return
+		default:
+		}
+		if v := im.Value(0).Bool(); v == on && im.Status(0) == 0 {
+			on = !on
+			f.Set(0, plc.BoolValue(on))
+			flips.Add(1)
+		}
+	})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	waitUntil(t, func() bool { return flips.Load() >= 50 })
+	w.Set.Begin() // the evaluation held up: the images queue, then the scan waits
+	time.Sleep(30 * ms)
+	w.Set.End()
+	waitUntil(t, func() bool { return flips.Load() >= 150 })
+	close(stopFlips)
+	want := flips.Load()
+	waitUntil(t, func() bool { return changes.Load() >= want })
+	stop()
+	<-done
+	cancel()
+	w.Stop()
+	if got := changes.Load(); got != want {
+		t.Fatalf("%d alarm changes for %d flips of the input", got, want)
+	}
+}
+
+// waitUntil polls cond until it holds; the bound only stops a hung test.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+	}
+}
