@@ -1,6 +1,6 @@
 // Package kit holds what the benchmark commands (bench/scanbench,
 // bench/subbench, bench/fanbench) share: the process's CPU time, the machine's
-// load average, percentiles, and the load role run as a child process of
+// load average, percentiles, execution traces, and the load role run as a child process of
 // the benchmark's own binary (so that `make bench-*` can pin it to another
 // core).
 package kit
@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"syscall"
@@ -136,4 +137,24 @@ func Main(name, role string, child func(args []string, in io.Reader, out io.Writ
 		fmt.Fprintln(os.Stderr, name+":", err)
 		os.Exit(1)
 	}
+}
+
+// StartTrace writes an execution trace (runtime/trace) to file until
+// stop is called; with file "" it does nothing.
+func StartTrace(file string) (stop func(), err error) {
+	if file == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		trace.Stop()
+		f.Close()
+	}, nil
 }

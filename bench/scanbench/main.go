@@ -37,7 +37,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"runtime/trace"
 	"time"
 
 	"github.com/edged/edged/alarms"
@@ -286,15 +285,9 @@ func measure(f benchFlags, e *plc.Engine, hs *historian.Historian, aw *alarms.Wa
 	if f.memprofile != "" {
 		runtime.MemProfileRate = 4096
 	}
-	if f.trace != "" {
-		tf, err := os.Create(f.trace)
-		if err != nil {
-			return err
-		}
-		defer tf.Close()
-		if err := trace.Start(tf); err != nil {
-			return err
-		}
+	stopTrace, err := kit.StartTrace(f.trace)
+	if err != nil {
+		return err
 	}
 	if err := ld.mark(); err != nil {
 		return err
@@ -305,9 +298,7 @@ func measure(f benchFlags, e *plc.Engine, hs *historian.Historian, aw *alarms.Wa
 	} else {
 		time.Sleep(f.duration)
 	}
-	if f.trace != "" {
-		trace.Stop()
-	}
+	stopTrace()
 	e.Diagnostics(&d1)
 	if hs != nil {
 		hs.DB().Stats(&h1)

@@ -23,7 +23,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -210,16 +209,12 @@ func throughput(f flags, b *mosquitto.Broker, nb bool) (run, error) {
 			return x, err
 		}
 	}
-	if nb && f.trace != "" {
-		tf, err := os.Create(f.trace)
+	if nb {
+		stopTrace, err := kit.StartTrace(f.trace)
 		if err != nil {
 			return x, err
 		}
-		defer tf.Close()
-		if err := trace.Start(tf); err != nil {
-			return x, err
-		}
-		defer trace.Stop()
+		defer stopTrace()
 	}
 	cpu0, t0 := kit.CPUTime(), time.Now()
 	time.Sleep(f.duration)
@@ -351,17 +346,11 @@ func outage(f flags, b *mosquitto.Broker, dir string, out io.Writer) error {
 	st.Engine.Diagnostics(&d0)
 	fmt.Fprintf(out, "scan overruns during the outage: %d in %v\n", d0.Overruns-dOut.Overruns, f.outage)
 	restarted := time.Now()
-	if f.trace != "" {
-		tf, err := os.Create(f.trace)
-		if err != nil {
-			return err
-		}
-		defer tf.Close()
-		if err := trace.Start(tf); err != nil {
-			return err
-		}
-		defer trace.Stop()
+	stopTrace, err := kit.StartTrace(f.trace)
+	if err != nil {
+		return err
 	}
+	defer stopTrace()
 	if err := b.Restart(); err != nil {
 		return err
 	}

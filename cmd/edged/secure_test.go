@@ -719,6 +719,21 @@ func TestCertificateRejections(t *testing.T) {
 	try("trusted since", unknown, unknownKey, gua.StatusOK)
 }
 
+// callNS0 calls method (namespace 0) on object with args through c and
+// returns its outputs and status; a failed request fails the test.
+func callNS0(t *testing.T, ctx context.Context, c *opcua.Client, object, method uint32, args ...any) ([]*gua.Variant, gua.StatusCode) {
+	t.Helper()
+	var in []*gua.Variant
+	for _, a := range args {
+		in = append(in, gua.MustVariant(a))
+	}
+	res, err := c.Call(ctx, &gua.CallMethodRequest{ObjectID: gua.NewNumericNodeID(0, object), MethodID: gua.NewNumericNodeID(0, method), InputArguments: in})
+	if err != nil {
+		t.Fatalf("Call i=%d: %v", method, err)
+	}
+	return res.OutputArguments, res.StatusCode
+}
+
 // TestRemoteTrustManagement: a SecurityAdmin over SignAndEncrypt manages
 // edged's trust over OPC UA (OPC 10000-12 push model), with gopcua: the
 // rejected list, AddCertificate, the TrustList file read and replaced,
@@ -757,15 +772,7 @@ func TestRemoteTrustManagement(t *testing.T) {
 	)
 	call := func(c *opcua.Client, object, method uint32, args ...any) ([]*gua.Variant, gua.StatusCode) {
 		t.Helper()
-		var in []*gua.Variant
-		for _, a := range args {
-			in = append(in, gua.MustVariant(a))
-		}
-		res, err := c.Call(ctx, &gua.CallMethodRequest{ObjectID: gua.NewNumericNodeID(0, object), MethodID: gua.NewNumericNodeID(0, method), InputArguments: in})
-		if err != nil {
-			t.Fatalf("Call i=%d: %v", method, err)
-		}
-		return res.OutputArguments, res.StatusCode
+		return callNS0(t, ctx, c, object, method, args...)
 	}
 
 	// The rejected list has the newcomer; AddCertificate trusts it.

@@ -77,15 +77,8 @@ func TestRemoteUserTokenTrust(t *testing.T) {
 	)
 	call := func(object, method uint32, args ...any) gua.StatusCode {
 		t.Helper()
-		var in []*gua.Variant
-		for _, a := range args {
-			in = append(in, gua.MustVariant(a))
-		}
-		res, err := admin.Call(ctx, &gua.CallMethodRequest{ObjectID: gua.NewNumericNodeID(0, object), MethodID: gua.NewNumericNodeID(0, method), InputArguments: in})
-		if err != nil {
-			t.Fatalf("Call i=%d: %v", method, err)
-		}
-		return res.StatusCode
+		_, st := callNS0(t, ctx, admin, object, method, args...)
+		return st
 	}
 	size := func() uint64 {
 		v, err := admin.Node(gua.NewNumericNodeID(0, trustListSize)).Value(ctx)

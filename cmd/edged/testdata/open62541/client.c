@@ -397,16 +397,51 @@ static UA_ByteString readFile(const char *path) {
 
 static UA_Logger logger;
 
-static int secure(const char *url, int probe) {
-    UA_ByteString cert = readFile(getenv("EDGED_CERT"));
-    UA_ByteString key = readFile(getenv("EDGED_KEY"));
-    UA_ByteString server = readFile(getenv("EDGED_SERVER_CERT"));
-    const char *uri = getenv("EDGED_APP_URI");
-    const char *user = getenv("EDGED_USER"), *pass = getenv("EDGED_PASS");
-    if (cert.length == 0 || key.length == 0 || server.length == 0 || !uri || !user || !pass) {
-        fprintf(stderr, "secure: EDGED_CERT, EDGED_KEY, EDGED_SERVER_CERT, EDGED_APP_URI, EDGED_USER, EDGED_PASS\n");
+/* The client's credentials, from the environment. */
+typedef struct {
+    UA_ByteString cert, key, server;
+    const char *uri, *user, *pass;
+} creds;
+
+static int loadCreds(creds *c, const char *mode) {
+    c->cert = readFile(getenv("EDGED_CERT"));
+    c->key = readFile(getenv("EDGED_KEY"));
+    c->server = readFile(getenv("EDGED_SERVER_CERT"));
+    c->uri = getenv("EDGED_APP_URI");
+    c->user = getenv("EDGED_USER");
+    c->pass = getenv("EDGED_PASS");
+    if (c->cert.length == 0 || c->key.length == 0 || c->server.length == 0 || !c->uri || !c->user || !c->pass) {
+        fprintf(stderr, "%s: EDGED_CERT, EDGED_KEY, EDGED_SERVER_CERT, EDGED_APP_URI, EDGED_USER, EDGED_PASS\n", mode);
         return 2;
     }
+    return 0;
+}
+
+static void clearCreds(creds *c) {
+    UA_ByteString_clear(&c->cert);
+    UA_ByteString_clear(&c->key);
+    UA_ByteString_clear(&c->server);
+}
+
+/* secureConfig sets up cc for policy (a SecurityPolicy name) and mode with
+ * the credentials; the result of the encryption setup. */
+static UA_StatusCode secureConfig(UA_ClientConfig *cc, const creds *c, const char *policy, UA_MessageSecurityMode mode) {
+    cc->logging = &logger;
+    UA_StatusCode st = UA_ClientConfig_setDefaultEncryption(cc, c->cert, c->key, &c->server, 1, NULL, 0);
+    char policyUri[128];
+    snprintf(policyUri, sizeof policyUri, "http://opcfoundation.org/UA/SecurityPolicy#%s", policy);
+    cc->securityMode = mode;
+    UA_String_clear(&cc->securityPolicyUri);
+    cc->securityPolicyUri = UA_STRING_ALLOC(policyUri);
+    UA_String_clear(&cc->clientDescription.applicationUri);
+    cc->clientDescription.applicationUri = UA_STRING_ALLOC(c->uri);
+    return st;
+}
+
+static int secure(const char *url, int probe) {
+    creds cr;
+    if (loadCreds(&cr, "secure") != 0)
+        return 2;
     const char *policies[] = {"Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"};
     const char *modes[] = {"Sign", "SignAndEncrypt"};
     int rc = 0;
@@ -416,18 +451,11 @@ static int secure(const char *url, int probe) {
             for (int tok = 0; tok < nt; tok++) {
                 UA_Client *c = UA_Client_new();
                 UA_ClientConfig *cc = UA_Client_getConfig(c);
-                cc->logging = &logger;
-                UA_StatusCode st = UA_ClientConfig_setDefaultEncryption(cc, cert, key, &server, 1, NULL, 0);
-                char policyUri[128];
-                snprintf(policyUri, sizeof policyUri, "http://opcfoundation.org/UA/SecurityPolicy#%s", policies[p]);
-                cc->securityMode = m == 0 && !probe ? UA_MESSAGESECURITYMODE_SIGN : UA_MESSAGESECURITYMODE_SIGNANDENCRYPT;
-                UA_String_clear(&cc->securityPolicyUri);
-                cc->securityPolicyUri = UA_STRING_ALLOC(policyUri);
-                UA_String_clear(&cc->clientDescription.applicationUri);
-                cc->clientDescription.applicationUri = UA_STRING_ALLOC(uri);
+                UA_StatusCode st = secureConfig(cc, &cr, policies[p],
+                    m == 0 && !probe ? UA_MESSAGESECURITYMODE_SIGN : UA_MESSAGESECURITYMODE_SIGNANDENCRYPT);
                 UA_StatusCode rd = 0, wr = 0;
                 if (st == UA_STATUSCODE_GOOD)
-                    st = tok == 0 ? UA_Client_connect(c, url) : UA_Client_connectUsername(c, url, user, pass);
+                    st = tok == 0 ? UA_Client_connect(c, url) : UA_Client_connectUsername(c, url, cr.user, cr.pass);
                 if (probe) {
                     printf("{\"ev\":\"connect\",\"status\":%u}\n", st);
                     fflush(stdout);
@@ -455,9 +483,7 @@ static int secure(const char *url, int probe) {
             }
         }
     }
-    UA_ByteString_clear(&cert);
-    UA_ByteString_clear(&key);
-    UA_ByteString_clear(&server);
+    clearCreds(&cr);
     return rc;
 }
 
@@ -484,29 +510,16 @@ static void logStderr(void *ctx, UA_LogLevel level, UA_LogCategory cat, const ch
  * subscription of sim.Counter; and the number of reverse connections edged
  * serves, read from its diagnostics. */
 static int reverse(const char *port, const char *policy, const char *mode) {
-    UA_ByteString cert = readFile(getenv("EDGED_CERT"));
-    UA_ByteString key = readFile(getenv("EDGED_KEY"));
-    UA_ByteString server = readFile(getenv("EDGED_SERVER_CERT"));
-    const char *uri = getenv("EDGED_APP_URI");
-    const char *user = getenv("EDGED_USER"), *pass = getenv("EDGED_PASS");
-    if (cert.length == 0 || key.length == 0 || server.length == 0 || !uri || !user || !pass) {
-        fprintf(stderr, "reverse: EDGED_CERT, EDGED_KEY, EDGED_SERVER_CERT, EDGED_APP_URI, EDGED_USER, EDGED_PASS\n");
+    creds cr;
+    if (loadCreds(&cr, "reverse") != 0)
         return 2;
-    }
     UA_Client *c = UA_Client_new();
     UA_ClientConfig *cc = UA_Client_getConfig(c);
-    cc->logging = &logger;
-    UA_StatusCode st = UA_ClientConfig_setDefaultEncryption(cc, cert, key, &server, 1, NULL, 0);
-    char policyUri[128];
-    snprintf(policyUri, sizeof policyUri, "http://opcfoundation.org/UA/SecurityPolicy#%s", policy);
-    UA_String_clear(&cc->securityPolicyUri);
-    cc->securityPolicyUri = UA_STRING_ALLOC(policyUri);
-    cc->securityMode = strcmp(mode, "Sign") == 0 ? UA_MESSAGESECURITYMODE_SIGN : UA_MESSAGESECURITYMODE_SIGNANDENCRYPT;
-    UA_String_clear(&cc->clientDescription.applicationUri);
-    cc->clientDescription.applicationUri = UA_STRING_ALLOC(uri);
+    UA_StatusCode st = secureConfig(cc, &cr, policy,
+        strcmp(mode, "Sign") == 0 ? UA_MESSAGESECURITYMODE_SIGN : UA_MESSAGESECURITYMODE_SIGNANDENCRYPT);
     UA_UserNameIdentityToken *tok = UA_UserNameIdentityToken_new();
-    tok->userName = UA_STRING_ALLOC(user);
-    tok->password = UA_BYTESTRING_ALLOC(pass);
+    tok->userName = UA_STRING_ALLOC(cr.user);
+    tok->password = UA_BYTESTRING_ALLOC(cr.pass);
     UA_ExtensionObject_setValue(&cc->userIdentityToken, tok, &UA_TYPES[UA_TYPES_USERNAMEIDENTITYTOKEN]);
     cc->noReconnect = true;
     cc->tcpReuseAddr = true; /* listen again on the port of the connection just closed (TIME_WAIT) */
@@ -568,9 +581,7 @@ static int reverse(const char *port, const char *policy, const char *mode) {
     fflush(stdout);
     UA_Client_disconnect(c);
     UA_Client_delete(c);
-    UA_ByteString_clear(&cert);
-    UA_ByteString_clear(&key);
-    UA_ByteString_clear(&server);
+    clearCreds(&cr);
     return rc;
 }
 
