@@ -103,7 +103,7 @@ func (l *loop) birth() {
 	l.buf = b
 	l.publish(string(sparkplug.AppendTopic(nil, l.st.group, sparkplug.NBIRTH, l.st.node, "")), b, len(nodeMetrics))
 	l.born = true
-	l.birthImg = im.Time().UnixNano()
+	l.birthImg, l.birthCyc = im.Time().UnixNano(), im.Cycle()
 	for _, d := range l.lay.devices {
 		d.nocomm, d.online, d.dirty = 0, false, d.dirty[:0]
 		for _, m := range d.metrics {

@@ -74,6 +74,7 @@ type loop struct {
 	changed  []*device   // devices whose communication changed in this image
 	spans    []*span     // what waits to be forwarded
 	birthImg int64       // the time of the image the births carried
+	birthCyc uint64      // its cycle: images before it are older than the births
 	birthDue bool        // births asked for before the engine's first cycle
 	scan     scanFigures // the scan's figures, as watchScan last read them
 	lastMark int64       // when a PINGREQ last went out after data
@@ -398,6 +399,13 @@ func (l *loop) image(im *plc.Image) {
 		return
 	}
 	if !l.born || l.conn == nil {
+		return
+	}
+	if im.Cycle() < l.birthCyc {
+		// Queued before the births, which took a newer image: their
+		// values are older than the births' (and forwarded, if stored).
+		// Sent after them they would go back in time and then repeat
+		// the births' values.
 		return
 	}
 	lay := l.lay

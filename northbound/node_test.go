@@ -137,6 +137,9 @@ func newRig(t testing.TB, n int) *rig {
 	t.Cleanup(func() { c.Close() })
 	r.l.conn = c
 	r.l.birth()
+	// The rig replays its two images, taken before the birth; as images
+	// after it (TestOlderImagesAfterBirth has the rule).
+	r.l.birthCyc = 0
 	return r
 }
 
@@ -344,5 +347,35 @@ func TestBirthWaitsForFirstCycle(t *testing.T) {
 	}
 	if l.lay.devices[0].metrics[0].birthT <= 0 && l.lay.devices[0].metrics[0].have {
 		t.Fatalf("a birth value without a time")
+	}
+}
+
+// TestOlderImagesAfterBirth: images still queued when the births took a
+// newer image publish nothing: their values are older than the births'
+// (sent after them they would go back in time, then repeat the births').
+func TestOlderImagesAfterBirth(t *testing.T) {
+	r := newRig(t, 10)
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		im := r.e.Acquire()
+		newer := im.Cycle() > r.images[1].Cycle()
+		im.Release()
+		if newer || time.Now().After(deadline) {
+			break
+		}
+	}
+	r.l.birth() // from the engine's newest image, after the rig's two
+	if r.l.birthCyc <= r.images[1].Cycle() {
+		t.Fatalf("the birth's image (cycle %d) is not newer than the rig's (%d)", r.l.birthCyc, r.images[1].Cycle())
+	}
+	before := r.l.n.cnt.messages.Load()
+	r.l.image(r.images[0])
+	r.l.image(r.images[1])
+	if sent := r.l.n.cnt.messages.Load() - before; sent != 0 {
+		t.Fatalf("%d messages for images older than the births", sent)
+	}
+	im := r.e.Acquire() // the births' image or a newer one: goes through
+	defer im.Release()
+	if im.Cycle() < r.l.birthCyc {
+		t.Fatalf("the newest image (cycle %d) is older than the births' (%d)", im.Cycle(), r.l.birthCyc)
 	}
 }

@@ -266,6 +266,11 @@ func TestSparkplugOutage(t *testing.T) {
 		KeepAliveS: 5, PrimaryHost: "scada", ReplayRate: 10000})
 	dir := t.TempDir()
 	_, out, stop := startEdged(t, dir, true, "--config", conf)
+	defer func() {
+		if t.Failed() {
+			t.Logf("edged's output:\n%s", out.String())
+		}
+	}()
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -304,9 +309,6 @@ func TestSparkplugOutage(t *testing.T) {
 	stopped = true
 	lines := cons.stop()
 	violations(t, lines)
-	if t.Failed() {
-		t.Log(out.String())
-	}
 
 	// What the consumer has of sim.Counter.
 	type got struct {

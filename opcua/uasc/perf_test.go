@@ -215,8 +215,16 @@ func FuzzHello(f *testing.F) {
 	f.Add(handshakeBytes(&testClient{}))
 	f.Add(appendHello(nil, &hello{ReceiveBufferSize: 0xFFFFFFFF, SendBufferSize: 0xFFFFFFFF, MaxMessageSize: 0xFFFFFFFF, MaxChunkCount: 0xFFFFFFFF}))
 	f.Add([]byte("RHEF\x10\x00\x00\x00"))
+	f.Add(AppendError(nil, status.BadTcpMessageTypeInvalid, "no reverse connect"))
+	f.Add([]byte("ERRF\x10\x00\x00\x00\x00\x00\x00\x80\xff\xff\xff\xff"))
+	// Each input as the client's answer on a connection the client
+	// opened, and on one the server opened (after its ReverseHello).
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ch, err := Open(t.Context(), &memConn{bytes.NewReader(data)}, fuzzConfig())
+		if err == nil {
+			ch.Close(status.Good, "")
+		}
+		ch, err = OpenReverse(t.Context(), &memConn{bytes.NewReader(data)}, fuzzConfig(), "urn:edged:fuzz", "opc.tcp://fuzz:4840")
 		if err == nil {
 			ch.Close(status.Good, "")
 		}
