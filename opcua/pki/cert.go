@@ -1,6 +1,9 @@
 package pki
 
 import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha1"
@@ -36,8 +39,10 @@ type Template struct {
 	// CA makes a certificate authority's certificate (for tests and for
 	// a site's own issuer).
 	CA bool
-	// Key, when set, is used instead of a new one.
-	Key *rsa.PrivateKey
+	// Key, when set, is used instead of a new one; ECKey for
+	// NewECCertificate.
+	Key   *rsa.PrivateKey
+	ECKey *ecdsa.PrivateKey
 }
 
 // NewCertificate makes a key and a certificate for it as t says: SHA-256
@@ -54,6 +59,34 @@ func NewCertificate(t Template) (der []byte, key *rsa.PrivateKey, err error) {
 			return nil, nil, err
 		}
 	}
+	der, err = newCertificate(t, key, x509.SHA256WithRSA,
+		x509.KeyUsageDigitalSignature|x509.KeyUsageContentCommitment|x509.KeyUsageKeyEncipherment|x509.KeyUsageDataEncipherment)
+	return der, key, err
+}
+
+// NewECCertificate makes an ECDSA key on curve (t.ECKey when set) and a
+// self-signed certificate for it as t says: the application certificate
+// of an ECC certificate type (OPC 10000-12 §7.8.4), ECDSA with SHA-256
+// (P-256) or SHA-384 (P-384), the key usages digital signature and
+// non-repudiation. t.Bits, t.Key and t.Issuer do not apply.
+func NewECCertificate(t Template, curve elliptic.Curve) (der []byte, key *ecdsa.PrivateKey, err error) {
+	key = t.ECKey
+	if key == nil {
+		if key, err = ecdsa.GenerateKey(curve, rand.Reader); err != nil {
+			return nil, nil, err
+		}
+	}
+	alg := x509.ECDSAWithSHA256
+	if curve.Params().BitSize > 256 {
+		alg = x509.ECDSAWithSHA384
+	}
+	t.Issuer, t.IssuerKey, t.CA = nil, nil, false
+	der, err = newCertificate(t, key, alg, x509.KeyUsageDigitalSignature|x509.KeyUsageContentCommitment)
+	return der, key, err
+}
+
+// newCertificate makes the certificate of key as t says.
+func newCertificate(t Template, key crypto.Signer, alg x509.SignatureAlgorithm, usage x509.KeyUsage) (der []byte, err error) {
 	if t.NotBefore.IsZero() {
 		t.NotBefore = time.Now().Add(-time.Hour)
 	}
@@ -62,11 +95,11 @@ func NewCertificate(t Template) (der []byte, key *rsa.PrivateKey, err error) {
 	}
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	pubDER, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	pubDER, err := x509.MarshalPKIXPublicKey(key.Public())
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	ski := sha1.Sum(pubDER)
 	c := &x509.Certificate{
@@ -74,14 +107,14 @@ func NewCertificate(t Template) (der []byte, key *rsa.PrivateKey, err error) {
 		Subject:               pkix.Name{CommonName: t.CommonName},
 		NotBefore:             t.NotBefore,
 		NotAfter:              t.NotBefore.Add(t.Validity),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment | x509.KeyUsageKeyEncipherment | x509.KeyUsageDataEncipherment,
+		KeyUsage:              usage,
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		BasicConstraintsValid: true,
 		IsCA:                  t.CA,
 		DNSNames:              t.DNSNames,
 		IPAddresses:           t.IPs,
 		SubjectKeyId:          ski[:],
-		SignatureAlgorithm:    x509.SHA256WithRSA,
+		SignatureAlgorithm:    alg,
 	}
 	if t.Organization != "" {
 		c.Subject.Organization = []string{t.Organization}
@@ -89,14 +122,14 @@ func NewCertificate(t Template) (der []byte, key *rsa.PrivateKey, err error) {
 	if t.ApplicationURI != "" {
 		u, err := url.Parse(t.ApplicationURI)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		c.URIs = []*url.URL{u}
 	}
 	parent, signer := c, key
 	if t.Issuer != nil {
 		if t.IssuerKey == nil {
-			return nil, nil, errors.New("pki: an issuer without its key")
+			return nil, errors.New("pki: an issuer without its key")
 		}
 		parent, signer = t.Issuer, t.IssuerKey
 	}
@@ -109,6 +142,5 @@ func NewCertificate(t Template) (der []byte, key *rsa.PrivateKey, err error) {
 		c.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature
 		c.ExtKeyUsage = nil
 	}
-	der, err = x509.CreateCertificate(rand.Reader, c, parent, &key.PublicKey, signer)
-	return der, key, err
+	return x509.CreateCertificate(rand.Reader, c, parent, key.Public(), signer)
 }

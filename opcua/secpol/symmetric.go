@@ -49,8 +49,8 @@ func PSHA256(secret, seed []byte, n int) []byte {
 	return out[:n]
 }
 
-// Symmetric secures the chunks of one security token: HMAC-SHA256
-// signatures and, when encrypting, AES-CBC with the token's IV. It has the
+// Symmetric secures the chunks of one security token: HMAC signatures
+// (SHA-256; SHA-384 for ECC_nistP384) and, when encrypting, AES-CBC with the token's IV. It has the
 // method set of uasc.ChunkCrypto. Its state (the HMACs, the block modes,
 // a scratch signature) is made once, so that signing, verifying,
 // encrypting and decrypting allocate nothing; one goroutine may send and
@@ -61,7 +61,8 @@ type Symmetric struct {
 	encIV, decIV  ivSetter
 	localIV       []byte
 	remoteIV      []byte
-	sum           [sha256.Size]byte // Verify's scratch
+	sigLen        int
+	sum           [64]byte // Verify's scratch (SHA-384's 48 bytes fit)
 }
 
 // ivSetter is the SetIV method crypto/cipher's CBC modes have.
@@ -70,10 +71,16 @@ type ivSetter interface{ SetIV([]byte) }
 // NewSymmetric returns the crypto of a token whose keys are local (ours,
 // to send with) and remote (the peer's). encrypt selects SignAndEncrypt.
 func (p *Policy) NewSymmetric(local, remote Keys, encrypt bool) (*Symmetric, error) {
+	return newSymmetric(sha256.New, local, remote, encrypt)
+}
+
+// newSymmetric is NewSymmetric with the HMAC's hash h.
+func newSymmetric(h func() hash.Hash, local, remote Keys, encrypt bool) (*Symmetric, error) {
 	s := &Symmetric{
-		local:  hmac.New(sha256.New, local.Signing),
-		remote: hmac.New(sha256.New, remote.Signing),
+		local:  hmac.New(h, local.Signing),
+		remote: hmac.New(h, remote.Signing),
 	}
+	s.sigLen = s.local.Size()
 	if !encrypt {
 		return s, nil
 	}
@@ -100,10 +107,10 @@ func (p *Policy) NewSymmetric(local, remote Keys, encrypt bool) (*Symmetric, err
 }
 
 // SignatureSize implements uasc.ChunkCrypto.
-func (s *Symmetric) SignatureSize() int { return SymmetricSigLength }
+func (s *Symmetric) SignatureSize() int { return s.sigLen }
 
 // RemoteSignatureSize implements uasc.ChunkCrypto.
-func (s *Symmetric) RemoteSignatureSize() int { return SymmetricSigLength }
+func (s *Symmetric) RemoteSignatureSize() int { return s.sigLen }
 
 // EncryptBlockSizes implements uasc.ChunkCrypto.
 func (s *Symmetric) EncryptBlockSizes() (int, int) {

@@ -3,6 +3,7 @@ package uasc
 import (
 	"bytes"
 	"context"
+	"crypto/ecdh"
 	"errors"
 	"io"
 	"testing"
@@ -31,39 +32,87 @@ func FuzzSecureChannel(f *testing.F) {
 	})
 }
 
+// FuzzSecureChannelECC is FuzzSecureChannel over ECC_nistP256
+// SignAndEncrypt, opened with fixed ephemeral keys on both sides: its
+// seeds are real ECC chunks (HMAC-SHA256, AES-128-CBC) and a renewal
+// whose OpenSecureChannel is ECDSA-signed.
+func FuzzSecureChannelECC(f *testing.F) {
+	cfg, hs, seeds, allowed := secureRigOf(f, testPol{ecc: secpol.EccNistP256})
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		serveSecure(t, cfg, hs, data, allowed)
+	})
+}
+
 // TestSecureRigSeeds: the fuzz seeds are accepted as what they are, so the
 // fuzzer starts from chunks that pass every check.
 func TestSecureRigSeeds(t *testing.T) {
-	cfg, hs, seeds, allowed := secureRig(t)
-	for i, want := range []int{1, 1, 0, 2, 0, 1} {
-		if got := serveSecure(t, cfg, hs, seeds[i], allowed); got != want {
-			t.Errorf("seed %d: %d requests, want %d", i, got, want)
+	for _, pol := range []testPol{{rsa: secpol.Basic256Sha256}, {ecc: secpol.EccNistP256}} {
+		cfg, hs, seeds, allowed := secureRigOf(t, pol)
+		for i, want := range []int{1, 1, 0, 2, 0, 1} {
+			if got := serveSecure(t, cfg, hs, seeds[i], allowed); got != want {
+				t.Errorf("%s seed %d: %d requests, want %d", pol.Name(), i, got, want)
+			}
 		}
 	}
 }
 
-// secureRig returns the server configuration, the handshake bytes, the
-// seeds and the requests they carry.
+// secureRig is secureRigOf Basic256Sha256.
 func secureRig(f testing.TB) (*Config, []byte, [][]byte, map[string]bool) {
-	p := secpol.Basic256Sha256
-	srvNonce := bytes.Repeat([]byte{0x5E}, secpol.NonceLength)
-	cliNonce := bytes.Repeat([]byte{0xC1}, secpol.NonceLength)
-	cfg, srvCert := secServer(f, p, nil)
+	return secureRigOf(f, testPol{rsa: secpol.Basic256Sha256})
+}
+
+// fixedEph is an ephemeral key of the curve from a fixed scalar.
+func fixedEph(f testing.TB, p *secpol.ECC, b byte) *ecdh.PrivateKey {
+	curve := ecdh.P256()
+	n := 32
+	if p == secpol.EccNistP384 {
+		curve, n = ecdh.P384(), 48
+	}
+	k, err := curve.NewPrivateKey(bytes.Repeat([]byte{b}, n))
+	if err != nil {
+		f.Fatal(err)
+	}
+	return k
+}
+
+// secureRigOf returns the server configuration of a SignAndEncrypt
+// channel of pol, the handshake bytes, the seeds and the requests they
+// carry.
+func secureRigOf(f testing.TB, pol testPol) (*Config, []byte, [][]byte, map[string]bool) {
+	var cfg *Config
+	var srvCert, cliNonce []byte
+	var c *secClient
+	mode := ua.MessageSecurityModeSignAndEncrypt
+	if pol.ecc != nil {
+		srvEph := fixedEph(f, pol.ecc, 0x5E)
+		cfg, srvCert = secServerECC(f, pol.ecc, nil)
+		cfg.Policies[0].(*eccPolicy).eph = func() *ecdh.PrivateKey { return srvEph }
+		c = newSecClientECC(&testClient{t: f}, pol.ecc, mode, srvCert)
+		c.eph = fixedEph(f, pol.ecc, 0xC1)
+		cliNonce = c.eph.PublicKey().Bytes()[1:]
+	} else {
+		srvNonce := bytes.Repeat([]byte{0x5E}, secpol.NonceLength)
+		cliNonce = bytes.Repeat([]byte{0xC1}, secpol.NonceLength)
+		cfg, srvCert = secServer(f, pol.rsa, nil)
+		cfg.Policies[0].(*rsaPolicy).nonce = func() []byte { return srvNonce }
+		c = newSecClient(&testClient{t: f}, pol.rsa, mode, 2048, srvCert)
+	}
 	cfg.NextChannelID = func() uint32 { return 5 }
 	cfg.MaxMessageSize, cfg.MaxChunkCount = 1<<16, 8
 	cfg.Limits = ua.Limits{MaxStringLength: 256, MaxByteStringLength: 4096, MaxArrayLength: 16}
-	cfg.Policies[0].(*rsaPolicy).nonce = func() []byte { return srvNonce }
 
-	c := newSecClient(&testClient{t: f}, p, ua.MessageSecurityModeSignAndEncrypt, 2048, srvCert)
 	h := defaultHello()
 	hs := appendHello(nil, &h)
 	hs = append(hs, c.opn(ua.SecurityTokenRequestTypeIssue, cliNonce)...)
 	c.chanID, c.tokID = 5, 1
-	sym, err := p.NewSymmetric(p.DeriveKeys(srvNonce, cliNonce), p.DeriveKeys(cliNonce, srvNonce), true)
-	if err != nil {
-		f.Fatal(err)
+	if pol.ecc != nil {
+		c.sym = c.derive(cfg.Policies[0].(*eccPolicy).eph().PublicKey().Bytes()[1:], cliNonce)
+	} else {
+		c.sym = c.derive(bytes.Repeat([]byte{0x5E}, secpol.NonceLength), cliNonce)
 	}
-	c.sym = sym
 	seal := c.chunk
 	var seeds [][]byte
 	add := func(b []byte) { seeds = append(seeds, b) }

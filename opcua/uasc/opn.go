@@ -206,11 +206,7 @@ func (c *Channel) checkOPNRequest(o *opnState) (*ua.OpenSecureChannelRequest, er
 // issueToken makes the new token (nonce, keys, lifetime), makes it the
 // channel's, and answers with it.
 func (c *Channel) issueToken(o *opnState, req *ua.OpenSecureChannelRequest) error {
-	nonce, err := o.policy.NewNonce()
-	if err != nil {
-		return fault(status.BadTcpInternalError, "nonce: "+err.Error())
-	}
-	sym, err := o.policy.Symmetric(req.SecurityMode, req.ClientNonce, nonce)
+	nonce, sym, err := o.policy.Token(req.SecurityMode, req.ClientNonce)
 	if err != nil {
 		return fault(statusOr(err, status.BadSecurityChecksFailed), "key derivation failed")
 	}
@@ -240,6 +236,9 @@ func (c *Channel) issueToken(o *opnState, req *ua.OpenSecureChannelRequest) erro
 	if o.first {
 		c.cur = t
 		c.s.tok = t
+		if z, ok := o.policy.(SequenceStart); ok && z.FirstSequenceNumberZero() {
+			c.s.seq = ^uint32(0) // the next, the response's, is 0
+		}
 	} else {
 		// Until the client uses the new token, it may go on with the one
 		// it used so far, which we go on sending with, or with a token

@@ -121,7 +121,7 @@ func TestSecuredOPNChunksRejected(t *testing.T) {
 	}
 
 	t.Run("request chunk inside", func(t *testing.T) {
-		c, served := secOpen(t, p, ua.MessageSecurityModeSignAndEncrypt)
+		c, served := secOpen(t, testPol{rsa: p}, ua.MessageSecurityModeSignAndEncrypt)
 		renew := c.opnChunks(ua.SecurityTokenRequestTypeRenew, nonce, 2)
 		c.write(renew[0])
 		c.seq++

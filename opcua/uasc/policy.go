@@ -40,13 +40,20 @@ type SecurityPolicy interface {
 	// directions. An error is a ua.StatusCode (Bad_SecurityChecksFailed,
 	// Bad_CertificateInvalid, ...).
 	Asymmetric(senderCertificate, receiverThumbprint []byte) (AsymmetricResult, error)
-	// NewNonce returns a fresh server nonce for an OpenSecureChannel
-	// response (nil for None).
-	NewNonce() ([]byte, error)
-	// Symmetric derives the keys of one security token from the client's
-	// and the server's nonce (OPC 10000-6 §6.7.5) and returns what secures
-	// MSG and CLO chunks under that token.
-	Symmetric(mode ua.MessageSecurityMode, clientNonce, serverNonce []byte) (ChunkCrypto, error)
+	// Token makes a fresh server nonce for an OpenSecureChannel response
+	// (nil for None), derives the keys of one security token from it and
+	// the client's nonce (OPC 10000-6 §6.7.5; §6.8.1 for ECC, whose
+	// nonces are ephemeral public keys) and returns what secures MSG and
+	// CLO chunks under that token. A bad client nonce is
+	// Bad_NonceInvalid.
+	Token(mode ua.MessageSecurityMode, clientNonce []byte) (serverNonce []byte, crypto ChunkCrypto, err error)
+}
+
+// SequenceStart is implemented by policies whose first sequence number
+// is 0 (the ECC policies: LegacySequenceNumbers false, OPC 10000-6
+// §6.7.2.4); the others start at 1.
+type SequenceStart interface {
+	FirstSequenceNumberZero() bool
 }
 
 // AsymmetricResult is what a policy's Asymmetric step returns.
@@ -111,9 +118,8 @@ func (policyNone) SupportsMode(m ua.MessageSecurityMode) bool {
 func (policyNone) Asymmetric(_, _ []byte) (AsymmetricResult, error) {
 	return AsymmetricResult{Crypto: cryptoNone{}}, nil
 }
-func (policyNone) NewNonce() ([]byte, error) { return nil, nil }
-func (policyNone) Symmetric(ua.MessageSecurityMode, []byte, []byte) (ChunkCrypto, error) {
-	return cryptoNone{}, nil
+func (policyNone) Token(ua.MessageSecurityMode, []byte) ([]byte, ChunkCrypto, error) {
+	return nil, cryptoNone{}, nil
 }
 
 // cryptoNone is the ChunkCrypto of SecurityPolicy None: every step is a

@@ -2,11 +2,14 @@ package uasc
 
 import (
 	"bytes"
+	"crypto/ecdh"
+	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/binary"
 	"io"
+	"net"
 	"testing"
 
 	"github.com/edged/edged/opcua/pki"
@@ -22,13 +25,147 @@ import (
 
 type secClient struct {
 	*testClient
-	p       *secpol.Policy
+	p       *secpol.Policy // an RSA policy, or
+	ecc     *secpol.ECC    // an ECC one
+	eph     *ecdh.PrivateKey
 	mode    ua.MessageSecurityMode
 	cert    []byte
 	srvCert []byte
-	asym    *asymCrypto // own: the client's key, peer: the server's
+	asym    ChunkCrypto // own: the client's key, peer: the server's
 	sym     *secpol.Symmetric
 	scratch []byte
+}
+
+// testPol is an RSA or an ECC policy of these tests.
+type testPol struct {
+	rsa *secpol.Policy
+	ecc *secpol.ECC
+}
+
+func (p testPol) Name() string {
+	if p.ecc != nil {
+		return p.ecc.Name()
+	}
+	return p.rsa.Name()
+}
+
+// allPols are the RSA and the ECC policies.
+func allPols() []testPol {
+	var out []testPol
+	for _, p := range secpol.All {
+		out = append(out, testPol{rsa: p})
+	}
+	for _, p := range secpol.AllECC {
+		out = append(out, testPol{ecc: p})
+	}
+	return out
+}
+
+func (c *secClient) uri() string {
+	if c.ecc != nil {
+		return c.ecc.URI()
+	}
+	return c.p.URI()
+}
+
+// newNonce returns a client nonce: an ephemeral key's under ECC (kept
+// for derive), random bytes else.
+func (c *secClient) newNonce() []byte {
+	if c.ecc != nil {
+		k, n, err := c.ecc.NewEphemeral()
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		c.eph = k
+		return n
+	}
+	cn := make([]byte, secpol.NonceLength)
+	rand.Read(cn)
+	return cn
+}
+
+// derive returns the crypto of the token from the server nonce sn and
+// the client nonce cn.
+func (c *secClient) derive(sn, cn []byte) *secpol.Symmetric {
+	c.t.Helper()
+	enc := c.mode == ua.MessageSecurityModeSignAndEncrypt
+	if c.ecc != nil {
+		if len(sn) != c.ecc.NonceLength() {
+			c.t.Fatalf("server nonce of %d bytes", len(sn))
+		}
+		local, remote, err := c.ecc.DeriveKeys(c.eph, cn, sn, false)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		s, err := c.ecc.NewSymmetric(local, remote, enc)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		return s
+	}
+	if len(sn) != secpol.NonceLength {
+		c.t.Fatalf("server nonce of %d bytes", len(sn))
+	}
+	s, err := c.p.NewSymmetric(c.p.DeriveKeys(sn, cn), c.p.DeriveKeys(cn, sn), enc)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return s
+}
+
+// secServerECC returns a Config offering the ECC policy p with a server
+// certificate of its curve, and that certificate.
+func secServerECC(t testing.TB, p *secpol.ECC, check CertificateCheck) (*Config, []byte) {
+	der, key, err := pki.NewECCertificate(pki.Template{ApplicationURI: "urn:edged:test:server"}, p.Curve())
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := NewECCredentials(der, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Config{Policies: []SecurityPolicy{NewECCPolicy(p, func() *Credentials { return own }, check)}}, der
+}
+
+// newSecClientECC makes a client of the ECC policy p with a key of its
+// curve for the server's certificate srvCert.
+func newSecClientECC(tc *testClient, p *secpol.ECC, mode ua.MessageSecurityMode, srvCert []byte) *secClient {
+	cert, key, err := pki.NewECCertificate(pki.Template{ApplicationURI: "urn:edged:test:client"}, p.Curve())
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	sc, err := x509.ParseCertificate(srvCert)
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	return &secClient{testClient: tc, ecc: p, mode: mode, cert: cert, srvCert: srvCert,
+		asym: &eccAsym{p: p, own: key, peer: sc.PublicKey.(*ecdsa.PublicKey)}}
+}
+
+// openPol starts a server of pol and a client of it, Hello and the
+// secured OpenSecureChannel done.
+func openPol(t *testing.T, pol testPol, mode ua.MessageSecurityMode) (*secClient, net.Conn, *Channel) {
+	var cfg *Config
+	var srvCert []byte
+	if pol.ecc != nil {
+		cfg, srvCert = secServerECC(t, pol.ecc, nil)
+	} else {
+		cfg, srvCert = secServer(t, pol.rsa, nil)
+	}
+	cc, res := serveTCP(t, cfg)
+	var c *secClient
+	if pol.ecc != nil {
+		c = newSecClientECC(newTestClient(t, cc), pol.ecc, mode, srvCert)
+	} else {
+		c = newSecClient(newTestClient(t, cc), pol.rsa, mode, 2048, srvCert)
+	}
+	c.open()
+	r := <-res
+	if r.err != nil {
+		t.Fatalf("Open: %v", r.err)
+	}
+	t.Cleanup(func() { r.ch.Close(status.Good, "") })
+	return c, cc, r.ch
 }
 
 // secServer returns a Config offering p with a 2048-bit server key, and
@@ -87,7 +224,7 @@ func (c *secClient) opnChunk(ct byte, reqID uint32, body []byte) []byte {
 	c.seq++
 	b := appendHeader(nil, "OPN", ct)
 	b = ua.AppendUint32(b, c.chanID)
-	b = ua.AppendString(b, c.p.URI())
+	b = ua.AppendString(b, c.uri())
 	b = ua.AppendByteString(b, c.cert)
 	b = ua.AppendByteString(b, secpol.Thumbprint(c.srvCert))
 	secHdr := len(b)
@@ -105,8 +242,7 @@ func (c *secClient) opnChunk(ct byte, reqID uint32, body []byte) []byte {
 func (c *secClient) open() {
 	c.t.Helper()
 	c.helloAck(defaultHello())
-	cn := make([]byte, secpol.NonceLength)
-	rand.Read(cn)
+	cn := c.newNonce()
 	c.write(c.opn(ua.SecurityTokenRequestTypeIssue, cn))
 	c.opened(cn)
 }
@@ -122,7 +258,7 @@ func (c *secClient) opened(cn []byte) int {
 		b := c.mustChunk("OPN")
 		chunks++
 		d := ua.NewDecoder(b[chanHdrLen:])
-		if uri := d.ReadString(); uri != c.p.URI() {
+		if uri := d.ReadString(); uri != c.uri() {
 			c.t.Fatalf("policy %q", uri)
 		}
 		if cert := d.ReadByteString(nil); !bytes.Equal(cert, c.srvCert) {
@@ -148,15 +284,7 @@ func (c *secClient) opened(cn []byte) int {
 		c.t.Fatal(err)
 	}
 	c.chanID, c.tokID = resp.SecurityToken.ChannelID, resp.SecurityToken.TokenID
-	sn := resp.ServerNonce
-	if len(sn) != secpol.NonceLength {
-		c.t.Fatalf("server nonce of %d bytes", len(sn))
-	}
-	var err error
-	c.sym, err = c.p.NewSymmetric(c.p.DeriveKeys(sn, cn), c.p.DeriveKeys(cn, sn), c.mode == ua.MessageSecurityModeSignAndEncrypt)
-	if err != nil {
-		c.t.Fatal(err)
-	}
+	c.sym = c.derive(resp.ServerNonce, cn)
 	return chunks
 }
 
@@ -199,17 +327,9 @@ func (c *secClient) echoed(body []byte) {
 var modes = []ua.MessageSecurityMode{ua.MessageSecurityModeSign, ua.MessageSecurityModeSignAndEncrypt}
 
 // secOpen opens a secured channel to an echo server.
-func secOpen(t *testing.T, p *secpol.Policy, mode ua.MessageSecurityMode) (*secClient, <-chan error) {
-	cfg, srvCert := secServer(t, p, nil)
-	cc, res := serveTCP(t, cfg)
-	c := newSecClient(newTestClient(t, cc), p, mode, 2048, srvCert)
-	c.open()
-	r := <-res
-	if r.err != nil {
-		t.Fatalf("Open: %v", r.err)
-	}
-	t.Cleanup(func() { r.ch.Close(status.Good, "") })
-	return c, echo(r.ch)
+func secOpen(t *testing.T, p testPol, mode ua.MessageSecurityMode) (*secClient, <-chan error) {
+	c, _, ch := openPol(t, p, mode)
+	return c, echo(ch)
 }
 
 // TestSecuredChunkDamaged: a bit flipped anywhere in a secured chunk
@@ -217,7 +337,7 @@ func secOpen(t *testing.T, p *secpol.Policy, mode ua.MessageSecurityMode) (*secC
 // is wrong under a valid signature, gets the one Bad_SecurityChecksFailed
 // and closes the channel.
 func TestSecuredChunkDamaged(t *testing.T) {
-	for _, p := range secpol.All {
+	for _, p := range allPols() {
 		for _, mode := range modes {
 			damages := []string{"body", "last byte", "signature start"}
 			if mode == ua.MessageSecurityModeSignAndEncrypt {
@@ -233,7 +353,7 @@ func TestSecuredChunkDamaged(t *testing.T) {
 						b = c.badPadding(c.seq, []byte("0123456789"))
 					} else {
 						b = c.msg(c.seq, c.seq, bytes.Repeat([]byte{0xAB}, 100))
-						i := map[string]int{"body": symHdrLen + 20, "last byte": len(b) - 1, "signature start": len(b) - secpol.SymmetricSigLength}[where]
+						i := map[string]int{"body": symHdrLen + 20, "last byte": len(b) - 1, "signature start": len(b) - c.sym.SignatureSize()}[where]
 						b[i] ^= 0x01
 					}
 					c.write(b)
@@ -255,13 +375,13 @@ func (c *secClient) badPadding(seq uint32, body []byte) []byte {
 	b = ua.AppendUint32(b, seq)
 	b = append(b, body...)
 	pb, _ := c.sym.EncryptBlockSizes()
-	n := len(b) - symHdrLen + secpol.SymmetricSigLength + 1
+	n := len(b) - symHdrLen + c.sym.SignatureSize() + 1
 	pad := (pb - n%pb) % pb
 	for i := 0; i < pad; i++ {
 		b = append(b, byte(pad+1)) // wrong: each byte must be pad
 	}
 	b = append(b, byte(pad))
-	binary.LittleEndian.PutUint32(b[4:], uint32(len(b)+secpol.SymmetricSigLength))
+	binary.LittleEndian.PutUint32(b[4:], uint32(len(b)+c.sym.SignatureSize()))
 	b, _ = c.sym.Sign(b, b)
 	plain := append([]byte(nil), b[symHdrLen:]...)
 	out, _ := c.sym.Encrypt(b[:symHdrLen], plain)
@@ -272,7 +392,7 @@ func (c *secClient) badPadding(seq uint32, body []byte) []byte {
 // predecessor, passes the signature and fails the sequence number: the
 // channel closes.
 func TestSecuredReplay(t *testing.T) {
-	for _, p := range secpol.All {
+	for _, p := range allPols() {
 		for _, mode := range modes {
 			t.Run(p.Name()+"/"+mode.String()+"/replay", func(t *testing.T) {
 				c, served := secOpen(t, p, mode)
@@ -328,7 +448,8 @@ func TestSecuredHandshakeRejected(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.cert, c.asym.own = der, key
+			c.cert = der
+			c.asym = &asymCrypto{p: p, own: key, peer: c.asym.(*asymCrypto).peer}
 			return c.opn(ua.SecurityTokenRequestTypeIssue, nonce)
 		}, status.BadCertificatePolicyCheckFailed},
 		{"damaged", nil, func(c *secClient) []byte {
@@ -356,13 +477,12 @@ func TestSecuredHandshakeRejected(t *testing.T) {
 // TestSecuredRenewal: a renewal with fresh nonces works, and the old
 // token stays valid until the client uses the new one.
 func TestSecuredRenewal(t *testing.T) {
-	for _, p := range secpol.All {
+	for _, p := range allPols() {
 		t.Run(p.Name(), func(t *testing.T) {
 			c, _ := secOpen(t, p, ua.MessageSecurityModeSignAndEncrypt)
 			c.echoed([]byte("before"))
 			oldSym, oldTok := c.sym, c.tokID
-			cn := make([]byte, secpol.NonceLength)
-			rand.Read(cn)
+			cn := c.newNonce()
 			c.write(c.opn(ua.SecurityTokenRequestTypeRenew, cn))
 			b := c.mustChunk("OPN")
 			d := ua.NewDecoder(b[chanHdrLen:])
@@ -377,8 +497,7 @@ func TestSecuredRenewal(t *testing.T) {
 			if err := ua.DecodeMessageInto(ua.NewDecoder(plain[seqHdrLen:]), &resp); err != nil {
 				t.Fatal(err)
 			}
-			sn := resp.ServerNonce
-			newSym, _ := p.NewSymmetric(p.DeriveKeys(sn, cn), p.DeriveKeys(cn, sn), true)
+			newSym := c.derive(resp.ServerNonce, cn)
 			// Still the old token: answered under it.
 			c.echoed([]byte("old token"))
 			// The new one: answered under it from now on.
@@ -402,19 +521,10 @@ func TestSecuredRenewal(t *testing.T) {
 // The client's chunks are sealed before the count; the client checks
 // each response's signature (and decrypts it) inside it.
 func TestZeroAllocsSecure(t *testing.T) {
-	for _, p := range secpol.All {
+	for _, p := range allPols() {
 		for _, mode := range modes {
 			t.Run(p.Name()+"/"+mode.String(), func(t *testing.T) {
-				cfg, srvCert := secServer(t, p, nil)
-				cc, res := serveTCP(t, cfg)
-				c := newSecClient(newTestClient(t, cc), p, mode, 2048, srvCert)
-				c.open()
-				r := <-res
-				if r.err != nil {
-					t.Fatal(r.err)
-				}
-				ch := r.ch
-				t.Cleanup(func() { ch.Close(status.Good, "") })
+				c, cc, ch := openPol(t, p, mode)
 				const runs = 200
 				body := smallRequest()
 				chunks := make([][]byte, runs+20)

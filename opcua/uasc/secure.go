@@ -2,6 +2,7 @@ package uasc
 
 import (
 	"bytes"
+	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/subtle"
@@ -13,10 +14,12 @@ import (
 )
 
 // Credentials are the server's application instance certificate (DER)
-// and its private key.
+// and its private key: Key for the RSA certificate type, EC for an ECC
+// one.
 type Credentials struct {
 	Certificate []byte
 	Key         *rsa.PrivateKey
+	EC          *ecdsa.PrivateKey
 	thumbprint  []byte
 }
 
@@ -75,31 +78,16 @@ func (r *rsaPolicy) SupportsMode(m ua.MessageSecurityMode) bool {
 // modes (OPC 10000-6 §6.7.2.1).
 func (r *rsaPolicy) Asymmetric(senderCertificate, receiverThumbprint []byte) (AsymmetricResult, error) {
 	own := r.own()
-	if own == nil {
+	if own == nil || own.Key == nil {
 		return AsymmetricResult{}, status.BadSecurityChecksFailed
 	}
-	if len(senderCertificate) == 0 {
-		return AsymmetricResult{}, status.BadCertificateInvalid
-	}
-	// The header aliases the receive buffer; the parsed certificates
-	// alias their input and outlive it.
-	leaf, chain, err := secpol.LeafCertificate(bytes.Clone(senderCertificate))
+	var pub *rsa.PublicKey
+	leaf, err := checkSender(own, senderCertificate, receiverThumbprint, r.check, func(k any) (ok bool) {
+		pub, ok = r.p.CheckKey(k)
+		return ok
+	})
 	if err != nil {
-		return AsymmetricResult{}, status.BadCertificateInvalid
-	}
-	pub, ok := r.p.CheckKey(leaf.PublicKey)
-	if !ok {
-		return AsymmetricResult{}, status.BadCertificatePolicyCheckFailed
-	}
-	if subtle.ConstantTimeCompare(receiverThumbprint, own.thumbprint) != 1 {
-		// The client encrypted for another certificate of ours (an old
-		// one, or another server's): we could not decrypt it.
-		return AsymmetricResult{}, status.BadCertificateInvalid
-	}
-	if r.check != nil {
-		if err := r.check(leaf, chain); err != nil {
-			return AsymmetricResult{}, err
-		}
+		return AsymmetricResult{}, err
 	}
 	return AsymmetricResult{
 		Crypto:             &asymCrypto{p: r.p, own: own.Key, peer: pub},
@@ -109,7 +97,37 @@ func (r *rsaPolicy) Asymmetric(senderCertificate, receiverThumbprint []byte) (As
 	}, nil
 }
 
-func (r *rsaPolicy) NewNonce() ([]byte, error) {
+// checkSender checks a client's OpenSecureChannel certificate: it parses
+// (Bad_CertificateInvalid), has a key the policy takes (keyOK;
+// Bad_CertificatePolicyCheckFailed), the thumbprint names our
+// certificate (Bad_CertificateInvalid: the client encrypted or signed for
+// another one of ours, an old one or another server's) and check accepts
+// it. It returns the leaf.
+func checkSender(own *Credentials, senderCertificate, receiverThumbprint []byte, check CertificateCheck, keyOK func(any) bool) (*x509.Certificate, error) {
+	if len(senderCertificate) == 0 {
+		return nil, status.BadCertificateInvalid
+	}
+	// The header aliases the receive buffer; the parsed certificates
+	// alias their input and outlive it.
+	leaf, chain, err := secpol.LeafCertificate(bytes.Clone(senderCertificate))
+	if err != nil {
+		return nil, status.BadCertificateInvalid
+	}
+	if !keyOK(leaf.PublicKey) {
+		return nil, status.BadCertificatePolicyCheckFailed
+	}
+	if subtle.ConstantTimeCompare(receiverThumbprint, own.thumbprint) != 1 {
+		return nil, status.BadCertificateInvalid
+	}
+	if check != nil {
+		if err := check(leaf, chain); err != nil {
+			return nil, err
+		}
+	}
+	return leaf, nil
+}
+
+func (r *rsaPolicy) newNonce() ([]byte, error) {
 	if r.nonce != nil {
 		return r.nonce(), nil
 	}
@@ -118,18 +136,26 @@ func (r *rsaPolicy) NewNonce() ([]byte, error) {
 	return b, err
 }
 
-// Symmetric derives the token's keys: ours from (clientNonce,
-// serverNonce), the client's from (serverNonce, clientNonce).
-func (r *rsaPolicy) Symmetric(mode ua.MessageSecurityMode, clientNonce, serverNonce []byte) (ChunkCrypto, error) {
-	if len(clientNonce) != secpol.NonceLength || bytes.Equal(clientNonce, serverNonce) {
-		return nil, status.BadNonceInvalid
+// Token makes a random server nonce and derives the token's keys: ours
+// from (clientNonce, serverNonce), the client's from (serverNonce,
+// clientNonce).
+func (r *rsaPolicy) Token(mode ua.MessageSecurityMode, clientNonce []byte) ([]byte, ChunkCrypto, error) {
+	if len(clientNonce) != secpol.NonceLength {
+		return nil, nil, status.BadNonceInvalid
+	}
+	serverNonce, err := r.newNonce()
+	if err != nil {
+		return nil, nil, status.BadInternalError
+	}
+	if bytes.Equal(clientNonce, serverNonce) {
+		return nil, nil, status.BadNonceInvalid
 	}
 	s, err := r.p.NewSymmetric(r.p.DeriveKeys(clientNonce, serverNonce), r.p.DeriveKeys(serverNonce, clientNonce),
 		mode == ua.MessageSecurityModeSignAndEncrypt)
 	if err != nil {
-		return nil, status.BadInternalError
+		return nil, nil, status.BadInternalError
 	}
-	return s, nil
+	return serverNonce, s, nil
 }
 
 // asymCrypto secures the OpenSecureChannel chunks: we sign with our key
