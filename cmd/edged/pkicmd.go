@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto"
+	"crypto/ecdsa"
 	"crypto/x509"
 	"errors"
 	"flag"
@@ -8,10 +10,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/edged/edged/internal/atomicfile"
 	"github.com/edged/edged/opcua/pki"
+	"github.com/edged/edged/opcua/secpol"
 )
 
 // pkiMain runs `edged pki ...`: the technician's view of the data
@@ -22,6 +26,7 @@ func pkiMain(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	dir := fs.String("data-dir", DefaultDataDir, "edged's data `folder`")
 	userList := fs.Bool("users", false, "act on the trust list of X.509 user certificates ("+UserPKIDir+"/) instead of the application certificates'")
+	certType := fs.String("type", pki.CertTypeRSA, "the application certificate `type` show-own and renew act on: "+strings.Join(certTypes(), ", ")+", or all")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: edged pki [--data-dir DIR] COMMAND\n\n"+
 			"  list                       the trusted, issuer and rejected certificates\n"+
@@ -29,8 +34,8 @@ func pkiMain(args []string, stdout, stderr io.Writer) int {
 			"                             of a chain the CA certificates go to issuers/, CRLs to the\n"+
 			"                             crl folder of their CA)\n"+
 			"  reject THUMBPRINT          stop trusting a certificate (it moves to rejected/)\n"+
-			"  show-own                   edged's own certificate: thumbprint, names, validity\n"+
-			"  renew                      a new key and certificate for edged, with the names of the old one\n\nFlags:\n")
+			"  show-own                   edged's own certificate of --type: thumbprint, names, validity\n"+
+			"  renew                      a new key and certificate of --type for edged, with the names of the old one\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	rest, code := parseCommand(fs, args)
@@ -47,7 +52,18 @@ func pkiMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "edged pki: --data-dir %s: %v\n", *dir, err)
 		return 1
 	}
-	err = runPKI(store, rest, stdout)
+	types := []string{*certType}
+	if *certType == "all" {
+		types = certTypes()
+	} else if !slices.Contains(certTypes(), *certType) {
+		fmt.Fprintf(stderr, "edged pki: --type %s: not a certificate type (%s, or all)\n", *certType, strings.Join(certTypes(), ", "))
+		return 2
+	}
+	for _, t := range types {
+		if err = runPKI(store, t, rest, stdout); err != nil || (rest[0] != "show-own" && rest[0] != "renew") {
+			break
+		}
+	}
 	var ue *usageError
 	switch {
 	case errors.As(err, &ue):
@@ -60,7 +76,19 @@ func pkiMain(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func runPKI(s *pki.Store, args []string, out io.Writer) error {
+// certTypes are the application certificate types edged has: RSA and
+// one per ECC curve.
+func certTypes() []string {
+	t := []string{pki.CertTypeRSA}
+	for _, p := range secpol.AllECC {
+		if !slices.Contains(t, p.CertificateType()) {
+			t = append(t, p.CertificateType())
+		}
+	}
+	return t
+}
+
+func runPKI(s *pki.Store, certType string, args []string, out io.Writer) error {
 	need := func(n int) error {
 		if len(args) != n+1 {
 			return &usageError{msg: fmt.Sprintf("%s takes %d argument(s); see edged pki --help", args[0], n)}
@@ -110,9 +138,9 @@ func runPKI(s *pki.Store, args []string, out io.Writer) error {
 		if err := need(0); err != nil {
 			return err
 		}
-		der, _, err := s.LoadOwn()
+		der, _, err := s.LoadOwnOf(certType)
 		if err != nil {
-			return fmt.Errorf("no application certificate yet (edged makes it at its first start): %w", err)
+			return fmt.Errorf("no %s application certificate yet (edged makes it at its first start): %w", certType, err)
 		}
 		c, err := x509.ParseCertificate(der)
 		if err != nil {
@@ -122,16 +150,16 @@ func runPKI(s *pki.Store, args []string, out io.Writer) error {
 		for _, ip := range c.IPAddresses {
 			ips = append(ips, ip.String())
 		}
-		fmt.Fprintf(out, "thumbprint  %s\nsubject     %s\nuri         %s\ndns         %s\nip          %s\nvalid       %s .. %s\nfile        %s\n",
-			pki.ThumbprintHex(der), c.Subject, pki.ApplicationURI(c), strings.Join(c.DNSNames, ", "), strings.Join(ips, ", "),
+		fmt.Fprintf(out, "type        %s\nthumbprint  %s\nsubject     %s\nuri         %s\ndns         %s\nip          %s\nvalid       %s .. %s\nfile        %s\n",
+			certType, pki.ThumbprintHex(der), c.Subject, pki.ApplicationURI(c), strings.Join(c.DNSNames, ", "), strings.Join(ips, ", "),
 			c.NotBefore.UTC().Format("2006-01-02 15:04"), c.NotAfter.UTC().Format("2006-01-02 15:04"),
-			s.OwnCertPath())
+			s.OwnCertPathOf(certType))
 		return nil
 	case "renew":
 		if err := need(0); err != nil {
 			return err
 		}
-		return renew(s, out)
+		return renew(s, certType, out)
 	}
 	return &usageError{msg: fmt.Sprintf("unknown command %q; see edged pki --help", args[0])}
 }
@@ -204,10 +232,10 @@ func parseCommand(fs *flag.FlagSet, args []string) ([]string, int) {
 // certificate's names (ApplicationUri, host names, addresses) and a new
 // validity. A running edged uses them from its next handshake; clients
 // that trusted the old certificate must trust the new one.
-func renew(s *pki.Store, out io.Writer) error {
-	der, _, err := s.LoadOwn()
+func renew(s *pki.Store, certType string, out io.Writer) error {
+	der, _, err := s.LoadOwnOf(certType)
 	if err != nil {
-		return fmt.Errorf("no application certificate to renew (edged makes it at its first start): %w", err)
+		return fmt.Errorf("no %s application certificate to renew (edged makes it at its first start): %w", certType, err)
 	}
 	old, err := x509.ParseCertificate(der)
 	if err != nil {
@@ -222,14 +250,22 @@ func renew(s *pki.Store, out io.Writer) error {
 	if len(old.Subject.Organization) > 0 {
 		tpl.Organization = old.Subject.Organization[0]
 	}
-	nder, key, err := pki.NewCertificate(tpl)
+	var nder []byte
+	var key crypto.Signer
+	if certType == pki.CertTypeRSA {
+		nder, key, err = pki.NewCertificate(tpl)
+	} else if pub, ok := old.PublicKey.(*ecdsa.PublicKey); ok {
+		nder, key, err = pki.NewECCertificate(tpl, pub.Curve)
+	} else {
+		err = fmt.Errorf("the %s application certificate has no ECDSA key", certType)
+	}
 	if err != nil {
 		return err
 	}
-	if err := s.SaveOwn(nder, key); err != nil {
+	if err := s.SaveOwnOf(certType, nder, key); err != nil {
 		return err
 	}
 	c, _ := x509.ParseCertificate(nder)
-	fmt.Fprintf(out, "renewed: %s (was %s); clients that trusted the old certificate must trust this one\n", pki.Describe(c), pki.ThumbprintHex(der))
+	fmt.Fprintf(out, "renewed %s: %s (was %s); clients that trusted the old certificate must trust this one\n", certType, pki.Describe(c), pki.ThumbprintHex(der))
 	return nil
 }

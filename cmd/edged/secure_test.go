@@ -118,7 +118,7 @@ func dialAs(ctx context.Context, url string, ep *gua.EndpointDescription, uri st
 	return c, nil
 }
 
-// TestSecureByDefault: edged offers the six secure endpoints and no
+// TestSecureByDefault: edged offers the ten secure endpoints (RSA and ECC) and no
 // session over None; a client's certificate is rejected until it is
 // trusted, then it connects on every endpoint without a restart.
 func TestSecureByDefault(t *testing.T) {
@@ -139,12 +139,23 @@ func TestSecureByDefault(t *testing.T) {
 	if err != nil {
 		t.Fatalf("GetEndpoints over None: %v", err)
 	}
-	if len(eps) != 6 {
-		t.Fatalf("%d endpoints, want the 6 secure ones", len(eps))
+	if len(eps) != 10 {
+		t.Fatalf("%d endpoints, want the 10 secure ones (3 RSA and 2 ECC policies, each Sign and SignAndEncrypt)", len(eps))
 	}
 	for _, ep := range eps {
-		if ep.SecurityMode == gua.MessageSecurityModeNone || !bytes.Equal(ep.ServerCertificate, own) {
-			t.Fatalf("endpoint %s %v: not secure, or without our certificate", ep.SecurityPolicyURI, ep.SecurityMode)
+		want := own
+		if p := secpol.ECCByURI(ep.SecurityPolicyURI); p != nil {
+			// The certificate of the policy's curve, made at the first
+			// start too.
+			if want, err = os.ReadFile(filepath.Join(dir, pki.OwnCerts, "edged-"+p.CertificateType()+".der")); err != nil {
+				t.Fatalf("no %s application certificate made at the first start: %v", p.CertificateType(), err)
+			}
+			if fi, err := os.Stat(filepath.Join(dir, pki.OwnPrivate, "edged-"+p.CertificateType()+".pem")); err != nil || fi.Mode().Perm() != 0o600 {
+				t.Fatalf("%s private key: %v, mode %v", p.CertificateType(), err, fi.Mode().Perm())
+			}
+		}
+		if ep.SecurityMode == gua.MessageSecurityModeNone || !bytes.Equal(ep.ServerCertificate, want) {
+			t.Fatalf("endpoint %s %v: not secure, or without our certificate of its type", ep.SecurityPolicyURI, ep.SecurityMode)
 		}
 	}
 
@@ -188,6 +199,9 @@ func TestSecureByDefault(t *testing.T) {
 		t.Fatal("the trusted certificate stayed in rejected/")
 	}
 	for _, ep := range eps {
+		if secpol.ECCByURI(ep.SecurityPolicyURI) != nil {
+			continue // gopcua has no ECC policy: TestOpen62541ECC
+		}
 		c, err := dialSecure(ctx, url, ep, uri, cert, key)
 		if err != nil {
 			t.Fatalf("%s %v: %v", ep.SecurityPolicyURI, ep.SecurityMode, err)
@@ -219,7 +233,7 @@ func TestSecureByDefault(t *testing.T) {
 	// edged pki renew: the running edged serves the new certificate from
 	// the next handshake on.
 	time.Sleep(10 * time.Millisecond) // a new mtime on coarse file systems
-	if code, o, e := edged(t, "pki", "--data-dir", dir, "renew"); code != 0 || !strings.Contains(o, "renewed: ") {
+	if code, o, e := edged(t, "pki", "--data-dir", dir, "renew"); code != 0 || !strings.Contains(o, "renewed rsa: ") {
 		t.Fatalf("edged pki renew: exit %d: %s%s", code, o, e)
 	}
 	renewed, _ := os.ReadFile(filepath.Join(dir, pki.OwnCerts, "edged.der"))
@@ -227,15 +241,49 @@ func TestSecureByDefault(t *testing.T) {
 		t.Fatal("edged pki renew kept the certificate")
 	}
 	eps, err = opcua.GetEndpoints(ctx, url)
-	if err != nil || !bytes.Equal(eps[0].ServerCertificate, renewed) {
-		t.Fatalf("after the renewal GetEndpoints serves the old certificate (%v)", err)
+	if err != nil {
+		t.Fatal(err)
 	}
 	ep, _ = opcua.SelectEndpoint(eps, secpol.URIBasic256Sha256, gua.MessageSecurityModeSignAndEncrypt)
+	if !bytes.Equal(ep.ServerCertificate, renewed) {
+		t.Fatal("after the renewal GetEndpoints serves the old certificate")
+	}
 	c, err := dialSecure(ctx, url, ep, uri, cert, key)
 	if err != nil {
 		t.Fatalf("connecting after the renewal: %v", err)
 	}
 	c.Close(ctx)
+
+	// The certificate of one ECC type alone: --type nistP384.
+	time.Sleep(10 * time.Millisecond)
+	p384File := filepath.Join(dir, pki.OwnCerts, "edged-nistP384.der")
+	old384, _ := os.ReadFile(p384File)
+	if code, o, e := edged(t, "pki", "--data-dir", dir, "--type", "nistP384", "renew"); code != 0 || !strings.Contains(o, "renewed nistP384: ") {
+		t.Fatalf("edged pki --type nistP384 renew: exit %d: %s%s", code, o, e)
+	}
+	new384, _ := os.ReadFile(p384File)
+	if code, o, _ := edged(t, "pki", "--data-dir", dir, "--type", "nistP384", "show-own"); code != 0 || !strings.Contains(o, pki.ThumbprintHex(new384)) {
+		t.Fatalf("edged pki --type nistP384 show-own: exit %d:\n%s", code, o)
+	}
+	if code, _, e := edged(t, "pki", "--data-dir", dir, "--type", "ed448", "renew"); code != 2 || !strings.Contains(e, "--type ed448: not a certificate type") {
+		t.Fatalf("edged pki --type ed448: exit %d: %s", code, e)
+	}
+	eps, err = opcua.GetEndpoints(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range eps {
+		want := renewed
+		switch e.SecurityPolicyURI {
+		case secpol.URIEccNistP384:
+			want = new384
+		case secpol.URIEccNistP256:
+			continue
+		}
+		if bytes.Equal(new384, old384) || !bytes.Equal(e.ServerCertificate, want) {
+			t.Fatalf("after renewing the nistP384 certificate the %s %v endpoint serves another", e.SecurityPolicyURI, e.SecurityMode)
+		}
+	}
 }
 
 // TestUsersAndRoles: users added with `edged user` log in with their
@@ -899,6 +947,51 @@ func TestRemoteTrustManagement(t *testing.T) {
 	}
 	sae, _ = opcua.SelectEndpoint(eps, secpol.URIBasic256Sha256, gua.MessageSecurityModeSignAndEncrypt)
 
+	// The ECC_nistP256 certificate the same way, for a new key, by its
+	// CertificateTypeId: its endpoints serve the new one, the RSA ones
+	// keep theirs; the group lists the three certificate types.
+	nistP256 := gua.NewNumericNodeID(0, 23538) // EccNistP256ApplicationCertificateType
+	out, st = call(admin, serverConfiguration, 12737, null, nistP256, "", true, []byte(nil))
+	if st != gua.StatusOK {
+		t.Fatalf("CreateSigningRequest for EccNistP256ApplicationCertificateType: %v", st)
+	}
+	ecsr, err := x509.ParseCertificateRequest(out[0].Value().([]byte))
+	if err != nil || ecsr.CheckSignature() != nil || ecsr.PublicKeyAlgorithm != x509.ECDSA {
+		t.Fatalf("the ECC signing request: %v (key %v)", err, ecsr.PublicKeyAlgorithm)
+	}
+	signedECC, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+		SerialNumber: big.NewInt(100), Subject: ecsr.Subject, URIs: ecsr.URIs, DNSNames: ecsr.DNSNames, IPAddresses: ecsr.IPAddresses,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageContentCommitment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+	}, ca, ecsr.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, st := call(admin, serverConfiguration, 13737, null, gua.NewNumericNodeID(0, 23539), signedECC, [][]byte{}, "", []byte(nil)); st != gua.StatusBadCertificateInvalid {
+		t.Fatalf("UpdateCertificate of the P-256 certificate as EccNistP384ApplicationCertificateType: %v, want Bad_CertificateInvalid", st)
+	}
+	if _, st := call(admin, serverConfiguration, 13737, null, nistP256, signedECC, [][]byte{}, "", []byte(nil)); st != gua.StatusOK {
+		t.Fatalf("UpdateCertificate of EccNistP256ApplicationCertificateType: %v", st)
+	}
+	if eps, err = opcua.GetEndpoints(ctx, url); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range eps {
+		want := signed
+		if e.SecurityPolicyURI == secpol.URIEccNistP256 {
+			want = signedECC
+		}
+		if e.SecurityPolicyURI != secpol.URIEccNistP384 && e.SecurityMode != gua.MessageSecurityModeNone && !bytes.Equal(e.ServerCertificate, want) {
+			t.Errorf("after the ECC UpdateCertificate the %s %v endpoint serves another certificate", e.SecurityPolicyURI, e.SecurityMode)
+		}
+	}
+	if v, err := admin.Node(gua.NewNumericNodeID(0, 14161)).Value(ctx); err != nil {
+		t.Errorf("DefaultApplicationGroup/CertificateTypes: %v", err)
+	} else if ids, ok := v.Value().([]*gua.NodeID); !ok || len(ids) != 3 || ids[0].IntID() != 12560 || ids[1].IntID() != 23538 || ids[2].IntID() != 23539 {
+		t.Errorf("DefaultApplicationGroup/CertificateTypes: %v, want the RsaSha256, EccNistP256 and EccNistP384 types", v.Value())
+	}
+
 	// Nobody else.
 	op, err := dialUser(ctx, url, sae, uri, adminCert, adminKey, "op", "op-password")
 	if err != nil {
@@ -917,4 +1010,78 @@ func TestRemoteTrustManagement(t *testing.T) {
 		t.Errorf("AddCertificate over Sign: %v, want Bad_UserAccessDenied", st)
 	}
 	overSign.Close(ctx)
+}
+
+// TestOpen62541ECC: the open62541 v1.5.7 client on edged's ECC endpoints,
+// each policy in Sign and SignAndEncrypt, with an ECC client certificate
+// of the policy's curve that `edged pki trust` trusted: it opens a
+// session (anonymous, and with a user name over SignAndEncrypt), reads,
+// writes and subscribes while its channel's tokens are renewed every
+// second. It trusts edged's certificate of the curve alone.
+func TestOpen62541ECC(t *testing.T) {
+	client := open62541Client(t)
+	dir := t.TempDir()
+	edgedUser(t, dir, "o62-password\n", "add", "o62user", "--role", "Operator")
+	url, _ := startSecure(t, dir, true)
+	for _, p := range secpol.AllECC {
+		t.Run(p.Name(), func(t *testing.T) {
+			uri := "urn:edged:test:open62541:" + p.CertificateType()
+			der, key, err := pki.NewECCertificate(pki.Template{ApplicationURI: uri, CommonName: "open62541 " + p.CertificateType()}, p.Curve())
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := t.TempDir()
+			kb, _ := x509.MarshalPKCS8PrivateKey(key)
+			certFile := filepath.Join(files, "cert.der")
+			os.WriteFile(certFile, der, 0o644)
+			os.WriteFile(filepath.Join(files, "key.der"), kb, 0o600)
+			if code, o, e := edged(t, "pki", "--data-dir", dir, "trust", certFile); code != 0 || !strings.Contains(o, "trusted: ") {
+				t.Fatalf("edged pki trust %s: exit %d: %s%s", certFile, code, o, e)
+			}
+
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, client, url, "ecc", p.Name())
+			cmd.Env = append(os.Environ(), "EDGED_CERT="+certFile, "EDGED_KEY="+filepath.Join(files, "key.der"),
+				"EDGED_SERVER_CERT="+filepath.Join(dir, pki.OwnCerts, "edged-"+p.CertificateType()+".der"), "EDGED_APP_URI="+uri,
+				"EDGED_USER=o62user", "EDGED_PASS=o62-password")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			stdout, err := cmd.Output()
+			if err != nil {
+				t.Errorf("open62541 client: %v\n%s", err, tail(stderr.String(), 4000))
+			}
+			n := 0
+			sc := bufio.NewScanner(bytes.NewReader(stdout))
+			for sc.Scan() {
+				var r struct {
+					Ev, Policy, Mode, Token string
+					Connect, Read, Write    uint32
+					Subscribe, Values       int
+				}
+				if json.Unmarshal(sc.Bytes(), &r) != nil || r.Ev != "result" {
+					continue
+				}
+				n++
+				name := r.Policy + "/" + r.Mode + "/" + r.Token
+				switch {
+				case r.Connect != 0:
+					t.Errorf("%s: connect %v", name, gua.StatusCode(r.Connect))
+				case r.Read != 0:
+					t.Errorf("%s: Read %v", name, gua.StatusCode(r.Read))
+				case r.Token == "username" && r.Write != 0:
+					t.Errorf("%s: the Operator's Write: %v", name, gua.StatusCode(r.Write))
+				case r.Token == "anonymous" && gua.StatusCode(r.Write) != gua.StatusBadUserAccessDenied:
+					t.Errorf("%s: the anonymous Write: %v, want Bad_UserAccessDenied", name, gua.StatusCode(r.Write))
+				case r.Subscribe != 0 || r.Values == 0:
+					t.Errorf("%s: subscription: result %d, %d values in 2 s", name, r.Subscribe, r.Values)
+				default:
+					t.Logf("%s: Read Good, Write %v, %d data changes in 2 s", name, gua.StatusCode(r.Write), r.Values)
+				}
+			}
+			if n != 3 {
+				t.Fatalf("%d results, want 3\nstderr:\n%s", n, tail(stderr.String(), 4000))
+			}
+		})
+	}
 }

@@ -31,32 +31,82 @@ const (
 // from the data folder when the certificate file changed (after `edged
 // pki renew`), so that a renewal needs no restart.
 type ownCredentials struct {
-	store *pki.Store
-	mu    sync.Mutex
-	cur   *uasc.Credentials
-	stamp time.Time
-	size  int64
+	store    *pki.Store
+	certType string // pki.CertTypeRSA, "nistP256", ...
+	mu       sync.Mutex
+	cur      *uasc.Credentials
+	stamp    time.Time
+	size     int64
 }
 
 func (o *ownCredentials) get() *uasc.Credentials {
-	fi, err := os.Stat(o.store.OwnCertPath())
+	fi, err := os.Stat(o.store.OwnCertPathOf(o.certType))
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if err == nil && (!fi.ModTime().Equal(o.stamp) || fi.Size() != o.size) {
-		if der, key, err := o.store.LoadOwn(); err == nil {
-			if c, err := uasc.NewCredentials(der, key); err == nil {
-				o.cur, o.stamp, o.size = c, fi.ModTime(), fi.Size()
-			}
+		if c, err := o.load(); err == nil {
+			o.cur, o.stamp, o.size = c, fi.ModTime(), fi.Size()
 		}
 	}
 	return o.cur
+}
+
+func (o *ownCredentials) load() (*uasc.Credentials, error) {
+	if o.certType == pki.CertTypeRSA {
+		der, key, err := o.store.LoadOwn()
+		if err != nil {
+			return nil, err
+		}
+		return uasc.NewCredentials(der, key)
+	}
+	der, key, err := o.store.LoadOwnEC(o.certType)
+	if err != nil {
+		return nil, err
+	}
+	return uasc.NewECCredentials(der, key)
+}
+
+// eccCredentials are the credentials of the ECC certificate types.
+type eccCredentials map[string]*ownCredentials
+
+func (e eccCredentials) get(certType string) *uasc.Credentials {
+	if o := e[certType]; o != nil {
+		return o.get()
+	}
+	return nil
+}
+
+// ensureECC makes edged's ECC application certificates at the first
+// start, one per certificate type of secpol.AllECC, with the RSA one's
+// names.
+func ensureECC(store *pki.Store, tpl pki.Template, out io.Writer) (eccCredentials, error) {
+	e := eccCredentials{}
+	for _, p := range secpol.AllECC {
+		t := p.CertificateType()
+		if e[t] != nil {
+			continue
+		}
+		der, _, created, err := store.EnsureOwnEC(t, p.Curve(), tpl)
+		if err != nil {
+			return nil, fmt.Errorf("application certificate %s: %w", t, err)
+		}
+		if created {
+			fmt.Fprintf(out, "edged: created the %s application certificate %s (thumbprint %s)\n", t, store.OwnCertPathOf(t), pki.ThumbprintHex(der))
+		}
+		o := &ownCredentials{store: store, certType: t}
+		if o.get() == nil {
+			return nil, fmt.Errorf("the %s application certificate and key do not belong together", t)
+		}
+		e[t] = o
+	}
+	return e, nil
 }
 
 // prime takes the certificate and key just read, so that the first get
 // does not read and parse them again: an RSA key's checks are much of a
 // start on a slow core.
 func (o *ownCredentials) prime(der []byte, key *rsa.PrivateKey) {
-	fi, err := os.Stat(o.store.OwnCertPath())
+	fi, err := os.Stat(o.store.OwnCertPathOf(o.certType))
 	if err != nil {
 		return
 	}
@@ -171,16 +221,23 @@ func setupSecurity(cfg config, hostname string, out io.Writer, log func(st *pki.
 	for _, p := range store.Problems() {
 		fmt.Fprintf(out, "edged: WARNING: PKI file not read: %s\n", p)
 	}
-	own := &ownCredentials{store: store}
+	own := &ownCredentials{store: store, certType: pki.CertTypeRSA}
 	own.prime(der, key)
 	if own.get() == nil {
 		return nil, fmt.Errorf("--data-dir %s: the application certificate and key do not belong together", cfg.dataDir)
+	}
+	ecc, err := ensureECC(store, tpl, out)
+	if err != nil {
+		return nil, fmt.Errorf("--data-dir %s: %w", cfg.dataDir, err)
 	}
 	if log != nil {
 		log(store, "edged pki --data-dir "+cfg.dataDir+" trust")
 	}
 	var names []string
 	for _, p := range secpol.All {
+		names = append(names, p.Name())
+	}
+	for _, p := range secpol.AllECC {
 		names = append(names, p.Name())
 	}
 	fmt.Fprintf(out, "edged: secure endpoints %s, each Sign and SignAndEncrypt; certificate %s; trusted client certificates in %s\n",
@@ -208,7 +265,8 @@ func setupSecurity(cfg config, hostname string, out io.Writer, log func(st *pki.
 		CheckUserCertificate: func(leaf *x509.Certificate, chain []*x509.Certificate) error {
 			return userCerts.Verify(leaf, chain)
 		},
-		Credentials: own.get,
+		Credentials:    own.get,
+		ECCCredentials: ecc.get,
 		CheckCertificate: func(leaf *x509.Certificate, chain []*x509.Certificate) error {
 			return store.Verify(leaf, chain)
 		},

@@ -1,6 +1,8 @@
 package pki
 
 import (
+	"crypto"
+	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -201,8 +203,8 @@ func (s *Store) Rejected() ([][]byte, error) {
 // subject, or subject when that is not nil; with regenerate it is for a
 // new key, which UpdateCertificate then takes with the signed
 // certificate.
-func (s *Store) SigningRequest(subject *pkix.Name, regenerate bool) ([]byte, error) {
-	der, key, err := s.LoadOwn()
+func (s *Store) SigningRequest(certType string, subject *pkix.Name, regenerate bool) ([]byte, error) {
+	der, key, err := s.LoadOwnOf(certType)
 	if err != nil {
 		return nil, err
 	}
@@ -211,11 +213,20 @@ func (s *Store) SigningRequest(subject *pkix.Name, regenerate bool) ([]byte, err
 		return nil, err
 	}
 	if regenerate {
-		if key, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+		switch k := key.(type) {
+		case *ecdsa.PrivateKey:
+			key, err = ecdsa.GenerateKey(k.Curve, rand.Reader)
+		default:
+			key, err = rsa.GenerateKey(rand.Reader, 2048)
+		}
+		if err != nil {
 			return nil, err
 		}
 		s.mu.Lock()
-		s.pending = key
+		if s.pending == nil {
+			s.pending = map[string]crypto.Signer{}
+		}
+		s.pending[certType] = key
 		s.mu.Unlock()
 	}
 	name := own.Subject
@@ -230,12 +241,13 @@ func (s *Store) SigningRequest(subject *pkix.Name, regenerate bool) ([]byte, err
 	}, key)
 }
 
-// UpdateCertificate makes der the application's certificate: with
+// UpdateCertificate makes der the application's certificate of a
+// certificate type: with
 // keyPEM (a PKCS#8 or PKCS#1 PEM key) when given, else the key of the
 // last SigningRequest that regenerated one, else the current key. The
 // certificate must belong to that key and carry uri in its
 // subjectAltName; issuers go to issuers/certs.
-func (s *Store) UpdateCertificate(der []byte, issuers [][]byte, keyPEM []byte, uri string) error {
+func (s *Store) UpdateCertificate(certType string, der []byte, issuers [][]byte, keyPEM []byte, uri string) error {
 	c, err := x509.ParseCertificate(der)
 	if err != nil {
 		return fmt.Errorf("pki: not a certificate: %w", err)
@@ -248,7 +260,7 @@ func (s *Store) UpdateCertificate(der []byte, issuers [][]byte, keyPEM []byte, u
 			return err
 		}
 	}
-	var key *rsa.PrivateKey
+	var key crypto.Signer
 	switch {
 	case len(keyPEM) > 0:
 		if key, err = parseKeyPEM(keyPEM); err != nil {
@@ -256,41 +268,56 @@ func (s *Store) UpdateCertificate(der []byte, issuers [][]byte, keyPEM []byte, u
 		}
 	default:
 		s.mu.Lock()
-		key = s.pending
+		key = s.pending[certType]
 		s.mu.Unlock()
-		if key == nil || !key.PublicKey.Equal(c.PublicKey) {
-			if _, key, err = s.LoadOwn(); err != nil {
+		if key == nil || !publicEqual(key, c.PublicKey) {
+			if _, key, err = s.LoadOwnOf(certType); err != nil {
 				return err
 			}
 		}
 	}
-	if !key.PublicKey.Equal(c.PublicKey) {
+	if !publicEqual(key, c.PublicKey) {
 		return errors.New("pki: the certificate does not belong to the key")
+	}
+	if _, isEC := key.(*ecdsa.PrivateKey); isEC != (certType != CertTypeRSA && certType != "") {
+		return fmt.Errorf("pki: the key is not one of the certificate type %s", certType)
 	}
 	for _, b := range issuers {
 		if err := s.writeEntry(IssuerCerts, b, true); err != nil {
 			return err
 		}
 	}
-	if err := s.SaveOwn(der, key); err != nil {
+	if err := s.SaveOwnOf(certType, der, key); err != nil {
 		return err
 	}
 	s.mu.Lock()
-	s.pending = nil
+	delete(s.pending, certType)
 	s.mu.Unlock()
 	return nil
 }
 
-func parseKeyPEM(b []byte) (*rsa.PrivateKey, error) {
+func publicEqual(key crypto.Signer, pub any) bool {
+	k, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool })
+	return ok && k.Equal(pub)
+}
+
+// parseKeyPEM parses a PKCS#8 (RSA or ECDSA), PKCS#1 or SEC 1 PEM key.
+func parseKeyPEM(b []byte) (crypto.Signer, error) {
 	blk, _ := pem.Decode(b)
 	if blk == nil {
 		return nil, errors.New("pki: the private key is not PEM")
 	}
 	if k, err := x509.ParsePKCS8PrivateKey(blk.Bytes); err == nil {
-		if rk, ok := k.(*rsa.PrivateKey); ok {
-			return rk, nil
+		switch k := k.(type) {
+		case *rsa.PrivateKey:
+			return k, nil
+		case *ecdsa.PrivateKey:
+			return k, nil
 		}
-		return nil, errors.New("pki: not an RSA key")
+		return nil, errors.New("pki: not an RSA or ECDSA key")
+	}
+	if k, err := x509.ParseECPrivateKey(blk.Bytes); err == nil {
+		return k, nil
 	}
 	return x509.ParsePKCS1PrivateKey(blk.Bytes)
 }

@@ -1,6 +1,9 @@
 package pki
 
 import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/sha1"
 	"crypto/x509"
@@ -54,7 +57,7 @@ type Store struct {
 	// onProblem is told of each file of the trust folders that cannot be
 	// read, once, when the folders are read again.
 	onProblem func(string)
-	pending   *rsa.PrivateKey // the key of the last regenerating SigningRequest
+	pending   map[string]crypto.Signer // by certificate type: the key of the last regenerating SigningRequest
 
 	// The rejections of the current minute (see reject); rejectLimit
 	// raises the limit (tests), -1 lifts it.
@@ -104,10 +107,61 @@ func (s *Store) Path(dir string) string { return filepath.Join(s.root, dir) }
 // OwnCertPath is the file of the application's certificate (DER).
 func (s *Store) OwnCertPath() string { return filepath.Join(s.root, OwnCerts, ownCertFile) }
 
+// CertTypeRSA names the RSA application certificate type among the
+// certificate types ("nistP256", "nistP384" for ECC).
+const CertTypeRSA = "rsa"
+
+// ownFiles returns the certificate and key file names of a certificate
+// type: edged.der and edged.pem for RSA, edged-<type>.der/.pem for the
+// others.
+func ownFiles(certType string) (cert, key string) {
+	if certType == "" || certType == CertTypeRSA {
+		return ownCertFile, ownKeyFile
+	}
+	return "edged-" + certType + ".der", "edged-" + certType + ".pem"
+}
+
+// OwnCertPathOf is the file of the application's certificate of a
+// certificate type.
+func (s *Store) OwnCertPathOf(certType string) string {
+	c, _ := ownFiles(certType)
+	return filepath.Join(s.root, OwnCerts, c)
+}
+
 // LoadOwn reads the application's certificate and key. fs.ErrNotExist
 // means there are none yet.
 func (s *Store) LoadOwn() ([]byte, *rsa.PrivateKey, error) {
-	cp := filepath.Join(s.root, OwnCerts, ownCertFile)
+	der, k, err := s.LoadOwnOf(CertTypeRSA)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, ok := k.(*rsa.PrivateKey)
+	if !ok {
+		return nil, nil, fmt.Errorf("pki: %s: not an RSA key", filepath.Join(OwnPrivate, ownKeyFile))
+	}
+	return der, key, nil
+}
+
+// LoadOwnEC reads the application's certificate and key of an ECC
+// certificate type. fs.ErrNotExist means there are none yet.
+func (s *Store) LoadOwnEC(certType string) ([]byte, *ecdsa.PrivateKey, error) {
+	der, k, err := s.LoadOwnOf(certType)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, ok := k.(*ecdsa.PrivateKey)
+	if !ok {
+		_, kf := ownFiles(certType)
+		return nil, nil, fmt.Errorf("pki: %s: not an ECDSA key", filepath.Join(OwnPrivate, kf))
+	}
+	return der, key, nil
+}
+
+// LoadOwnOf reads the application's certificate and key of a certificate
+// type.
+func (s *Store) LoadOwnOf(certType string) ([]byte, crypto.Signer, error) {
+	cf, kf := ownFiles(certType)
+	cp := filepath.Join(s.root, OwnCerts, cf)
 	if _, err := os.Stat(cp); err != nil {
 		return nil, nil, err
 	}
@@ -119,21 +173,21 @@ func (s *Store) LoadOwn() ([]byte, *rsa.PrivateKey, error) {
 		return nil, nil, fmt.Errorf("pki: %s: no certificate", cp)
 	}
 	der := own.Certs[0].Raw
-	kp, err := os.ReadFile(filepath.Join(s.root, OwnPrivate, ownKeyFile))
+	kp, err := os.ReadFile(filepath.Join(s.root, OwnPrivate, kf))
 	if err != nil {
 		return nil, nil, err
 	}
 	blk, _ := pem.Decode(kp)
 	if blk == nil {
-		return nil, nil, fmt.Errorf("pki: %s: no PEM block", filepath.Join(OwnPrivate, ownKeyFile))
+		return nil, nil, fmt.Errorf("pki: %s: no PEM block", filepath.Join(OwnPrivate, kf))
 	}
 	k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
 	if err != nil {
-		return nil, nil, fmt.Errorf("pki: %s: %w", filepath.Join(OwnPrivate, ownKeyFile), err)
+		return nil, nil, fmt.Errorf("pki: %s: %w", filepath.Join(OwnPrivate, kf), err)
 	}
-	key, ok := k.(*rsa.PrivateKey)
+	key, ok := k.(crypto.Signer)
 	if !ok {
-		return nil, nil, fmt.Errorf("pki: %s: not an RSA key", filepath.Join(OwnPrivate, ownKeyFile))
+		return nil, nil, fmt.Errorf("pki: %s: not a signing key", filepath.Join(OwnPrivate, kf))
 	}
 	return der, key, nil
 }
@@ -141,14 +195,20 @@ func (s *Store) LoadOwn() ([]byte, *rsa.PrivateKey, error) {
 // SaveOwn writes the application's certificate and key, the key 0600;
 // each file is replaced atomically, the key first.
 func (s *Store) SaveOwn(der []byte, key *rsa.PrivateKey) error {
+	return s.SaveOwnOf(CertTypeRSA, der, key)
+}
+
+// SaveOwnOf is SaveOwn for a certificate type.
+func (s *Store) SaveOwnOf(certType string, der []byte, key crypto.Signer) error {
+	cf, kf := ownFiles(certType)
 	kb, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(s.root, OwnPrivate, ownKeyFile), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(s.root, OwnPrivate, kf), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(s.root, OwnCerts, ownCertFile), der, 0o644)
+	return atomicfile.WriteFile(filepath.Join(s.root, OwnCerts, cf), der, 0o644)
 }
 
 // EnsureOwn loads the application's certificate and key, or makes them
@@ -163,6 +223,22 @@ func (s *Store) EnsureOwn(t Template) (der []byte, key *rsa.PrivateKey, created 
 		return nil, nil, false, err
 	}
 	if err := s.SaveOwn(der, key); err != nil {
+		return nil, nil, false, err
+	}
+	return der, key, true, nil
+}
+
+// EnsureOwnEC is EnsureOwn for an ECC certificate type on curve.
+func (s *Store) EnsureOwnEC(certType string, curve elliptic.Curve, t Template) (der []byte, key *ecdsa.PrivateKey, created bool, err error) {
+	der, key, err = s.LoadOwnEC(certType)
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return der, key, false, err
+	}
+	der, key, err = NewECCertificate(t, curve)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if err := s.SaveOwnOf(certType, der, key); err != nil {
 		return nil, nil, false, err
 	}
 	return der, key, true, nil

@@ -2,6 +2,8 @@ package pki
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/x509"
 	"errors"
@@ -61,13 +63,27 @@ func (s *Store) SetOnReject(f func(c *x509.Certificate, file string, why error))
 var goodSignatures = []x509.SignatureAlgorithm{
 	x509.SHA256WithRSA, x509.SHA384WithRSA, x509.SHA512WithRSA,
 	x509.SHA256WithRSAPSS, x509.SHA384WithRSAPSS, x509.SHA512WithRSAPSS,
+	x509.ECDSAWithSHA256, x509.ECDSAWithSHA384, x509.ECDSAWithSHA512,
+}
+
+// goodKey reports whether a certificate's key is one the policies take:
+// RSA of 2048 to 4096 bits, or ECDSA on P-256 or P-384 (which of them a
+// channel takes is its policy's check).
+func goodKey(pub any) bool {
+	switch k := pub.(type) {
+	case *rsa.PublicKey:
+		return k.N.BitLen() >= 2048 && k.N.BitLen() <= 4096
+	case *ecdsa.PublicKey:
+		return k.Curve == elliptic.P256() || k.Curve == elliptic.P384()
+	}
+	return false
 }
 
 func (s *Store) verify(leaf *x509.Certificate, chain []*x509.Certificate, now time.Time) error {
 	if !slices.Contains(goodSignatures, leaf.SignatureAlgorithm) {
 		return status.BadCertificatePolicyCheckFailed
 	}
-	if k, ok := leaf.PublicKey.(*rsa.PublicKey); !ok || k.N.BitLen() < 2048 || k.N.BitLen() > 4096 {
+	if !goodKey(leaf.PublicKey) {
 		return status.BadCertificatePolicyCheckFailed
 	}
 	if leaf.KeyUsage != 0 && leaf.KeyUsage&x509.KeyUsageDigitalSignature == 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/rsa"
 	"crypto/x509"
+	"slices"
 
 	"github.com/edged/edged/opcua/secpol"
 	"github.com/edged/edged/opcua/ua"
@@ -23,6 +24,13 @@ type Security struct {
 	// Policies offered, each in Sign and SignAndEncrypt (default
 	// secpol.All).
 	Policies []*secpol.Policy
+	// ECCCredentials, when set, returns the server's certificate and key
+	// of an ECC certificate type (secpol.ECC.CertificateType), nil when
+	// it has none; asked at each handshake like Credentials.
+	ECCCredentials func(certType string) *uasc.Credentials
+	// ECCPolicies offered with ECCCredentials, each in Sign and
+	// SignAndEncrypt (default secpol.AllECC).
+	ECCPolicies []*secpol.ECC
 	// AllowInsecure offers SecurityPolicy None for sessions too. Without
 	// it a None channel serves discovery only (FindServers,
 	// GetEndpoints), as OPC 10000-4 §5.4 requires, and CreateSession over
@@ -48,18 +56,24 @@ type Security struct {
 }
 
 // securityLevel ranks an endpoint for clients that pick the best one
-// (OPC 10000-4 §7.14): encryption first, then the policy's strength.
-func securityLevel(p *secpol.Policy, mode ua.MessageSecurityMode) byte {
-	level := byte(1)
-	for i, q := range secpol.All {
-		if q == p {
-			level += byte(i)
-		}
-	}
+// (OPC 10000-4 §7.14): encryption first, then the policy's strength:
+// rank is the policy's place among the RSA policies (secpol.All), then the
+// ECC ones (secpol.AllECC), weakest first.
+func securityLevel(rank int, mode ua.MessageSecurityMode) byte {
+	level := byte(1 + rank)
 	if mode == ua.MessageSecurityModeSignAndEncrypt {
 		level += 10
 	}
 	return level
+}
+
+// eccCredentials returns the server's credentials of p's certificate
+// type, or nil.
+func (sec *Security) eccCredentials(p *secpol.ECC) *uasc.Credentials {
+	if sec.ECCCredentials == nil {
+		return nil
+	}
+	return sec.ECCCredentials(p.CertificateType())
 }
 
 // setupSecurity adds the secure policies to the channel configuration.
@@ -74,6 +88,15 @@ func (s *Server) setupSecurity() {
 	pols := []uasc.SecurityPolicy{uasc.PolicyNone}
 	for _, p := range sec.Policies {
 		pols = append(pols, uasc.NewSecurityPolicy(p, sec.Credentials, s.auditedCheck(sec.CheckCertificate, "SecureChannel/OpenSecureChannel")))
+	}
+	if sec.ECCCredentials != nil {
+		if len(sec.ECCPolicies) == 0 {
+			sec.ECCPolicies = secpol.AllECC
+		}
+		for _, p := range sec.ECCPolicies {
+			pols = append(pols, uasc.NewECCPolicy(p, func() *uasc.Credentials { return sec.eccCredentials(p) },
+				s.auditedCheck(sec.CheckCertificate, "SecureChannel/OpenSecureChannel")))
+		}
 	}
 	s.cfg.Channel.Policies = pols
 }
@@ -106,25 +129,101 @@ func (s *Server) endpointList() []ua.EndpointDescription {
 				SecurityPolicyURI:   p.URI(),
 				UserIdentityTokens:  s.tokenPolicies(p.URI()),
 				TransportProfileURI: TransportProfileUATCP,
-				SecurityLevel:       securityLevel(p, mode),
+				SecurityLevel:       securityLevel(slices.Index(secpol.All, p), mode),
+			})
+		}
+		if sec.ECCCredentials == nil {
+			continue
+		}
+		for _, p := range sec.ECCPolicies {
+			c := sec.eccCredentials(p)
+			if c == nil {
+				continue
+			}
+			out = append(out, ua.EndpointDescription{
+				EndpointURL:         s.cfg.EndpointURL,
+				Server:              s.app,
+				ServerCertificate:   c.Certificate,
+				SecurityMode:        mode,
+				SecurityPolicyURI:   p.URI(),
+				UserIdentityTokens:  s.eccTokenPolicies(mode),
+				TransportProfileURI: TransportProfileUATCP,
+				SecurityLevel:       securityLevel(len(secpol.All)+slices.Index(secpol.AllECC, p), mode),
 			})
 		}
 	}
 	return out
 }
 
-// channelSecurity returns the channel's policy, our credentials and the
-// client's certificate; nil policy under SecurityPolicy None.
-func (c *conn) channelSecurity() (*secpol.Policy, *uasc.Credentials, *x509.Certificate) {
-	p := secpol.ByURI(c.ch.SecurityPolicyURI())
-	if p == nil || c.srv.cfg.Security == nil {
-		return nil, nil, nil
+// chanSec is what a session service needs of its channel's security:
+// the policy (RSA or ECC), our credentials of its certificate type and
+// the client's certificate.
+type chanSec struct {
+	rsa  *secpol.Policy
+	ecc  *secpol.ECC
+	own  *uasc.Credentials
+	peer *x509.Certificate
+}
+
+func (cs chanSec) secure() bool { return cs.rsa != nil || cs.ecc != nil }
+
+// sign signs data with our key by the channel's policy.
+func (cs chanSec) sign(data []byte) (ua.SignatureData, error) {
+	if cs.ecc != nil {
+		if cs.own.EC == nil {
+			return ua.SignatureData{}, status.BadSecurityChecksFailed
+		}
+		sig, err := cs.ecc.Sign(cs.own.EC, data)
+		return ua.SignatureData{Algorithm: cs.ecc.SignatureAlgorithm(), Signature: sig}, err
+	}
+	if cs.own.Key == nil {
+		return ua.SignatureData{}, status.BadSecurityChecksFailed
+	}
+	sig, err := cs.rsa.Sign(cs.own.Key, data)
+	return ua.SignatureData{Algorithm: cs.rsa.SignatureAlgorithm(), Signature: sig}, err
+}
+
+// verify checks the client's signature over data with its certificate's
+// key by the channel's policy. Over ECC an empty algorithm is taken too:
+// clients of the ECC policies send the SignatureData's algorithm empty
+// (the policy names it).
+func (cs chanSec) verify(sd ua.SignatureData, data []byte) error {
+	if cs.ecc != nil {
+		pub, ok := cs.ecc.CheckKey(cs.peer.PublicKey)
+		if !ok || (sd.Algorithm != "" && sd.Algorithm != cs.ecc.SignatureAlgorithm()) {
+			return secpol.ErrSecurityChecks
+		}
+		return cs.ecc.Verify(pub, data, sd.Signature)
+	}
+	pub, ok := cs.peer.PublicKey.(*rsa.PublicKey)
+	if !ok || sd.Algorithm != cs.rsa.SignatureAlgorithm() {
+		return secpol.ErrSecurityChecks
+	}
+	return cs.rsa.Verify(pub, data, sd.Signature)
+}
+
+// channelSecurity returns the channel's security; its policies are nil
+// under SecurityPolicy None.
+func (c *conn) channelSecurity() chanSec {
+	sec := c.srv.cfg.Security
+	uri := c.ch.SecurityPolicyURI()
+	var cs chanSec
+	if sec == nil {
+		return cs
+	}
+	if cs.rsa = secpol.ByURI(uri); cs.rsa != nil {
+		cs.own = sec.Credentials()
+	} else if cs.ecc = secpol.ECCByURI(uri); cs.ecc != nil {
+		cs.own = sec.eccCredentials(cs.ecc)
+	} else {
+		return chanSec{}
 	}
 	peer, err := x509.ParseCertificate(c.ch.PeerCertificate())
 	if err != nil {
-		return nil, nil, nil
+		return chanSec{}
 	}
-	return p, c.srv.cfg.Security.Credentials(), peer
+	cs.peer = peer
+	return cs
 }
 
 // checkCreateSecurity checks the security of a CreateSession over a
@@ -135,18 +234,18 @@ func (c *conn) channelSecurity() (*secpol.Policy, *uasc.Credentials, *x509.Certi
 // returns the server signature over client certificate and nonce.
 func (c *conn) checkCreateSecurity(req *ua.CreateSessionRequest) (ua.SignatureData, []byte, error) {
 	sec := c.srv.cfg.Security
-	p, own, peer := c.channelSecurity()
-	if p == nil {
+	cs := c.channelSecurity()
+	if !cs.secure() {
 		if sec != nil && !sec.AllowInsecure {
 			return ua.SignatureData{}, nil, status.BadSecurityPolicyRejected
 		}
 		return ua.SignatureData{}, nil, nil
 	}
-	if own == nil {
+	if cs.own == nil {
 		return ua.SignatureData{}, nil, status.BadSecurityChecksFailed
 	}
 	leaf, _, err := secpol.LeafCertificate(req.ClientCertificate)
-	if err != nil || !bytes.Equal(leaf.Raw, peer.Raw) {
+	if err != nil || !bytes.Equal(leaf.Raw, cs.peer.Raw) {
 		// Not the certificate the channel was opened with (§5.7.2).
 		return ua.SignatureData{}, nil, status.BadSecurityChecksFailed
 	}
@@ -156,11 +255,11 @@ func (c *conn) checkCreateSecurity(req *ua.CreateSessionRequest) (ua.SignatureDa
 	if len(req.ClientNonce) < secpol.NonceLength || len(req.ClientNonce) > 128 {
 		return ua.SignatureData{}, nil, status.BadNonceInvalid
 	}
-	sig, err := p.Sign(own.Key, append(append([]byte(nil), req.ClientCertificate...), req.ClientNonce...))
+	sd, err := cs.sign(append(append([]byte(nil), req.ClientCertificate...), req.ClientNonce...))
 	if err != nil {
 		return ua.SignatureData{}, nil, status.BadInternalError
 	}
-	return ua.SignatureData{Algorithm: p.SignatureAlgorithm(), Signature: sig}, own.Certificate, nil
+	return sd, cs.own.Certificate, nil
 }
 
 func certNamesURI(c *x509.Certificate, uri string) bool {
@@ -177,11 +276,11 @@ func certNamesURI(c *x509.Certificate, uri string) bool {
 // nonce we gave the session, signed with the key of the channel's client
 // certificate (OPC 10000-4 §5.7.3), which must be the session's.
 func (c *conn) checkActivateSecurity(s *session, req *ua.ActivateSessionRequest) error {
-	p, own, peer := c.channelSecurity()
+	cs := c.channelSecurity()
 	s.mu.Lock()
 	nonce, clientCert := s.nonce, s.clientCert
 	s.mu.Unlock()
-	if p == nil {
+	if !cs.secure() {
 		if clientCert != nil {
 			// The session was created over a secure channel; a None
 			// channel cannot take it over.
@@ -189,15 +288,11 @@ func (c *conn) checkActivateSecurity(s *session, req *ua.ActivateSessionRequest)
 		}
 		return nil
 	}
-	if own == nil || !bytes.Equal(peer.Raw, clientCert) {
+	if cs.own == nil || !bytes.Equal(cs.peer.Raw, clientCert) {
 		return status.BadSecurityChecksFailed
 	}
-	pub, ok := peer.PublicKey.(*rsa.PublicKey)
-	if !ok || req.ClientSignature.Algorithm != p.SignatureAlgorithm() {
-		return status.BadApplicationSignatureInvalid
-	}
-	data := append(append([]byte(nil), own.Certificate...), nonce...)
-	if p.Verify(pub, data, req.ClientSignature.Signature) != nil {
+	data := append(append([]byte(nil), cs.own.Certificate...), nonce...)
+	if cs.verify(req.ClientSignature, data) != nil {
 		return status.BadApplicationSignatureInvalid
 	}
 	return nil

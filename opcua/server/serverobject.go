@@ -366,6 +366,7 @@ func historyValues(on bool, maxReturn int) []nodeValue {
 
 // configurationValues are ServerConfiguration's (trustlist.go).
 func (s *Server) configurationValues() []nodeValue {
+	certTypes, _ := s.applicationCertTypes()
 	return []nodeValue{
 		{id.ServerConfiguration_ApplicationUri, s.cfg.ApplicationURI},
 		{id.ServerConfiguration_ProductUri, s.cfg.ProductURI},
@@ -374,8 +375,7 @@ func (s *Server) configurationValues() []nodeValue {
 		{id.ServerConfiguration_SupportedPrivateKeyFormats, []string{"PEM"}},
 		{id.ServerConfiguration_MaxTrustListSize, uint32(MaxTrustListSize)},
 		{id.ServerConfiguration_MulticastDnsEnabled, false},
-		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_CertificateTypes,
-			[]ua.NodeID{ua.NewNumericNodeID(0, id.RsaSha256ApplicationCertificateType)}},
+		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_CertificateTypes, certTypes},
 		// The methods check the caller's right; these say what the
 		// TrustList is.
 		{id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup_TrustList_Writable, true},

@@ -2,7 +2,10 @@ package server
 
 import (
 	"context"
+	"crypto/rsa"
+	"crypto/x509"
 	"crypto/x509/pkix"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,8 +33,10 @@ type TrustLists interface {
 type TrustStore interface {
 	TrustLists
 	Rejected() ([][]byte, error)
-	SigningRequest(subject *pkix.Name, regenerate bool) ([]byte, error)
-	UpdateCertificate(der []byte, issuers [][]byte, keyPEM []byte, applicationURI string) error
+	// SigningRequest and UpdateCertificate act on the certificate of a
+	// certificate type: "rsa", or an ECC one (secpol.ECC.CertificateType).
+	SigningRequest(certType string, subject *pkix.Name, regenerate bool) ([]byte, error)
+	UpdateCertificate(certType string, der []byte, issuers [][]byte, keyPEM []byte, applicationURI string) error
 }
 
 // MaxTrustListSize is ServerConfiguration/MaxTrustListSize: the largest
@@ -336,19 +341,49 @@ func (s *Server) getRejectedList(ctx context.Context, _ ua.NodeID, _ []ua.Varian
 	return status.Good, []ua.Variant{ua.MustVariant(rej)}
 }
 
+// applicationCertTypes are the CertificateTypes of the default
+// application group: RSA-SHA256 and, with ECC credentials, one per ECC
+// policy's curve; each maps to its certificate type's short name.
+func (s *Server) applicationCertTypes() ([]ua.NodeID, []string) {
+	ids := []ua.NodeID{ua.NewNumericNodeID(0, id.RsaSha256ApplicationCertificateType)}
+	names := []string{"rsa"}
+	if sec := s.cfg.Security; sec != nil && sec.ECCCredentials != nil {
+		for _, p := range sec.ECCPolicies {
+			var n uint32
+			switch p.CertificateType() {
+			case "nistP256":
+				n = id.EccNistP256ApplicationCertificateType
+			case "nistP384":
+				n = id.EccNistP384ApplicationCertificateType
+			default:
+				continue
+			}
+			if !slices.Contains(names, p.CertificateType()) {
+				ids, names = append(ids, ua.NewNumericNodeID(0, n)), append(names, p.CertificateType())
+			}
+		}
+	}
+	return ids, names
+}
+
 // checkGroup checks the CertificateGroupId and CertificateTypeId of
 // CreateSigningRequest and UpdateCertificate: the default application
-// group (or null) and RSA-SHA256 (or null).
-func checkGroup(in []ua.Variant) ua.StatusCode {
+// group (or null) and one of its CertificateTypes (null: RSA-SHA256). It
+// returns the certificate type's short name.
+func (s *Server) checkGroup(in []ua.Variant) (string, ua.StatusCode) {
 	group, _ := in[0].Value().(ua.NodeID)
 	typ, _ := in[1].Value().(ua.NodeID)
 	if !group.IsNull() && group != ua.NewNumericNodeID(0, id.ServerConfiguration_CertificateGroups_DefaultApplicationGroup) {
-		return status.BadInvalidArgument
+		return "", status.BadInvalidArgument
 	}
-	if !typ.IsNull() && typ != ua.NewNumericNodeID(0, id.RsaSha256ApplicationCertificateType) {
-		return status.BadInvalidArgument
+	if typ.IsNull() {
+		return "rsa", status.Good
 	}
-	return status.Good
+	ids, names := s.applicationCertTypes()
+	if i := slices.Index(ids, typ); i >= 0 {
+		return names[i], status.Good
+	}
+	return "", status.BadInvalidArgument
 }
 
 // createSigningRequest answers CreateSigningRequest(CertificateGroupId,
@@ -361,7 +396,8 @@ func (s *Server) createSigningRequest(ctx context.Context, _ ua.NodeID, in []ua.
 	if st != status.Good {
 		return st, nil
 	}
-	if st := checkGroup(in); st != status.Good {
+	certType, st := s.checkGroup(in)
+	if st != status.Good {
 		return st, nil
 	}
 	name, _ := in[2].StringValue()
@@ -370,7 +406,7 @@ func (s *Server) createSigningRequest(ctx context.Context, _ ua.NodeID, in []ua.
 		return status.BadInvalidArgument, nil
 	}
 	regen, _ := in[3].Bool()
-	csr, err := ts.SigningRequest(subject, regen)
+	csr, err := ts.SigningRequest(certType, subject, regen)
 	if err != nil {
 		return status.BadInternalError, nil
 	}
@@ -386,10 +422,14 @@ func (s *Server) updateCertificate(ctx context.Context, _ ua.NodeID, in []ua.Var
 	if st != status.Good {
 		return st, nil
 	}
-	if st := checkGroup(in); st != status.Good {
+	certType, st := s.checkGroup(in)
+	if st != status.Good {
 		return st, nil
 	}
 	der, _ := in[2].ByteString()
+	if !s.keyOfType(certType, der) {
+		return status.BadCertificateInvalid, nil
+	}
 	var issuers [][]byte
 	if v, ok := in[3].Value().([][]byte); ok {
 		issuers = v
@@ -399,10 +439,30 @@ func (s *Server) updateCertificate(ctx context.Context, _ ua.NodeID, in []ua.Var
 	if len(key) > 0 && format != "PEM" {
 		return status.BadNotSupported, nil
 	}
-	if err := ts.UpdateCertificate(der, issuers, key, s.cfg.ApplicationURI); err != nil {
+	if err := ts.UpdateCertificate(certType, der, issuers, key, s.cfg.ApplicationURI); err != nil {
 		return status.BadCertificateInvalid, nil
 	}
 	return status.Good, []ua.Variant{ua.MustVariant(false)}
+}
+
+// keyOfType reports whether the certificate der has a key of the
+// certificate type: RSA, or ECDSA on the curve of the ECC type.
+func (s *Server) keyOfType(certType string, der []byte) bool {
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		return false
+	}
+	if certType == "rsa" {
+		_, ok := c.PublicKey.(*rsa.PublicKey)
+		return ok
+	}
+	for _, p := range s.cfg.Security.ECCPolicies {
+		if p.CertificateType() == certType {
+			_, ok := p.CheckKey(c.PublicKey)
+			return ok
+		}
+	}
+	return false
 }
 
 // applyChanges answers ApplyChanges: every change took effect already.

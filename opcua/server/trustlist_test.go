@@ -33,10 +33,14 @@ func (m *memTrust) Add(der []byte, trusted bool) error {
 	m.lists[0] = append(m.lists[0], der)
 	return nil
 }
-func (m *memTrust) Remove(string, bool) error                                { return errors.New("none") }
-func (m *memTrust) Rejected() ([][]byte, error)                              { return nil, nil }
-func (m *memTrust) SigningRequest(*pkix.Name, bool) ([]byte, error)          { return []byte("csr"), nil }
-func (m *memTrust) UpdateCertificate([]byte, [][]byte, []byte, string) error { return nil }
+func (m *memTrust) Remove(string, bool) error   { return errors.New("none") }
+func (m *memTrust) Rejected() ([][]byte, error) { return nil, nil }
+func (m *memTrust) SigningRequest(string, *pkix.Name, bool) ([]byte, error) {
+	return []byte("csr"), nil
+}
+func (m *memTrust) UpdateCertificate(string, []byte, [][]byte, []byte, string) error {
+	return nil
+}
 
 // admins accepts the anonymous user as a SecurityAdmin.
 type admins struct{}

@@ -43,13 +43,31 @@ func (s *Server) tokenPolicies(securityPolicy string) []ua.UserTokenPolicy {
 	return out
 }
 
+// eccTokenPolicies are the user token policies of an ECC endpoint:
+// anonymous as on the others, and user names over SignAndEncrypt only,
+// the password protected by the channel's encryption (the token policy
+// names SecurityPolicy None); edged does not take EccEncryptedSecret
+// passwords yet, and no X.509 user tokens over ECC.
+func (s *Server) eccTokenPolicies(mode ua.MessageSecurityMode) []ua.UserTokenPolicy {
+	var out []ua.UserTokenPolicy
+	if !s.cfg.Security.NoAnonymous {
+		out = append(out, ua.UserTokenPolicy{PolicyID: AnonymousPolicyID, TokenType: ua.UserTokenTypeAnonymous})
+	}
+	if s.cfg.Security.UserNames && mode == ua.MessageSecurityModeSignAndEncrypt {
+		out = append(out, ua.UserTokenPolicy{PolicyID: UserNamePolicyID, TokenType: ua.UserTokenTypeUserName,
+			SecurityPolicyURI: SecurityPolicyNone})
+	}
+	return out
+}
+
 // checkX509Token checks an X.509 user token (OPC 10000-4 §7.36.5): the
 // certificate is valid for the user trust list (CheckUserCertificate;
 // Bad_IdentityTokenRejected), and sig is its key's signature over our
 // certificate and the session's last nonce, by the token's security
 // policy (Bad_UserSignatureInvalid).
 func (c *conn) checkX509Token(tok *ua.X509IdentityToken, sig ua.SignatureData, nonce []byte) error {
-	if tok.PolicyID != CertificatePolicyID || c.srv.cfg.Security.CheckUserCertificate == nil {
+	if tok.PolicyID != CertificatePolicyID || c.srv.cfg.Security.CheckUserCertificate == nil ||
+		secpol.ECCByURI(c.ch.SecurityPolicyURI()) != nil { // not offered over ECC
 		return status.BadIdentityTokenInvalid
 	}
 	p := secpol.ByURI(c.ch.SecurityPolicyURI())

@@ -15,6 +15,7 @@
 package uaclient
 
 import (
+	"crypto/ecdh"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -200,11 +201,19 @@ func (c *Client) Hello() error {
 func (c *Client) OpenSecureChannel() error {
 	policy, mode := policyNone, ua.MessageSecurityModeNone
 	var cert, thumb, cn []byte
+	var eph *ecdh.PrivateKey
 	asym := c.asym
 	if s := c.sec; s != nil {
-		policy, mode, cert, thumb = s.Policy.URI(), s.Mode, s.Certificate, secpol.Thumbprint(s.ServerCertificate)
-		cn = make([]byte, secpol.NonceLength)
-		rand.Read(cn)
+		policy, mode, cert, thumb = s.uri(), s.Mode, s.Certificate, secpol.Thumbprint(s.ServerCertificate)
+		if s.ECC != nil {
+			var err error
+			if eph, cn, err = s.ECC.NewEphemeral(); err != nil {
+				return err
+			}
+		} else {
+			cn = make([]byte, secpol.NonceLength)
+			rand.Read(cn)
+		}
 	} else {
 		r, _ := uasc.PolicyNone.Asymmetric(nil, nil)
 		asym = r.Crypto
@@ -261,7 +270,15 @@ func (c *Client) OpenSecureChannel() error {
 	if err := resp.ResponseHeader.ServiceResult; err.IsBad() {
 		return err
 	}
-	if s := c.sec; s != nil {
+	if s := c.sec; s != nil && s.ECC != nil {
+		local, remote, err := s.ECC.DeriveKeys(eph, cn, resp.ServerNonce, false)
+		if err != nil {
+			return err
+		}
+		if c.sym, err = s.ECC.NewSymmetric(local, remote, s.Mode == ua.MessageSecurityModeSignAndEncrypt); err != nil {
+			return err
+		}
+	} else if s != nil {
 		sn := resp.ServerNonce
 		if c.sym, err = s.Policy.NewSymmetric(s.Policy.DeriveKeys(sn, cn), s.Policy.DeriveKeys(cn, sn), s.Mode == ua.MessageSecurityModeSignAndEncrypt); err != nil {
 			return err
@@ -319,11 +336,11 @@ func (c *Client) ActivateSession(policyID string) error {
 	}
 	if c.sec != nil {
 		// Proof of our key: the server's certificate and its nonce.
-		sig, err := c.sec.Policy.Sign(c.sec.Key, append(append([]byte(nil), c.sec.ServerCertificate...), c.serverNonce...))
+		sd, err := c.sec.sign(append(append([]byte(nil), c.sec.ServerCertificate...), c.serverNonce...))
 		if err != nil {
 			return err
 		}
-		req.ClientSignature = ua.SignatureData{Algorithm: c.sec.Policy.SignatureAlgorithm(), Signature: sig}
+		req.ClientSignature = sd
 	}
 	return c.Call(req, &resp)
 }
@@ -342,6 +359,18 @@ func (c *Client) Close(timeout time.Duration) error {
 		b := c.appendChunk(c.wbuf[:0], "CLOF", c.reqID, &ua.CloseSecureChannelRequest{RequestHeader: c.Header()})
 		_, err = c.nc.Write(b)
 	}
+	if cerr := c.nc.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// CloseChannel closes a channel without a session: CloseSecureChannel,
+// then the connection.
+func (c *Client) CloseChannel() error {
+	c.reqID++
+	b := c.appendChunk(c.wbuf[:0], "CLOF", c.reqID, &ua.CloseSecureChannelRequest{RequestHeader: c.Header()})
+	_, err := c.nc.Write(b)
 	if cerr := c.nc.Close(); err == nil {
 		err = cerr
 	}

@@ -1,6 +1,7 @@
 package uaclient
 
 import (
+	"crypto/ecdsa"
 	"crypto/rsa"
 	"crypto/x509"
 	"errors"
@@ -14,7 +15,11 @@ import (
 
 // Security is what a signed or encrypted channel needs.
 type Security struct {
+	// Policy is an RSA policy; ECC, when set instead, an ECC one with the
+	// ECKey of its curve.
 	Policy *secpol.Policy
+	ECC    *secpol.ECC
+	ECKey  *ecdsa.PrivateKey
 	Mode   ua.MessageSecurityMode
 	// Certificate (DER) and Key are the client's; ApplicationURI must be
 	// the certificate's URI.
@@ -24,6 +29,23 @@ type Security struct {
 	// ServerCertificate is the server's (DER), from its endpoints
 	// (ServerCertificate fetches it).
 	ServerCertificate []byte
+}
+
+func (s *Security) uri() string {
+	if s.ECC != nil {
+		return s.ECC.URI()
+	}
+	return s.Policy.URI()
+}
+
+// sign signs data with the client's key by the policy.
+func (s *Security) sign(data []byte) (ua.SignatureData, error) {
+	if s.ECC != nil {
+		sig, err := s.ECC.Sign(s.ECKey, data)
+		return ua.SignatureData{Algorithm: s.ECC.SignatureAlgorithm(), Signature: sig}, err
+	}
+	sig, err := s.Policy.Sign(s.Key, data)
+	return ua.SignatureData{Algorithm: s.Policy.SignatureAlgorithm(), Signature: sig}, err
 }
 
 // symHdrLen is the offset of the sequence header in a MSG chunk.
@@ -37,6 +59,15 @@ func (c *Client) SetSecurity(s *Security) error {
 	sc, err := x509.ParseCertificate(s.ServerCertificate)
 	if err != nil {
 		return fmt.Errorf("uaclient: server certificate: %w", err)
+	}
+	if s.ECC != nil {
+		pub, ok := s.ECC.CheckKey(sc.PublicKey)
+		if !ok {
+			return errors.New("uaclient: the server certificate has no key of the policy's curve")
+		}
+		c.sec = s
+		c.asym = uasc.ClientECCAsymmetric(s.ECC, s.ECKey, pub)
+		return nil
 	}
 	pub, ok := sc.PublicKey.(*rsa.PublicKey)
 	if !ok {
