@@ -34,7 +34,7 @@ OPEN62541     ?= ../shared/peers/open62541-1.5.7
 PEER_ROUNDS    ?= 3
 PEER_FLAGS     ?=
 PEER_SCENARIOS ?= 10x100x1,1x1x1
-PEER_SECURITY  ?= None Basic256Sha256/Sign Basic256Sha256/SignAndEncrypt
+PEER_SECURITY  ?= None Basic256Sha256/Sign Basic256Sha256/SignAndEncrypt ECC_nistP256/SignAndEncrypt
 PEER_PORT      ?= 48491
 PEER_EDGED_PORT ?= 48492
 # PEER_EDGED_FLAGS: more flags of edged, e.g. --poller or --sim-in-memory=false.
@@ -113,7 +113,7 @@ SPARK_OUTAGE   ?= 10m
 # WAKE_FOR: how long bench-wake measures.
 WAKE_FOR      ?= 10m
 
-.PHONY: bench-sparkplug bench-help bench bench-two-cores bench-wake bench-e2e bench-peer bench-peer-events bench-peer-secure bench-memory bench-scan bench-history bench-alarms bench-sub bench-fanout bench-always
+.PHONY: bench-sparkplug bench-help bench bench-two-cores bench-wake bench-e2e bench-peer bench-peer-events bench-peer-secure bench-peer-handshake bench-memory bench-scan bench-history bench-alarms bench-sub bench-fanout bench-always
 
 bench-help:
 	@echo "make bench-wake      how late this machine wakes an idle 5 ms sleeper, for WAKE_FOR=$(WAKE_FOR): the floor under the scan's overruns"
@@ -122,6 +122,7 @@ bench-help:
 	@echo "make bench-peer      edged (with its simulator) and the open62541 v1.5.7 server side by side, PEER_ROUNDS=$(PEER_ROUNDS) rounds: idle, Reads, open loop, subscription, memory; ratios and targets"
 	@echo "make bench-peer-events  the two servers raising PEER_EVENTS=$(PEER_EVENTS) events every 5 ms, a client subscribed to them: latency, server CPU per event; PEER_ROUNDS rounds"
 	@echo "make bench-peer-secure  the Read loads on uabench's server and on open62541 for each of PEER_SECURITY"
+	@echo "make bench-peer-handshake  server CPU per OpenSecureChannel, edged's stack and open62541, for PEER_HS_POLICIES=$(PEER_HS_POLICIES), Sign and SignAndEncrypt"
 	@echo "make bench-memory    edged's RSS with $(MEM_DEVICES)×$(MEM_TAGS) simulated tags, idle and with $(MEM_SESSIONS) sessions reading"
 	@echo "make bench-scan      5 ms scan of 1,000 simulated tags under 10 OPC UA clients, $(SCAN_DURATION); cycle/jitter/overruns/CPU"
 	@echo "make bench-history   bench-scan with $(HIST_BULK) tags at 1 s: without history, recording them and the simulator's tags; then the simulator's mix alone ($(HIST_DURATION) each)"
@@ -160,6 +161,26 @@ $(BIN)/open62541.o: $(OPEN62541)/open62541.c
 
 $(BIN)/open62541_server: bench/uabench/peer/open62541_server.c $(BIN)/open62541.o
 	cc -O2 -I $(OPEN62541) $< $(BIN)/open62541.o -lssl -lcrypto -lpthread -lm -o $@
+
+# Handshakes side by side (bench-peer-handshake): `uabench handshake` on
+# core 1 opens secure channels one after the other (connect, Hello,
+# OpenSecureChannel, CloseSecureChannel) to `uabench server` (edged's
+# stack, its accept pacing off) and to open62541, each on core 0,
+# alternately PEER_ROUNDS times per policy and mode: the server's CPU per
+# handshake from its own account, and the ratio of the medians.
+PEER_HANDSHAKES ?= 300
+PEER_HS_POLICIES ?= Basic256Sha256,ECC_nistP256,ECC_nistP384
+bench-peer-handshake: bench-two-cores $(BIN)/open62541_server $(BIN)/uabench
+	./$(BIN)/uabench peercert urn:open62541.unconfigured.application $(BIN)/peer-pki
+	@for mode in Sign SignAndEncrypt; do \
+		echo "== bench-peer-handshake: $$mode"; \
+		PEER_NISTP256_CERT=$(BIN)/peer-pki/nistP256.der PEER_NISTP256_KEY=$(BIN)/peer-pki/nistP256-key.der \
+		PEER_NISTP384_CERT=$(BIN)/peer-pki/nistP384.der PEER_NISTP384_KEY=$(BIN)/peer-pki/nistP384-key.der \
+		timeout --kill-after=10 600 taskset -c 1 ./$(BIN)/uabench handshake -mode $$mode -n $(PEER_HANDSHAKES) -rounds $(PEER_ROUNDS) \
+			-policies $(PEER_HS_POLICIES) -server 'taskset -c 0 ./$(BIN)/uabench server -secure -accept-rate -1' \
+			-peer 'taskset -c 0 ./$(BIN)/open62541_server $(PEER_PORT) $(BIN)/peer-pki/cert.der $(BIN)/peer-pki/key.der' 2>/dev/null \
+			| grep -E '^  handshake' || exit 1; \
+	done
 
 bench-wake:
 	$(GO) run ./bench/wakeup -for $(WAKE_FOR)
@@ -215,6 +236,8 @@ bench-peer-secure: bench-two-cores $(BIN)/open62541_server $(BIN)/uabench
 			if [ $$srv = edged ]; then cmd='taskset -c 0 ./$(BIN)/uabench server'; \
 			else cmd='taskset -c 0 ./$(BIN)/open62541_server $(PEER_PORT) $(BIN)/peer-pki/cert.der $(BIN)/peer-pki/key.der'; fi; \
 			echo "== bench-peer-secure: $$srv, $$sec"; \
+			PEER_NISTP256_CERT=$(BIN)/peer-pki/nistP256.der PEER_NISTP256_KEY=$(BIN)/peer-pki/nistP256-key.der \
+			PEER_NISTP384_CERT=$(BIN)/peer-pki/nistP384.der PEER_NISTP384_KEY=$(BIN)/peer-pki/nistP384-key.der \
 			timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench load -policy $$policy -mode $$mode \
 				-server "$$cmd" -scenarios '$(PEER_SCENARIOS)' -warmup $(E2E_WARMUP) -duration $(E2E_DURATION) 2>/dev/null \
 				| grep -E '^ +(scenario|[0-9]+×)' || exit 1; \

@@ -110,6 +110,7 @@ type loadFlags struct {
 	// policy and mode, when policy is set, secure every connection
 	// (-policy, -mode) with security, made by load.
 	policy   *secpol.Policy
+	ecc      *secpol.ECC // instead of policy
 	mode     ua.MessageSecurityMode
 	security *uaclient.Security
 }
@@ -124,7 +125,10 @@ func policyByName(name string) *secpol.Policy {
 }
 
 func securityName(f loadFlags) string {
-	if f.policy == nil {
+	switch {
+	case f.ecc != nil:
+		return f.ecc.Name() + " " + f.mode.String()
+	case f.policy == nil:
 		return "SecurityPolicy None"
 	}
 	return f.policy.Name() + " " + f.mode.String()

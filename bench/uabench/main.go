@@ -49,6 +49,7 @@ import (
 
 	"github.com/edged/edged/internal/atomicfile"
 	"github.com/edged/edged/opcua/pki"
+	"github.com/edged/edged/opcua/secpol"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
 )
@@ -61,6 +62,7 @@ func main() {
 }
 
 const usage = `usage: uabench server [flags]   (uabench server -h for the flags)
+       uabench handshake [flags] (uabench handshake -h for the flags)
        uabench load [flags]     (uabench load -h for the flags)
        uabench peer [flags]     (uabench peer -h for the flags)
        uabench genconfig [flags] > FILE; uabench memory [flags]
@@ -88,6 +90,8 @@ func run(args []string, in io.Reader, out, errOut io.Writer) error {
 		return memoryRole(args[1:], out, errOut)
 	case "load":
 		return loadRole(args[1:], out, errOut)
+	case "handshake":
+		return handshakeRole(args[1:], out, errOut)
 	}
 	return fmt.Errorf("uabench: unknown role %q\n%s", args[0], usage)
 }
@@ -103,6 +107,7 @@ func serverRole(args []string, in io.Reader, out, errOut io.Writer) error {
 	fs.DurationVar(&f.maxRun, "max-run", 10*time.Minute, "exit after this `long` whatever happens")
 	fs.DurationVar(&f.spin, "spin", 0, "before blocking in a read, poll the connection for up to `d` (uasc Config.ReadSpin and the echo; 0: never)")
 	fs.BoolVar(&f.poller, "poller", false, "serve idle connections from one poller goroutine (server.Config.Poller)")
+	fs.Float64Var(&f.acceptRate, "accept-rate", 0, "connections accepted per second (server.Config.AcceptRate; 0: edged's default, negative: not paced)")
 	fs.BoolVar(&f.secure, "secure", false, "offer the secure endpoints too, with a certificate made at start (the load adds it with -policy)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -166,7 +171,7 @@ func loadRole(args []string, out, errOut io.Writer) error {
 	fs.DurationVar(&f.duration, "duration", 5*time.Second, "measured window per scenario")
 	fs.DurationVar(&f.spin, "spin", 0, "in the 1×1 scenarios, poll the socket with non-blocking reads for up to `d` before each blocking read (0: never; burns this process's core)")
 	ts := fs.String("timestamps", "both", "TimestampsToReturn: source, server, both or neither")
-	policy := fs.String("policy", "None", "security `policy` of every connection: None, Basic256Sha256, Aes128_Sha256_RsaOaep or Aes256_Sha256_RsaPss")
+	policy := fs.String("policy", "None", "security `policy` of every connection: None, Basic256Sha256, Aes128_Sha256_RsaOaep, Aes256_Sha256_RsaPss, ECC_nistP256 or ECC_nistP384")
 	mode := fs.String("mode", "SignAndEncrypt", "security `mode` with a -policy other than None: Sign or SignAndEncrypt")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -186,8 +191,10 @@ func loadRole(args []string, out, errOut io.Writer) error {
 		return fmt.Errorf("uabench: -scenarios: %w", err)
 	}
 	if *policy != "None" {
-		if f.policy = policyByName(*policy); f.policy == nil {
-			return fmt.Errorf("uabench: -policy %q: want None, Basic256Sha256, Aes128_Sha256_RsaOaep or Aes256_Sha256_RsaPss", *policy)
+		f.policy = policyByName(*policy)
+		f.ecc = secpol.ECCByURI("http://opcfoundation.org/UA/SecurityPolicy#" + *policy)
+		if f.policy == nil && f.ecc == nil {
+			return fmt.Errorf("uabench: -policy %q: want None, Basic256Sha256, Aes128_Sha256_RsaOaep, Aes256_Sha256_RsaPss, ECC_nistP256 or ECC_nistP384", *policy)
 		}
 		switch *mode {
 		case "Sign":
@@ -202,7 +209,7 @@ func loadRole(args []string, out, errOut io.Writer) error {
 	if len(argv) == 0 {
 		return fmt.Errorf("uabench: -server is empty")
 	}
-	if f.policy != nil && slices.Contains(argv, "server") {
+	if (f.policy != nil || f.ecc != nil) && slices.Contains(argv, "server") {
 		// uabench's own server role offers the secure endpoints
 		// with -secure; a peer server (bench-peer) has its own way.
 		argv = append(argv, "-secure")
@@ -291,6 +298,10 @@ func load(argv []string, list []scenario, f loadFlags, out io.Writer) (err error
 		if f.security, err = clientSecurity(p.addr, f.policy, f.mode); err != nil {
 			return err
 		}
+	} else if f.ecc != nil {
+		if f.security, err = handshakeSecurity(p.addr, f.ecc.Name(), f.mode); err != nil {
+			return err
+		}
 	}
 	ids := benchIDs(p.ns, maxNodes(list))
 	fmt.Fprintf(out, "uabench: server %q at %s, %s\n", strings.Join(argv, " "), p.addr, securityName(f))
@@ -341,19 +352,44 @@ func benchIDs(ns uint16, n int) []ua.NodeID {
 // peerCert writes DIR/cert.der and DIR/key.der (PKCS#8): a self-signed
 // application certificate for the peer server of make bench-peer.
 func peerCert(uri, dir string) error {
-	der, key, err := pki.NewCertificate(pki.Template{ApplicationURI: uri, CommonName: "bench peer", IPs: []net.IP{net.IPv4(127, 0, 0, 1)}})
-	if err != nil {
-		return err
-	}
-	kb, err := x509.MarshalPKCS8PrivateKey(key)
+	tpl := pki.Template{ApplicationURI: uri, CommonName: "bench peer", IPs: []net.IP{net.IPv4(127, 0, 0, 1)}}
+	der, key, err := pki.NewCertificate(tpl)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, "cert.der"), der, 0o644); err != nil {
+	if err := writeCertKey(dir, "", der, key); err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(dir, "key.der"), kb, 0o600)
+	// The ECC certificates too (PEER_NISTP256_CERT, ...): nistP256.der
+	// and nistP256-key.der, the same for P-384.
+	for _, p := range secpol.AllECC {
+		der, key, err := pki.NewECCertificate(tpl, p.Curve())
+		if err != nil {
+			return err
+		}
+		if err := writeCertKey(dir, p.CertificateType(), der, key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeCertKey writes DIR/NAME.der and DIR/NAME-key.der (cert.der and
+// key.der for name "").
+func writeCertKey(dir, name string, der []byte, key any) error {
+	kb, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return err
+	}
+	cf, kf := name+".der", name+"-key.der"
+	if name == "" {
+		cf, kf = "cert.der", "key.der"
+	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, cf), der, 0o644); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(dir, kf), kb, 0o600)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/edged/edged/bench/kit"
 	"github.com/edged/edged/opcua/addrspace"
 	"github.com/edged/edged/opcua/pki"
+	"github.com/edged/edged/opcua/secpol"
 	"github.com/edged/edged/opcua/server"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
@@ -70,11 +71,12 @@ func (s *benchSource) Snapshot() addrspace.Snapshot { return s.cur.Load() }
 
 // newBenchServer creates the server for ln with the bench variables and
 // returns it with the source of their values.
-func newBenchServer(ln net.Listener, spin time.Duration, secure, poller bool) (*server.Server, *benchSource, error) {
+func newBenchServer(ln net.Listener, spin time.Duration, secure, poller bool, acceptRate float64) (*server.Server, *benchSource, error) {
 	cfg := server.Config{
 		EndpointURL: "opc.tcp://" + ln.Addr().String(),
 		Channel:     &uasc.Config{ReadSpin: spin},
 		Poller:      poller,
+		AcceptRate:  acceptRate,
 	}
 	if secure {
 		// The secure endpoints too, for the load's -policy: a certificate
@@ -88,8 +90,20 @@ func newBenchServer(ln net.Listener, spin time.Duration, secure, poller bool) (*
 		if err != nil {
 			return nil, nil, err
 		}
+		eccs := map[string]*uasc.Credentials{}
+		for _, p := range secpol.AllECC {
+			der, key, err := pki.NewECCertificate(pki.Template{ApplicationURI: server.DefaultApplicationURI, CommonName: "uabench",
+				IPs: []net.IP{net.IPv4(127, 0, 0, 1)}}, p.Curve())
+			if err != nil {
+				return nil, nil, err
+			}
+			if eccs[p.CertificateType()], err = uasc.NewECCredentials(der, key); err != nil {
+				return nil, nil, err
+			}
+		}
 		cfg.Security = &server.Security{
 			Credentials:      func() *uasc.Credentials { return own },
+			ECCCredentials:   func(t string) *uasc.Credentials { return eccs[t] },
 			CheckCertificate: func(*x509.Certificate, []*x509.Certificate) error { return nil },
 			AllowInsecure:    true,
 		}
@@ -121,6 +135,7 @@ type serveFlags struct {
 	spin       time.Duration
 	poller     bool
 	secure     bool
+	acceptRate float64
 }
 
 // serve runs the server role until "quit", the end of in, or maxRun.
@@ -136,7 +151,7 @@ func serve(f serveFlags, in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	srv, src, err := newBenchServer(ln, f.spin, f.secure, f.poller)
+	srv, src, err := newBenchServer(ln, f.spin, f.secure, f.poller, f.acceptRate)
 	if err != nil {
 		ln.Close()
 		return err

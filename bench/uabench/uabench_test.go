@@ -24,7 +24,7 @@ func startTestServer(t *testing.T) (*server.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, _, err := newBenchServer(ln, 0, false, false)
+	srv, _, err := newBenchServer(ln, 0, false, false, 0)
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)
