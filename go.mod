@@ -12,7 +12,7 @@ require (
 	github.com/goburrow/modbus v0.1.0
 	github.com/goburrow/serial v0.1.0 // required explicitly: goburrow/modbus v0.1.0 does not resolve without it
 	github.com/jonboulle/clockwork v0.5.0 // indirect; periph's gpiotest fakes use it (drivers/gpio's simulated board)
-	golang.org/x/crypto v0.59.0 // argon2id password hashes (opcua/users)
+	golang.org/x/crypto v0.59.0 // argon2id password hashes (opcua/users), ChaCha20-Poly1305 (opcua/secpol)
 	golang.org/x/sys v0.50.0 // timerfd, epoll and raw socket calls (plc, opcua/server, opcua/uasc), the watchdog (board)
 	periph.io/x/conn/v3 v3.7.3
 	periph.io/x/host/v3 v3.8.5

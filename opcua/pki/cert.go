@@ -3,6 +3,7 @@ package pki
 import (
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
@@ -42,7 +43,7 @@ type Template struct {
 	// Key, when set, is used instead of a new one; ECKey for
 	// NewECCertificate.
 	Key   *rsa.PrivateKey
-	ECKey *ecdsa.PrivateKey
+	ECKey crypto.Signer
 }
 
 // NewCertificate makes a key and a certificate for it as t says: SHA-256
@@ -64,21 +65,30 @@ func NewCertificate(t Template) (der []byte, key *rsa.PrivateKey, err error) {
 	return der, key, err
 }
 
-// NewECCertificate makes an ECDSA key on curve (t.ECKey when set) and a
-// self-signed certificate for it as t says: the application certificate
-// of an ECC certificate type (OPC 10000-12 §7.8.4), ECDSA with SHA-256
-// (P-256) or SHA-384 (P-384), the key usages digital signature and
-// non-repudiation. t.Bits, t.Key and t.Issuer do not apply.
-func NewECCertificate(t Template, curve elliptic.Curve) (der []byte, key *ecdsa.PrivateKey, err error) {
+// NewECCertificate makes an ECDSA key on curve, or an Ed25519 key when
+// curve is nil (t.ECKey when set), and a self-signed certificate for it
+// as t says: the application certificate of an ECC certificate type (OPC
+// 10000-12 §7.8.4), ECDSA with SHA-256 (P-256) or SHA-384 (P-384), or
+// Ed25519; the key usages digital signature and non-repudiation. t.Bits,
+// t.Key and t.Issuer do not apply.
+func NewECCertificate(t Template, curve elliptic.Curve) (der []byte, key crypto.Signer, err error) {
 	key = t.ECKey
 	if key == nil {
-		if key, err = ecdsa.GenerateKey(curve, rand.Reader); err != nil {
+		if curve == nil {
+			_, key, err = ed25519.GenerateKey(rand.Reader)
+		} else {
+			key, err = ecdsa.GenerateKey(curve, rand.Reader)
+		}
+		if err != nil {
 			return nil, nil, err
 		}
 	}
-	alg := x509.ECDSAWithSHA256
-	if curve.Params().BitSize > 256 {
-		alg = x509.ECDSAWithSHA384
+	alg := x509.PureEd25519
+	if k, ok := key.(*ecdsa.PrivateKey); ok {
+		alg = x509.ECDSAWithSHA256
+		if k.Curve.Params().BitSize > 256 {
+			alg = x509.ECDSAWithSHA384
+		}
 	}
 	t.Issuer, t.IssuerKey, t.CA = nil, nil, false
 	der, err = newCertificate(t, key, alg, x509.KeyUsageDigitalSignature|x509.KeyUsageContentCommitment)

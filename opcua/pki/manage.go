@@ -3,6 +3,7 @@ package pki
 import (
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -216,6 +217,8 @@ func (s *Store) SigningRequest(certType string, subject *pkix.Name, regenerate b
 		switch k := key.(type) {
 		case *ecdsa.PrivateKey:
 			key, err = ecdsa.GenerateKey(k.Curve, rand.Reader)
+		case ed25519.PrivateKey:
+			_, key, err = ed25519.GenerateKey(rand.Reader)
 		default:
 			key, err = rsa.GenerateKey(rand.Reader, 2048)
 		}
@@ -279,7 +282,7 @@ func (s *Store) UpdateCertificate(certType string, der []byte, issuers [][]byte,
 	if !publicEqual(key, c.PublicKey) {
 		return errors.New("pki: the certificate does not belong to the key")
 	}
-	if _, isEC := key.(*ecdsa.PrivateKey); isEC != (certType != CertTypeRSA && certType != "") {
+	if _, isRSA := key.(*rsa.PrivateKey); isRSA != (certType == CertTypeRSA || certType == "") {
 		return fmt.Errorf("pki: the key is not one of the certificate type %s", certType)
 	}
 	for _, b := range issuers {
@@ -301,7 +304,8 @@ func publicEqual(key crypto.Signer, pub any) bool {
 	return ok && k.Equal(pub)
 }
 
-// parseKeyPEM parses a PKCS#8 (RSA or ECDSA), PKCS#1 or SEC 1 PEM key.
+// parseKeyPEM parses a PKCS#8 (RSA, ECDSA or Ed25519), PKCS#1 or SEC 1
+// PEM key.
 func parseKeyPEM(b []byte) (crypto.Signer, error) {
 	blk, _ := pem.Decode(b)
 	if blk == nil {
@@ -313,8 +317,10 @@ func parseKeyPEM(b []byte) (crypto.Signer, error) {
 			return k, nil
 		case *ecdsa.PrivateKey:
 			return k, nil
+		case ed25519.PrivateKey:
+			return k, nil
 		}
-		return nil, errors.New("pki: not an RSA or ECDSA key")
+		return nil, errors.New("pki: not an RSA, ECDSA or Ed25519 key")
 	}
 	if k, err := x509.ParseECPrivateKey(blk.Bytes); err == nil {
 		return k, nil

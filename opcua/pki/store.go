@@ -3,6 +3,7 @@ package pki
 import (
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/sha1"
@@ -143,18 +144,19 @@ func (s *Store) LoadOwn() ([]byte, *rsa.PrivateKey, error) {
 }
 
 // LoadOwnEC reads the application's certificate and key of an ECC
-// certificate type. fs.ErrNotExist means there are none yet.
-func (s *Store) LoadOwnEC(certType string) ([]byte, *ecdsa.PrivateKey, error) {
+// certificate type (an ECDSA or Ed25519 key). fs.ErrNotExist means there
+// are none yet.
+func (s *Store) LoadOwnEC(certType string) ([]byte, crypto.Signer, error) {
 	der, k, err := s.LoadOwnOf(certType)
 	if err != nil {
 		return nil, nil, err
 	}
-	key, ok := k.(*ecdsa.PrivateKey)
-	if !ok {
-		_, kf := ownFiles(certType)
-		return nil, nil, fmt.Errorf("pki: %s: not an ECDSA key", filepath.Join(OwnPrivate, kf))
+	switch k.(type) {
+	case *ecdsa.PrivateKey, ed25519.PrivateKey:
+		return der, k, nil
 	}
-	return der, key, nil
+	_, kf := ownFiles(certType)
+	return nil, nil, fmt.Errorf("pki: %s: not an ECDSA or Ed25519 key", filepath.Join(OwnPrivate, kf))
 }
 
 // LoadOwnOf reads the application's certificate and key of a certificate
@@ -228,8 +230,9 @@ func (s *Store) EnsureOwn(t Template) (der []byte, key *rsa.PrivateKey, created 
 	return der, key, true, nil
 }
 
-// EnsureOwnEC is EnsureOwn for an ECC certificate type on curve.
-func (s *Store) EnsureOwnEC(certType string, curve elliptic.Curve, t Template) (der []byte, key *ecdsa.PrivateKey, created bool, err error) {
+// EnsureOwnEC is EnsureOwn for an ECC certificate type on curve (nil:
+// Ed25519).
+func (s *Store) EnsureOwnEC(certType string, curve elliptic.Curve, t Template) (der []byte, key crypto.Signer, created bool, err error) {
 	der, key, err = s.LoadOwnEC(certType)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return der, key, false, err

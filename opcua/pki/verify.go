@@ -3,6 +3,7 @@ package pki
 import (
 	"bytes"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/x509"
@@ -63,18 +64,20 @@ func (s *Store) SetOnReject(f func(c *x509.Certificate, file string, why error))
 var goodSignatures = []x509.SignatureAlgorithm{
 	x509.SHA256WithRSA, x509.SHA384WithRSA, x509.SHA512WithRSA,
 	x509.SHA256WithRSAPSS, x509.SHA384WithRSAPSS, x509.SHA512WithRSAPSS,
-	x509.ECDSAWithSHA256, x509.ECDSAWithSHA384, x509.ECDSAWithSHA512,
+	x509.ECDSAWithSHA256, x509.ECDSAWithSHA384, x509.ECDSAWithSHA512, x509.PureEd25519,
 }
 
 // goodKey reports whether a certificate's key is one the policies take:
-// RSA of 2048 to 4096 bits, or ECDSA on P-256 or P-384 (which of them a
-// channel takes is its policy's check).
+// RSA of 2048 to 4096 bits, ECDSA on P-256 or P-384, or Ed25519 (which of
+// them a channel takes is its policy's check).
 func goodKey(pub any) bool {
 	switch k := pub.(type) {
 	case *rsa.PublicKey:
 		return k.N.BitLen() >= 2048 && k.N.BitLen() <= 4096
 	case *ecdsa.PublicKey:
 		return k.Curve == elliptic.P256() || k.Curve == elliptic.P384()
+	case ed25519.PublicKey:
+		return len(k) == ed25519.PublicKeySize
 	}
 	return false
 }

@@ -26,11 +26,14 @@ func IsEncryptedSecret(b []byte) bool {
 
 // secretHeader returns the length of the TypeId and EncodingMask of an
 // RsaEncryptedSecret at the start of b.
-func secretHeader(b []byte) (int, bool) {
+func secretHeader(b []byte) (int, bool) { return secretHeaderOf(b, RsaEncryptedSecretID) }
+
+// secretHeaderOf is secretHeader for the DataType id.
+func secretHeaderOf(b []byte, id uint32) (int, bool) {
 	switch {
-	case len(b) >= 5 && b[0] == 0x01 && b[1] == 0 && binary.LittleEndian.Uint16(b[2:]) == RsaEncryptedSecretID && b[4] == 0x01:
+	case len(b) >= 5 && b[0] == 0x01 && b[1] == 0 && uint32(binary.LittleEndian.Uint16(b[2:])) == id && b[4] == 0x01:
 		return 5, true
-	case len(b) >= 8 && b[0] == 0x02 && binary.LittleEndian.Uint16(b[1:]) == 0 && binary.LittleEndian.Uint32(b[3:]) == RsaEncryptedSecretID && b[7] == 0x01:
+	case len(b) >= 8 && b[0] == 0x02 && binary.LittleEndian.Uint16(b[1:]) == 0 && binary.LittleEndian.Uint32(b[3:]) == id && b[7] == 0x01:
 		return 8, true
 	}
 	return 0, false

@@ -244,6 +244,8 @@ type Channel struct {
 	policy        SecurityPolicy
 	mode          ua.MessageSecurityMode
 	peerCert      []byte // the client's certificate (DER); nil under None
+	ikm           []byte // the enhanced ECC policies' IKM of the last token
+	thumbprint    []byte // the enhanced ECC policies' ChannelThumbprint
 	recvBufSize   int
 	sendBufSize   int
 	sendMaxMsg    uint32 // the client's MaxMessageSize; 0: no limit
@@ -461,6 +463,12 @@ func (c *Channel) SecurityMode() ua.MessageSecurityMode { return c.mode }
 // PeerCertificate returns the client's application instance certificate
 // (DER) the channel was opened with; nil under SecurityPolicy None.
 func (c *Channel) PeerCertificate() []byte { return c.peerCert }
+
+// ChannelThumbprint is the channel's ChannelThumbprint under an enhanced
+// ECC policy (the signature of the first OpenSecureChannel response; OPC
+// 10000-6 v1.05.07 §6.7.5), to which session signatures are bound; nil
+// under the other policies.
+func (c *Channel) ChannelThumbprint() []byte { return c.thumbprint }
 
 // Closed reports whether the channel is closed or dead (Close, a failed
 // read, a failed write): nothing written to it reaches the client any

@@ -64,6 +64,9 @@ func maxBodySize(chunkSize, secHdr int, cr ChunkCrypto) int {
 // encrypts from the sequence header on. scratch is a reused buffer.
 // Under SecurityPolicy None it only patches MessageSize.
 func sealChunk(b []byte, start, secHdr int, cr ChunkCrypto, scratch *[]byte) ([]byte, error) {
+	if a, ok := cr.(AEADCrypto); ok {
+		return a.SealChunk(b, start)
+	}
 	plainStart := start + secHdr
 	sig := cr.SignatureSize()
 	pb, cb := cr.EncryptBlockSizes()
@@ -102,7 +105,14 @@ func sealChunk(b []byte, start, secHdr int, cr ChunkCrypto, scratch *[]byte) ([]
 // strips the padding, and returns the plaintext (sequence header and
 // body), which aliases chunk. A failure is Bad_SecurityChecksFailed.
 // Under SecurityPolicy None it returns chunk[secHdr:].
-func openChunk(chunk []byte, secHdr int, cr ChunkCrypto) ([]byte, error) {
+func openChunk(chunk []byte, secHdr int, cr ChunkCrypto, prevSeq uint32) ([]byte, error) {
+	if a, ok := cr.(AEADCrypto); ok {
+		p, err := a.OpenChunk(chunk, prevSeq)
+		if err != nil {
+			return nil, status.BadSecurityChecksFailed
+		}
+		return p, nil
+	}
 	pb, cb := cr.DecryptBlockSizes()
 	end := len(chunk)
 	if pb > 0 {

@@ -2,7 +2,7 @@ package uasc
 
 import (
 	"bytes"
-	"crypto/ecdsa"
+	"crypto"
 	"crypto/x509"
 	"encoding/binary"
 	"testing"
@@ -15,17 +15,20 @@ import (
 
 // TestECCOpenResponse: edged's OpenSecureChannel response over an ECC
 // policy is signed and not encrypted: the body can be read as it is, one
-// padding byte (0) comes before the ECDSA signature, and its sequence
-// number is 0 (the ECC policies' sequence numbers start at 0).
+// padding byte (0) comes before the signature, and its sequence number
+// is 0 (the ECC policies' sequence numbers start at 0). Under an enhanced
+// policy the signature covers the request's signature too and is the
+// channel's ChannelThumbprint.
 func TestECCOpenResponse(t *testing.T) {
 	for _, p := range secpol.AllECC {
 		t.Run(p.Name(), func(t *testing.T) {
 			cfg, srvCert := secServerECC(t, p, nil)
-			cc, _ := serveTCP(t, cfg)
+			cc, res := serveTCP(t, cfg)
 			c := newSecClientECC(newTestClient(t, cc), p, ua.MessageSecurityModeSign, srvCert)
 			c.helloAck(defaultHello())
 			cn := c.newNonce()
-			c.write(c.opn(ua.SecurityTokenRequestTypeIssue, cn))
+			req := c.opn(ua.SecurityTokenRequestTypeIssue, cn)
+			c.write(req)
 			b := c.mustChunk("OPN")
 			d := ua.NewDecoder(b[chanHdrLen:])
 			d.ReadString()
@@ -50,8 +53,20 @@ func TestECCOpenResponse(t *testing.T) {
 				t.Fatal("the server nonce is not a point of the curve")
 			}
 			pub, _ := p.CheckKey(mustCert(t, srvCert).PublicKey)
-			if err := p.Verify(pub, b[:len(b)-sig], b[len(b)-sig:]); err != nil {
+			signed := b[:len(b)-sig]
+			if p.Enhanced() {
+				signed = append(bytes.Clone(signed), req[len(req)-sig:]...)
+			}
+			if err := p.Verify(pub, signed, b[len(b)-sig:]); err != nil {
 				t.Fatal("the response's signature does not verify with the server's certificate")
+			}
+			r := <-res
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			defer r.ch.Close(status.Good, "")
+			if tp := r.ch.ChannelThumbprint(); p.Enhanced() != bytes.Equal(tp, b[len(b)-sig:]) || (!p.Enhanced() && tp != nil) {
+				t.Fatalf("ChannelThumbprint %x, enhanced %v", tp, p.Enhanced())
 			}
 		})
 	}
@@ -115,7 +130,7 @@ func TestECCHandshakeRejected(t *testing.T) {
 	}
 }
 
-func mustECKey(t *testing.T, p *secpol.ECC) *ecdsa.PrivateKey {
+func mustECKey(t *testing.T, p *secpol.ECC) crypto.Signer {
 	_, key, err := pki.NewECCertificate(pki.Template{}, p.Curve())
 	if err != nil {
 		t.Fatal(err)

@@ -22,8 +22,11 @@ import (
 // requests that passed the checks, and its errors must be sticky and
 // ua.StatusCodes (Bad_SecurityChecksFailed for anything that does not
 // verify).
-func FuzzSecureChannel(f *testing.F) {
-	cfg, hs, seeds, allowed := secureRig(f)
+func FuzzSecureChannel(f *testing.F) { fuzzSecure(f, testPol{rsa: secpol.Basic256Sha256}) }
+
+// fuzzSecure is a FuzzSecureChannel of pol.
+func fuzzSecure(f *testing.F, pol testPol) {
+	cfg, hs, seeds, allowed := secureRigOf(f, pol)
 	for _, s := range seeds {
 		f.Add(s)
 	}
@@ -36,20 +39,23 @@ func FuzzSecureChannel(f *testing.F) {
 // SignAndEncrypt, opened with fixed ephemeral keys on both sides: its
 // seeds are real ECC chunks (HMAC-SHA256, AES-128-CBC) and a renewal
 // whose OpenSecureChannel is ECDSA-signed.
-func FuzzSecureChannelECC(f *testing.F) {
-	cfg, hs, seeds, allowed := secureRigOf(f, testPol{ecc: secpol.EccNistP256})
-	for _, s := range seeds {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		serveSecure(t, cfg, hs, data, allowed)
-	})
-}
+func FuzzSecureChannelECC(f *testing.F) { fuzzSecure(f, testPol{ecc: secpol.EccNistP256}) }
+
+// FuzzSecureChannelAEAD is FuzzSecureChannel over ECC_curve25519
+// SignAndEncrypt: ChaCha20-Poly1305 chunks, whose nonces hold the token
+// id and the sequence number before, and an Ed25519-signed renewal.
+func FuzzSecureChannelAEAD(f *testing.F) { fuzzSecure(f, testPol{ecc: secpol.EccCurve25519}) }
+
+// FuzzSecureChannelEnhanced is FuzzSecureChannel over ECC_nistP256_AesGcm
+// SignAndEncrypt: AES-128-GCM chunks of a channel whose first response
+// was bound to the request's signature, and a renewal whose keys chain
+// the first token's IKM.
+func FuzzSecureChannelEnhanced(f *testing.F) { fuzzSecure(f, testPol{ecc: secpol.EccNistP256AesGcm}) }
 
 // TestSecureRigSeeds: the fuzz seeds are accepted as what they are, so the
 // fuzzer starts from chunks that pass every check.
 func TestSecureRigSeeds(t *testing.T) {
-	for _, pol := range []testPol{{rsa: secpol.Basic256Sha256}, {ecc: secpol.EccNistP256}} {
+	for _, pol := range []testPol{{rsa: secpol.Basic256Sha256}, {ecc: secpol.EccNistP256}, {ecc: secpol.EccCurve25519}, {ecc: secpol.EccNistP256AesGcm}} {
 		cfg, hs, seeds, allowed := secureRigOf(t, pol)
 		for i, want := range []int{1, 1, 0, 2, 0, 1} {
 			if got := serveSecure(t, cfg, hs, seeds[i], allowed); got != want {
@@ -59,17 +65,15 @@ func TestSecureRigSeeds(t *testing.T) {
 	}
 }
 
-// secureRig is secureRigOf Basic256Sha256.
-func secureRig(f testing.TB) (*Config, []byte, [][]byte, map[string]bool) {
-	return secureRigOf(f, testPol{rsa: secpol.Basic256Sha256})
-}
-
 // fixedEph is an ephemeral key of the curve from a fixed scalar.
 func fixedEph(f testing.TB, p *secpol.ECC, b byte) *ecdh.PrivateKey {
 	curve := ecdh.P256()
 	n := 32
-	if p == secpol.EccNistP384 {
+	switch p {
+	case secpol.EccNistP384:
 		curve, n = ecdh.P384(), 48
+	case secpol.EccCurve25519:
+		curve = ecdh.X25519()
 	}
 	k, err := curve.NewPrivateKey(bytes.Repeat([]byte{b}, n))
 	if err != nil {
@@ -92,7 +96,7 @@ func secureRigOf(f testing.TB, pol testPol) (*Config, []byte, [][]byte, map[stri
 		cfg.Policies[0].(*eccPolicy).eph = func() *ecdh.PrivateKey { return srvEph }
 		c = newSecClientECC(&testClient{t: f}, pol.ecc, mode, srvCert)
 		c.eph = fixedEph(f, pol.ecc, 0xC1)
-		cliNonce = c.eph.PublicKey().Bytes()[1:]
+		cliNonce = pol.ecc.EphemeralNonce(c.eph)
 	} else {
 		srvNonce := bytes.Repeat([]byte{0x5E}, secpol.NonceLength)
 		cliNonce = bytes.Repeat([]byte{0xC1}, secpol.NonceLength)
@@ -109,7 +113,7 @@ func secureRigOf(f testing.TB, pol testPol) (*Config, []byte, [][]byte, map[stri
 	hs = append(hs, c.opn(ua.SecurityTokenRequestTypeIssue, cliNonce)...)
 	c.chanID, c.tokID = 5, 1
 	if pol.ecc != nil {
-		c.sym = c.derive(cfg.Policies[0].(*eccPolicy).eph().PublicKey().Bytes()[1:], cliNonce)
+		c.sym = c.derive(pol.ecc.EphemeralNonce(cfg.Policies[0].(*eccPolicy).eph()), cliNonce)
 	} else {
 		c.sym = c.derive(bytes.Repeat([]byte{0x5E}, secpol.NonceLength), cliNonce)
 	}

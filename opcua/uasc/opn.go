@@ -124,7 +124,7 @@ func (c *Channel) choosePolicy(o *opnState) (err error) {
 // openOPNChunk verifies and decrypts the chunk and checks its sequence
 // number and request id.
 func (c *Channel) openOPNChunk(o *opnState) error {
-	plain, err := openChunk(o.chunk, o.secHdr, o.asym.Crypto)
+	plain, err := openChunk(o.chunk, o.secHdr, o.asym.Crypto, 0)
 	if err != nil {
 		return fault(err.(ua.StatusCode), "OPN chunk failed the security checks")
 	}
@@ -206,7 +206,18 @@ func (c *Channel) checkOPNRequest(o *opnState) (*ua.OpenSecureChannelRequest, er
 // issueToken makes the new token (nonce, keys, lifetime), makes it the
 // channel's, and answers with it.
 func (c *Channel) issueToken(o *opnState, req *ua.OpenSecureChannelRequest) error {
-	nonce, sym, err := o.policy.Token(req.SecurityMode, req.ClientNonce)
+	var nonce, ikm []byte
+	var sym ChunkCrypto
+	var err error
+	if cp, ok := o.policy.(chainedPolicy); ok {
+		var prev []byte
+		if !o.first {
+			prev = c.ikm
+		}
+		nonce, sym, ikm, err = cp.TokenChained(req.SecurityMode, req.ClientNonce, prev)
+	} else {
+		nonce, sym, err = o.policy.Token(req.SecurityMode, req.ClientNonce)
+	}
 	if err != nil {
 		return fault(statusOr(err, status.BadSecurityChecksFailed), "key derivation failed")
 	}
@@ -214,6 +225,14 @@ func (c *Channel) issueToken(o *opnState, req *ua.OpenSecureChannelRequest) erro
 		c.policy, c.mode = o.policy, req.SecurityMode
 		c.peerCert = o.asym.PeerCertificate
 		c.id = c.cfg.NextChannelID()
+	}
+	c.ikm = ikm
+	ea, binds := o.asym.Crypto.(*eccAsym)
+	binds = binds && o.first && ea.p.Enhanced()
+	if binds {
+		// The first response is signed over the request's signature
+		// too; its signature is the ChannelThumbprint.
+		ea.bind = true
 	}
 	c.nextTok++
 	if c.nextTok == 0 {
@@ -272,6 +291,9 @@ func (c *Channel) issueToken(o *opnState, req *ua.OpenSecureChannelRequest) erro
 	if err := c.appendOPN(o.reqID, &resp, o.asym); err != nil {
 		c.s.mu.Unlock()
 		return err
+	}
+	if binds {
+		c.thumbprint = ea.thumb
 	}
 	return c.flushLocked()
 }

@@ -86,7 +86,7 @@ func TestSealOpenWithPolicySteps(t *testing.T) {
 			if len(b) > 8192 {
 				t.Fatalf("%T: body of maxBodySize %d makes a %d-byte chunk", cr, n, len(b))
 			}
-			plain, err := openChunk(b, symHdrLen, cr)
+			plain, err := openChunk(b, symHdrLen, cr, 0)
 			if err != nil {
 				t.Fatalf("%T %d: %v", cr, n, err)
 			}
@@ -104,7 +104,7 @@ func TestSealOpenWithPolicySteps(t *testing.T) {
 		for i := symHdrLen; i < len(b); i += 7 {
 			c := bytes.Clone(b)
 			c[i] ^= 1
-			if _, err := openChunk(c, symHdrLen, cr); err != status.BadSecurityChecksFailed {
+			if _, err := openChunk(c, symHdrLen, cr, 0); err != status.BadSecurityChecksFailed {
 				// Bits of the toy cipher's zero filler are not covered.
 				pb, cb := cr.DecryptBlockSizes()
 				if (i-symHdrLen)%cb >= pb {

@@ -410,7 +410,7 @@ func (c *Channel) handleMSG(chunk []byte) (req Request, ok bool, err error) {
 	if err != nil {
 		return req, false, err
 	}
-	plain, err := openChunk(chunk, symHdrLen, t.crypto)
+	plain, err := openChunk(chunk, symHdrLen, t.crypto, c.lastSeq)
 	if err != nil {
 		return req, false, fault(err.(ua.StatusCode), "MSG chunk failed the security checks")
 	}
@@ -525,7 +525,7 @@ func (c *Channel) handleCLO(chunk []byte) error {
 	if err != nil {
 		return err
 	}
-	plain, err := openChunk(chunk, symHdrLen, t.crypto)
+	plain, err := openChunk(chunk, symHdrLen, t.crypto, c.lastSeq)
 	if err != nil {
 		return fault(err.(ua.StatusCode), "CLO chunk failed the security checks")
 	}

@@ -3,7 +3,6 @@ package uasc
 import (
 	"bytes"
 	"crypto/ecdh"
-	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
@@ -32,7 +31,9 @@ type secClient struct {
 	cert    []byte
 	srvCert []byte
 	asym    ChunkCrypto // own: the client's key, peer: the server's
-	sym     *secpol.Symmetric
+	sym     ChunkCrypto
+	srvSeq  uint32 // the sequence number of the server's last chunk
+	ikm     []byte // the enhanced policies' IKM of the last token
 	scratch []byte
 }
 
@@ -86,16 +87,24 @@ func (c *secClient) newNonce() []byte {
 
 // derive returns the crypto of the token from the server nonce sn and
 // the client nonce cn.
-func (c *secClient) derive(sn, cn []byte) *secpol.Symmetric {
+func (c *secClient) derive(sn, cn []byte) ChunkCrypto {
 	c.t.Helper()
 	enc := c.mode == ua.MessageSecurityModeSignAndEncrypt
 	if c.ecc != nil {
 		if len(sn) != c.ecc.NonceLength() {
 			c.t.Fatalf("server nonce of %d bytes", len(sn))
 		}
-		local, remote, err := c.ecc.DeriveKeys(c.eph, cn, sn, false)
+		local, remote, ikm, err := c.ecc.DeriveKeysChained(c.eph, cn, sn, false, c.ikm)
 		if err != nil {
 			c.t.Fatal(err)
+		}
+		c.ikm = ikm
+		if c.ecc.AEAD() {
+			a, err := c.ecc.NewAEAD(local, remote, enc)
+			if err != nil {
+				c.t.Fatal(err)
+			}
+			return AEADChunkCrypto(a)
 		}
 		s, err := c.ecc.NewSymmetric(local, remote, enc)
 		if err != nil {
@@ -139,7 +148,7 @@ func newSecClientECC(tc *testClient, p *secpol.ECC, mode ua.MessageSecurityMode,
 		tc.t.Fatal(err)
 	}
 	return &secClient{testClient: tc, ecc: p, mode: mode, cert: cert, srvCert: srvCert,
-		asym: &eccAsym{p: p, own: key, peer: sc.PublicKey.(*ecdsa.PublicKey)}}
+		asym: &eccAsym{p: p, own: key, peer: sc.PublicKey, client: true}}
 }
 
 // openPol starts a server of pol and a client of it, Hello and the
@@ -267,10 +276,11 @@ func (c *secClient) opened(cn []byte) int {
 		if th := d.ReadByteString(nil); !bytes.Equal(th, secpol.Thumbprint(c.cert)) {
 			c.t.Fatal("the response's receiver thumbprint is not our certificate's")
 		}
-		plain, err := openChunk(b, chanHdrLen+d.Offset(), c.asym)
+		plain, err := openChunk(b, chanHdrLen+d.Offset(), c.asym, 0)
 		if err != nil {
 			c.t.Fatalf("the OpenSecureChannel response fails our checks: %v", err)
 		}
+		c.srvSeq = binary.LittleEndian.Uint32(plain)
 		body = append(body, plain[seqHdrLen:]...)
 		if b[3] == 'F' {
 			break
@@ -309,13 +319,23 @@ func (c *secClient) chunk(typ string, ct byte, seq, reqID uint32, body []byte) [
 	return b
 }
 
+// openMSG opens a symmetric chunk of the server's and notes its sequence
+// number (the AEAD policies' nonces count on it).
+func (c *secClient) openMSG(b []byte) ([]byte, error) {
+	plain, err := openChunk(b, symHdrLen, c.sym, c.srvSeq)
+	if err == nil {
+		c.srvSeq = binary.LittleEndian.Uint32(plain)
+	}
+	return plain, err
+}
+
 // echoed sends body and checks that the echo server answers it.
 func (c *secClient) echoed(body []byte) {
 	c.t.Helper()
 	c.seq++
 	c.write(c.msg(c.seq, c.seq, body))
 	b := c.mustChunk("MSG")
-	plain, err := openChunk(b, symHdrLen, c.sym)
+	plain, err := c.openMSG(b)
 	if err != nil {
 		c.t.Fatalf("the response fails our checks: %v", err)
 	}
@@ -340,8 +360,8 @@ func TestSecuredChunkDamaged(t *testing.T) {
 	for _, p := range allPols() {
 		for _, mode := range modes {
 			damages := []string{"body", "last byte", "signature start"}
-			if mode == ua.MessageSecurityModeSignAndEncrypt {
-				damages = append(damages, "bad padding") // Sign has none
+			if mode == ua.MessageSecurityModeSignAndEncrypt && (p.ecc == nil || !p.ecc.AEAD()) {
+				damages = append(damages, "bad padding") // Sign and the AEAD policies have none
 			}
 			for _, where := range damages {
 				t.Run(p.Name()+"/"+mode.String()+"/"+where, func(t *testing.T) {
@@ -390,9 +410,15 @@ func (c *secClient) badPadding(seq uint32, body []byte) []byte {
 
 // TestSecuredReplay: a chunk sent again, or one sent ahead of its
 // predecessor, passes the signature and fails the sequence number: the
-// channel closes.
+// channel closes. Under an AEAD policy the chunk's nonce holds the
+// sequence number before it, so such a chunk fails the tag already:
+// Bad_SecurityChecksFailed.
 func TestSecuredReplay(t *testing.T) {
 	for _, p := range allPols() {
+		want := status.BadSequenceNumberInvalid
+		if p.ecc != nil && p.ecc.AEAD() {
+			want = status.BadSecurityChecksFailed
+		}
 		for _, mode := range modes {
 			t.Run(p.Name()+"/"+mode.String()+"/replay", func(t *testing.T) {
 				c, served := secOpen(t, p, mode)
@@ -401,16 +427,16 @@ func TestSecuredReplay(t *testing.T) {
 				c.write(b)
 				c.mustChunk("MSG")
 				c.write(b)
-				c.expectError(status.BadSequenceNumberInvalid)
-				wantStatus(t, <-served, status.BadSequenceNumberInvalid)
+				c.expectError(want)
+				wantStatus(t, <-served, want)
 			})
 			t.Run(p.Name()+"/"+mode.String()+"/reorder", func(t *testing.T) {
 				c, served := secOpen(t, p, mode)
 				c.echoed([]byte("first"))
 				later := c.msg(c.seq+2, 9, []byte("third"))
 				c.write(later)
-				c.expectError(status.BadSequenceNumberInvalid)
-				wantStatus(t, <-served, status.BadSequenceNumberInvalid)
+				c.expectError(want)
+				wantStatus(t, <-served, want)
 			})
 		}
 	}
@@ -489,10 +515,11 @@ func TestSecuredRenewal(t *testing.T) {
 			d.ReadString()
 			d.ReadByteString(nil)
 			d.ReadByteString(nil)
-			plain, err := openChunk(b, chanHdrLen+d.Offset(), c.asym)
+			plain, err := openChunk(b, chanHdrLen+d.Offset(), c.asym, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
+			c.srvSeq = binary.LittleEndian.Uint32(plain)
 			var resp ua.OpenSecureChannelResponse
 			if err := ua.DecodeMessageInto(ua.NewDecoder(plain[seqHdrLen:]), &resp); err != nil {
 				t.Fatal(err)
@@ -556,7 +583,7 @@ func TestZeroAllocsSecure(t *testing.T) {
 					if _, err := io.ReadFull(cc, resp[hdrLen:]); err != nil {
 						t.Fatal(err)
 					}
-					plain, err := openChunk(resp, symHdrLen, c.sym)
+					plain, err := c.openMSG(resp)
 					if err != nil || !bytes.Equal(plain[seqHdrLen:], body) {
 						t.Fatalf("response: %v", err)
 					}

@@ -2,7 +2,7 @@ package uasc
 
 import (
 	"bytes"
-	"crypto/ecdsa"
+	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/subtle"
@@ -19,7 +19,7 @@ import (
 type Credentials struct {
 	Certificate []byte
 	Key         *rsa.PrivateKey
-	EC          *ecdsa.PrivateKey
+	EC          crypto.Signer // *ecdsa.PrivateKey or ed25519.PrivateKey
 	thumbprint  []byte
 }
 
@@ -200,9 +200,10 @@ func SealChunk(b []byte, start, secHdr int, cr ChunkCrypto, scratch *[]byte) ([]
 	return sealChunk(b, start, secHdr, cr, scratch)
 }
 
-// OpenChunk: see SealChunk.
-func OpenChunk(chunk []byte, secHdr int, cr ChunkCrypto) ([]byte, error) {
-	return openChunk(chunk, secHdr, cr)
+// OpenChunk: see SealChunk. prevSeq is the sequence number of the chunk
+// received before in that direction (AEAD policies' nonces).
+func OpenChunk(chunk []byte, secHdr int, cr ChunkCrypto, prevSeq uint32) ([]byte, error) {
+	return openChunk(chunk, secHdr, cr, prevSeq)
 }
 
 // ClientAsymmetric returns the ChunkCrypto of a client's

@@ -73,7 +73,9 @@ type Client struct {
 	// scratch buffer.
 	sec         *Security
 	asym        uasc.ChunkCrypto
-	sym         *secpol.Symmetric
+	sym         uasc.ChunkCrypto
+	srvSeq      uint32 // the sequence number of the server's last chunk (AEAD nonces)
+	clientNonce []byte // the session's ClientNonce
 	serverNonce []byte
 	scratch     []byte
 }
@@ -256,13 +258,14 @@ func (c *Client) OpenSecureChannel() error {
 	if d.Err() != nil {
 		return d.Err()
 	}
-	plain, err := uasc.OpenChunk(chunk, 12+d.Offset(), asym)
+	plain, err := uasc.OpenChunk(chunk, 12+d.Offset(), asym, 0)
 	if err != nil {
 		return fmt.Errorf("the OpenSecureChannel response fails the checks: %w", err)
 	}
 	if id := binary.LittleEndian.Uint32(plain[4:]); id != c.reqID {
 		return fmt.Errorf("response to request %d, want %d", id, c.reqID)
 	}
+	c.srvSeq = binary.LittleEndian.Uint32(plain)
 	var resp ua.OpenSecureChannelResponse
 	if err := ua.DecodeMessageInto(ua.NewDecoder(plain[8:]), &resp); err != nil {
 		return err
@@ -275,7 +278,14 @@ func (c *Client) OpenSecureChannel() error {
 		if err != nil {
 			return err
 		}
-		if c.sym, err = s.ECC.NewSymmetric(local, remote, s.Mode == ua.MessageSecurityModeSignAndEncrypt); err != nil {
+		enc := s.Mode == ua.MessageSecurityModeSignAndEncrypt
+		if s.ECC.AEAD() {
+			a, err := s.ECC.NewAEAD(local, remote, enc)
+			if err != nil {
+				return err
+			}
+			c.sym = uasc.AEADChunkCrypto(a)
+		} else if c.sym, err = s.ECC.NewSymmetric(local, remote, enc); err != nil {
 			return err
 		}
 	} else if s != nil {
@@ -308,6 +318,7 @@ func (c *Client) CreateSession(name string) (string, error) {
 		req.ClientCertificate = c.sec.Certificate
 		req.ClientNonce = make([]byte, secpol.NonceLength)
 		rand.Read(req.ClientNonce)
+		c.clientNonce = req.ClientNonce
 	}
 	if err := c.Call(req, &resp); err != nil {
 		return "", err
@@ -336,7 +347,17 @@ func (c *Client) ActivateSession(policyID string) error {
 	}
 	if c.sec != nil {
 		// Proof of our key: the server's certificate and its nonce.
-		sd, err := c.sec.sign(append(append([]byte(nil), c.sec.ServerCertificate...), c.serverNonce...))
+		data := append(append([]byte(nil), c.sec.ServerCertificate...), c.serverNonce...)
+		if p := c.sec.ECC; p != nil && p.Enhanced() {
+			// Bound to the channel: ChannelThumbprint‖server
+			// nonce‖H(server certificate) twice‖H(ours)‖our nonce.
+			data = append(append([]byte(nil), uasc.ClientChannelThumbprint(c.asym)...), c.serverNonce...)
+			for _, cert := range [][]byte{c.sec.ServerCertificate, c.sec.ServerCertificate, c.sec.Certificate} {
+				data = append(data, p.HashCertificate(cert)...)
+			}
+			data = append(data, c.clientNonce...)
+		}
+		sd, err := c.sec.sign(data)
 		if err != nil {
 			return err
 		}
@@ -597,10 +618,11 @@ func (c *Client) NextChunk() ([]byte, bool, error) {
 	if c.sym != nil && string(chunk[:3]) == "MSG" {
 		// Decrypted and checked in place; the chunk is cut to its
 		// plaintext, so the body is where it is under None.
-		plain, err := uasc.OpenChunk(chunk, symHdrLen, c.sym)
+		plain, err := uasc.OpenChunk(chunk, symHdrLen, c.sym, c.srvSeq)
 		if err != nil {
 			return nil, false, fmt.Errorf("uaclient: a response chunk fails the security checks: %w", err)
 		}
+		c.srvSeq = binary.LittleEndian.Uint32(plain)
 		chunk = chunk[:symHdrLen+len(plain)]
 	}
 	return chunk, true, nil

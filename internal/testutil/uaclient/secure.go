@@ -1,7 +1,7 @@
 package uaclient
 
 import (
-	"crypto/ecdsa"
+	"crypto"
 	"crypto/rsa"
 	"crypto/x509"
 	"errors"
@@ -19,7 +19,7 @@ type Security struct {
 	// ECKey of its curve.
 	Policy *secpol.Policy
 	ECC    *secpol.ECC
-	ECKey  *ecdsa.PrivateKey
+	ECKey  crypto.Signer
 	Mode   ua.MessageSecurityMode
 	// Certificate (DER) and Key are the client's; ApplicationURI must be
 	// the certificate's URI.
