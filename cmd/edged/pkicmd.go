@@ -3,6 +3,7 @@ package main
 import (
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/x509"
 	"errors"
 	"flag"
@@ -256,8 +257,10 @@ func renew(s *pki.Store, certType string, out io.Writer) error {
 		nder, key, err = pki.NewCertificate(tpl)
 	} else if pub, ok := old.PublicKey.(*ecdsa.PublicKey); ok {
 		nder, key, err = pki.NewECCertificate(tpl, pub.Curve)
+	} else if _, ok := old.PublicKey.(ed25519.PublicKey); ok {
+		nder, key, err = pki.NewECCertificate(tpl, nil)
 	} else {
-		err = fmt.Errorf("the %s application certificate has no ECDSA key", certType)
+		err = fmt.Errorf("the %s application certificate has no ECDSA or Ed25519 key", certType)
 	}
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/edged/edged/internal/testutil/testkeys"
 	"github.com/edged/edged/opcua/pki"
+	"github.com/edged/edged/opcua/secpol"
 )
 
 // freePort is a loopback TCP port nothing listens on (just now).
@@ -47,11 +48,28 @@ func TestOpen62541ReverseConnect(t *testing.T) {
 	kb, _ := x509.MarshalPKCS8PrivateKey(key)
 	os.WriteFile(filepath.Join(files, "cert.der"), der, 0o644)
 	os.WriteFile(filepath.Join(files, "key.der"), kb, 0o600)
-	for _, c := range []struct{ policy, mode string }{
-		{"Basic256Sha256", "SignAndEncrypt"},
-		{"Aes256_Sha256_RsaPss", "Sign"},
+	// The ECC run: the enhanced ECC_nistP256_AesGcm with a P-256 client
+	// certificate, the user's password an EccEncryptedSecret.
+	eder, ekey, err := pki.NewECCertificate(pki.Template{ApplicationURI: uri, CommonName: "open62541 ecc"}, secpol.EccNistP256AesGcm.Curve())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ekb, _ := x509.MarshalPKCS8PrivateKey(ekey)
+	os.WriteFile(filepath.Join(files, "ecc-cert.der"), eder, 0o644)
+	os.WriteFile(filepath.Join(files, "ecc-key.der"), ekb, 0o600)
+	for _, c := range []struct {
+		policy, mode string
+		ecc          bool
+	}{
+		{"Basic256Sha256", "SignAndEncrypt", false},
+		{"Aes256_Sha256_RsaPss", "Sign", false},
+		{"ECC_nistP256_AesGcm", "SignAndEncrypt", true},
 	} {
 		t.Run(c.policy+"/"+c.mode, func(t *testing.T) {
+			der, certFile, keyFile, srvCert := der, "cert.der", "key.der", "edged.der"
+			if c.ecc {
+				der, certFile, keyFile, srvCert = eder, "ecc-cert.der", "ecc-key.der", "edged-nistP256.der"
+			}
 			dir := t.TempDir()
 			edgedUser(t, dir, "o62-password\n", "add", "o62user", "--role", "Operator")
 			cfg, err := parseFlags([]string{"--data-dir", dir}, fixedHostname("gw01"), nil)
@@ -65,8 +83,8 @@ func TestOpen62541ReverseConnect(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, client, "reverse", strconv.Itoa(port), c.policy, c.mode)
-			cmd.Env = append(os.Environ(), "EDGED_CERT="+filepath.Join(files, "cert.der"), "EDGED_KEY="+filepath.Join(files, "key.der"),
-				"EDGED_SERVER_CERT="+filepath.Join(dir, pki.OwnCerts, "edged.der"), "EDGED_APP_URI="+uri,
+			cmd.Env = append(os.Environ(), "EDGED_CERT="+filepath.Join(files, certFile), "EDGED_KEY="+filepath.Join(files, keyFile),
+				"EDGED_SERVER_CERT="+filepath.Join(dir, pki.OwnCerts, srvCert), "EDGED_APP_URI="+uri,
 				"EDGED_USER=o62user", "EDGED_PASS=o62-password")
 			stdout, stderr := new(lockedBuffer), new(lockedBuffer)
 			cmd.Stdout, cmd.Stderr = stdout, stderr

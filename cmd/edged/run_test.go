@@ -70,6 +70,11 @@ func seedDataDir(t *testing.T, cfg config) {
 	if err := st.SaveOwn(der, key); err != nil {
 		t.Fatal(err)
 	}
+	// The ECC certificates too (quick to make): a client started before
+	// edged reads the one of its policy.
+	if _, err := ensureECC(st, tpl, io.Discard); err != nil {
+		t.Fatal(err)
+	}
 }
 
 var endpointLine = regexp.MustCompile(`OPC UA endpoint URL (opc\.tcp://(\S+):(\d+)) \(listening on (\S+)\)`)

@@ -118,7 +118,7 @@ func dialAs(ctx context.Context, url string, ep *gua.EndpointDescription, uri st
 	return c, nil
 }
 
-// TestSecureByDefault: edged offers the ten secure endpoints (RSA and ECC) and no
+// TestSecureByDefault: edged offers the sixteen secure endpoints (RSA and ECC) and no
 // session over None; a client's certificate is rejected until it is
 // trusted, then it connects on every endpoint without a restart.
 func TestSecureByDefault(t *testing.T) {
@@ -139,8 +139,8 @@ func TestSecureByDefault(t *testing.T) {
 	if err != nil {
 		t.Fatalf("GetEndpoints over None: %v", err)
 	}
-	if len(eps) != 10 {
-		t.Fatalf("%d endpoints, want the 10 secure ones (3 RSA and 2 ECC policies, each Sign and SignAndEncrypt)", len(eps))
+	if len(eps) != 16 {
+		t.Fatalf("%d endpoints, want the 16 secure ones (3 RSA and 5 ECC policies, each Sign and SignAndEncrypt)", len(eps))
 	}
 	for _, ep := range eps {
 		want := own
@@ -277,7 +277,7 @@ func TestSecureByDefault(t *testing.T) {
 		switch e.SecurityPolicyURI {
 		case secpol.URIEccNistP384:
 			want = new384
-		case secpol.URIEccNistP256:
+		case secpol.URIEccNistP256, secpol.URIEccNistP256AesGcm, secpol.URIEccNistP256ChaChaPoly, secpol.URIEccCurve25519:
 			continue
 		}
 		if bytes.Equal(new384, old384) || !bytes.Equal(e.ServerCertificate, want) {
@@ -979,17 +979,18 @@ func TestRemoteTrustManagement(t *testing.T) {
 	}
 	for _, e := range eps {
 		want := signed
-		if e.SecurityPolicyURI == secpol.URIEccNistP256 {
+		if p := secpol.ECCByURI(e.SecurityPolicyURI); p != nil && p.CertificateType() == "nistP256" {
 			want = signedECC
 		}
-		if e.SecurityPolicyURI != secpol.URIEccNistP384 && e.SecurityMode != gua.MessageSecurityModeNone && !bytes.Equal(e.ServerCertificate, want) {
+		if e.SecurityPolicyURI != secpol.URIEccNistP384 && e.SecurityPolicyURI != secpol.URIEccCurve25519 &&
+			e.SecurityMode != gua.MessageSecurityModeNone && !bytes.Equal(e.ServerCertificate, want) {
 			t.Errorf("after the ECC UpdateCertificate the %s %v endpoint serves another certificate", e.SecurityPolicyURI, e.SecurityMode)
 		}
 	}
 	if v, err := admin.Node(gua.NewNumericNodeID(0, 14161)).Value(ctx); err != nil {
 		t.Errorf("DefaultApplicationGroup/CertificateTypes: %v", err)
-	} else if ids, ok := v.Value().([]*gua.NodeID); !ok || len(ids) != 3 || ids[0].IntID() != 12560 || ids[1].IntID() != 23538 || ids[2].IntID() != 23539 {
-		t.Errorf("DefaultApplicationGroup/CertificateTypes: %v, want the RsaSha256, EccNistP256 and EccNistP384 types", v.Value())
+	} else if ids, ok := v.Value().([]*gua.NodeID); !ok || len(ids) != 4 || ids[0].IntID() != 12560 || ids[1].IntID() != 23538 || ids[2].IntID() != 23539 || ids[3].IntID() != 23542 {
+		t.Errorf("DefaultApplicationGroup/CertificateTypes: %v, want the RsaSha256, EccNistP256, EccNistP384 and EccCurve25519 types", v.Value())
 	}
 
 	// Nobody else.
@@ -1015,9 +1016,10 @@ func TestRemoteTrustManagement(t *testing.T) {
 // TestOpen62541ECC: the open62541 v1.5.7 client on edged's ECC endpoints,
 // each policy in Sign and SignAndEncrypt, with an ECC client certificate
 // of the policy's curve that `edged pki trust` trusted: it opens a
-// session (anonymous, and with a user name over SignAndEncrypt), reads,
-// writes and subscribes while its channel's tokens are renewed every
-// second. It trusts edged's certificate of the curve alone.
+// session (anonymous, and with a user name whose password it sends as an
+// EccEncryptedSecret), reads, writes and subscribes while its channel's
+// tokens are renewed every second. It trusts edged's certificate of the
+// curve alone.
 func TestOpen62541ECC(t *testing.T) {
 	client := open62541Client(t)
 	dir := t.TempDir()
@@ -1079,8 +1081,8 @@ func TestOpen62541ECC(t *testing.T) {
 					t.Logf("%s: Read Good, Write %v, %d data changes in 2 s", name, gua.StatusCode(r.Write), r.Values)
 				}
 			}
-			if n != 3 {
-				t.Fatalf("%d results, want 3\nstderr:\n%s", n, tail(stderr.String(), 4000))
+			if n != 4 {
+				t.Fatalf("%d results, want 4\nstderr:\n%s", n, tail(stderr.String(), 4000))
 			}
 		})
 	}

@@ -29,6 +29,7 @@ type channel interface {
 	SecurityPolicyURI() string
 	SecurityMode() ua.MessageSecurityMode
 	PeerCertificate() []byte
+	ChannelThumbprint() []byte
 	ReadWaits() uint64
 }
 

@@ -52,9 +52,10 @@ func (f *fakeChannel) SecurityPolicyURI() string {
 	}
 	return f.policy
 }
-func (f *fakeChannel) PeerCertificate() []byte { return f.peer }
-func (f *fakeChannel) TrimSendBuffers()        {}
-func (f *fakeChannel) ReadWaits() uint64       { return 0 }
+func (f *fakeChannel) PeerCertificate() []byte   { return f.peer }
+func (f *fakeChannel) ChannelThumbprint() []byte { return nil }
+func (f *fakeChannel) TrimSendBuffers()          {}
+func (f *fakeChannel) ReadWaits() uint64         { return 0 }
 func (f *fakeChannel) SecurityMode() ua.MessageSecurityMode {
 	if f.policy == "" {
 		return ua.MessageSecurityModeNone

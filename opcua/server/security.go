@@ -163,6 +163,21 @@ type chanSec struct {
 	ecc  *secpol.ECC
 	own  *uasc.Credentials
 	peer *x509.Certificate
+	tp   []byte // the ChannelThumbprint of an enhanced ECC policy
+}
+
+// enhanced reports whether the channel's session signatures are bound to
+// it (SecureChannelEnhancements, OPC 10000-4 v1.05.07 §5.7.2/§5.7.3).
+func (cs chanSec) enhanced() bool { return cs.ecc != nil && cs.ecc.Enhanced() }
+
+// boundData is the data of a channel-bound session signature: the
+// ChannelThumbprint, first, the hashes of certs (each's leaf), last.
+func (cs chanSec) boundData(first []byte, certs [][]byte, last []byte) []byte {
+	out := append(bytes.Clone(cs.tp), first...)
+	for _, c := range certs {
+		out = append(out, cs.ecc.HashCertificate(c)...)
+	}
+	return append(out, last...)
 }
 
 func (cs chanSec) secure() bool { return cs.rsa != nil || cs.ecc != nil }
@@ -174,7 +189,11 @@ func (cs chanSec) sign(data []byte) (ua.SignatureData, error) {
 			return ua.SignatureData{}, status.BadSecurityChecksFailed
 		}
 		sig, err := cs.ecc.Sign(cs.own.EC, data)
-		return ua.SignatureData{Algorithm: cs.ecc.SignatureAlgorithm(), Signature: sig}, err
+		alg := cs.ecc.SignatureAlgorithm()
+		if cs.enhanced() {
+			alg = "" // the enhanced policies' SignatureData names none
+		}
+		return ua.SignatureData{Algorithm: alg, Signature: sig}, err
 	}
 	if cs.own.Key == nil {
 		return ua.SignatureData{}, status.BadSecurityChecksFailed
@@ -190,7 +209,7 @@ func (cs chanSec) sign(data []byte) (ua.SignatureData, error) {
 func (cs chanSec) verify(sd ua.SignatureData, data []byte) error {
 	if cs.ecc != nil {
 		pub, ok := cs.ecc.CheckKey(cs.peer.PublicKey)
-		if !ok || (sd.Algorithm != "" && sd.Algorithm != cs.ecc.SignatureAlgorithm()) {
+		if !ok || (!cs.enhanced() && sd.Algorithm != "" && sd.Algorithm != cs.ecc.SignatureAlgorithm()) {
 			return secpol.ErrSecurityChecks
 		}
 		return cs.ecc.Verify(pub, data, sd.Signature)
@@ -223,6 +242,11 @@ func (c *conn) channelSecurity() chanSec {
 		return chanSec{}
 	}
 	cs.peer = peer
+	if cs.enhanced() {
+		if cs.tp = c.ch.ChannelThumbprint(); len(cs.tp) == 0 {
+			return chanSec{}
+		}
+	}
 	return cs
 }
 
@@ -232,7 +256,11 @@ func (c *conn) channelSecurity() chanSec {
 // (Bad_CertificateUriInvalid), the nonce has 32 to 128 bytes
 // (Bad_NonceInvalid). It
 // returns the server signature over client certificate and nonce.
-func (c *conn) checkCreateSecurity(req *ua.CreateSessionRequest) (ua.SignatureData, []byte, error) {
+//
+// Under an enhanced ECC policy the signature is bound to the channel:
+// over ChannelThumbprint‖ClientNonce‖H(server certificate)‖H(client
+// certificate)‖serverNonce (OPC 10000-4 v1.05.07 §5.7.2).
+func (c *conn) checkCreateSecurity(req *ua.CreateSessionRequest, serverNonce []byte) (ua.SignatureData, []byte, error) {
 	sec := c.srv.cfg.Security
 	cs := c.channelSecurity()
 	if !cs.secure() {
@@ -255,7 +283,11 @@ func (c *conn) checkCreateSecurity(req *ua.CreateSessionRequest) (ua.SignatureDa
 	if len(req.ClientNonce) < secpol.NonceLength || len(req.ClientNonce) > 128 {
 		return ua.SignatureData{}, nil, status.BadNonceInvalid
 	}
-	sd, err := cs.sign(append(append([]byte(nil), req.ClientCertificate...), req.ClientNonce...))
+	data := append(append([]byte(nil), req.ClientCertificate...), req.ClientNonce...)
+	if cs.enhanced() {
+		data = cs.boundData(req.ClientNonce, [][]byte{cs.own.Certificate, cs.peer.Raw}, serverNonce)
+	}
+	sd, err := cs.sign(data)
 	if err != nil {
 		return ua.SignatureData{}, nil, status.BadInternalError
 	}
@@ -278,7 +310,7 @@ func certNamesURI(c *x509.Certificate, uri string) bool {
 func (c *conn) checkActivateSecurity(s *session, req *ua.ActivateSessionRequest) error {
 	cs := c.channelSecurity()
 	s.mu.Lock()
-	nonce, clientCert := s.nonce, s.clientCert
+	nonce, clientCert, clientNonce := s.nonce, s.clientCert, s.clientNonce
 	s.mu.Unlock()
 	if !cs.secure() {
 		if clientCert != nil {
@@ -292,6 +324,14 @@ func (c *conn) checkActivateSecurity(s *session, req *ua.ActivateSessionRequest)
 		return status.BadSecurityChecksFailed
 	}
 	data := append(append([]byte(nil), cs.own.Certificate...), nonce...)
+	if cs.enhanced() {
+		// Bound to the channel (OPC 10000-4 v1.05.07 §5.7.3):
+		// ChannelThumbprint‖server nonce‖H(server application
+		// certificate)‖H(server channel certificate)‖H(client channel
+		// certificate)‖ClientNonce; the two server certificates are
+		// the one.
+		data = cs.boundData(nonce, [][]byte{cs.own.Certificate, cs.own.Certificate, cs.peer.Raw}, clientNonce)
+	}
 	if cs.verify(req.ClientSignature, data) != nil {
 		return status.BadApplicationSignatureInvalid
 	}

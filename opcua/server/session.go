@@ -1,12 +1,14 @@
 package server
 
 import (
+	"crypto/ecdh"
 	"crypto/rand"
 	"crypto/sha256"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/edged/edged/opcua/secpol"
 	"github.com/edged/edged/opcua/server/internal/subs"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
@@ -32,12 +34,15 @@ type session struct {
 	roles     atomic.Uint32 // identity.Roles, read on every request
 	mode      atomic.Int32  // the security mode of the channel it was last activated over
 
-	mu         sync.Mutex
-	identity   Identity
-	nonce      []byte                  // the last server nonce, which the next ActivateSession signs
-	clientCert []byte                  // the client certificate (DER) of a secure CreateSession
-	cps        contPoints[browseState] // Browse continuation points
-	hcps       contPoints[*histOp]     // HistoryRead continuation points
+	mu          sync.Mutex
+	identity    Identity
+	nonce       []byte                  // the last server nonce, which the next ActivateSession signs
+	clientCert  []byte                  // the client certificate (DER) of a secure CreateSession
+	clientNonce []byte                  // the CreateSession's ClientNonce (the enhanced ECC policies' session signatures hold it)
+	ecdhKey     *ecdh.PrivateKey        // the ephemeral key last given (ECDHKey), for an EccEncryptedSecret
+	ecdhPolicy  *secpol.ECC             // its policy
+	cps         contPoints[browseState] // Browse continuation points
+	hcps        contPoints[*histOp]     // HistoryRead continuation points
 }
 
 // ChannelID, Closed and User make a session a subs.Session.

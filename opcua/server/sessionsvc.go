@@ -53,7 +53,8 @@ func (c *conn) newSession(req *ua.CreateSessionRequest, resp *ua.CreateSessionRe
 		c.srv.diag.rejectedSessions.Add(1)
 		return status.BadShutdown
 	}
-	sig, cert, err := c.checkCreateSecurity(req)
+	nonce := newNonce()
+	sig, cert, err := c.checkCreateSecurity(req, nonce)
 	if err != nil {
 		c.srv.diag.securityRejectedSess.Add(1)
 		c.srv.diag.rejectedSessions.Add(1)
@@ -64,11 +65,11 @@ func (c *conn) newSession(req *ua.CreateSessionRequest, resp *ua.CreateSessionRe
 	if err != nil {
 		return err
 	}
-	nonce := newNonce()
 	s.mu.Lock()
 	s.nonce = nonce
 	if cert != nil {
 		s.clientCert = c.ch.PeerCertificate()
+		s.clientNonce = bytes.Clone(req.ClientNonce)
 	}
 	s.mu.Unlock()
 	maxReq := c.srv.cfg.Channel.MaxMessageSize
@@ -85,6 +86,12 @@ func (c *conn) newSession(req *ua.CreateSessionRequest, resp *ua.CreateSessionRe
 		ServerSignature:       sig,
 		ServerEndpoints:       c.srv.endpointList(),
 		MaxRequestMessageSize: maxReq,
+	}
+	if p := c.ecdhRequested(&req.RequestHeader); p != nil && cert != nil {
+		if resp.ResponseHeader.AdditionalHeader, err = c.ephemeralKeyHeader(s, p); err != nil {
+			c.srv.sessions.remove(s)
+			return err
+		}
 	}
 	c.srv.cfg.Logger.Info("session created", "session", s.id.String(), "name", s.name, "timeout", timeout, "channel", c.ch.ID())
 	return nil
@@ -163,6 +170,12 @@ func (c *conn) activate(s *session, req *ua.ActivateSessionRequest, resp *ua.Act
 	}
 
 	*resp = ua.ActivateSessionResponse{ResponseHeader: resp.ResponseHeader, ServerNonce: nonce}
+	if p := c.ecdhRequested(&req.RequestHeader); p != nil {
+		// A new key for the next password (the last one is used up).
+		if ah, err := c.ephemeralKeyHeader(s, p); err == nil {
+			resp.ResponseHeader.AdditionalHeader = ah
+		}
+	}
 	if n := len(req.ClientSoftwareCertificates); n > 0 {
 		resp.Results = make([]ua.StatusCode, n) // Good: nothing is checked
 	}
@@ -215,7 +228,7 @@ func (c *conn) authenticate(s *session, token ua.Body, sig ua.SignatureData) (Id
 	case *ua.UserNameIdentityToken:
 		user = t.UserName
 		if c.srv.cfg.Security != nil {
-			dec, err := c.decryptUserName(t, nonce)
+			dec, err := c.decryptUserName(s, t, nonce)
 			if err != nil {
 				c.authFailed(user, err)
 				return Identity{}, err

@@ -355,6 +355,8 @@ func (s *Server) applicationCertTypes() ([]ua.NodeID, []string) {
 				n = id.EccNistP256ApplicationCertificateType
 			case "nistP384":
 				n = id.EccNistP384ApplicationCertificateType
+			case "curve25519":
+				n = id.EccCurve25519ApplicationCertificateType
 			default:
 				continue
 			}

@@ -44,18 +44,18 @@ func (s *Server) tokenPolicies(securityPolicy string) []ua.UserTokenPolicy {
 }
 
 // eccTokenPolicies are the user token policies of an ECC endpoint:
-// anonymous as on the others, and user names over SignAndEncrypt only,
-// the password protected by the channel's encryption (the token policy
-// names SecurityPolicy None); edged does not take EccEncryptedSecret
-// passwords yet, and no X.509 user tokens over ECC.
-func (s *Server) eccTokenPolicies(mode ua.MessageSecurityMode) []ua.UserTokenPolicy {
+// anonymous as on the others, and user names by the channel's policy: the
+// password comes as an EccEncryptedSecret, sealed for the ephemeral key
+// the server gave in the CreateSession or ActivateSession response
+// (OPC 10000-4 §7.40.2.5); over SignAndEncrypt a password the channel's
+// encryption alone protects is taken too. No X.509 user tokens over ECC.
+func (s *Server) eccTokenPolicies(ua.MessageSecurityMode) []ua.UserTokenPolicy {
 	var out []ua.UserTokenPolicy
 	if !s.cfg.Security.NoAnonymous {
 		out = append(out, ua.UserTokenPolicy{PolicyID: AnonymousPolicyID, TokenType: ua.UserTokenTypeAnonymous})
 	}
-	if s.cfg.Security.UserNames && mode == ua.MessageSecurityModeSignAndEncrypt {
-		out = append(out, ua.UserTokenPolicy{PolicyID: UserNamePolicyID, TokenType: ua.UserTokenTypeUserName,
-			SecurityPolicyURI: SecurityPolicyNone})
+	if s.cfg.Security.UserNames {
+		out = append(out, ua.UserTokenPolicy{PolicyID: UserNamePolicyID, TokenType: ua.UserTokenTypeUserName})
 	}
 	return out
 }
@@ -102,9 +102,18 @@ func (c *conn) checkX509Token(tok *ua.X509IdentityToken, sig ua.SignatureData, n
 // or as an RsaEncryptedSecret (§7.36.2.4, EncryptionAlgorithm empty). A
 // password that is not encrypted is accepted only over a SignAndEncrypt
 // channel. Every failure is Bad_IdentityTokenInvalid.
-func (c *conn) decryptUserName(tok *ua.UserNameIdentityToken, nonce []byte) (*ua.UserNameIdentityToken, error) {
+func (c *conn) decryptUserName(s *session, tok *ua.UserNameIdentityToken, nonce []byte) (*ua.UserNameIdentityToken, error) {
 	if tok.PolicyID != UserNamePolicyID {
 		return nil, status.BadIdentityTokenInvalid
+	}
+	if tok.EncryptionAlgorithm == "" && secpol.IsEccEncryptedSecret(tok.Password) {
+		// An ECC channel's password (OPC 10000-4 §7.40.2.5), sealed
+		// for the ephemeral key the session gave last.
+		secret, err := c.openEccSecret(s, tok.Password, nonce)
+		if err != nil {
+			return nil, err
+		}
+		return &ua.UserNameIdentityToken{PolicyID: tok.PolicyID, UserName: tok.UserName, Password: secret}, nil
 	}
 	// The token's policy: Basic256Sha256 over None, else the channel's.
 	p := secpol.ByURI(c.ch.SecurityPolicyURI())

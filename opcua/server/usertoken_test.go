@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"crypto/ecdsa"
 	"crypto/rsa"
 	"crypto/x509"
 	"github.com/edged/edged/opcua/server/internal/subtest"
@@ -303,4 +304,104 @@ func TestSecureSessionChecks(t *testing.T) {
 	same := conn(4, certA)
 	same.token = cs.AuthenticationToken
 	subtest.WantOK[ua.ActivateSessionResponse](t, activate(same, as.ServerNonce, keyA))
+}
+
+// TestEccEncryptedSecretToken: over an ECC channel (ECC_nistP256, Sign) a
+// client that asks for an EphemeralKey in CreateSession's header
+// (ECDHPolicyUri) gets one, signed with the server's certificate of the
+// curve; a password sealed for it as an EccEncryptedSecret logs in. The
+// key serves one password: sealed for it again, or with another nonce,
+// or in the clear over Sign, the token is Bad_IdentityTokenInvalid.
+func TestEccEncryptedSecretToken(t *testing.T) {
+	p := secpol.EccNistP256
+	srvDER, srvKey, err := pki.NewECCertificate(pki.Template{ApplicationURI: DefaultApplicationURI}, p.Curve())
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := uasc.NewECCredentials(srvDER, srvKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsaDER, rsaKey, _ := pki.NewCertificate(pki.Template{ApplicationURI: DefaultApplicationURI, Key: testkeys.RSA(2048)})
+	rsaOwn, _ := uasc.NewCredentials(rsaDER, rsaKey)
+	var seen []string
+	s := newTestServer(t, Config{
+		Authenticator: passwords{&seen},
+		Security: &Security{Credentials: func() *uasc.Credentials { return rsaOwn }, UserNames: true,
+			ECCCredentials: func(string) *uasc.Credentials { return own }},
+	})
+	const uri = "urn:edged:test:ecc-client"
+	cliDER, cliKey, err := pki.NewECCertificate(pki.Template{ApplicationURI: uri}, p.Curve())
+	if err != nil {
+		t.Fatal(err)
+	}
+	askKey := ua.ExtensionObject{Body: &ua.AdditionalParametersType{Parameters: []ua.KeyValuePair{
+		{Key: ua.QualifiedName{Name: "ECDHPolicyUri"}, Value: ua.MustVariant(p.URI())}}}}
+	// session opens one over an ECC Sign channel and returns the
+	// server's nonce and ephemeral key.
+	session := func() (*testConn, []byte, []byte) {
+		tc := newTestConn(t, s, 1)
+		fc := tc.c.ch.(*fakeChannel)
+		fc.policy, fc.mode, fc.peer = p.URI(), ua.MessageSecurityModeSign, cliDER
+		cs := subtest.WantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{
+			RequestHeader:     ua.RequestHeader{AdditionalHeader: askKey},
+			ClientDescription: ua.ApplicationDescription{ApplicationURI: uri},
+			ClientCertificate: cliDER, ClientNonce: bytes.Repeat([]byte{5}, 32)}))
+		tc.token = cs.AuthenticationToken
+		ap, ok := cs.ResponseHeader.AdditionalHeader.Body.(*ua.AdditionalParametersType)
+		if !ok {
+			t.Fatalf("no AdditionalParametersType in the response header: %+v", cs.ResponseHeader.AdditionalHeader)
+		}
+		var key *ua.EphemeralKeyType
+		for _, kv := range ap.Parameters {
+			if kv.Key.Name == "ECDHKey" {
+				if eo, ok := kv.Value.Value().(ua.ExtensionObject); ok {
+					key, _ = eo.Body.(*ua.EphemeralKeyType)
+				}
+			}
+		}
+		if key == nil || len(key.PublicKey) != p.NonceLength() || p.Verify(&srvKey.(*ecdsa.PrivateKey).PublicKey, key.PublicKey, key.Signature) != nil {
+			t.Fatalf("ECDHKey %+v: missing, or not signed with the server's certificate", key)
+		}
+		return tc, cs.ServerNonce, key.PublicKey
+	}
+	activate := func(tc *testConn, nonce []byte, password []byte) ua.Body {
+		sig, err := p.Sign(cliKey, append(bytes.Clone(srvDER), nonce...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok := &ua.UserNameIdentityToken{PolicyID: UserNamePolicyID, UserName: "alice", Password: password}
+		return tc.call(&ua.ActivateSessionRequest{ClientSignature: ua.SignatureData{Signature: sig},
+			UserIdentityToken: ua.ExtensionObject{TypeID: tok.BinaryEncodingID(), Encoding: ua.ExtensionObjectBinary, Body: tok}})
+	}
+	seal := func(eph, nonce []byte) []byte {
+		b, err := p.SealEccSecret(cliDER, cliKey, eph, nonce, []byte("ecc pass"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+
+	tc, nonce, eph := session()
+	ar := subtest.WantOK[ua.ActivateSessionResponse](t, activate(tc, nonce, seal(eph, nonce)))
+	if len(seen) != 1 || seen[0] != "ecc pass" {
+		t.Fatalf("the Authenticator saw %q", seen)
+	}
+	// The same key again (the session's second activation, which asked
+	// for no new one): used up.
+	nonce = ar.ServerNonce
+	if got := subtest.FaultOf(activate(tc, nonce, seal(eph, nonce))); got != status.BadIdentityTokenInvalid {
+		t.Errorf("a second secret for a used ephemeral key: %v, want Bad_IdentityTokenInvalid", got)
+	}
+	tc, nonce, eph = session()
+	if got := subtest.FaultOf(activate(tc, nonce, seal(eph, bytes.Repeat([]byte{9}, 32)))); got != status.BadIdentityTokenInvalid {
+		t.Errorf("a secret with another nonce: %v, want Bad_IdentityTokenInvalid", got)
+	}
+	tc, nonce, _ = session()
+	if got := subtest.FaultOf(activate(tc, nonce, []byte("ecc pass"))); got != status.BadIdentityTokenInvalid {
+		t.Errorf("a password in the clear over Sign: %v, want Bad_IdentityTokenInvalid", got)
+	}
+	if len(seen) != 1 {
+		t.Fatalf("a bad token reached the Authenticator: %q", seen)
+	}
 }
