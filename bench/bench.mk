@@ -169,13 +169,14 @@ $(BIN)/open62541_server: bench/uabench/peer/open62541_server.c $(BIN)/open62541.
 # alternately PEER_ROUNDS times per policy and mode: the server's CPU per
 # handshake from its own account, and the ratio of the medians.
 PEER_HANDSHAKES ?= 300
-PEER_HS_POLICIES ?= Basic256Sha256,ECC_nistP256,ECC_nistP384
+PEER_HS_POLICIES ?= Basic256Sha256,ECC_nistP256,ECC_nistP384,ECC_curve25519,ECC_nistP256_AesGcm,ECC_nistP256_ChaChaPoly
 bench-peer-handshake: bench-two-cores $(BIN)/open62541_server $(BIN)/uabench
 	./$(BIN)/uabench peercert urn:open62541.unconfigured.application $(BIN)/peer-pki
 	@for mode in Sign SignAndEncrypt; do \
 		echo "== bench-peer-handshake: $$mode"; \
 		PEER_NISTP256_CERT=$(BIN)/peer-pki/nistP256.der PEER_NISTP256_KEY=$(BIN)/peer-pki/nistP256-key.der \
 		PEER_NISTP384_CERT=$(BIN)/peer-pki/nistP384.der PEER_NISTP384_KEY=$(BIN)/peer-pki/nistP384-key.der \
+		PEER_CURVE25519_CERT=$(BIN)/peer-pki/curve25519.der PEER_CURVE25519_KEY=$(BIN)/peer-pki/curve25519-key.der \
 		timeout --kill-after=10 600 taskset -c 1 ./$(BIN)/uabench handshake -mode $$mode -n $(PEER_HANDSHAKES) -rounds $(PEER_ROUNDS) \
 			-policies $(PEER_HS_POLICIES) -server 'taskset -c 0 ./$(BIN)/uabench server -secure -accept-rate -1' \
 			-peer 'taskset -c 0 ./$(BIN)/open62541_server $(PEER_PORT) $(BIN)/peer-pki/cert.der $(BIN)/peer-pki/key.der' 2>/dev/null \
@@ -238,6 +239,7 @@ bench-peer-secure: bench-two-cores $(BIN)/open62541_server $(BIN)/uabench
 			echo "== bench-peer-secure: $$srv, $$sec"; \
 			PEER_NISTP256_CERT=$(BIN)/peer-pki/nistP256.der PEER_NISTP256_KEY=$(BIN)/peer-pki/nistP256-key.der \
 			PEER_NISTP384_CERT=$(BIN)/peer-pki/nistP384.der PEER_NISTP384_KEY=$(BIN)/peer-pki/nistP384-key.der \
+		PEER_CURVE25519_CERT=$(BIN)/peer-pki/curve25519.der PEER_CURVE25519_KEY=$(BIN)/peer-pki/curve25519-key.der \
 			timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench load -policy $$policy -mode $$mode \
 				-server "$$cmd" -scenarios '$(PEER_SCENARIOS)' -warmup $(E2E_WARMUP) -duration $(E2E_DURATION) 2>/dev/null \
 				| grep -E '^ +(scenario|[0-9]+×)' || exit 1; \

@@ -27,7 +27,7 @@ func handshakeRole(args []string, out, errOut io.Writer) error {
 	self, _ := os.Executable()
 	srvCmd := fs.String("server", self+" server -secure -accept-rate -1", "`command` line that starts edged's server role (its accept pacing off: handshakes back to back)")
 	peerCmd := fs.String("peer", "", "`command` line that starts a peer server measured alike, alternately (bench-peer-handshake: open62541)")
-	pols := fs.String("policies", "Basic256Sha256,ECC_nistP256,ECC_nistP384", "comma-separated security `policies`")
+	pols := fs.String("policies", "Basic256Sha256,ECC_nistP256,ECC_nistP384,ECC_curve25519,ECC_nistP256_AesGcm,ECC_nistP256_ChaChaPoly", "comma-separated security `policies`")
 	mode := fs.String("mode", "SignAndEncrypt", "security `mode`: Sign or SignAndEncrypt")
 	n := fs.Int("n", 300, "measured handshakes per policy and run")
 	warm := fs.Int("warmup", 30, "handshakes per run before the measured ones")
@@ -57,7 +57,7 @@ func handshakeRole(args []string, out, errOut io.Writer) error {
 					return fmt.Errorf("uabench: %s, %s: %w", sv.name, name, err)
 				}
 				cpus[i] = append(cpus[i], r.cpu)
-				fmt.Fprintf(out, "  handshake %-10s %-16s %-14s n=%d  server CPU %.0f µs/handshake  client p50 %.2f ms  p99 %.2f ms\n",
+				fmt.Fprintf(out, "  handshake %-10s %-24s %-14s n=%d  server CPU %.0f µs/handshake  client p50 %.2f ms  p99 %.2f ms\n",
 					sv.name, name, *mode, *n, r.cpu, r.p50, r.p99)
 			}
 		}
@@ -67,7 +67,7 @@ func handshakeRole(args []string, out, errOut io.Writer) error {
 			if e > o {
 				verdict = "NOT MET"
 			}
-			fmt.Fprintf(out, "  handshake ratio %-16s %-14s edged/open62541 server CPU %.2f× (medians %.0f / %.0f µs; target ≤ 1.0×: %s)\n",
+			fmt.Fprintf(out, "  handshake ratio %-24s %-14s edged/open62541 server CPU %.2f× (medians %.0f / %.0f µs; target ≤ 1.0×: %s)\n",
 				name, *mode, e/o, e, o, verdict)
 		}
 	}

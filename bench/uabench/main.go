@@ -171,7 +171,7 @@ func loadRole(args []string, out, errOut io.Writer) error {
 	fs.DurationVar(&f.duration, "duration", 5*time.Second, "measured window per scenario")
 	fs.DurationVar(&f.spin, "spin", 0, "in the 1×1 scenarios, poll the socket with non-blocking reads for up to `d` before each blocking read (0: never; burns this process's core)")
 	ts := fs.String("timestamps", "both", "TimestampsToReturn: source, server, both or neither")
-	policy := fs.String("policy", "None", "security `policy` of every connection: None, Basic256Sha256, Aes128_Sha256_RsaOaep, Aes256_Sha256_RsaPss, ECC_nistP256 or ECC_nistP384")
+	policy := fs.String("policy", "None", "security `policy` of every connection: None, Basic256Sha256, Aes128_Sha256_RsaOaep, Aes256_Sha256_RsaPss or one of the ECC policies (ECC_nistP256, ...)")
 	mode := fs.String("mode", "SignAndEncrypt", "security `mode` with a -policy other than None: Sign or SignAndEncrypt")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -194,7 +194,7 @@ func loadRole(args []string, out, errOut io.Writer) error {
 		f.policy = policyByName(*policy)
 		f.ecc = secpol.ECCByURI("http://opcfoundation.org/UA/SecurityPolicy#" + *policy)
 		if f.policy == nil && f.ecc == nil {
-			return fmt.Errorf("uabench: -policy %q: want None, Basic256Sha256, Aes128_Sha256_RsaOaep, Aes256_Sha256_RsaPss, ECC_nistP256 or ECC_nistP384", *policy)
+			return fmt.Errorf("uabench: -policy %q: want None, Basic256Sha256, Aes128_Sha256_RsaOaep, Aes256_Sha256_RsaPss or one of the ECC policies (ECC_nistP256, ...)", *policy)
 		}
 		switch *mode {
 		case "Sign":
@@ -363,9 +363,15 @@ func peerCert(uri, dir string) error {
 	if err := writeCertKey(dir, "", der, key); err != nil {
 		return err
 	}
-	// The ECC certificates too (PEER_NISTP256_CERT, ...): nistP256.der
-	// and nistP256-key.der, the same for P-384.
+	// The ECC certificates too (PEER_NISTP256_CERT, ...), one per
+	// certificate type: nistP256.der and nistP256-key.der, the same for
+	// nistP384 and curve25519.
+	done := map[string]bool{}
 	for _, p := range secpol.AllECC {
+		if done[p.CertificateType()] {
+			continue
+		}
+		done[p.CertificateType()] = true
 		der, key, err := pki.NewECCertificate(tpl, p.Curve())
 		if err != nil {
 			return err

@@ -92,6 +92,9 @@ func newBenchServer(ln net.Listener, spin time.Duration, secure, poller bool, ac
 		}
 		eccs := map[string]*uasc.Credentials{}
 		for _, p := range secpol.AllECC {
+			if eccs[p.CertificateType()] != nil {
+				continue
+			}
 			der, key, err := pki.NewECCertificate(pki.Template{ApplicationURI: server.DefaultApplicationURI, CommonName: "uabench",
 				IPs: []net.IP{net.IPv4(127, 0, 0, 1)}}, p.Curve())
 			if err != nil {

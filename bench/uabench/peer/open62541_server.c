@@ -120,24 +120,31 @@ int main(int argc, char **argv) {
     }
     /* The ECC policies, when their certificates are given (the bench of
      * the handshakes): open62541 leaves the non-AEAD ones out of its
-     * default set. */
-    const char *ecc[2][3] = {{"PEER_NISTP256_CERT", "PEER_NISTP256_KEY", "ECC_nistP256"},
-                             {"PEER_NISTP384_CERT", "PEER_NISTP384_KEY", "ECC_nistP384"}};
-    for (int i = 0; i < 2; i++) {
+     * default set, and makes ECC_curve25519 only with an Ed25519
+     * certificate. */
+    const char *ecc[5][3] = {{"PEER_NISTP256_CERT", "PEER_NISTP256_KEY", "ECC_nistP256"},
+                             {"PEER_NISTP384_CERT", "PEER_NISTP384_KEY", "ECC_nistP384"},
+                             {"PEER_CURVE25519_CERT", "PEER_CURVE25519_KEY", "ECC_curve25519"},
+                             {"PEER_NISTP256_CERT", "PEER_NISTP256_KEY", "ECC_nistP256_AesGcm"},
+                             {"PEER_NISTP256_CERT", "PEER_NISTP256_KEY", "ECC_nistP256_ChaChaPoly"}};
+    for (int i = 0; i < 5; i++) {
         const char *cf = getenv(ecc[i][0]), *kf = getenv(ecc[i][1]);
         if (!cf || !kf)
             continue;
         UA_ByteString ec = readFile(cf), ek = readFile(kf);
-        st = i == 0 ? UA_ServerConfig_addSecurityPolicyEccNistP256(config, &ec, &ek)
-                    : UA_ServerConfig_addSecurityPolicyEccNistP384(config, &ec, &ek);
+        char uri[96];
+        snprintf(uri, sizeof uri, "http://opcfoundation.org/UA/SecurityPolicy#%s", ecc[i][2]);
+        switch (i) {
+        case 0: st = UA_ServerConfig_addSecurityPolicyEccNistP256(config, &ec, &ek); break;
+        case 1: st = UA_ServerConfig_addSecurityPolicyEccNistP384(config, &ec, &ek); break;
+        case 2: st = UA_ServerConfig_addSecurityPolicyEccCurve25519(config, &ec, &ek); break;
+        case 3: st = UA_ServerConfig_addSecurityPolicyEccNistP256AesGcm(config, &ec, &ek); break;
+        default: st = UA_ServerConfig_addSecurityPolicyEccNistP256ChaChaPoly(config, &ec, &ek); break;
+        }
         if (st == UA_STATUSCODE_GOOD)
-            st = UA_ServerConfig_addEndpoint(config, UA_STRING((char *)(i == 0 ?
-                     "http://opcfoundation.org/UA/SecurityPolicy#ECC_nistP256" :
-                     "http://opcfoundation.org/UA/SecurityPolicy#ECC_nistP384")), UA_MESSAGESECURITYMODE_SIGNANDENCRYPT);
+            st = UA_ServerConfig_addEndpoint(config, UA_STRING(uri), UA_MESSAGESECURITYMODE_SIGNANDENCRYPT);
         if (st == UA_STATUSCODE_GOOD)
-            st = UA_ServerConfig_addEndpoint(config, UA_STRING((char *)(i == 0 ?
-                     "http://opcfoundation.org/UA/SecurityPolicy#ECC_nistP256" :
-                     "http://opcfoundation.org/UA/SecurityPolicy#ECC_nistP384")), UA_MESSAGESECURITYMODE_SIGN);
+            st = UA_ServerConfig_addEndpoint(config, UA_STRING(uri), UA_MESSAGESECURITYMODE_SIGN);
         if (st != UA_STATUSCODE_GOOD) {
             fprintf(stderr, "%s: %s\n", ecc[i][2], UA_StatusCode_name(st));
             return 1;
