@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/rsa"
 	"encoding/binary"
 	"fmt"
@@ -28,8 +29,10 @@ import (
 	gua "github.com/gopcua/opcua/ua"
 
 	"github.com/edged/edged/internal/testutil/testkeys"
+	"github.com/edged/edged/internal/testutil/uaclient"
 	"github.com/edged/edged/opcua/pki"
 	"github.com/edged/edged/opcua/secpol"
+	"github.com/edged/edged/opcua/ua"
 )
 
 // root is the repository, where bin/ holds the images and the host edged.
@@ -218,7 +221,7 @@ var (
 
 // provision makes the data disk: a user "op" (Operator) and the test
 // client's certificate trusted, in an ext4 image made from a folder.
-func provision(t *testing.T, cert []byte) string {
+func provision(t *testing.T, cert []byte, more ...[]byte) string {
 	t.Helper()
 	data := t.TempDir()
 	host := filepath.Join(root, "bin", "edged")
@@ -229,6 +232,9 @@ func provision(t *testing.T, cert []byte) string {
 	}
 	os.MkdirAll(filepath.Join(data, pki.TrustedCerts), 0o700)
 	os.WriteFile(filepath.Join(data, pki.TrustedCerts, "client.der"), cert, 0o644)
+	for i, c := range more {
+		os.WriteFile(filepath.Join(data, pki.TrustedCerts, fmt.Sprintf("client-%d.der", i)), c, 0o644)
+	}
 	disk := filepath.Join(t.TempDir(), "data.img")
 	if out, err := exec.Command("mke2fs", "-q", "-t", "ext4", "-L", "edged-data", "-d", data, disk, "64M").CombinedOutput(); err != nil {
 		t.Fatalf("mke2fs: %v\n%s", err, out)
@@ -303,7 +309,11 @@ func testImage(t *testing.T, m machine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	disk := provision(t, cert)
+	eccCert, eccKey, err := pki.NewECCertificate(pki.Template{ApplicationURI: "urn:edged:test:image-ecc", CommonName: "image test ECC"}, secpol.EccNistP256AesGcm.Curve())
+	if err != nil {
+		t.Fatal(err)
+	}
+	disk := provision(t, cert, eccCert)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 
@@ -342,6 +352,7 @@ func testImage(t *testing.T, m machine) {
 		t.Fatalf("%d boots: the watchdog reset a healthy gateway", resets)
 	}
 	reverseSession(t, ctx, m, rln.(*net.TCPListener), s.eps, cert, key)
+	eccSession(t, m, v, eccCert, eccKey)
 	seen := watchCounter(t, ctx, c, 3*time.Second)
 	c.Close(ctx)
 	cut := time.Now()
@@ -395,6 +406,38 @@ func testImage(t *testing.T, m machine) {
 	if after > 13*time.Second {
 		t.Errorf("the reset came %v after the stall: more than the 10 s timeout and 3 s for the next kernel's first line", after)
 	}
+}
+
+// eccSession opens a session over ECC_nistP256_AesGcm SignAndEncrypt
+// (edged's certificate of the guest's first start, the SecureChannel
+// enhancements, AES-128-GCM) with edged's own test client
+// (gopcua has no ECC policy) and reads sim.Counter: the ECC policies on
+// the image's kernel and CPU.
+func eccSession(t *testing.T, m machine, v *vm, cert []byte, key crypto.Signer) {
+	t.Helper()
+	addr := strings.TrimPrefix(v.url(), "opc.tcp://")
+	p := secpol.EccNistP256AesGcm
+	sc, err := uaclient.ServerCertificate(addr, p.URI(), ua.MessageSecurityModeSignAndEncrypt, 30*time.Second)
+	if err != nil {
+		t.Fatalf("%s: GetEndpoints for %s: %v", m.arch, p.Name(), err)
+	}
+	start := time.Now()
+	c, err := uaclient.DialSecure(addr, "image ECC", &uaclient.Security{ECC: p, ECKey: key, Mode: ua.MessageSecurityModeSignAndEncrypt,
+		Certificate: cert, ApplicationURI: "urn:edged:test:image-ecc", ServerCertificate: sc}, 60*time.Second)
+	if err != nil {
+		t.Fatalf("%s: a session over %s SignAndEncrypt: %v", m.arch, p.Name(), err)
+	}
+	took := time.Since(start)
+	c.Conn().SetDeadline(time.Now().Add(30 * time.Second))
+	var resp ua.ReadResponse
+	err = c.Call(&ua.ReadRequest{RequestHeader: c.Header(), NodesToRead: []ua.ReadValueID{
+		{NodeID: ua.NewStringNodeID(2, "sim.Counter"), AttributeID: uint32(ua.AttributeIDValue)}}}, &resp)
+	if err != nil || len(resp.Results) != 1 || resp.Results[0].Status.IsBad() {
+		t.Fatalf("%s: Read over %s: %v %+v", m.arch, p.Name(), err, resp.Results)
+	}
+	c.Close(10 * time.Second)
+	t.Logf("%s: a session over %s SignAndEncrypt (handshake and session %v through QEMU), sim.Counter %v",
+		m.arch, p.Name(), took.Round(time.Millisecond), resp.Results[0].Value.Value())
 }
 
 // reverseSession takes the connection edged opened to ln (reverse
