@@ -158,6 +158,17 @@ func TestSecureByDefault(t *testing.T) {
 			t.Fatalf("endpoint %s %v: not secure, or without our certificate of its type", ep.SecurityPolicyURI, ep.SecurityMode)
 		}
 	}
+	// A client that takes the highest SecurityLevel without knowing the
+	// ECC policies (gopcua) gets an RSA one.
+	best := eps[0]
+	for _, ep := range eps {
+		if ep.SecurityLevel > best.SecurityLevel {
+			best = ep
+		}
+	}
+	if best.SecurityPolicyURI != secpol.URIAes256Sha256RsaPss || best.SecurityMode != gua.MessageSecurityModeSignAndEncrypt {
+		t.Errorf("the highest SecurityLevel is %s %v, want Aes256_Sha256_RsaPss SignAndEncrypt", best.SecurityPolicyURI, best.SecurityMode)
+	}
 
 	// No session over None.
 	if c, err := opcua.NewClient(url, opcua.SecurityPolicy("None"), opcua.AuthAnonymous(), opcua.AutoReconnect(false)); err == nil {

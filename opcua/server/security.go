@@ -56,9 +56,11 @@ type Security struct {
 }
 
 // securityLevel ranks an endpoint for clients that pick the best one
-// (OPC 10000-4 §7.14): encryption first, then the policy's strength:
-// rank is the policy's place among the RSA policies (secpol.All), then the
-// ECC ones (secpol.AllECC), weakest first.
+// (OPC 10000-4 §7.14): encryption first, then the policy: rank is the
+// policy's place among the ECC policies (secpol.AllECC), then the RSA
+// ones (secpol.All), weakest first. The RSA policies rank above the ECC
+// ones, as open62541 ranks them: a client that takes the highest level
+// without knowing the ECC policies (most still do not) keeps working.
 func securityLevel(rank int, mode ua.MessageSecurityMode) byte {
 	level := byte(1 + rank)
 	if mode == ua.MessageSecurityModeSignAndEncrypt {
@@ -129,7 +131,7 @@ func (s *Server) endpointList() []ua.EndpointDescription {
 				SecurityPolicyURI:   p.URI(),
 				UserIdentityTokens:  s.tokenPolicies(p.URI()),
 				TransportProfileURI: TransportProfileUATCP,
-				SecurityLevel:       securityLevel(slices.Index(secpol.All, p), mode),
+				SecurityLevel:       securityLevel(len(secpol.AllECC)+slices.Index(secpol.All, p), mode),
 			})
 		}
 		if sec.ECCCredentials == nil {
@@ -148,7 +150,7 @@ func (s *Server) endpointList() []ua.EndpointDescription {
 				SecurityPolicyURI:   p.URI(),
 				UserIdentityTokens:  s.eccTokenPolicies(mode),
 				TransportProfileURI: TransportProfileUATCP,
-				SecurityLevel:       securityLevel(len(secpol.All)+slices.Index(secpol.AllECC, p), mode),
+				SecurityLevel:       securityLevel(slices.Index(secpol.AllECC, p), mode),
 			})
 		}
 	}
