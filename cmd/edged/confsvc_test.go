@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
@@ -631,6 +632,10 @@ func TestCertificateFollowsNames(t *testing.T) {
 	seedDataDir(t, cfg)
 	st, _ := pki.Open(dir)
 	before, key, _ := st.LoadOwn()
+	eccBefore := map[string][]byte{}
+	for _, typ := range certTypes()[1:] {
+		eccBefore[typ], _, _ = st.LoadOwnOf(typ)
+	}
 	cfg2, _ := parseFlags([]string{"--data-dir", dir, "--listen", "127.0.0.1:0", "--endpoint-host", "gw02.plant"}, fixedHostname("gw02"), io.Discard)
 	var out bytes.Buffer
 	if _, err := setupSecurity(cfg2, cfg2.hostname, &out, nil); err != nil {
@@ -640,6 +645,17 @@ func TestCertificateFollowsNames(t *testing.T) {
 	c, _ := x509.ParseCertificate(after)
 	if bytes.Equal(before, after) || !key.Equal(key2) || c.VerifyHostname("gw02.plant") != nil || !strings.Contains(out.String(), "made it again") {
 		t.Fatalf("the certificate did not follow the new name:\n%s", out.String())
+	}
+	// The ECC certificates too, each with its key.
+	for typ, old := range eccBefore {
+		now, k, err := st.LoadOwnOf(typ)
+		c, _ := x509.ParseCertificate(now)
+		oc, _ := x509.ParseCertificate(old)
+		if err != nil || c == nil || oc == nil || bytes.Equal(now, old) || c.VerifyHostname("gw02.plant") != nil ||
+			!k.Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(oc.PublicKey) ||
+			!strings.Contains(out.String(), "the "+typ+" application certificate did not fit") {
+			t.Fatalf("the %s certificate did not follow the new name with its key (%v):\n%s", typ, err, out.String())
+		}
 	}
 
 	// Signed by a CA: not changed, a warning.

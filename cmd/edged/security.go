@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/ecdsa"
 	"crypto/rsa"
 	"crypto/x509"
 	"fmt"
@@ -160,12 +161,12 @@ func ownTemplate(cfg config, hostname string) pki.Template {
 	return t
 }
 
-// followNames makes edged's own self-signed certificate again, with its
-// key and validity, when it does not name hosts (the host name or the
-// addresses changed: DHCP, a renamed gateway) but is otherwise valid. A
-// certificate signed by a CA (UpdateCertificate) is left alone: only
-// its CA can name new hosts.
-func followNames(store *pki.Store, der []byte, tpl pki.Template, hosts []string) ([]byte, bool) {
+// followNames makes edged's own self-signed certificate of a certificate
+// type again, with its key and validity, when it does not name hosts
+// (the host name or the addresses changed: DHCP, a renamed gateway) but
+// is otherwise valid. A certificate signed by a CA (UpdateCertificate)
+// is left alone: only its CA can name new hosts.
+func followNames(store *pki.Store, certType string, der []byte, tpl pki.Template, hosts []string) ([]byte, bool) {
 	c, err := x509.ParseCertificate(der)
 	if err != nil || !bytes.Equal(c.RawIssuer, c.RawSubject) || len(c.Subject.Organization) != 1 || c.Subject.Organization[0] != tpl.Organization {
 		return nil, false
@@ -174,17 +175,51 @@ func followNames(store *pki.Store, der []byte, tpl pki.Template, hosts []string)
 	if now.Before(c.NotBefore) || now.After(c.NotAfter) || pki.ApplicationURI(c) != tpl.ApplicationURI {
 		return nil, false
 	}
-	_, key, err := store.LoadOwn()
+	_, key, err := store.LoadOwnOf(certType)
 	if err != nil {
 		return nil, false
 	}
-	tpl.Key = key
 	tpl.NotBefore, tpl.Validity = c.NotBefore, c.NotAfter.Sub(c.NotBefore)
-	nd, _, err := pki.NewCertificate(tpl)
-	if err != nil || len(pki.CheckOwn(nd, tpl.ApplicationURI, hosts, now)) > 0 || store.SaveOwn(nd, key) != nil {
+	var nd []byte
+	switch k := key.(type) {
+	case *rsa.PrivateKey:
+		tpl.Key = k
+		nd, _, err = pki.NewCertificate(tpl)
+	case *ecdsa.PrivateKey:
+		tpl.ECKey = k
+		nd, _, err = pki.NewECCertificate(tpl, k.Curve)
+	default:
+		tpl.ECKey = key
+		nd, _, err = pki.NewECCertificate(tpl, nil)
+	}
+	if err != nil || len(pki.CheckOwn(nd, tpl.ApplicationURI, hosts, now)) > 0 || store.SaveOwnOf(certType, nd, key) != nil {
 		return nil, false
 	}
 	return nd, true
+}
+
+// checkOwn says at every start what does not fit in edged's certificate
+// of a certificate type, and makes a self-signed one again with the
+// names of now (followNames); it returns the certificate to serve.
+func checkOwn(store *pki.Store, certType string, der []byte, tpl pki.Template, hosts []string, dataDir string, out io.Writer) []byte {
+	probs := pki.CheckOwn(der, tpl.ApplicationURI, hosts, time.Now())
+	if len(probs) == 0 {
+		return der
+	}
+	name := "the application certificate"
+	renew := "edged pki renew --data-dir " + dataDir
+	if certType != pki.CertTypeRSA {
+		name = "the " + certType + " application certificate"
+		renew = "edged pki --type " + certType + " renew --data-dir " + dataDir
+	}
+	if nd, ok := followNames(store, certType, der, tpl, hosts); ok {
+		fmt.Fprintf(out, "edged: %s did not fit (%s): edged made it again with its key and the names of now; thumbprint %s; clients that trusted the old one must trust this one\n",
+			name, strings.Join(probs, "; "), pki.ThumbprintHex(nd))
+		return nd
+	}
+	fmt.Fprintf(out, "edged: WARNING: %s %s does not fit: %s; `%s` makes a new one\n",
+		name, store.OwnCertPathOf(certType), strings.Join(probs, "; "), renew)
+	return der
 }
 
 // setupSecurity opens the data folder, makes edged's certificate at the
@@ -208,16 +243,7 @@ func setupSecurity(cfg config, hostname string, out io.Writer, log func(st *pki.
 	if cfg.advertiseHost != "" {
 		hosts = []string{cfg.advertiseHost}
 	}
-	if probs := pki.CheckOwn(der, tpl.ApplicationURI, hosts, time.Now()); len(probs) > 0 {
-		if nd, ok := followNames(store, der, tpl, hosts); ok {
-			fmt.Fprintf(out, "edged: the application certificate did not fit (%s): edged made it again with its key and the names of now; thumbprint %s; clients that trusted the old one must trust this one\n",
-				strings.Join(probs, "; "), pki.ThumbprintHex(nd))
-			der = nd
-		} else {
-			fmt.Fprintf(out, "edged: WARNING: the application certificate %s does not fit: %s; `edged pki renew --data-dir %s` makes a new one\n",
-				certFile, strings.Join(probs, "; "), cfg.dataDir)
-		}
-	}
+	der = checkOwn(store, pki.CertTypeRSA, der, tpl, hosts, cfg.dataDir, out)
 	for _, p := range store.Problems() {
 		fmt.Fprintf(out, "edged: WARNING: PKI file not read: %s\n", p)
 	}
@@ -229,6 +255,11 @@ func setupSecurity(cfg config, hostname string, out io.Writer, log func(st *pki.
 	ecc, err := ensureECC(store, tpl, out)
 	if err != nil {
 		return nil, fmt.Errorf("--data-dir %s: %w", cfg.dataDir, err)
+	}
+	for _, t := range certTypes()[1:] {
+		if c := ecc.get(t); c != nil {
+			checkOwn(store, t, c.Certificate, tpl, hosts, cfg.dataDir, out)
+		}
 	}
 	if log != nil {
 		log(store, "edged pki --data-dir "+cfg.dataDir+" trust")
