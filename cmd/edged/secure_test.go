@@ -1051,13 +1051,27 @@ func TestOpen62541ECC(t *testing.T) {
 			if code, o, e := edged(t, "pki", "--data-dir", dir, "trust", certFile); code != 0 || !strings.Contains(o, "trusted: ") {
 				t.Fatalf("edged pki trust %s: exit %d: %s%s", certFile, code, o, e)
 			}
+			// The X.509 user: a certificate of the curve named after the
+			// Operator account, in the user trust list.
+			uder, ukey, err := pki.NewECCertificate(pki.Template{ApplicationURI: uri, CommonName: "o62user"}, p.Curve())
+			if err != nil {
+				t.Fatal(err)
+			}
+			ukb, _ := x509.MarshalPKCS8PrivateKey(ukey)
+			userFile := filepath.Join(files, "user.der")
+			os.WriteFile(userFile, uder, 0o644)
+			os.WriteFile(filepath.Join(files, "user-key.der"), ukb, 0o600)
+			if code, o, e := edged(t, "pki", "--users", "--data-dir", dir, "trust", userFile); code != 0 || !strings.Contains(o, "trusted: ") {
+				t.Fatalf("edged pki --users trust %s: exit %d: %s%s", userFile, code, o, e)
+			}
 
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, client, url, "ecc", p.Name())
 			cmd.Env = append(os.Environ(), "EDGED_CERT="+certFile, "EDGED_KEY="+filepath.Join(files, "key.der"),
 				"EDGED_SERVER_CERT="+filepath.Join(dir, pki.OwnCerts, "edged-"+p.CertificateType()+".der"), "EDGED_APP_URI="+uri,
-				"EDGED_USER=o62user", "EDGED_PASS=o62-password")
+				"EDGED_USER=o62user", "EDGED_PASS=o62-password",
+				"EDGED_USER_CERT="+userFile, "EDGED_USER_KEY="+filepath.Join(files, "user-key.der"))
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			stdout, err := cmd.Output()
@@ -1082,7 +1096,7 @@ func TestOpen62541ECC(t *testing.T) {
 					t.Errorf("%s: connect %v", name, gua.StatusCode(r.Connect))
 				case r.Read != 0:
 					t.Errorf("%s: Read %v", name, gua.StatusCode(r.Read))
-				case r.Token == "username" && r.Write != 0:
+				case r.Token != "anonymous" && r.Write != 0:
 					t.Errorf("%s: the Operator's Write: %v", name, gua.StatusCode(r.Write))
 				case r.Token == "anonymous" && gua.StatusCode(r.Write) != gua.StatusBadUserAccessDenied:
 					t.Errorf("%s: the anonymous Write: %v, want Bad_UserAccessDenied", name, gua.StatusCode(r.Write))
@@ -1092,8 +1106,8 @@ func TestOpen62541ECC(t *testing.T) {
 					t.Logf("%s: Read Good, Write %v, %d data changes in 2 s", name, gua.StatusCode(r.Write), r.Values)
 				}
 			}
-			if n != 4 {
-				t.Fatalf("%d results, want 4\nstderr:\n%s", n, tail(stderr.String(), 4000))
+			if n != 6 {
+				t.Fatalf("%d results, want 6\nstderr:\n%s", n, tail(stderr.String(), 4000))
 			}
 		})
 	}

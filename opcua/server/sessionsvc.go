@@ -238,7 +238,7 @@ func (c *conn) authenticate(s *session, token ua.Body, sig ua.SignatureData) (Id
 	case *ua.X509IdentityToken:
 		user = "(certificate)"
 		if c.srv.cfg.Security != nil {
-			if err := c.checkX509Token(t, sig, nonce); err != nil {
+			if err := c.checkX509Token(s, t, sig, nonce); err != nil {
 				c.authFailed(user, err)
 				return Identity{}, err
 			}

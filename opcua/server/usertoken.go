@@ -48,7 +48,8 @@ func (s *Server) tokenPolicies(securityPolicy string) []ua.UserTokenPolicy {
 // password comes as an EccEncryptedSecret, sealed for the ephemeral key
 // the server gave in the CreateSession or ActivateSession response
 // (OPC 10000-4 §7.40.2.5); over SignAndEncrypt a password the channel's
-// encryption alone protects is taken too. No X.509 user tokens over ECC.
+// encryption alone protects is taken too. X.509 user tokens with a key of
+// the channel's policy (checkECCX509Token).
 func (s *Server) eccTokenPolicies(ua.MessageSecurityMode) []ua.UserTokenPolicy {
 	var out []ua.UserTokenPolicy
 	if !s.cfg.Security.NoAnonymous {
@@ -56,6 +57,9 @@ func (s *Server) eccTokenPolicies(ua.MessageSecurityMode) []ua.UserTokenPolicy {
 	}
 	if s.cfg.Security.UserNames {
 		out = append(out, ua.UserTokenPolicy{PolicyID: UserNamePolicyID, TokenType: ua.UserTokenTypeUserName})
+	}
+	if s.cfg.Security.CheckUserCertificate != nil {
+		out = append(out, ua.UserTokenPolicy{PolicyID: CertificatePolicyID, TokenType: ua.UserTokenTypeCertificate})
 	}
 	return out
 }
@@ -65,10 +69,12 @@ func (s *Server) eccTokenPolicies(ua.MessageSecurityMode) []ua.UserTokenPolicy {
 // Bad_IdentityTokenRejected), and sig is its key's signature over our
 // certificate and the session's last nonce, by the token's security
 // policy (Bad_UserSignatureInvalid).
-func (c *conn) checkX509Token(tok *ua.X509IdentityToken, sig ua.SignatureData, nonce []byte) error {
-	if tok.PolicyID != CertificatePolicyID || c.srv.cfg.Security.CheckUserCertificate == nil ||
-		secpol.ECCByURI(c.ch.SecurityPolicyURI()) != nil { // not offered over ECC
+func (c *conn) checkX509Token(s *session, tok *ua.X509IdentityToken, sig ua.SignatureData, nonce []byte) error {
+	if tok.PolicyID != CertificatePolicyID || c.srv.cfg.Security.CheckUserCertificate == nil {
 		return status.BadIdentityTokenInvalid
+	}
+	if secpol.ECCByURI(c.ch.SecurityPolicyURI()) != nil {
+		return c.checkECCX509Token(s, tok, sig, nonce)
 	}
 	p := secpol.ByURI(c.ch.SecurityPolicyURI())
 	if p == nil {
@@ -87,6 +93,43 @@ func (c *conn) checkX509Token(tok *ua.X509IdentityToken, sig ua.SignatureData, n
 		return status.BadUserSignatureInvalid
 	}
 	if p.Verify(pub, append(append([]byte(nil), own.Certificate...), nonce...), sig.Signature) != nil {
+		return status.BadUserSignatureInvalid
+	}
+	if err := c.srv.auditedCheck(c.srv.cfg.Security.CheckUserCertificate, "Session/ActivateSession")(leaf, chain); err != nil {
+		return status.BadIdentityTokenRejected
+	}
+	return nil
+}
+
+// checkECCX509Token is checkX509Token over an ECC channel: the user's
+// certificate has a key of the channel's policy, and signed, by that
+// policy, our certificate and the session's last nonce; under an
+// enhanced policy the data bound to the channel: ChannelThumbprint‖
+// nonce‖H(our certificate) twice‖H(the client's) twice‖ClientNonce (OPC
+// 10000-4 v1.05.07 §5.7.3; application and channel certificates are the
+// same here). The SignatureData's algorithm is not looked at: the
+// policy names it, and clients fill it in differently.
+func (c *conn) checkECCX509Token(s *session, tok *ua.X509IdentityToken, sig ua.SignatureData, nonce []byte) error {
+	cs := c.channelSecurity()
+	if cs.ecc == nil || cs.own == nil {
+		return status.BadIdentityTokenInvalid
+	}
+	leaf, chain, err := secpol.LeafCertificate(tok.CertificateData)
+	if err != nil {
+		return status.BadIdentityTokenInvalid
+	}
+	pub, ok := cs.ecc.CheckKey(leaf.PublicKey)
+	if !ok {
+		return status.BadIdentityTokenRejected
+	}
+	data := append(append([]byte(nil), cs.own.Certificate...), nonce...)
+	if cs.enhanced() {
+		s.mu.Lock()
+		clientNonce := s.clientNonce
+		s.mu.Unlock()
+		data = cs.boundData(nonce, [][]byte{cs.own.Certificate, cs.own.Certificate, cs.peer.Raw, cs.peer.Raw}, clientNonce)
+	}
+	if cs.ecc.Verify(pub, data, sig.Signature) != nil {
 		return status.BadUserSignatureInvalid
 	}
 	if err := c.srv.auditedCheck(c.srv.cfg.Security.CheckUserCertificate, "Session/ActivateSession")(leaf, chain); err != nil {

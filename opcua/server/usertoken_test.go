@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/rsa"
 	"crypto/x509"
@@ -403,5 +404,69 @@ func TestEccEncryptedSecretToken(t *testing.T) {
 	}
 	if len(seen) != 1 {
 		t.Fatalf("a bad token reached the Authenticator: %q", seen)
+	}
+}
+
+// TestECCX509UserToken: over an ECC channel (ECC_nistP256, Sign) an X.509
+// user token with a P-256 certificate, signed over our certificate and
+// the session's nonce with its key, is accepted when the user trust list
+// takes it; another signature is Bad_UserSignatureInvalid, a P-384 or an
+// untrusted certificate Bad_IdentityTokenRejected.
+func TestECCX509UserToken(t *testing.T) {
+	p := secpol.EccNistP256
+	srvDER, srvKey, _ := pki.NewECCertificate(pki.Template{ApplicationURI: DefaultApplicationURI}, p.Curve())
+	own, _ := uasc.NewECCredentials(srvDER, srvKey)
+	rsaDER, rsaKey, _ := pki.NewCertificate(pki.Template{ApplicationURI: DefaultApplicationURI, Key: testkeys.RSA(2048)})
+	rsaOwn, _ := uasc.NewCredentials(rsaDER, rsaKey)
+	userDER, userKey, _ := pki.NewECCertificate(pki.Template{CommonName: "alice"}, p.Curve())
+	strangerDER, strangerKey, _ := pki.NewECCertificate(pki.Template{CommonName: "mallory"}, p.Curve())
+	p384DER, p384Key, _ := pki.NewECCertificate(pki.Template{CommonName: "alice"}, secpol.EccNistP384.Curve())
+	s := newTestServer(t, Config{
+		Authenticator: namedX509{},
+		Security: &Security{Credentials: func() *uasc.Credentials { return rsaOwn },
+			ECCCredentials: func(string) *uasc.Credentials { return own },
+			CheckUserCertificate: func(leaf *x509.Certificate, _ []*x509.Certificate) error {
+				if bytes.Equal(leaf.Raw, strangerDER) {
+					return status.BadCertificateUntrusted
+				}
+				return nil
+			}},
+	})
+	const uri = "urn:edged:test:ecc-client"
+	cliDER, cliKey, _ := pki.NewECCertificate(pki.Template{ApplicationURI: uri}, p.Curve())
+	try := func(cert []byte, signer crypto.Signer, sp *secpol.ECC, tamper bool) ua.Body {
+		tc := newTestConn(t, s, 1)
+		fc := tc.c.ch.(*fakeChannel)
+		fc.policy, fc.mode, fc.peer = p.URI(), ua.MessageSecurityModeSign, cliDER
+		cs := subtest.WantOK[ua.CreateSessionResponse](t, tc.call(&ua.CreateSessionRequest{
+			ClientDescription: ua.ApplicationDescription{ApplicationURI: uri},
+			ClientCertificate: cliDER, ClientNonce: bytes.Repeat([]byte{5}, 32)}))
+		tc.token = cs.AuthenticationToken
+		appSig, _ := p.Sign(cliKey, append(bytes.Clone(srvDER), cs.ServerNonce...))
+		data := append(bytes.Clone(srvDER), cs.ServerNonce...)
+		if tamper {
+			data[0] ^= 1
+		}
+		userSig, err := sp.Sign(signer, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok := &ua.X509IdentityToken{PolicyID: CertificatePolicyID, CertificateData: cert}
+		return tc.call(&ua.ActivateSessionRequest{ClientSignature: ua.SignatureData{Signature: appSig},
+			UserIdentityToken:  ua.ExtensionObject{TypeID: tok.BinaryEncodingID(), Encoding: ua.ExtensionObjectBinary, Body: tok},
+			UserTokenSignature: ua.SignatureData{Signature: userSig}})
+	}
+	subtest.WantOK[ua.ActivateSessionResponse](t, try(userDER, userKey, p, false))
+	for name, c := range map[string]struct {
+		got  ua.Body
+		want ua.StatusCode
+	}{
+		"another signature":        {try(userDER, userKey, p, true), status.BadUserSignatureInvalid},
+		"a P-384 certificate":      {try(p384DER, p384Key, secpol.EccNistP384, false), status.BadIdentityTokenRejected},
+		"an untrusted certificate": {try(strangerDER, strangerKey, p, false), status.BadIdentityTokenRejected},
+	} {
+		if got := subtest.FaultOf(c.got); got != c.want {
+			t.Errorf("%s: %v, want %v", name, got, c.want)
+		}
 	}
 }

@@ -423,6 +423,9 @@ static void clearCreds(creds *c) {
     UA_ByteString_clear(&c->server);
 }
 
+static UA_StatusCode addPolicy(UA_SecurityPolicy **sps, size_t *n, const char *policy,
+                               UA_ByteString cert, UA_ByteString key, const UA_Logger *lg);
+
 /* secureConfig sets up cc for policy (a SecurityPolicy name) and mode with
  * the credentials; the result of the encryption setup. */
 static UA_StatusCode secureConfig(UA_ClientConfig *cc, const creds *c, const char *policy, UA_MessageSecurityMode mode) {
@@ -437,28 +440,8 @@ static UA_StatusCode secureConfig(UA_ClientConfig *cc, const creds *c, const cha
      * add the one asked for, with the (ECC) client certificate; for
      * ECC_curve25519 and the nistP256 AEAD policies, which are in it, this
      * one comes after and changes nothing. */
-    if (st == UA_STATUSCODE_GOOD && strncmp(policy, "ECC_", 4) == 0) {
-        UA_SecurityPolicy *sps = (UA_SecurityPolicy *)UA_realloc(cc->securityPolicies,
-            sizeof(UA_SecurityPolicy) * (cc->securityPoliciesSize + 1));
-        if (!sps)
-            return UA_STATUSCODE_BADOUTOFMEMORY;
-        cc->securityPolicies = sps;
-        UA_SecurityPolicy *sp = &sps[cc->securityPoliciesSize];
-        if (strcmp(policy, "ECC_nistP256") == 0)
-            st = UA_SecurityPolicy_EccNistP256(sp, UA_APPLICATIONTYPE_CLIENT, c->cert, c->key, cc->logging);
-        else if (strcmp(policy, "ECC_nistP384") == 0)
-            st = UA_SecurityPolicy_EccNistP384(sp, UA_APPLICATIONTYPE_CLIENT, c->cert, c->key, cc->logging);
-        else if (strcmp(policy, "ECC_curve25519") == 0)
-            st = UA_SecurityPolicy_EccCurve25519(sp, UA_APPLICATIONTYPE_CLIENT, c->cert, c->key, cc->logging);
-        else if (strcmp(policy, "ECC_nistP256_AesGcm") == 0)
-            st = UA_SecurityPolicy_EccNistP256AesGcm(sp, UA_APPLICATIONTYPE_CLIENT, c->cert, c->key, cc->logging);
-        else if (strcmp(policy, "ECC_nistP256_ChaChaPoly") == 0)
-            st = UA_SecurityPolicy_EccNistP256ChaChaPoly(sp, UA_APPLICATIONTYPE_CLIENT, c->cert, c->key, cc->logging);
-        else
-            st = UA_STATUSCODE_BADSECURITYPOLICYREJECTED;
-        if (st == UA_STATUSCODE_GOOD)
-            cc->securityPoliciesSize++;
-    }
+    if (st == UA_STATUSCODE_GOOD && strncmp(policy, "ECC_", 4) == 0)
+        st = addPolicy(&cc->securityPolicies, &cc->securityPoliciesSize, policy, c->cert, c->key, cc->logging);
     UA_String_clear(&cc->clientDescription.applicationUri);
     cc->clientDescription.applicationUri = UA_STRING_ALLOC(c->uri);
     return st;
@@ -513,28 +496,66 @@ static int secure(const char *url, int probe) {
     return rc;
 }
 
-/* ecc <policy>: an ECC policy in both modes, anonymously and with a user
+/* addPolicy appends the policy named (ECC_...) to sps with the
+ * certificate and key. */
+static UA_StatusCode addPolicy(UA_SecurityPolicy **sps, size_t *n, const char *policy,
+                               UA_ByteString cert, UA_ByteString key, const UA_Logger *lg) {
+    UA_SecurityPolicy *p = (UA_SecurityPolicy *)UA_realloc(*sps, sizeof(UA_SecurityPolicy) * (*n + 1));
+    if (!p)
+        return UA_STATUSCODE_BADOUTOFMEMORY;
+    *sps = p;
+    UA_SecurityPolicy *sp = &p[*n];
+    UA_StatusCode st;
+    if (strcmp(policy, "ECC_nistP256") == 0)
+        st = UA_SecurityPolicy_EccNistP256(sp, UA_APPLICATIONTYPE_CLIENT, cert, key, lg);
+    else if (strcmp(policy, "ECC_nistP384") == 0)
+        st = UA_SecurityPolicy_EccNistP384(sp, UA_APPLICATIONTYPE_CLIENT, cert, key, lg);
+    else if (strcmp(policy, "ECC_curve25519") == 0)
+        st = UA_SecurityPolicy_EccCurve25519(sp, UA_APPLICATIONTYPE_CLIENT, cert, key, lg);
+    else if (strcmp(policy, "ECC_nistP256_AesGcm") == 0)
+        st = UA_SecurityPolicy_EccNistP256AesGcm(sp, UA_APPLICATIONTYPE_CLIENT, cert, key, lg);
+    else if (strcmp(policy, "ECC_nistP256_ChaChaPoly") == 0)
+        st = UA_SecurityPolicy_EccNistP256ChaChaPoly(sp, UA_APPLICATIONTYPE_CLIENT, cert, key, lg);
+    else
+        st = UA_STATUSCODE_BADSECURITYPOLICYREJECTED;
+    if (st == UA_STATUSCODE_GOOD)
+        (*n)++;
+    return st;
+}
+
+/* ecc <policy>: an ECC policy in both modes, anonymously, with a user
  * name, whose password open62541 sends as an EccEncryptedSecret sealed
  * for the ephemeral key edged returns in CreateSession's response (the
- * token policy names the channel's policy). Each session reads, writes
- * and subscribes; the secure channel's tokens live 1 s, so the
- * subscription's 2 s span renewals. */
+ * token policy names the channel's policy), and, with EDGED_USER_CERT
+ * and EDGED_USER_KEY, as an X.509 user of the policy's curve. Each
+ * session reads, writes and subscribes; the secure channel's tokens live
+ * 1 s, so the subscription's 2 s span renewals. */
 static int ecc(const char *url, const char *policy) {
     creds cr;
     if (loadCreds(&cr, "ecc") != 0)
         return 2;
+    UA_ByteString ucert = readFile(getenv("EDGED_USER_CERT")), ukey = readFile(getenv("EDGED_USER_KEY"));
+    int ntok = ucert.length > 0 && ukey.length > 0 ? 3 : 2;
     const char *modes[] = {"Sign", "SignAndEncrypt"};
+    const char *tokens[] = {"anonymous", "username", "x509"};
     int rc = 0;
     for (int m = 0; m < 2; m++) {
-        for (int tok = 0; tok < 2; tok++) {
+        for (int tok = 0; tok < ntok; tok++) {
             UA_Client *c = UA_Client_new();
             UA_ClientConfig *cc = UA_Client_getConfig(c);
             UA_StatusCode st = secureConfig(cc, &cr, policy,
                 m == 0 ? UA_MESSAGESECURITYMODE_SIGN : UA_MESSAGESECURITYMODE_SIGNANDENCRYPT);
             cc->secureChannelLifeTime = 1000;
+            if (st == UA_STATUSCODE_GOOD && tok == 2) {
+                /* The user's key signs the token by the policy, which the
+                 * authentication set lacks for the non-AEAD ECC ones. */
+                st = UA_ClientConfig_setAuthenticationCert(cc, ucert, ukey);
+                if (st == UA_STATUSCODE_GOOD)
+                    st = addPolicy(&cc->authSecurityPolicies, &cc->authSecurityPoliciesSize, policy, ucert, ukey, cc->logging);
+            }
             UA_StatusCode rd = UA_STATUSCODE_BADNOTCONNECTED, wr = rd;
             if (st == UA_STATUSCODE_GOOD)
-                st = tok == 0 ? UA_Client_connect(c, url) : UA_Client_connectUsername(c, url, cr.user, cr.pass);
+                st = tok == 1 ? UA_Client_connectUsername(c, url, cr.user, cr.pass) : UA_Client_connect(c, url);
             int sub = -1;
             size_t values = 0;
             if (st == UA_STATUSCODE_GOOD) {
@@ -553,12 +574,14 @@ static int ecc(const char *url, const char *policy) {
             }
             printf("{\"ev\":\"result\",\"policy\":\"%s\",\"mode\":\"%s\",\"token\":\"%s\","
                    "\"connect\":%u,\"read\":%u,\"write\":%u,\"subscribe\":%d,\"values\":%zu}\n",
-                   policy, modes[m], tok == 0 ? "anonymous" : "username", st, rd, wr, sub, values);
+                   policy, modes[m], tokens[tok], st, rd, wr, sub, values);
             fflush(stdout);
             UA_Client_disconnect(c);
             UA_Client_delete(c);
         }
     }
+    UA_ByteString_clear(&ucert);
+    UA_ByteString_clear(&ukey);
     clearCreds(&cr);
     return rc;
 }
