@@ -57,8 +57,8 @@ func (e *eccPolicy) SupportsMode(m ua.MessageSecurityMode) bool {
 // sequence numbers.
 func (e *eccPolicy) FirstSequenceNumberZero() bool { return true }
 
-// Asymmetric checks the client's certificate (an ECDSA key on the
-// policy's curve) and that the thumbprint names ours. OpenSecureChannel
+// Asymmetric checks the client's certificate (a key of the policy: ECDSA
+// on its curve, or Ed25519) and that the thumbprint names ours. OpenSecureChannel
 // chunks are signed, not encrypted (OPC 10000-6 §6.8.1).
 func (e *eccPolicy) Asymmetric(senderCertificate, receiverThumbprint []byte) (AsymmetricResult, error) {
 	own := e.own()
@@ -100,11 +100,6 @@ type chainedPolicy interface {
 
 // TokenChained: see chainedPolicy.
 func (e *eccPolicy) TokenChained(mode ua.MessageSecurityMode, clientNonce, prevIKM []byte) ([]byte, ChunkCrypto, []byte, error) {
-	nonce, cr, ikm, err := e.token(mode, clientNonce, prevIKM)
-	return nonce, cr, ikm, err
-}
-
-func (e *eccPolicy) token(mode ua.MessageSecurityMode, clientNonce, prevIKM []byte) ([]byte, ChunkCrypto, []byte, error) {
 	if len(clientNonce) != e.p.NonceLength() {
 		return nil, nil, nil, status.BadNonceInvalid
 	}
