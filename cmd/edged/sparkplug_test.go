@@ -393,6 +393,16 @@ func TestSparkplugOutage(t *testing.T) {
 		delete(seen, uint32(s.Value))
 		return true
 	})
+	// A birth carries the current value, which edged recorded when it
+	// changed, before the birth and so before the consumer's first
+	// timestamp (under qemu the first birth can come many cycles after
+	// the change): such a value was recorded in the seconds before.
+	db.Scan(id, first*1e6-2e9, first*1e6-1, false, 0, func(s *tsdb.Sample) bool {
+		if g := seen[uint32(s.Value)]; !s.NoValue && len(g) == 1 && g[0].birth {
+			delete(seen, uint32(s.Value))
+		}
+		return true
+	})
 	for v, g := range seen {
 		t.Errorf("the consumer has sim.Counter %d (%v), which edged did not record", v, g)
 		break
