@@ -148,7 +148,7 @@ func (s *Server) endpointList() []ua.EndpointDescription {
 				ServerCertificate:   c.Certificate,
 				SecurityMode:        mode,
 				SecurityPolicyURI:   p.URI(),
-				UserIdentityTokens:  s.eccTokenPolicies(mode),
+				UserIdentityTokens:  s.tokenPolicies(p.URI()),
 				TransportProfileURI: TransportProfileUATCP,
 				SecurityLevel:       securityLevel(slices.Index(secpol.AllECC, p), mode),
 			})

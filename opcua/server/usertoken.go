@@ -43,27 +43,6 @@ func (s *Server) tokenPolicies(securityPolicy string) []ua.UserTokenPolicy {
 	return out
 }
 
-// eccTokenPolicies are the user token policies of an ECC endpoint:
-// anonymous as on the others, and user names by the channel's policy: the
-// password comes as an EccEncryptedSecret, sealed for the ephemeral key
-// the server gave in the CreateSession or ActivateSession response
-// (OPC 10000-4 §7.40.2.5); over SignAndEncrypt a password the channel's
-// encryption alone protects is taken too. X.509 user tokens with a key of
-// the channel's policy (checkECCX509Token).
-func (s *Server) eccTokenPolicies(ua.MessageSecurityMode) []ua.UserTokenPolicy {
-	var out []ua.UserTokenPolicy
-	if !s.cfg.Security.NoAnonymous {
-		out = append(out, ua.UserTokenPolicy{PolicyID: AnonymousPolicyID, TokenType: ua.UserTokenTypeAnonymous})
-	}
-	if s.cfg.Security.UserNames {
-		out = append(out, ua.UserTokenPolicy{PolicyID: UserNamePolicyID, TokenType: ua.UserTokenTypeUserName})
-	}
-	if s.cfg.Security.CheckUserCertificate != nil {
-		out = append(out, ua.UserTokenPolicy{PolicyID: CertificatePolicyID, TokenType: ua.UserTokenTypeCertificate})
-	}
-	return out
-}
-
 // checkX509Token checks an X.509 user token (OPC 10000-4 §7.36.5): the
 // certificate is valid for the user trust list (CheckUserCertificate;
 // Bad_IdentityTokenRejected), and sig is its key's signature over our
