@@ -587,6 +587,41 @@ static int ecc(const char *url, const char *policy) {
     return rc;
 }
 
+/* renew <seconds>: one Basic256Sha256 SignAndEncrypt session whose
+ * secure channel's tokens live 2 s reads sim.Counter back to back for
+ * that many seconds; open62541 renews the channel between the reads.
+ * Prints the reads, the failed ones and the first failure's status. */
+static int renew(const char *url, double seconds) {
+    creds cr;
+    if (loadCreds(&cr, "renew") != 0)
+        return 2;
+    UA_Client *c = UA_Client_new();
+    UA_ClientConfig *cc = UA_Client_getConfig(c);
+    UA_StatusCode st = secureConfig(cc, &cr, "Basic256Sha256", UA_MESSAGESECURITYMODE_SIGNANDENCRYPT);
+    cc->secureChannelLifeTime = 2000;
+    if (st == UA_STATUSCODE_GOOD)
+        st = UA_Client_connect(c, url);
+    long reads = 0, failed = 0;
+    UA_StatusCode first = UA_STATUSCODE_GOOD;
+    if (st == UA_STATUSCODE_GOOD) {
+        for (double start = now(); now() - start < seconds; reads++) {
+            UA_Variant v;
+            UA_Variant_init(&v);
+            UA_StatusCode rd = UA_Client_readValueAttribute(c, UA_NODEID_STRING(2, "sim.Counter"), &v);
+            UA_Variant_clear(&v);
+            if (rd != UA_STATUSCODE_GOOD && failed++ == 0)
+                first = rd;
+        }
+    }
+    printf("{\"ev\":\"renew\",\"connect\":%u,\"reads\":%ld,\"failed\":%ld,\"first\":%u}\n",
+           st, reads, failed, first);
+    fflush(stdout);
+    UA_Client_disconnect(c);
+    UA_Client_delete(c);
+    clearCreds(&cr);
+    return st == UA_STATUSCODE_GOOD && failed == 0 ? 0 : 1;
+}
+
 /* Warnings and errors of the client go to stderr; stdout has the JSON. */
 static void logStderr(void *ctx, UA_LogLevel level, UA_LogCategory cat, const char *msg,
                       va_list args) {
@@ -853,7 +888,7 @@ static UA_Logger logger = {logStderr, NULL, NULL};
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s <endpoint> crawl|writeread|subscribe ... | secure | probe | ecc <policy>; %s reverse <port> <policy> <mode>\n", argv[0], argv[0]);
+        fprintf(stderr, "usage: %s <endpoint> crawl|writeread|subscribe ... | secure | probe | ecc <policy> | renew <seconds>; %s reverse <port> <policy> <mode>\n", argv[0], argv[0]);
         return 2;
     }
     if (strcmp(argv[2], "secure") == 0 || strcmp(argv[2], "probe") == 0)
@@ -864,6 +899,13 @@ int main(int argc, char **argv) {
             return 2;
         }
         return ecc(argv[1], argv[3]);
+    }
+    if (strcmp(argv[2], "renew") == 0) {
+        if (argc < 4) {
+            fprintf(stderr, "usage: %s <endpoint> renew <seconds>\n", argv[0]);
+            return 2;
+        }
+        return renew(argv[1], atof(argv[3]));
     }
     if (strcmp(argv[1], "reverse") == 0) {
         if (argc != 5) {
