@@ -40,6 +40,32 @@ const (
 	CoilToggle  = 0   // coil 0, bool
 )
 
+// The churn bank: every input register (ir:0..BankSize-1) changes once a
+// second, a tenth of them every ChurnPeriod of the wall clock: at step k
+// (ChurnStep), the registers i with i % ChurnClasses == k % ChurnClasses
+// take the value uint16(k). A client that receives a value v at time t
+// knows when it changed: at the last step ≤ ChurnStep(t) whose low 16
+// bits are v (ChurnChanged). It is the load of a plant whose SCADA
+// subscribes to thousands of tags of which a tenth change per 100 ms (make
+// bench-peer); the benchmark's peer server runs the same logic.
+const (
+	ChurnPeriod  = 100 * time.Millisecond
+	ChurnClasses = 10
+)
+
+// ChurnStep is the churn bank's step at t: the time since the Unix epoch
+// over ChurnPeriod.
+func ChurnStep(t time.Time) int64 { return t.UnixNano() / int64(ChurnPeriod) }
+
+// ChurnChanged returns when a churn register holding v, read at t, took
+// that value: the start of the last step ≤ ChurnStep(t) whose low 16 bits
+// are v.
+func ChurnChanged(v uint16, t time.Time) time.Time {
+	k := ChurnStep(t)
+	k -= int64(uint16(k) - v) // back by (k - v) mod 2¹⁶ steps
+	return time.Unix(0, k*int64(ChurnPeriod))
+}
+
 // Periods of the simulated signals, in ticks.
 const (
 	SinePeriodTicks   = 2000 // 10 s
@@ -69,14 +95,15 @@ type Options struct {
 
 // Sim is a running simulated PLC and GPIO board.
 type Sim struct {
-	srv    *slave.Server
-	addr   string
-	board  *gpio.Sim
-	manual bool
-	base   time.Time     // the start
-	offset atomic.Int64  // tick 0 is at base + offset ns (see catchUp)
-	polled bool          // a request came; under the bank's lock
-	ticks  atomic.Uint64 // the tick the bank holds
+	srv     *slave.Server
+	addr    string
+	board   *gpio.Sim
+	manual  bool
+	base    time.Time     // the start
+	offset  atomic.Int64  // tick 0 is at base + offset ns (see catchUp)
+	polled  bool          // a request came; under the bank's lock
+	churned int64         // the churn bank's step; under the bank's lock
+	ticks   atomic.Uint64 // the tick the bank holds
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -139,12 +166,29 @@ func (s *Sim) catchUp(b *slave.Bank) {
 		n := s.ticks.Load()
 		s.offset.Store(int64(time.Since(s.base) - time.Duration(n)*Period - Period/2))
 	}
+	s.churn(b, ChurnStep(time.Now()))
 	n := s.tickNow()
 	if n > s.ticks.Load() {
 		s.ticks.Store(n)
 		b.HoldingRegisters[RegStatus] = b.HoldingRegisters[RegCommand]
 		s.apply(b, n)
 	}
+}
+
+// churn brings the churn bank, locked, to step k (see ChurnPeriod); the
+// first call sets every register.
+func (s *Sim) churn(b *slave.Bank, k int64) {
+	if k <= s.churned {
+		return
+	}
+	ir := b.InputRegisters
+	for step := max(s.churned+1, k-ChurnClasses+1); step <= k; step++ {
+		v := uint16(step)
+		for i := int(step % ChurnClasses); i < len(ir); i += ChurnClasses {
+			ir[i] = v
+		}
+	}
+	s.churned = k
 }
 
 // Step advances the simulation by one tick: it copies Command into Status

@@ -14,6 +14,7 @@ import (
 	"github.com/edged/edged/internal/testutil/peer"
 
 	"github.com/edged/edged/drivers/modbus"
+	"github.com/edged/edged/drivers/modbus/slave"
 	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc/config"
 	"github.com/edged/edged/plc/sim"
@@ -261,5 +262,49 @@ func TestMbpoll(t *testing.T) {
 	}
 	if got := mbpoll(t, s, []string{"-t", "4:int", "-B", "-r", "0", "-c", "1"}); got[0] != 43 {
 		t.Fatalf("Counter after the tick: %v, want [0]=43", got)
+	}
+}
+
+// TestChurn: the input registers a client reads hold the churn bank's
+// values: each register the step of its class's last change, less than a
+// second ago, from which ChurnChanged recovers when it changed.
+func TestChurn(t *testing.T) {
+	s, err := sim.StartOptions(t.Context(), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ir []uint16
+	var at time.Time
+	s.Update(func(b *slave.Bank) {
+		at = time.Now()
+		ir = append(ir, b.InputRegisters...)
+	})
+	if len(ir) != sim.BankSize {
+		t.Fatalf("%d input registers, want %d", len(ir), sim.BankSize)
+	}
+	for i, v := range ir {
+		changed := sim.ChurnChanged(v, at)
+		age := at.Sub(changed)
+		if age < 0 || age >= sim.ChurnClasses*sim.ChurnPeriod {
+			t.Fatalf("ir:%d = %d changed %v before the read, want within a second", i, v, age)
+		}
+		if k := sim.ChurnStep(changed); k%sim.ChurnClasses != int64(i%sim.ChurnClasses) || uint16(k) != v {
+			t.Fatalf("ir:%d = %d: changed at step %d, not of its class %d", i, v, k, i%sim.ChurnClasses)
+		}
+	}
+}
+
+// TestChurnChanged: ChurnChanged inverts the low 16 bits of a step, also
+// across their wrap.
+func TestChurnChanged(t *testing.T) {
+	now := time.Unix(1_800_000_000, 55e6)
+	k := sim.ChurnStep(now)
+	for _, back := range []int64{0, 1, 9, 65535} {
+		step := k - back
+		got := sim.ChurnChanged(uint16(step), now)
+		if want := time.Unix(0, step*int64(sim.ChurnPeriod)); !got.Equal(want) {
+			t.Errorf("%d steps back: %v, want %v", back, got, want)
+		}
 	}
 }
