@@ -1026,11 +1026,22 @@ func (e *Engine) publish(n uint64, nowNs int64) {
 	// changed and changed back between two publishes).
 	if cap(im.changed) < len(e.changed) {
 		im.changed = make([]Handle, 0, len(e.work.entries))
+		im.values = make([]Handle, 0, len(e.work.entries))
 	}
-	im.changed = im.changed[:0]
+	im.changed, im.values = im.changed[:0], im.values[:0]
 	for _, h := range e.changed {
-		if int(h) >= len(prev.state.entries) || prev.state.entries[h] != e.work.entries[h] || prev.state.text(h) != e.work.text(h) {
+		if int(h) >= len(prev.state.entries) {
 			im.changed = append(im.changed, h)
+			im.values = append(im.values, h)
+			continue
+		}
+		pe, we := prev.state.entries[h], e.work.entries[h]
+		text := prev.state.text(h) != e.work.text(h)
+		if pe != we || text {
+			im.changed = append(im.changed, h)
+			if pe.bits != we.bits || pe.status != we.status || pe.typ != we.typ || text {
+				im.values = append(im.values, h)
+			}
 		}
 	}
 	e.changed = e.changed[:0]

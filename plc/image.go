@@ -76,6 +76,7 @@ type Image struct {
 	time    int64
 	state   tagState
 	changed []Handle
+	values  []Handle // the changed tags whose value or status changed
 	pin     atomic.Int32
 }
 
@@ -184,3 +185,10 @@ func (im *Image) SourceTime(h Handle) int64 { return im.state.entries[h].ts }
 // timestamp, so it is listed even if its value stayed. The slice is the
 // image's: do not modify it.
 func (im *Image) Changed() []Handle { return im.changed }
+
+// ValueChanged returns the tags of Changed whose value or status differ
+// from the previous image's: without those whose source timestamp alone
+// is new (a tag read again with the same value), which a subscriber that
+// reports value and status changes need not look at. The slice is the
+// image's: do not modify it.
+func (im *Image) ValueChanged() []Handle { return im.values }

@@ -283,7 +283,8 @@ func BenchmarkImageRead100(b *testing.B) {
 	_ = sum
 }
 
-// TestChanged checks Image.Changed and String tags across cycles.
+// TestChanged checks Image.Changed, Image.ValueChanged and String tags
+// across cycles.
 func TestChanged(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e, fakes := build(t, plc.Config{Tags: []plc.Tag{
@@ -295,10 +296,11 @@ func TestChanged(t *testing.T) {
 		f := fakes["d"]
 		f.Set(2, plc.StringValue("hello"))
 		f.Set(3, plc.StringValue("world"))
-		var changed [][]plc.Handle
+		var changed, values [][]plc.Handle
 		var images []*plc.Image
 		e.Subscribe(func(im *plc.Image) {
 			changed = append(changed, slices.Sorted(slices.Values(im.Changed())))
+			values = append(values, slices.Sorted(slices.Values(im.ValueChanged())))
 			im.Retain()
 			images = append(images, im)
 		})
@@ -315,6 +317,17 @@ func TestChanged(t *testing.T) {
 		want := [][]plc.Handle{{0, 1, 2, 3}, {0, 3}, {0, 1, 2, 3}, {0, 3}}
 		if !reflect.DeepEqual(changed, want) {
 			t.Errorf("changed %v, want %v", changed, want)
+		}
+		// ValueChanged leaves out the tags read again with the same value
+		// and status: in cycle 3 only t's new text and a's failure.
+		wantValues := [][]plc.Handle{{0, 1, 2, 3}, nil, {0, 3}, nil}
+		for i := range values {
+			if len(values[i]) == 0 {
+				values[i] = nil
+			}
+		}
+		if !reflect.DeepEqual(values, wantValues) {
+			t.Errorf("value changes %v, want %v", values, wantValues)
 		}
 		if v := images[0].Value(2); v.Text() != "hello" || images[0].Value(3).Text() != "world" || images[2].Value(3).Text() != "there" {
 			t.Errorf("texts %q %q %q", v.Text(), images[0].Value(3).Text(), images[2].Value(3).Text())

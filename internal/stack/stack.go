@@ -523,7 +523,7 @@ func (st *Stack) Start(after ...func(*plc.Image)) (err error) {
 	if err := st.startWatchdog(); err != nil {
 		return err
 	}
-	stopNotify := st.Binding.Notify(st.Server.SourceChanged)
+	stopNotify := st.Binding.Notify(st.Server.SourceValuesChanged)
 	st.started("the binding's notifications", func(context.Context) error { stopNotify(); return nil })
 	if hs := st.Historian; hs != nil {
 		hs.Start()

@@ -8,7 +8,7 @@
 //
 //	srv, err := server.New(server.Config{EndpointURL: url})
 //	go srv.Serve(ln)
-//	srv.SourceChanged(src, handles) // from the binding, per image
+//	srv.SourceValuesChanged(src, changed, values) // from the binding, per image
 //	srv.Shutdown(ctx)
 //
 // How connections, services, sessions and subscriptions work, and why, is

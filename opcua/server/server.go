@@ -168,6 +168,16 @@ func (s *Server) SourceChanged(src addrspace.SourceID, changed []uint32) {
 	s.subs.SourceChanged(src, changed)
 }
 
+// SourceValuesChanged is SourceChanged with values, the handles of
+// changed whose value or status changed (not only their source
+// timestamp): while no monitored item reports source timestamp changes
+// (DataChangeTrigger StatusValueTimestamp), the server looks at those
+// only, so that a tag read again with the same value costs the
+// subscriptions nothing.
+func (s *Server) SourceValuesChanged(src addrspace.SourceID, changed, values []uint32) {
+	s.subs.SourceValuesChanged(src, changed, values)
+}
+
 // EventTypes are the event types the server's event filters know: those
 // of namespace 0, and those a caller adds (before events of them are
 // posted).

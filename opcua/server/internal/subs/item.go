@@ -468,6 +468,9 @@ func (m *Manager) reviseItem(sub *subscription, n *addrspace.Node, attr ua.Attri
 			return ip, key, status.BadDeadbandFilterInvalid
 		}
 		ip.trigger = f.Trigger
+		if f.Trigger == ua.DataChangeTriggerStatusValueTimestamp {
+			m.tsTrigger.Store(true) // before the item samples: see SourceValuesChanged
+		}
 		ip.deadband = ua.DeadbandType(f.DeadbandType)
 		switch ip.deadband {
 		case ua.DeadbandTypeNone:

@@ -165,6 +165,9 @@ type Manager struct {
 	wake  chan struct{}
 
 	active atomic.Bool // a subscription was ever created: SourceChanged has work
+	// tsTrigger: an item with DataChangeTrigger StatusValueTimestamp was
+	// ever created; SourceValuesChanged samples every change since.
+	tsTrigger atomic.Bool
 
 	hookMu  sync.Mutex
 	changed []srcKey   // accumulated by SourceChanged, drained by the run loop
@@ -363,6 +366,17 @@ func (m *Manager) SourceChanged(src addrspace.SourceID, changed []uint32) {
 	case m.wake <- struct{}{}:
 	default:
 	}
+}
+
+// SourceValuesChanged is SourceChanged with values, the handles of
+// changed whose value or status changed: until an item reports source
+// timestamp changes (tsTrigger), the items' triggers ignore what values
+// leaves out, so only values is sampled.
+func (m *Manager) SourceValuesChanged(src addrspace.SourceID, changed, values []uint32) {
+	if !m.tsTrigger.Load() {
+		changed = values
+	}
+	m.SourceChanged(src, changed)
 }
 
 // itemCount returns the monitored items of all the session's subscriptions.

@@ -609,3 +609,51 @@ func TestDeadbandOnArrays(t *testing.T) {
 		}
 	}
 }
+
+// TestSourceValuesChanged: while no item reports source timestamp
+// changes, SourceValuesChanged samples only the handles whose value or
+// status changed (a handle listed only in changed is not looked at, so
+// an image whose value moved all the same is not reported); once an item
+// with DataChangeTrigger StatusValueTimestamp exists, it samples every
+// changed handle.
+func TestSourceValuesChanged(t *testing.T) {
+	f := newSubFixture(t, Config{})
+	src, imgs := addImageNode(t, f)
+	m := f.s.subs
+	sub := f.createSub(5, 10, 300)
+	a := item("img", ua.AttributeIDValue, 0, 10, nil)
+	a.RequestedParameters.ClientHandle = 1
+	if r := f.createItems(sub, a); r[0].StatusCode != status.Good {
+		t.Fatal(r[0].StatusCode)
+	}
+	got := map[uint32][]float64{}
+	byHandle(f.tc.publishData(), got) // the initial value, 0
+	// The value moves to 1, but the call says only its timestamp did.
+	imgs.cur.Store(&testImage{v: 1})
+	m.SourceValuesChanged(src, []uint32{1}, nil)
+	imgs.cur.Store(&testImage{v: 2})
+	m.SourceValuesChanged(src, []uint32{1}, []uint32{1})
+	for k := 0; len(got[1]) < 2 && k < 500; k++ {
+		byHandle(f.tc.publish(), got)
+	}
+	if want := []float64{0, 2}; !slices.Equal(got[1], want) {
+		t.Errorf("item 1: values %v, want %v (1 came as a timestamp change)", got[1], want)
+	}
+
+	b := item("img", ua.AttributeIDValue, 0, 10, &ua.DataChangeFilter{Trigger: ua.DataChangeTriggerStatusValueTimestamp})
+	b.RequestedParameters.ClientHandle = 2
+	if r := f.createItems(sub, b); r[0].StatusCode != status.Good {
+		t.Fatal(r[0].StatusCode)
+	}
+	for k := 0; len(got[2]) < 1 && k < 500; k++ {
+		byHandle(f.tc.publish(), got) // b's initial value, 2
+	}
+	imgs.cur.Store(&testImage{v: 3})
+	m.SourceValuesChanged(src, []uint32{1}, nil)
+	for k := 0; (len(got[1]) < 3 || len(got[2]) < 2) && k < 500; k++ {
+		byHandle(f.tc.publish(), got)
+	}
+	if w1, w2 := []float64{0, 2, 3}, []float64{2, 3}; !slices.Equal(got[1], w1) || !slices.Equal(got[2], w2) {
+		t.Errorf("values %v and %v, want %v and %v: with a timestamp trigger every change is sampled", got[1], got[2], w1, w2)
+	}
+}
