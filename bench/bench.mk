@@ -37,6 +37,7 @@ PEER_SCENARIOS ?= 10x100x1,1x1x1
 PEER_SECURITY  ?= None Basic256Sha256/Sign Basic256Sha256/SignAndEncrypt ECC_nistP256/SignAndEncrypt
 PEER_PORT      ?= 48491
 PEER_EDGED_PORT ?= 48492
+PEER_FLOOR_PORT ?= 48494
 # PEER_EDGED_FLAGS: more flags of edged, e.g. --poller or --sim-in-memory=false.
 PEER_EDGED_FLAGS ?=
 PEER_EDGED_READ := ns=2;s=sim.Sine,ns=2;s=sim.Counter,ns=2;s=sim.Toggle,ns=2;s=sim.Ramp,ns=2;s=sim.Setpoint,ns=2;s=sim.Command,ns=2;s=sim.Status,ns=2;s=io.DI1,ns=2;s=io.DI2,ns=2;s=io.DI3,ns=2;s=io.DI4,ns=2;s=io.DO1,ns=2;s=io.DO2,ns=2;s=io.DO3,ns=2;s=io.DO4
@@ -113,13 +114,14 @@ SPARK_OUTAGE   ?= 10m
 # WAKE_FOR: how long bench-wake measures.
 WAKE_FOR      ?= 10m
 
-.PHONY: bench-sparkplug bench-help bench bench-two-cores bench-wake bench-e2e bench-peer bench-peer-events bench-peer-secure bench-peer-handshake bench-memory bench-scan bench-history bench-alarms bench-sub bench-fanout bench-always
+.PHONY: bench-sparkplug bench-help bench bench-two-cores bench-wake bench-e2e bench-peer bench-peer-scada bench-peer-events bench-peer-secure bench-peer-handshake bench-memory bench-scan bench-history bench-alarms bench-sub bench-fanout bench-always
 
 bench-help:
 	@echo "make bench-wake      how late this machine wakes an idle 5 ms sleeper, for WAKE_FOR=$(WAKE_FOR): the floor under the scan's overruns"
 	@echo "make bench           benchmarks (BENCH=regexp PKG=./path/...), then bench-e2e (E2E=0: not), bench-scan (SCAN=0: not), bench-sub (SUB=0: not) and bench-fanout (FANOUT=0: not)"
 	@echo "make bench-e2e       end-to-end OPC UA load on loopback, server on core 0, load on core 1"
 	@echo "make bench-peer      edged (with its simulator) and the open62541 v1.5.7 server side by side, PEER_ROUNDS=$(PEER_ROUNDS) rounds: idle, Reads, open loop, subscription, memory; ratios and targets"
+	@echo "make bench-peer-scada  the SCADA scenarios S1–S4 of bench-peer alone: 10,000 variables, a tenth changing every 100 ms, sessions subscribed to them; PEER_ROUNDS rounds"
 	@echo "make bench-peer-events  the two servers raising PEER_EVENTS=$(PEER_EVENTS) events every 5 ms, a client subscribed to them: latency, server CPU per event; PEER_ROUNDS rounds"
 	@echo "make bench-peer-secure  the Read loads on uabench's server and on open62541 for each of PEER_SECURITY"
 	@echo "make bench-peer-handshake  server CPU per OpenSecureChannel, edged's stack and open62541, for PEER_HS_POLICIES=$(PEER_HS_POLICIES), Sign and SignAndEncrypt"
@@ -162,6 +164,13 @@ $(BIN)/open62541.o: $(OPEN62541)/open62541.c
 $(BIN)/open62541_server: bench/uabench/peer/open62541_server.c $(BIN)/open62541.o
 	cc -O2 -I $(OPEN62541) $< $(BIN)/open62541.o -lssl -lcrypto -lpthread -lm -o $@
 
+$(BIN)/floor_server: bench/uabench/peer/floor_server.c
+	@mkdir -p $(BIN)
+	cc -O2 -Wall $< -o $@
+
+$(BIN)/floor.bin: $(BIN)/uabench
+	./$(BIN)/uabench floorgen $@
+
 # Handshakes side by side (bench-peer-handshake): `uabench handshake` on
 # core 1 opens secure channels one after the other (connect, Hello,
 # OpenSecureChannel, CloseSecureChannel) to `uabench server` (edged's
@@ -197,14 +206,40 @@ bench-e2e: bench-two-cores $(BIN)/uabench
 			-scenarios '$(E2E_SCENARIOS)' -warmup $(E2E_WARMUP) -duration $(E2E_DURATION) || exit 1; \
 	done
 
-bench-peer: bench-two-cores build $(BIN)/open62541_server $(BIN)/uabench
+bench-peer: bench-two-cores build $(BIN)/open62541_server $(BIN)/uabench $(BIN)/floor_server $(BIN)/floor.bin
 	./$(BIN)/uabench peercert urn:open62541.unconfigured.application $(BIN)/peer-pki
 	rm -rf $(BIN)/peer-edged
-	timeout --kill-after=10 $(E2E_TIMEOUT) taskset -c 1 ./$(BIN)/uabench peer -rounds $(PEER_ROUNDS) $(PEER_FLAGS) \
+	timeout --kill-after=10 1200 taskset -c 1 ./$(BIN)/uabench peer -rounds $(PEER_ROUNDS) -aa $(PEER_FLAGS) \
+		-floor 'taskset -c 0 ./$(BIN)/floor_server $(PEER_FLOOR_PORT) $(BIN)/floor.bin' -floor-addr 127.0.0.1:$(PEER_FLOOR_PORT) \
 		-edged 'taskset -c 0 ./$(BIN)/edged --data-dir $(BIN)/peer-edged --listen 127.0.0.1:$(PEER_EDGED_PORT) --allow-insecure $(PEER_EDGED_FLAGS)' \
 		-edged-addr 127.0.0.1:$(PEER_EDGED_PORT) -edged-read '$(PEER_EDGED_READ)' -edged-counter 'ns=2;s=sim.Counter' \
 		-peer 'taskset -c 0 ./$(BIN)/open62541_server $(PEER_PORT) $(BIN)/peer-pki/cert.der $(BIN)/peer-pki/key.der' \
 		-peer-addr 127.0.0.1:$(PEER_PORT) -peer-read '$(PEER_OPEN62541_READ)' -peer-counter 'ns=1;s=Counter'
+	@$(MAKE) --no-print-directory bench-peer-scada
+
+# The SCADA scenarios (bench-peer-scada, run by bench-peer): both servers
+# serve 10,000 UInt16 variables of which a tenth change every 100 ms, by
+# the wall clock (edged: 10 devices of 1,000 tags on its simulator's churn
+# bank, `uabench genconfig -churn`, scanned every 100 ms for S1–S3 and
+# every 5 ms for S4; open62541: its bulk=10000 variables, the same logic),
+# and sessions subscribe to them: S1 10×1,000 items, 100 ms sampling,
+# 1 s publishing, None; S2 the same over Basic256Sha256 SignAndEncrypt; S3
+# 50×200, 250/500 ms, SignAndEncrypt; S4 1×10,000 at 5/5 ms, None.
+SCADA_RUNS ?= slow:s1,s2,s3 fast:s4
+bench-peer-scada: bench-two-cores build $(BIN)/open62541_server $(BIN)/uabench
+	./$(BIN)/uabench peercert urn:open62541.unconfigured.application $(BIN)/peer-pki
+	@for run in $(SCADA_RUNS); do \
+		class=$${run%%:*}; phases=$${run#*:}; \
+		./$(BIN)/uabench genconfig -devices 10 -tags 1000 -class $$class -churn > $(BIN)/scada-$$class.json || exit 1; \
+		rm -rf $(BIN)/peer-scada; \
+		echo "== bench-peer-scada: $$phases, edged's 10,000 tags in scan class $$class"; \
+		timeout --kill-after=10 1500 taskset -c 1 ./$(BIN)/uabench peer -rounds $(PEER_ROUNDS) -only idle,$$phases $(PEER_FLAGS) \
+			-edged "taskset -c 0 ./$(BIN)/edged --data-dir $(BIN)/peer-scada --listen 127.0.0.1:$(PEER_EDGED_PORT) --allow-insecure --config $(BIN)/scada-$$class.json $(PEER_EDGED_FLAGS)" \
+			-edged-addr 127.0.0.1:$(PEER_EDGED_PORT) -edged-read 'ns=2;s=sim.Counter' -edged-counter 'ns=2;s=sim.Counter' \
+			-edged-bulk 'ns=2;s=bulk%[1]d.T%04[2]d' -edged-trust $(BIN)/peer-scada -edged-overruns 'ns=3;s=Diagnostics.Overruns' \
+			-peer 'taskset -c 0 ./$(BIN)/open62541_server $(PEER_PORT) $(BIN)/peer-pki/cert.der $(BIN)/peer-pki/key.der bulk=10000' \
+			-peer-addr 127.0.0.1:$(PEER_PORT) -peer-read 'ns=1;s=Counter' -peer-counter 'ns=1;s=Counter' -peer-bulk 'ns=1;s=Bulk.T%05[3]d' || exit 1; \
+	done
 
 # bench-peer-events: the same two servers raising PEER_EVENTS events every
 # 5 ms (edged: off-normal alarms on the simulator counter's lowest bit, of

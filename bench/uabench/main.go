@@ -66,7 +66,8 @@ const usage = `usage: uabench server [flags]   (uabench server -h for the flags)
        uabench load [flags]     (uabench load -h for the flags)
        uabench peer [flags]     (uabench peer -h for the flags)
        uabench genconfig [flags] > FILE; uabench memory [flags]
-       uabench peercert APPLICATION_URI DIR`
+       uabench peercert APPLICATION_URI DIR
+       uabench floorgen FILE    (the floor server's canned responses)`
 
 func run(args []string, in io.Reader, out, errOut io.Writer) error {
 	if len(args) == 0 {
@@ -80,6 +81,8 @@ func run(args []string, in io.Reader, out, errOut io.Writer) error {
 			return fmt.Errorf("usage: uabench peercert APPLICATION_URI DIR")
 		}
 		return peerCert(args[1], args[2])
+	case "floorgen":
+		return floorGenRole(args[1:])
 	case "server":
 		return serverRole(args[1:], in, out, errOut)
 	case "peer":
@@ -122,11 +125,12 @@ func genConfigRole(args []string, out, errOut io.Writer) error {
 	devices := fs.Int("devices", 10, "simulated Modbus TCP `devices` besides the simulator's own")
 	per := fs.Int("tags", 1000, "UInt16 `tags` per device")
 	class := fs.String("class", "fast", "their scan `class`")
+	churn := fs.Bool("churn", false, "the tags on the simulator's churn bank (input registers ir:0.., a tenth changing every 100 ms: make bench-peer's SCADA scenarios) instead of holding registers from hr:200")
 	ticks := fs.Int("tick-alarms", 0, "add `n` tags sim.Tick0.. on the counter's lowest bit, each with an off-normal alarm: n×200 events/s (make bench-peer-events); -devices may then be 0")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	return genConfig(out, *devices, *per, *class, *ticks)
+	return genConfig(out, *devices, *per, *class, *ticks, *churn)
 }
 
 // memoryRole runs `uabench memory`.
@@ -232,7 +236,17 @@ func peerRole(args []string, out, errOut io.Writer) error {
 		fs.StringVar(&s.addr, who+"-addr", "", "loopback `address` the "+who+" server listens on")
 		fs.StringVar(&reads[i], who+"-read", "", "comma-separated `NodeIds` of variables to Read (cycled to 100)")
 		fs.StringVar(&counters[i], who+"-counter", "", "`NodeId` of a variable that changes every 5 ms, for the subscription")
+		fs.StringVar(&s.bulk, who+"-bulk", "", "the SCADA scenarios' variables (s1..s4): a `format` of their NodeIds, given variable j's device j/1000, its index there j%1000 and j (e.g. ns=2;s=bulk%[1]d.T%04[2]d)")
 	}
+	fs.Func("floor", "`command` line that starts the floor server (bench/uabench/peer/floor_server.c), measured in the open loop and 1×1 too", func(v string) error {
+		f.floor.argv = strings.Fields(v)
+		return nil
+	})
+	fs.StringVar(&f.floor.addr, "floor-addr", "", "loopback `address` the floor server listens on")
+	fs.StringVar(&f.profile, "profile", "", "record perf profiles (perf record -g) of each server over each SCADA window into `dir`")
+	fs.BoolVar(&f.aa, "aa", false, "measure edged a second time in each round in the open loop and 1×1: the A/A margin of the 1×1 targets")
+	fs.StringVar(&f.servers[0].trust, "edged-trust", "", "edged's data `directory`: the secure SCADA scenarios' client certificate goes into its trust list")
+	overruns := fs.String("edged-overruns", "", "`NodeId` of edged's scan overruns, read before and after each SCADA scenario")
 	f.servers[0].name = "edged"
 	fs.StringVar(&f.servers[1].name, "peer-name", "open62541", "the peer's `name` in the table")
 	fs.IntVar(&f.rounds, "rounds", 3, "rounds, each measuring edged then the peer")
@@ -245,17 +259,29 @@ func peerRole(args []string, out, errOut io.Writer) error {
 	fs.IntVar(&f.openConns, "open-conns", 10, "open loop: connections")
 	fs.IntVar(&f.pipeConns, "conns", 10, "pipelined loads: connections")
 	fs.IntVar(&f.pipeFlight, "inflight", 100, "pipelined loads: Reads in flight per connection")
-	only := fs.String("only", "", "comma-separated `phases` to run of idle, pipe, one, open, sub, hist, events (default all but events, which needs servers raising events: make bench-peer-events)")
+	only := fs.String("only", "", "comma-separated `phases` to run of idle, pipe, one, open, sub, hist, events, s1, s2, s3, s4 (default all but events, which needs servers raising events: make bench-peer-events, and the SCADA scenarios s1..s4, which need -edged-bulk and -peer-bulk)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *only != "" {
 		f.only = map[string]bool{}
 		for _, ph := range strings.Split(*only, ",") {
-			if !slices.Contains([]string{"idle", "pipe", "one", "open", "sub", "hist", "events"}, ph) {
-				return fmt.Errorf("uabench peer: -only %q: want phases of idle, pipe, one, open, sub, hist, events", *only)
+			if !slices.Contains([]string{"idle", "pipe", "one", "open", "sub", "hist", "events", "s1", "s2", "s3", "s4"}, ph) {
+				return fmt.Errorf("uabench peer: -only %q: want phases of idle, pipe, one, open, sub, hist, events, s1, s2, s3, s4", *only)
 			}
 			f.only[ph] = true
+		}
+	}
+	if *overruns != "" {
+		id, err := ua.ParseNodeID(*overruns)
+		if err != nil {
+			return fmt.Errorf("uabench peer: -edged-overruns: %w", err)
+		}
+		f.servers[0].overruns = id
+	}
+	for _, ph := range scadaPhases {
+		if f.only[ph] && (f.servers[0].bulk == "" || f.servers[1].bulk == "") {
+			return fmt.Errorf("uabench peer: -only %s: the SCADA scenarios need -edged-bulk and -peer-bulk", ph)
 		}
 	}
 	for i := range f.servers {
@@ -272,6 +298,13 @@ func peerRole(args []string, out, errOut io.Writer) error {
 		}
 		if s.counter, err = ua.ParseNodeID(counters[i]); err != nil {
 			return fmt.Errorf("uabench peer: -counter: %w", err)
+		}
+	}
+	f.floor.name = "floor"
+	f.floor.read = f.servers[0].read // it answers any Read alike
+	if len(f.floor.argv) > 0 {
+		if err := checkLoopback(f.floor.addr); err != nil {
+			return err
 		}
 	}
 	if f.rounds < 1 || f.idle <= 0 || f.load.duration <= 0 || f.subWindow <= 0 {

@@ -25,7 +25,7 @@ import (
 // tags sim.Tick0.., each the lowest bit of sim.Counter (hr:1, its low
 // word) with an off-normal alarm: each active and inactive in turn every
 // 5 ms.
-func genConfig(w io.Writer, devices, perDevice int, class string, ticks int) error {
+func genConfig(w io.Writer, devices, perDevice int, class string, ticks int, churn bool) error {
 	if devices < 0 || devices == 0 && ticks == 0 || perDevice < 1 || perDevice > 4000 || ticks < 0 || ticks > 1000 {
 		return fmt.Errorf("uabench genconfig: %d devices of %d tags, %d tick alarms: want at least 1 device (0 with -tick-alarms) of 1..4,000 tags, at most 1,000 tick alarms", devices, perDevice, ticks)
 	}
@@ -40,8 +40,12 @@ func genConfig(w io.Writer, devices, perDevice int, class string, ticks int) err
 		dev := pconfig.Device{Name: fmt.Sprintf("bulk%d", d), Kind: pconfig.KindModbusTCP, NoCommTimeoutMs: 5000,
 			ModbusTCP: pconfig.DefaultModbusTCP(pconfig.SimulatorAddress)}
 		for i := range perDevice {
+			addr := fmt.Sprintf("hr:%d", 200+i)
+			if churn {
+				addr = fmt.Sprintf("ir:%d", i)
+			}
 			dev.Tags = append(dev.Tags, pconfig.Tag{Name: fmt.Sprintf("T%04d", i), Type: pconfig.UInt16,
-				Address: fmt.Sprintf("hr:%d", 200+i), ScanClass: class, Access: pconfig.Read})
+				Address: addr, ScanClass: class, Access: pconfig.Read})
 		}
 		c.Devices = append(c.Devices, dev)
 	}

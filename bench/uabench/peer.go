@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ import (
 	"github.com/edged/edged/bench/kit"
 	"github.com/edged/edged/internal/testutil/uaclient"
 	"github.com/edged/edged/opcua/ua"
+	"github.com/edged/edged/plc/sim"
 )
 
 // The peer role (make bench-peer): edged and a peer server, each started
@@ -35,6 +37,13 @@ type peerServer struct {
 	addr    string
 	read    []ua.NodeID // the nodes Reads read, cycled to the count a scenario asks
 	counter ua.NodeID   // a variable that changes every 5 ms, for the subscription
+	// The SCADA scenarios: bulk, a format of the NodeIds of the churning
+	// variables (see bulkID); trust, the data directory in whose trust
+	// list the secure scenarios' client certificate goes (edged);
+	// overruns, the variable of the scan's overruns (edged).
+	bulk     string
+	trust    string
+	overruns ua.NodeID
 }
 
 // peerFlags configure the peer role.
@@ -50,6 +59,22 @@ type peerFlags struct {
 	pipeConns  int
 	pipeFlight int
 	only       map[string]bool // the phases to run (idle, pipe, one, open, sub, hist); nil: all
+	// floor, when its command is set, is measured in each round too, in
+	// the open loop and 1×1 (see floor.go); aa runs edged a second time
+	// in each round for them, whose difference from the first is the
+	// run's own margin (A/A).
+	floor peerServer
+	aa    bool
+	// profile: a directory for perf's profiles of the SCADA windows.
+	profile string
+}
+
+// floorPhases are the phases the floor and the A/A run take part in.
+var floorPhases = []string{"idle", "one", "open"}
+
+// extraRuns are the floor's runs and edged's second ones, by round.
+type extraRuns struct {
+	floor, aa []*serverRun
 }
 
 func (f peerFlags) runs(phase string) bool { return f.only == nil || f.only[phase] }
@@ -233,7 +258,12 @@ type serverRun struct {
 	hwm         uint64
 	secureRuns  []result
 	secureNames []string
+	scada       [len(scadaPhases)]scadaResult
 }
+
+// scadaPhases are the SCADA scenarios' -only names, in scadaScenarios'
+// order.
+var scadaPhases = [...]string{"s1", "s2", "s3", "s4"}
 
 // measure runs every scenario on one server.
 func measure(s *peerServer, f peerFlags, w io.Writer) (*serverRun, error) {
@@ -303,6 +333,17 @@ func measure(s *peerServer, f peerFlags, w io.Writer) (*serverRun, error) {
 		}
 		fmt.Fprintf(w, "uabench: %s history: %d raw reads of %v of the counter, %.0f values each, p50 %.2f ms, p99 %.2f ms, server CPU %.1f ns/value\n",
 			s.name, r.hist.calls, histSpan-time.Second, float64(r.hist.values)/float64(max(r.hist.calls, 1)), ms(r.hist.p50), ms(r.hist.p99), r.hist.cpuPerValue(0))
+	}
+	for i, sc := range scadaScenarios {
+		if !f.only[sc.phase] { // only when asked: the servers must serve the bulk variables
+			continue
+		}
+		if r.scada[i], err2 = runScada(s, sc, f, p); err2 != nil {
+			return fail(err2)
+		}
+		x := r.scada[i]
+		fmt.Fprintf(w, "uabench: %s %s: %d of %d notifications, latency p50 %.0f ms, p99 %.0f ms, spacing p50 %.1f ms, server CPU %.2f µs/notification, RSS %.1f MiB, overruns %v\n",
+			s.name, sc.phase, x.delivered, x.expected, ms(x.p50), ms(x.p99), ms(x.spacing), x.cpuPerNote(0), mib(x.rss), x.overruns)
 	}
 	end, err := p.sample()
 	if err != nil {
@@ -736,6 +777,7 @@ func (p *publisher) receive(measuring bool) error {
 // peer runs the rounds and prints the table.
 func peer(f peerFlags, w io.Writer) error {
 	runs := [2][]*serverRun{}
+	var extra extraRuns
 	fmt.Fprintf(w, "uabench: %d rounds, alternating; idle %v after %v; scenarios %v warm-up, %v measured; load average %s\n",
 		f.rounds, f.idle, f.settle, f.load.warmup, f.load.duration, kit.LoadAvg())
 	for round := range f.rounds {
@@ -748,8 +790,35 @@ func peer(f peerFlags, w io.Writer) error {
 			}
 			runs[i] = append(runs[i], r)
 		}
+		// The floor and edged again, in the phases they share.
+		g := f
+		g.only = map[string]bool{}
+		for _, ph := range floorPhases {
+			g.only[ph] = f.runs(ph)
+		}
+		if !g.only["one"] && !g.only["open"] {
+			continue
+		}
+		if len(f.floor.argv) > 0 {
+			fmt.Fprintf(w, "== round %d: %s\n", round+1, f.floor.name)
+			r, err := measure(&f.floor, g, w)
+			if err != nil {
+				return err
+			}
+			extra.floor = append(extra.floor, r)
+		}
+		if f.aa {
+			a := f.servers[0]
+			a.name += " (A/A)"
+			fmt.Fprintf(w, "== round %d: %s\n", round+1, a.name)
+			r, err := measure(&a, g, w)
+			if err != nil {
+				return err
+			}
+			extra.aa = append(extra.aa, r)
+		}
 	}
-	return peerReport(w, f, runs)
+	return peerReport(w, f, runs, extra)
 }
 
 // A row of the table: a figure of each server's runs, and its target.
@@ -759,25 +828,69 @@ type peerRow struct {
 	unit  string
 	get   func(r *serverRun, i int) float64 // i: the server's index
 	// target: the ratio edged/peer must be at most this (0: none);
-	// abs: edged's own figure must be at most this (0: none).
+	// abs: edged's own figure must be at most this (0: none); zero:
+	// edged's figure must be 0; near: edged's figure must be within 2 %
+	// of it (0: none); plus: edged's figure must be at most the peer's
+	// plus it (0: none).
 	target, abs float64
+	zero        bool
+	near, plus  float64
+	// aa: with an A/A run, the ratio must be at most 1 + the A/A margin
+	// of the same figure (see aaMargin) instead of target.
+	aa bool
+	// shipped: the target holds for the servers as bench-peer starts
+	// them, not with the SCADA scenarios' 10,000 polled tags.
+	shipped bool
 }
 
-func peerReport(w io.Writer, f peerFlags, runs [2][]*serverRun) error {
+// scadaRows are the rows of the SCADA scenarios.
+func scadaRows(idleCPU func(int) float64) []peerRow {
+	var rows []peerRow
+	for i, sc := range scadaScenarios {
+		get := func(g func(x scadaResult, srv int) float64) func(r *serverRun, srv int) float64 {
+			return func(r *serverRun, srv int) float64 { return g(r.scada[i], srv) }
+		}
+		pub, samp := ms(sc.publishing), ms(sc.sampling)
+		// A message carries data only when some changed: at most every
+		// publishing interval, at least every 100 ms (the churn).
+		spacing := max(pub, ms(sim.ChurnPeriod))
+		rows = append(rows,
+			peerRow{phase: sc.phase, name: sc.String() + ": server CPU per notification net of idle", unit: "µs",
+				get: get(func(x scadaResult, srv int) float64 { return x.cpuPerNote(idleCPU(srv)) }), target: sc.target},
+			peerRow{phase: sc.phase, name: "same, notifications delivered per second", unit: "/s",
+				get: get(func(x scadaResult, srv int) float64 { return float64(x.delivered) / scadaWindow.Seconds() })},
+			peerRow{phase: sc.phase, name: "same, notifications lost (expected less delivered)", unit: "",
+				get: get(func(x scadaResult, srv int) float64 { return float64(x.expected) - float64(x.delivered) }), zero: true},
+			peerRow{phase: sc.phase, name: "same, change → client p50", unit: "ms",
+				get: get(func(x scadaResult, srv int) float64 { return ms(x.p50) })},
+			peerRow{phase: sc.phase, name: "same, change → client p99", unit: "ms",
+				get: get(func(x scadaResult, srv int) float64 { return ms(x.p99) }), abs: pub + samp},
+			peerRow{phase: sc.phase, name: "same, spacing of a subscription's messages p50", unit: "ms",
+				get: get(func(x scadaResult, srv int) float64 { return ms(x.spacing) }), near: spacing},
+			peerRow{phase: sc.phase, name: "same, RSS at the end of the window", unit: "MiB",
+				get: get(func(x scadaResult, srv int) float64 { return mib(x.rss) }), plus: 8},
+			peerRow{phase: sc.phase, name: "same, scan overruns in the window", unit: "",
+				get: get(func(x scadaResult, srv int) float64 { return x.overruns }), zero: true},
+		)
+	}
+	return rows
+}
+
+func peerReport(w io.Writer, f peerFlags, runs [2][]*serverRun, extra extraRuns) error {
 	idleCPU := func(i int) float64 { return median(runs[i], func(r *serverRun) float64 { return r.idleCPU }) }
 	idleCS := func(i int) float64 { return median(runs[i], func(r *serverRun) float64 { return r.idleCS }) }
 	// Net figures take each server's own median idle.
 	rows := []peerRow{
-		{phase: "idle", name: "idle, no client: CPU", unit: "% of a core", get: func(r *serverRun, i int) float64 { return 100 * r.idleCPU }, abs: 2},
-		{phase: "idle", name: "idle, no client: context switches", unit: "/s", get: func(r *serverRun, i int) float64 { return r.idleCS }, abs: 1000},
-		{phase: "idle", name: "idle RSS", unit: "MiB", get: func(r *serverRun, i int) float64 { return mib(r.idleRSS) }, target: 1.5},
+		{phase: "idle", name: "idle, no client: CPU", unit: "% of a core", get: func(r *serverRun, i int) float64 { return 100 * r.idleCPU }, abs: 2, shipped: true},
+		{phase: "idle", name: "idle, no client: context switches", unit: "/s", get: func(r *serverRun, i int) float64 { return r.idleCS }, abs: 1000, shipped: true},
+		{phase: "idle", name: "idle RSS", unit: "MiB", get: func(r *serverRun, i int) float64 { return mib(r.idleRSS) }, target: 1.5, shipped: true},
 		{phase: "pipe", name: fmt.Sprintf("%d×%d, 1-node Read: server CPU per Read", f.pipeConns, f.pipeFlight), unit: "µs", get: func(r *serverRun, i int) float64 { return r.pipe1.perReq(r.pipe1.srvCPU) }, target: 0.2},
 		{phase: "pipe", name: "same, Reads/s", unit: "/s", get: func(r *serverRun, i int) float64 { return float64(r.pipe1.requests) / r.pipe1.window.Seconds() }},
 		{phase: "pipe", name: fmt.Sprintf("%d×%d, 100-node Read: server CPU per Read", f.pipeConns, f.pipeFlight), unit: "µs", get: func(r *serverRun, i int) float64 { return r.pipe100.perReq(r.pipe100.srvCPU) }, target: 0.5},
-		{phase: "one", name: "1×1 Read round trip p50", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.one.p50) }, target: 1},
-		{phase: "one", name: "1×1 Read round trip p99", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.one.p99) }, target: 1},
+		{phase: "one", name: "1×1 Read round trip p50", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.one.p50) }, target: 1, aa: true},
+		{phase: "one", name: "1×1 Read round trip p99", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.one.p99) }, target: 1, aa: true},
 		{phase: "open", name: fmt.Sprintf("open loop, %d Reads/s over %d connections, every 1 ms: server CPU per Read", f.openRate, f.openConns), unit: "µs", get: func(r *serverRun, i int) float64 { return r.open.cpuPerRead(0) }},
-		{phase: "open", name: "same, net of the server's idle CPU", unit: "µs", get: func(r *serverRun, i int) float64 { return r.open.cpuPerRead(idleCPU(i)) }, target: 0.75},
+		{phase: "open", name: "same, net of the server's idle CPU", unit: "µs", get: func(r *serverRun, i int) float64 { return r.open.cpuPerRead(idleCPU(i)) }, target: 1},
 		{phase: "open", name: "same, context switches per Read net of idle", unit: "", get: func(r *serverRun, i int) float64 { return r.open.csPerRead(idleCS(i)) }, target: 1},
 		{phase: "open", name: "same, round trip p50", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.open.p50) }},
 		{phase: "open", name: "same, round trip p99", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.open.p99) }},
@@ -793,14 +906,16 @@ func peerReport(w io.Writer, f peerFlags, runs [2][]*serverRun) error {
 		{phase: "events", name: "same, events received per second", unit: "/s", get: func(r *serverRun, i int) float64 { return float64(r.events.n) / r.events.window.Seconds() }},
 		{phase: "events", name: "same, server CPU per event notification (raising included)", unit: "µs", get: func(r *serverRun, i int) float64 { return r.events.cpuPerNote(0) }, target: 0.5},
 		{phase: "events", name: "same, net of the server's idle CPU (raising events with no one subscribed)", unit: "µs", get: func(r *serverRun, i int) float64 { return r.events.cpuPerNote(idleCPU(i)) }},
-		{phase: "", name: "RSS high-water mark (whole run)", unit: "MiB", get: func(r *serverRun, i int) float64 { return mib(r.hwm) }},
 	}
+	rows = append(rows, scadaRows(idleCPU)...)
+	rows = append(rows, peerRow{phase: "", name: "RSS high-water mark (whole run)", unit: "MiB", get: func(r *serverRun, i int) float64 { return mib(r.hwm) }})
+	scada := slices.ContainsFunc(scadaPhases[:], func(ph string) bool { return f.only[ph] })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "\n| scenario\t| %s\t| %s\t| %s / %s\t| target\t|\n", f.servers[0].name, f.servers[1].name, f.servers[0].name, f.servers[1].name)
 	fmt.Fprintln(tw, "| ---\t| ---\t| ---\t| ---\t| ---\t|")
 	unmet := 0
 	for _, row := range rows {
-		if row.phase != "" && !f.runs(row.phase) || row.phase == "events" && !f.only["events"] {
+		if row.phase != "" && !f.runs(row.phase) || (row.phase == "events" || slices.Contains(scadaPhases[:], row.phase)) && !f.only[row.phase] {
 			continue
 		}
 		var med [2]float64
@@ -816,9 +931,36 @@ func peerReport(w io.Writer, f peerFlags, runs [2][]*serverRun) error {
 		ratio := med[0] / med[1]
 		target := ""
 		switch {
+		case row.shipped && scada:
+			target = "(10,000 tags polled)"
+		case row.zero:
+			ok := med[0] == 0 && !math.IsNaN(med[0])
+			target = fmt.Sprintf("%s = 0: %s", f.servers[0].name, met(ok))
+			if !ok {
+				unmet++
+			}
+		case row.near > 0:
+			ok := math.Abs(med[0]-row.near) <= 0.02*row.near
+			target = fmt.Sprintf("%s within 2 %% of %s: %s", f.servers[0].name, fmtNum(row.near), met(ok))
+			if !ok {
+				unmet++
+			}
+		case row.plus > 0:
+			ok := med[0] <= med[1]+row.plus
+			target = fmt.Sprintf("≤ %s + %s: %s", f.servers[1].name, fmtNum(row.plus), met(ok))
+			if !ok {
+				unmet++
+			}
 		case row.abs > 0:
 			ok := med[0] <= row.abs
 			target = fmt.Sprintf("%s ≤ %s: %s", f.servers[0].name, fmtNum(row.abs), met(ok))
+			if !ok {
+				unmet++
+			}
+		case row.aa && len(extra.aa) > 0:
+			m := aaMargin(runs[0], extra.aa, row.get)
+			ok := ratio <= 1+m
+			target = fmt.Sprintf("≤ 1 + A/A margin %.2f: %s", m, met(ok))
 			if !ok {
 				unmet++
 			}
@@ -829,9 +971,14 @@ func peerReport(w io.Writer, f peerFlags, runs [2][]*serverRun) error {
 				unmet++
 			}
 		}
-		fmt.Fprintf(tw, "| %s\t| %s\t| %s\t| %.2f\t| %s\t|\n", row.name, span[0], span[1], ratio, target)
+		rs := fmt.Sprintf("%.2f", ratio)
+		if math.IsNaN(ratio) || math.IsInf(ratio, 0) {
+			rs = "–"
+		}
+		fmt.Fprintf(tw, "| %s\t| %s\t| %s\t| %s\t| %s\t|\n", row.name, span[0], span[1], rs, target)
 	}
 	tw.Flush()
+	floorReport(w, f, runs, extra)
 	fmt.Fprintf(w, "\nMedians of %d rounds (the range of the rounds in brackets); the ratio is of the medians.\n", len(runs[0]))
 	fmt.Fprintln(w, "CPU, context switches (all threads, voluntary and not) and memory of each server process from /proc.")
 	fmt.Fprintln(w, "Net of idle: less the server's own median idle CPU (or context switches) over the same window.")
@@ -871,6 +1018,9 @@ func medianOf(vs []float64) float64 {
 }
 
 func spanOf(vs []float64, unit string) string {
+	if !slices.ContainsFunc(vs, func(v float64) bool { return !math.IsNaN(v) }) {
+		return "–" // not known
+	}
 	m := medianOf(vs)
 	lo, hi := slices.Min(vs), slices.Max(vs)
 	u := unit

@@ -92,7 +92,7 @@ func TestPeerReport(t *testing.T) {
 	err := peerReport(&w, f, [2][]*serverRun{
 		{run(0.01, 20*time.Microsecond), run(0.03, 30*time.Microsecond), run(0.015, 25*time.Microsecond)},
 		{run(0.01, 25*time.Microsecond), run(0.01, 25*time.Microsecond), run(0.01, 25*time.Microsecond)},
-	})
+	}, extraRuns{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,4 +132,48 @@ func (b *syncBuffer) String() string {
 	b.lock()
 	defer func() { <-b.mu }()
 	return b.buf.String()
+}
+
+// The SCADA rows and the floor's table: lost notifications and overruns
+// must be 0, the spacing within 2 % of the publishing interval, RSS at
+// most the peer's + 8 MiB; a figure the peer lacks prints as –; the 1×1
+// targets take the A/A margin when edged ran twice.
+func TestPeerReportScada(t *testing.T) {
+	run := func(delivered uint64, spacing time.Duration, rss uint64, overruns float64, p50 time.Duration) *serverRun {
+		r := &serverRun{idleCPU: 0.01, one: result{p50: p50, p99: 2 * p50, requests: 1, window: time.Second},
+			open: openResult{window: time.Second, reads: 5000, cpu: 60 * time.Millisecond}}
+		r.scada[0] = scadaResult{window: 10 * time.Second, cpu: time.Second, expected: 100000, delivered: delivered,
+			p50: 500 * time.Millisecond, p99: time.Second, spacing: spacing, rss: rss, overruns: overruns}
+		return r
+	}
+	f := peerFlags{pipeConns: 10, pipeFlight: 100, openRate: 5000, openConns: 10, aa: true,
+		only: map[string]bool{"one": true, "open": true, "s1": true}}
+	f.servers[0].name, f.servers[1].name, f.floor.name = "edged", "peer", "floor"
+	edged := func() *serverRun { return run(100000, 1010*time.Millisecond, 30<<20, 0, 26*time.Microsecond) }
+	peerRun := func() *serverRun { return run(99990, 1000*time.Millisecond, 20<<20, nan, 25*time.Microsecond) }
+	var w bytes.Buffer
+	err := peerReport(&w, f, [2][]*serverRun{{edged(), edged(), edged()}, {peerRun(), peerRun(), peerRun()}},
+		extraRuns{aa: []*serverRun{
+			run(0, 0, 0, 0, 25*time.Microsecond), run(0, 0, 0, 0, 25*time.Microsecond), run(0, 0, 0, 0, 25*time.Microsecond)},
+			floor: []*serverRun{run(0, 0, 0, 0, 20*time.Microsecond)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := w.String()
+	for _, want := range []string{
+		`\| s1: 10 session\(s\) × 1,000 items, sampling 100ms, publishing 1s, None: server CPU per notification net of idle +\| 9\.00 µs .*\| ≤ 0\.35: NOT MET`,
+		`\| same, notifications lost \(expected less delivered\) +\| 0\.000 .*\| 10\.0 .*\| edged = 0: met`,
+		`\| same, spacing of a subscription's messages p50 +\| 1,010 ms .*\| edged within 2 % of 1,000: met`,
+		`\| same, RSS at the end of the window +\| 30\.0 MiB .*\| ≤ peer \+ 8\.00: NOT MET`,
+		`\| same, scan overruns in the window +\| 0\.000 .*\| – +\| – +\| edged = 0: met`,
+		`\| same, change → client p99 +\| 1,000 ms .*\| edged ≤ 1,100: met`,
+		`\| 1×1 Read round trip p50 +\| 26\.0 µs .*\| 1\.04 +\| ≤ 1 \+ A/A margin 0\.04: met`,
+		`\| Read loads, with the floor +\| edged +\| edged \(A/A\) +\| peer +\| floor +\|`,
+		`Open loop: edged spends 0\.000 µs of CPU per Read above the floor.s 10\.00 \(1\.00× the floor\)`,
+		`1×1 p50: A/A margin \(edged's two runs\) 0\.04\.`,
+	} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("report lacks %s:\n%s", want, out)
+		}
+	}
 }

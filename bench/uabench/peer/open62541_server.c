@@ -16,6 +16,12 @@
  * events of the Server object (BaseEventType, severity 500, message
  * "tick"), as edged does with N alarms on a bit that flips every 5 ms.
  *
+ * With bulk=N (make bench-peer's SCADA scenarios) it also serves N UInt16
+ * variables ns=1;s=Bulk.T00000.. that change as edged's simulator's churn
+ * bank (plc/sim): at each step k of the wall clock (Unix time over
+ * 100 ms), the variables i with i % 10 == k % 10 take the value k mod
+ * 2^16, written by the 5 ms callback at the first tick of the step.
+ *
  * Every client certificate is accepted (loopback only, a benchmark).
  */
 #include <pthread.h>
@@ -25,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "open62541.h"
 
@@ -60,9 +67,33 @@ static UA_ByteString readFile(const char *path) {
 static UA_UInt32 counter;
 static int raiseEvents; /* events per 5 ms tick */
 
+static int nBulk;           /* bulk variables */
+static UA_NodeId *bulkIds;
+static long long churned;   /* the last step written */
+
+/* churn brings the bulk variables to the wall clock's step (see above). */
+static void churn(UA_Server *server) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long long k = ((long long)ts.tv_sec * 1000000000LL + ts.tv_nsec) / 100000000LL;
+    if (k <= churned)
+        return;
+    long long from = churned + 1 > k - 9 ? churned + 1 : k - 9;
+    for (long long step = from; step <= k; step++) {
+        UA_UInt16 v = (UA_UInt16)step;
+        UA_Variant var;
+        UA_Variant_setScalar(&var, &v, &UA_TYPES[UA_TYPES_UINT16]);
+        for (int i = (int)(step % 10); i < nBulk; i += 10)
+            UA_Server_writeValue(server, bulkIds[i], var);
+    }
+    churned = k;
+}
+
 /* tick runs every 5 ms on the server's thread: the counter's next value. */
 static void tick(UA_Server *server, void *data) {
     (void)data;
+    if (nBulk > 0)
+        churn(server);
     counter++;
     UA_DataValue dv;
     UA_DataValue_init(&dv);
@@ -97,10 +128,12 @@ static void *control(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 5 && sscanf(argv[4], "events=%d", &raiseEvents) != 1)
-        raiseEvents = -1;
-    if ((argc != 4 && argc != 5) || raiseEvents < 0 || raiseEvents > 1000) {
-        fprintf(stderr, "usage: %s PORT CERT.der KEY.der [events=N]\n", argv[0]);
+    int bad = argc < 4;
+    for (int i = 4; i < argc; i++)
+        if (sscanf(argv[i], "events=%d", &raiseEvents) != 1 && sscanf(argv[i], "bulk=%d", &nBulk) != 1)
+            bad = 1;
+    if (bad || raiseEvents < 0 || raiseEvents > 1000 || nBulk < 0 || nBulk > 100000) {
+        fprintf(stderr, "usage: %s PORT CERT.der KEY.der [events=N] [bulk=N]\n", argv[0]);
         return 2;
     }
     UA_UInt16 port = (UA_UInt16)atoi(argv[1]);
@@ -184,6 +217,25 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
+    bulkIds = (UA_NodeId *)calloc((size_t)nBulk + 1, sizeof(UA_NodeId));
+    for (int i = 0; i < nBulk; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "Bulk.T%05d", i);
+        UA_VariableAttributes attr = UA_VariableAttributes_default;
+        UA_UInt16 v = 0;
+        UA_Variant_setScalar(&attr.value, &v, &UA_TYPES[UA_TYPES_UINT16]);
+        attr.displayName = UA_LOCALIZEDTEXT("", name);
+        bulkIds[i] = UA_NODEID_STRING_ALLOC(1, name);
+        st = UA_Server_addVariableNode(server, bulkIds[i], UA_NODEID_NUMERIC(0, UA_NS0ID_OBJECTSFOLDER),
+                                       UA_NODEID_NUMERIC(0, UA_NS0ID_ORGANIZES), UA_QUALIFIEDNAME(1, name),
+                                       UA_NODEID_NUMERIC(0, UA_NS0ID_BASEDATAVARIABLETYPE), attr, NULL, NULL);
+        if (st != UA_STATUSCODE_GOOD) {
+            fprintf(stderr, "variable %s: %s\n", name, UA_StatusCode_name(st));
+            return 1;
+        }
+    }
+    if (nBulk > 0)
+        churn(server);
     {
         UA_VariableAttributes attr = UA_VariableAttributes_default;
         UA_Variant_setScalar(&attr.value, &counter, &UA_TYPES[UA_TYPES_UINT32]);
