@@ -206,8 +206,8 @@ func (c *lastCmp) same(it *monItem) bool {
 type sample struct {
 	dv   ua.DataValue
 	refs int32
-	made uint8     // bit ts: the encoding for TimestampsToReturn ts is in enc
-	span [4][2]int // per TimestampsToReturn: its encoding's start and end in enc
+	made uint8        // bit ts: the encoding for TimestampsToReturn ts is in enc
+	span [4][2]uint32 // per TimestampsToReturn: its encoding's start and end in enc
 	enc  []byte
 }
 
@@ -249,7 +249,9 @@ func (m *Manager) release(s *sample) {
 	if cap(s.enc) > maxPooledEncoding {
 		s.enc = nil // a large array's: not kept for a scalar
 	}
-	if len(m.free) < maxFreeSamples {
+	// The pool holds no more than the items can use at once: a burst (the
+	// initial values of thousands of items) leaves no idle samples behind.
+	if len(m.free) < min(maxFreeSamples, max(1024, m.itemCount)) {
 		m.free = append(m.free, s)
 	}
 }
@@ -261,7 +263,7 @@ func (s *sample) encoded(ts ua.TimestampsToReturn) []byte {
 	if s.made&(1<<i) == 0 {
 		start := len(s.enc)
 		s.enc = appendValue(s.enc, &s.dv, ts, 0)
-		s.span[i] = [2]int{start, len(s.enc)}
+		s.span[i] = [2]uint32{uint32(start), uint32(len(s.enc))}
 		s.made |= 1 << i
 	}
 	return s.enc[s.span[i][0]:s.span[i][1]]
