@@ -140,6 +140,14 @@ func (r *report) handle(e *event) {
 		}
 		if e.Action == "fail" {
 			r.failed++
+			// Tests that started and never ended (the binary crashed, was
+			// killed or timed out in them): their output says why.
+			for k, b := range r.pending {
+				if strings.HasPrefix(k, e.Package+" ") {
+					fmt.Fprintf(r.out, "testreport: output of %s, which did not end:\n%s", k, b.String())
+					delete(r.pending, k)
+				}
+			}
 		}
 	case e.Action == "output":
 		if r.verbose {

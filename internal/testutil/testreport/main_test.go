@@ -48,3 +48,25 @@ func TestReport(t *testing.T) {
 		t.Errorf("%d packages failed, want 1", r.failed)
 	}
 }
+
+// TestReportUnfinished: a test the binary died in (no pass or fail of its
+// own) has its output printed when its package fails.
+func TestReportUnfinished(t *testing.T) {
+	const s = `{"Action":"output","Package":"p","Test":"TestCrash","Output":"=== RUN   TestCrash\n"}
+{"Action":"output","Package":"p","Test":"TestCrash","Output":"    edged: the last words\n"}
+{"Action":"output","Package":"p","Test":"TestFine","Output":"=== RUN   TestFine\n"}
+{"Action":"pass","Package":"p","Test":"TestFine"}
+{"Action":"output","Package":"p","Output":"FAIL\tp\t28.0s\n"}
+{"Action":"fail","Package":"p"}
+`
+	var out strings.Builder
+	r := &report{out: &out, pending: map[string]*strings.Builder{}}
+	r.read(strings.NewReader(s))
+	got := out.String()
+	if !strings.Contains(got, "output of p TestCrash, which did not end") || !strings.Contains(got, "the last words") {
+		t.Errorf("the unfinished test's output is missing:\n%s", got)
+	}
+	if strings.Contains(got, "TestFine") {
+		t.Errorf("a passing test's output printed:\n%s", got)
+	}
+}
