@@ -929,47 +929,9 @@ func peerReport(w io.Writer, f peerFlags, runs [2][]*serverRun, extra extraRuns)
 			span[i] = spanOf(vs, row.unit)
 		}
 		ratio := med[0] / med[1]
-		target := ""
-		switch {
-		case row.shipped && scada:
-			target = "(10,000 tags polled)"
-		case row.zero:
-			ok := med[0] == 0 && !math.IsNaN(med[0])
-			target = fmt.Sprintf("%s = 0: %s", f.servers[0].name, met(ok))
-			if !ok {
-				unmet++
-			}
-		case row.near > 0:
-			ok := math.Abs(med[0]-row.near) <= 0.02*row.near
-			target = fmt.Sprintf("%s within 2 %% of %s: %s", f.servers[0].name, fmtNum(row.near), met(ok))
-			if !ok {
-				unmet++
-			}
-		case row.plus > 0:
-			ok := med[0] <= med[1]+row.plus
-			target = fmt.Sprintf("≤ %s + %s: %s", f.servers[1].name, fmtNum(row.plus), met(ok))
-			if !ok {
-				unmet++
-			}
-		case row.abs > 0:
-			ok := med[0] <= row.abs
-			target = fmt.Sprintf("%s ≤ %s: %s", f.servers[0].name, fmtNum(row.abs), met(ok))
-			if !ok {
-				unmet++
-			}
-		case row.aa && len(extra.aa) > 0:
-			m := aaMargin(runs[0], extra.aa, row.get)
-			ok := ratio <= 1+m
-			target = fmt.Sprintf("≤ 1 + A/A margin %.2f: %s", m, met(ok))
-			if !ok {
-				unmet++
-			}
-		case row.target > 0:
-			ok := ratio <= row.target
-			target = fmt.Sprintf("≤ %.2f: %s", row.target, met(ok))
-			if !ok {
-				unmet++
-			}
+		target, ok := row.judge(f, med, ratio, scada, func() float64 { return aaMargin(runs[0], extra.aa, row.get) }, len(extra.aa) > 0)
+		if !ok {
+			unmet++
 		}
 		rs := fmt.Sprintf("%.2f", ratio)
 		if math.IsNaN(ratio) || math.IsInf(ratio, 0) {
@@ -988,6 +950,38 @@ func peerReport(w io.Writer, f peerFlags, runs [2][]*serverRun, extra extraRuns)
 		fmt.Fprintln(w, "Every target met.")
 	}
 	return nil
+}
+
+// judge returns the row's target with its verdict, and false when it is
+// not met: med are the medians of edged and the peer, ratio theirs, scada
+// whether the SCADA scenarios ran, margin the A/A margin of the row's
+// figure when hasAA.
+func (row peerRow) judge(f peerFlags, med [2]float64, ratio float64, scada bool, margin func() float64, hasAA bool) (string, bool) {
+	edged, peer := f.servers[0].name, f.servers[1].name
+	switch {
+	case row.shipped && scada:
+		return "(10,000 tags polled)", true
+	case row.zero:
+		ok := med[0] == 0 && !math.IsNaN(med[0])
+		return fmt.Sprintf("%s = 0: %s", edged, met(ok)), ok
+	case row.near > 0:
+		ok := math.Abs(med[0]-row.near) <= 0.02*row.near
+		return fmt.Sprintf("%s within 2 %% of %s: %s", edged, fmtNum(row.near), met(ok)), ok
+	case row.plus > 0:
+		ok := med[0] <= med[1]+row.plus
+		return fmt.Sprintf("≤ %s + %s: %s", peer, fmtNum(row.plus), met(ok)), ok
+	case row.abs > 0:
+		ok := med[0] <= row.abs
+		return fmt.Sprintf("%s ≤ %s: %s", edged, fmtNum(row.abs), met(ok)), ok
+	case row.aa && hasAA:
+		m := margin()
+		ok := ratio <= 1+m
+		return fmt.Sprintf("≤ 1 + A/A margin %.2f: %s", m, met(ok)), ok
+	case row.target > 0:
+		ok := ratio <= row.target
+		return fmt.Sprintf("≤ %.2f: %s", row.target, met(ok)), ok
+	}
+	return "", true
 }
 
 func met(ok bool) string {
