@@ -548,10 +548,10 @@ func (st *Stack) Start(after ...func(*plc.Image)) (err error) {
 	if err := st.Server.SetReverseConnect(st.reverse); err != nil {
 		return fmt.Errorf("opcua.reverse_connect: %w", err)
 	}
+	st.startConfiguration()
 	if f := st.cfg.Runtime.MemoryReleased; f != nil {
 		f() // what the start needed and no longer does
 	}
-	st.startConfiguration()
 	return nil
 }
 
