@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/edged/edged/alarms"
+	"github.com/edged/edged/opcua/server"
+	"github.com/edged/edged/opcua/uasc"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/tsdb"
 )
@@ -32,9 +34,10 @@ func (st *Stack) systemChecks(w *alarms.Watch) {
 		lastDropped  uint64
 		lastHistFail time.Time
 		diag         plc.Diagnostics
+		cert         certEnd
 	)
 	w.OnTick(func(now time.Time) {
-		w.SetSystem("CertificateExpiration", st.certificateExpiring(now), now)
+		w.SetSystem("CertificateExpiration", cert.expiring(st.security, now), now)
 
 		st.Engine.Diagnostics(&diag)
 		overruns = append(overruns, diag.Overruns)
@@ -58,19 +61,31 @@ func (st *Stack) systemChecks(w *alarms.Watch) {
 	})
 }
 
-// certificateExpiring reports whether the server's certificate ends
-// within CertificateWarning of now (or has ended).
-func (st *Stack) certificateExpiring(now time.Time) bool {
-	if st.security == nil || st.security.Credentials == nil {
+// certEnd is the end of the server's certificate, parsed once per
+// certificate (a rotation gives new Credentials), so that the check of
+// each second allocates nothing.
+type certEnd struct {
+	of       *uasc.Credentials
+	notAfter time.Time
+	ok       bool // the certificate parsed
+}
+
+// expiring reports whether the server's certificate (sec's Credentials)
+// ends within CertificateWarning of now (or has ended).
+func (e *certEnd) expiring(sec *server.Security, now time.Time) bool {
+	if sec == nil || sec.Credentials == nil {
 		return false
 	}
-	c := st.security.Credentials()
+	c := sec.Credentials()
 	if c == nil {
 		return false
 	}
-	cert, err := x509.ParseCertificate(c.Certificate)
-	if err != nil {
-		return false
+	if c != e.of {
+		cert, err := x509.ParseCertificate(c.Certificate)
+		e.of, e.ok = c, err == nil
+		if e.ok {
+			e.notAfter = cert.NotAfter
+		}
 	}
-	return cert.NotAfter.Sub(now) < CertificateWarning
+	return e.ok && e.notAfter.Sub(now) < CertificateWarning
 }
