@@ -498,10 +498,13 @@ func (c *conn) handle(msg []byte, received time.Time) []byte {
 	} else {
 		c.out = ua.AppendMessage(c.out[:0], resp)
 	}
-	if len(c.out) > keepSize || svc.session != activatedSession {
+	if len(c.out) > keepSize || svc.session != activatedSession || svc.setup {
 		// Encoded already: the values are no longer needed. Those of
 		// discovery and the session services (certificates, endpoints)
 		// are not kept, nor their buffers' size: they come once a session.
+		// Nor those of the services that set subscriptions up: they come
+		// once an item, and a SCADA's thousand items would hold their
+		// decoded request and results for the life of the connection.
 		c.dropValues(svc)
 		c.trim = svc.session != activatedSession
 	}

@@ -23,8 +23,11 @@ type service struct {
 	// long, the client): the poller answers it on its own goroutine, the
 	// others go to the connection's.
 	neverBlocks bool
-	values      func() (ua.Request, ua.Response)
-	handle      func(c *conn, s *session, req ua.Request, resp ua.Response) error
+	// setup: the service sets subscriptions or their items up; the
+	// connection keeps none of its values for the next request.
+	setup  bool
+	values func() (ua.Request, ua.Response)
+	handle func(c *conn, s *session, req ua.Request, resp ua.Response) error
 }
 
 // requestPtr and responsePtr are the constraints of row: a pointer to a
@@ -78,6 +81,7 @@ func subRows() []service {
 			response:    resp.BinaryEncodingID().Numeric,
 			session:     activatedSession,
 			neverBlocks: sv.NeverBlocks,
+			setup:       true,
 			values:      values,
 			handle: func(c *conn, s *session, req ua.Request, resp ua.Response) error {
 				return handle(c.srv.subs, s, req, resp)

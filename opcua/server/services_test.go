@@ -386,3 +386,36 @@ func TestLargeRequestsAreNotKept(t *testing.T) {
 		t.Error("the values of a request beyond keepSize were kept")
 	}
 }
+
+// TestSetupServicesAreNotKept: the values of the services that set
+// subscriptions up (CreateSubscription, CreateMonitoredItems, ...), which
+// come once an item, are not kept for the next request, however small;
+// Publish's are.
+func TestSetupServicesAreNotKept(t *testing.T) {
+	s := newTestServer(t, Config{})
+	tc := newTestConn(t, s, 1)
+	tc.openSession()
+	sub := subtest.WantOK[ua.CreateSubscriptionResponse](t, tc.call(&ua.CreateSubscriptionRequest{
+		RequestedPublishingInterval: 100, RequestedMaxKeepAliveCount: 10, RequestedLifetimeCount: 1000, PublishingEnabled: true}))
+	items := make([]ua.MonitoredItemCreateRequest, 100)
+	for i := range items {
+		items[i] = ua.MonitoredItemCreateRequest{
+			ItemToMonitor:       ua.ReadValueID{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_State), AttributeID: uint32(ua.AttributeIDValue)},
+			MonitoringMode:      ua.MonitoringModeReporting,
+			RequestedParameters: ua.MonitoringParameters{ClientHandle: uint32(i), SamplingInterval: 100, QueueSize: 1, DiscardOldest: true},
+		}
+	}
+	mi := subtest.WantOK[ua.CreateMonitoredItemsResponse](t, tc.call(&ua.CreateMonitoredItemsRequest{
+		SubscriptionID: sub.SubscriptionID, TimestampsToReturn: ua.TimestampsToReturnBoth, ItemsToCreate: items}))
+	if len(mi.Results) != len(items) || mi.Results[0].StatusCode != status.Good {
+		t.Fatalf("CreateMonitoredItems: %d results, first %v", len(mi.Results), mi.Results[0].StatusCode)
+	}
+	for _, rid := range []uint32{id.CreateSubscriptionRequest_Encoding_DefaultBinary, id.CreateMonitoredItemsRequest_Encoding_DefaultBinary} {
+		if svc := serviceByRequest(rid); !svc.setup || tc.c.vals[svc.index].req != nil {
+			t.Errorf("the values of %s were kept (set-up service: %v)", svc.name, svc.setup)
+		}
+	}
+	if svc := serviceByRequest(id.PublishRequest_Encoding_DefaultBinary); svc.setup {
+		t.Error("Publish is marked as a set-up service: its values would not be kept")
+	}
+}
