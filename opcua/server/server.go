@@ -614,8 +614,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // sweeper tell Runtime.MemoryReleased.
 const freeOSAfter = 8 << 20
 
-// freeOSAfterItems is the number of deleted monitored items that makes
-// the sweeper tell Runtime.MemoryReleased: some megabytes.
+// freeOSAfterItems is the number of deleted or created monitored items
+// that makes the sweeper tell Runtime.MemoryReleased: some megabytes (the
+// items themselves, or the requests that created them).
 const freeOSAfterItems = 10000
 
 // sweep closes timed-out sessions and connections without a session, and
@@ -624,7 +625,7 @@ func (s *Server) sweep() {
 	every := min(s.cfg.MinSessionTimeout/4, time.Second)
 	t := time.NewTicker(every)
 	defer t.Stop()
-	returned, removed := s.cfg.Channel.Budget.Returned(), s.subs.Removed()
+	returned, removed, created := s.cfg.Channel.Budget.Returned(), s.subs.Removed(), s.subs.Created()
 	again := 0 // rounds until the second report; 0: none due
 	for {
 		select {
@@ -641,14 +642,15 @@ func (s *Server) sweep() {
 			}
 			// Tell of memory released: large request buffers since the
 			// last round, or many monitored items deleted (a session that
-			// held thousands closed); and once more two rounds later,
+			// held thousands closed) or created (the garbage of their
+			// requests and first samples); and once more two rounds later,
 			// when what the attackers' connections and goroutines held
 			// is garbage too (the collector, whose goal the first
 			// collection set, may not run again for long).
-			r, d := s.cfg.Channel.Budget.Returned(), s.subs.Removed()
+			r, d, c := s.cfg.Channel.Budget.Returned(), s.subs.Removed(), s.subs.Created()
 			switch {
-			case r-returned >= freeOSAfter || d-removed >= freeOSAfterItems:
-				returned, removed, again = r, d, 2
+			case r-returned >= freeOSAfter || d-removed >= freeOSAfterItems || c-created >= freeOSAfterItems:
+				returned, removed, created, again = r, d, c, 2
 				s.cfg.Runtime.memoryReleased()
 			case again > 0:
 				if again--; again == 0 {

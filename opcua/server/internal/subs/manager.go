@@ -159,6 +159,7 @@ type Manager struct {
 	// The ServerDiagnosticsSummary counters of subscriptions (see Counts).
 	current, cumulated atomic.Uint32
 	removed            atomic.Uint64 // monitored items deleted so far (see Removed)
+	created            atomic.Uint64 // monitored items created so far (see Created)
 
 	once  sync.Once
 	calls chan func()
@@ -227,6 +228,11 @@ func (m *Manager) Counts() (current, cumulated uint32) {
 // when it grew by many since the last look, their memory can go back to
 // the OS.
 func (m *Manager) Removed() uint64 { return m.removed.Load() }
+
+// Created returns the number of monitored items created so far, all told:
+// when it grew by many since the last look, the garbage of their requests
+// can go back to the OS.
+func (m *Manager) Created() uint64 { return m.created.Load() }
 
 // New returns the engine of a server; its run loop starts with the first
 // service call.

@@ -349,6 +349,7 @@ func (m *Manager) createItem(sub *subscription, r *ua.MonitoredItemCreateRequest
 	m.apply(it, ip, key)
 	sub.items[it.id] = it
 	m.itemCount++
+	m.created.Add(1)
 	if key != (srcKey{}) {
 		m.bySource[key] = append(m.bySource[key], it)
 	}
