@@ -39,7 +39,8 @@ type Watch struct {
 	every  []func(time.Time)
 
 	qmu     sync.Mutex
-	queue   []Event // a ring of fixed size
+	queue   []Event // a ring, grown by doubling up to qmax
+	qmax    int
 	head, n int
 	wake    chan struct{}
 	dropped atomic.Uint64
@@ -144,7 +145,8 @@ func NewWatch(eng *plc.Engine, conf *config.Config, queueLen int) (*Watch, error
 	if err != nil {
 		return nil, err
 	}
-	w := &Watch{eng: eng, confs: cs, queue: make([]Event, max(queueLen, 1)), wake: make(chan struct{}, 1),
+	qmax := max(queueLen, 1)
+	w := &Watch{eng: eng, confs: cs, queue: make([]Event, min(qmax, queueStart)), qmax: qmax, wake: make(chan struct{}, 1),
 		images: make(chan *plc.Image, imageQueue), quit: make(chan struct{}), done: make(chan struct{}), evDone: make(chan struct{})}
 	w.Set = New(cs, w.push)
 	n := eng.Len()
@@ -282,7 +284,7 @@ func (w *Watch) evaluate(im *plc.Image) {
 // push queues a change (under the set's lock).
 func (w *Watch) push(c *Condition, ch Change) {
 	w.qmu.Lock()
-	if w.n == len(w.queue) {
+	if w.n == len(w.queue) && !w.grow() {
 		w.qmu.Unlock()
 		w.dropped.Add(1)
 		return
@@ -295,6 +297,23 @@ func (w *Watch) push(c *Condition, ch Change) {
 	case w.wake <- struct{}{}:
 	default:
 	}
+}
+
+// queueStart is the length the queue of changes starts with: a storm
+// grows it (a few times, up to its bound), a quiet plant never does.
+const queueStart = 64
+
+// grow doubles the full queue, up to qmax, and reports whether it did;
+// with w.qmu held.
+func (w *Watch) grow() bool {
+	if len(w.queue) >= w.qmax {
+		return false
+	}
+	q := make([]Event, min(2*len(w.queue), w.qmax))
+	k := copy(q, w.queue[w.head:])
+	copy(q[k:], w.queue[:w.head])
+	w.queue, w.head = q, 0
+	return true
 }
 
 // deliverBatch is how many changes run delivers before it flushes and

@@ -114,58 +114,102 @@ func TestWatch(t *testing.T) {
 // as dropped, and the queue never holds more than its length.
 func TestWatchStorm(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const n = 10000
-		f := &plctest.Fake{}
-		pc := plc.Config{Devices: []plc.DeviceConfig{{Name: "d", Device: f}}}
-		dev := config.Device{Name: "d"}
-		high := 1.0
-		for i := range n {
-			name := fmt.Sprintf("T%05d", i)
-			pc.Tags = append(pc.Tags, plc.Tag{Device: "d", Name: name, Type: plc.Float64})
-			dev.Tags = append(dev.Tags, config.Tag{Name: name, Alarm: &config.TagAlarm{Kind: config.AlarmLimit, High: &high, Severity: 100}})
+		w, delivered := storm(t, 64)
+		if uint64(delivered)+w.Dropped() != stormTags || delivered == 0 || w.Dropped() == 0 {
+			t.Fatalf("%d delivered, %d dropped, want %d in all", delivered, w.Dropped(), stormTags)
 		}
-		e, err := plc.New(pc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := NewWatch(e, &config.Config{Devices: []config.Device{dev}}, 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mu sync.Mutex
-		delivered := 0
-		w.Start(func(*Event) {
-			mu.Lock()
-			delivered++
-			mu.Unlock()
-		})
-		cycles := 0
-		cancel := e.Subscribe(func(*plc.Image) {
-			if cycles++; cycles == 3 {
-				f.SetAll(plc.Float64Value(2)) // every alarm at once
-			}
-			w.qmu.Lock()
-			if w.n > len(w.queue) {
-				t.Errorf("the queue holds %d of %d", w.n, len(w.queue))
-			}
-			w.qmu.Unlock()
-		})
-		ctx, stop := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- e.Run(ctx) }()
-		time.Sleep(100 * ms)
-		synctest.Wait()
-		stop()
-		<-done
-		cancel()
-		w.Stop()
-		mu.Lock()
-		defer mu.Unlock()
-		if uint64(delivered)+w.Dropped() != n || delivered == 0 || w.Dropped() == 0 {
-			t.Fatalf("%d delivered, %d dropped, want %d in all", delivered, w.Dropped(), n)
+		if len(w.queue) != 64 {
+			t.Errorf("a queue of %d changes, bound 64", len(w.queue))
 		}
 		t.Logf("%d delivered, %d dropped", delivered, w.Dropped())
 	})
+}
+
+// TestWatchQueueGrows: the queue starts at queueStart changes and grows
+// in a storm, up to its bound: with a bound above the storm, nothing is
+// dropped; a watch without a storm keeps the queue it started with.
+func TestWatchQueueGrows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const bound = 2 * stormTags
+		w, delivered := storm(t, bound)
+		if delivered != stormTags || w.Dropped() != 0 {
+			t.Fatalf("%d delivered, %d dropped, want all %d delivered", delivered, w.Dropped(), stormTags)
+		}
+		if n := len(w.queue); n <= queueStart || n > bound {
+			t.Errorf("a queue of %d changes after the storm, want more than %d and at most %d", n, queueStart, bound)
+		}
+		t.Logf("the queue grew to %d changes", len(w.queue))
+	})
+	f := &plctest.Fake{}
+	e, err := plc.New(plc.Config{Devices: []plc.DeviceConfig{{Name: "d", Device: f}}, Tags: []plc.Tag{{Device: "d", Name: "T", Type: plc.Float64}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWatch(e, &config.Config{Devices: []config.Device{{Name: "d"}}}, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.queue) != queueStart {
+		t.Errorf("a new watch's queue holds %d changes, want %d", len(w.queue), queueStart)
+	}
+}
+
+// stormTags is how many alarms storm makes active at once.
+const stormTags = 10000
+
+// storm runs the engine of stormTags Float64 tags with a high limit alarm
+// each, a watch of them with a queue of queueLen changes, and sets every
+// tag beyond its limit in the third cycle; it returns the stopped watch
+// and how many changes it delivered. The queue never holds more than its
+// length.
+func storm(t *testing.T, queueLen int) (*Watch, int) {
+	f := &plctest.Fake{}
+	pc := plc.Config{Devices: []plc.DeviceConfig{{Name: "d", Device: f}}}
+	dev := config.Device{Name: "d"}
+	high := 1.0
+	for i := range stormTags {
+		name := fmt.Sprintf("T%05d", i)
+		pc.Tags = append(pc.Tags, plc.Tag{Device: "d", Name: name, Type: plc.Float64})
+		dev.Tags = append(dev.Tags, config.Tag{Name: name, Alarm: &config.TagAlarm{Kind: config.AlarmLimit, High: &high, Severity: 100}})
+	}
+	e, err := plc.New(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWatch(e, &config.Config{Devices: []config.Device{dev}}, queueLen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	delivered := 0
+	w.Start(func(*Event) {
+		mu.Lock()
+		delivered++
+		mu.Unlock()
+	})
+	cycles := 0
+	cancel := e.Subscribe(func(*plc.Image) {
+		if cycles++; cycles == 3 {
+			f.SetAll(plc.Float64Value(2)) // every alarm at once
+		}
+		w.qmu.Lock()
+		if w.n > len(w.queue) || len(w.queue) > w.qmax {
+			t.Errorf("the queue holds %d of %d (bound %d)", w.n, len(w.queue), w.qmax)
+		}
+		w.qmu.Unlock()
+	})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	time.Sleep(100 * ms)
+	synctest.Wait()
+	stop()
+	<-done
+	cancel()
+	w.Stop()
+	mu.Lock()
+	defer mu.Unlock()
+	return w, delivered
 }
 
 // TestSystemConditions: every configuration has the gateway's own
