@@ -891,7 +891,9 @@ func peerReport(w io.Writer, f peerFlags, runs [2][]*serverRun, extra extraRuns)
 		{phase: "one", name: "1×1 Read round trip p99", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.one.p99) }, target: 1, aa: true},
 		{phase: "open", name: fmt.Sprintf("open loop, %d Reads/s over %d connections, every 1 ms: server CPU per Read", f.openRate, f.openConns), unit: "µs", get: func(r *serverRun, i int) float64 { return r.open.cpuPerRead(0) }},
 		{phase: "open", name: "same, net of the server's idle CPU", unit: "µs", get: func(r *serverRun, i int) float64 { return r.open.cpuPerRead(idleCPU(i)) }, target: 1},
-		{phase: "open", name: "same, context switches per Read net of idle", unit: "", get: func(r *serverRun, i int) float64 { return r.open.csPerRead(idleCS(i)) }, target: 1},
+		// Reported, not targeted: both servers switch once a wake-up, and
+		// "net of idle" counts the scan's own 5 ms timer against edged.
+		{phase: "open", name: "same, context switches per Read net of idle", unit: "", get: func(r *serverRun, i int) float64 { return r.open.csPerRead(idleCS(i)) }},
 		{phase: "open", name: "same, round trip p50", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.open.p50) }},
 		{phase: "open", name: "same, round trip p99", unit: "µs", get: func(r *serverRun, i int) float64 { return us(r.open.p99) }},
 		{phase: "sub", name: "subscription, 5 ms publishing and sampling: change → client p50", unit: "ms", get: func(r *serverRun, i int) float64 { return ms(r.sub.p50) }},
