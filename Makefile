@@ -84,10 +84,19 @@ test: deps $(BIN)/testreport
 	$(TESTREPORT) -- $(GO) test -count=1 ./...
 
 # EDGED_TEST_EXEC: the emulator, for the tests that start their test binary
-# again as a child process (the bench commands' load roles).
+# again as a child process (the bench commands' load roles). The two
+# architectures run side by side, each one's output printed when both
+# ended: most of their time is cmd/edged's tests waiting on emulated
+# processes (together they keep about half of two cores busy), so side by
+# side they take about the longer one's time instead of the sum.
 test-arm: deps $(BIN)/testreport
-	EDGED_TEST_EMULATED=1 EDGED_TEST_EXEC=qemu-aarch64-static CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(TESTREPORT) -- $(GO) test -count=1 -exec qemu-aarch64-static ./...
-	EDGED_TEST_EMULATED=1 EDGED_TEST_EXEC=qemu-arm-static CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 $(TESTREPORT) -- $(GO) test -count=1 -exec qemu-arm-static ./...
+	@EDGED_TEST_EMULATED=1 EDGED_TEST_EXEC=qemu-aarch64-static CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(TESTREPORT) -- $(GO) test -count=1 -exec qemu-aarch64-static ./... > $(BIN)/test-arm64.log 2>&1 & a=$$!; \
+	EDGED_TEST_EMULATED=1 EDGED_TEST_EXEC=qemu-arm-static CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 $(TESTREPORT) -- $(GO) test -count=1 -exec qemu-arm-static ./... > $(BIN)/test-armv7.log 2>&1 & b=$$!; \
+	echo "test-arm: arm64 and armv7 under qemu, side by side (output in $(BIN)/test-arm64.log and $(BIN)/test-armv7.log, printed when both ended)"; \
+	wait $$a; ra=$$?; wait $$b; rb=$$?; \
+	echo "== test-arm: arm64 (exit $$ra)"; cat $(BIN)/test-arm64.log; \
+	echo "== test-arm: armv7 (exit $$rb)"; cat $(BIN)/test-armv7.log; \
+	[ $$ra = 0 ] && [ $$rb = 0 ]
 
 # The packages whose goroutines share state: the stack, the scan engine and
 # its devices, the binding, the configuration service, the northbound and
