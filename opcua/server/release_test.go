@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/edged/edged/opcua/server/internal/subtest"
-	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
-	"github.com/edged/edged/opcua/ua/status"
 )
 
 // TestCreatedItemsReleaseMemory: the sweeper tells Runtime.MemoryReleased
@@ -24,25 +22,10 @@ func TestCreatedItemsReleaseMemory(t *testing.T) {
 		go s.Serve(&idleListener{done: make(chan struct{})}) // starts the sweeper, a round a second
 		tc := newTestConn(t, s, 1)
 		tc.openSession()
-		sub := subtest.WantOK[ua.CreateSubscriptionResponse](t, tc.call(&ua.CreateSubscriptionRequest{
-			RequestedPublishingInterval: 1000, RequestedMaxKeepAliveCount: 10, RequestedLifetimeCount: 10000, PublishingEnabled: true}))
+		sub := subtest.CreateSub(t, tc.call, 1000, 10, 10000)
 		create := func(n int) {
 			t.Helper()
-			items := make([]ua.MonitoredItemCreateRequest, n)
-			for i := range items {
-				items[i] = ua.MonitoredItemCreateRequest{
-					ItemToMonitor:       ua.ReadValueID{NodeID: ua.NewNumericNodeID(0, id.Server_ServiceLevel), AttributeID: uint32(ua.AttributeIDValue)},
-					MonitoringMode:      ua.MonitoringModeReporting,
-					RequestedParameters: ua.MonitoringParameters{ClientHandle: uint32(i), SamplingInterval: 60000, QueueSize: 1, DiscardOldest: true},
-				}
-			}
-			r := subtest.WantOK[ua.CreateMonitoredItemsResponse](t, tc.call(&ua.CreateMonitoredItemsRequest{
-				SubscriptionID: sub.SubscriptionID, TimestampsToReturn: ua.TimestampsToReturnBoth, ItemsToCreate: items}))
-			for i := range r.Results {
-				if r.Results[i].StatusCode != status.Good {
-					t.Fatalf("item %d: %v", i, r.Results[i].StatusCode)
-				}
-			}
+			wantItems(t, subtest.CreateItems(t, tc.call, sub, nodeItems(n, id.Server_ServiceLevel, 60000)...), n)
 		}
 		for range freeOSAfterItems / 1000 {
 			create(999)

@@ -395,21 +395,8 @@ func TestSetupServicesAreNotKept(t *testing.T) {
 	s := newTestServer(t, Config{})
 	tc := newTestConn(t, s, 1)
 	tc.openSession()
-	sub := subtest.WantOK[ua.CreateSubscriptionResponse](t, tc.call(&ua.CreateSubscriptionRequest{
-		RequestedPublishingInterval: 100, RequestedMaxKeepAliveCount: 10, RequestedLifetimeCount: 1000, PublishingEnabled: true}))
-	items := make([]ua.MonitoredItemCreateRequest, 100)
-	for i := range items {
-		items[i] = ua.MonitoredItemCreateRequest{
-			ItemToMonitor:       ua.ReadValueID{NodeID: ua.NewNumericNodeID(0, id.Server_ServerStatus_State), AttributeID: uint32(ua.AttributeIDValue)},
-			MonitoringMode:      ua.MonitoringModeReporting,
-			RequestedParameters: ua.MonitoringParameters{ClientHandle: uint32(i), SamplingInterval: 100, QueueSize: 1, DiscardOldest: true},
-		}
-	}
-	mi := subtest.WantOK[ua.CreateMonitoredItemsResponse](t, tc.call(&ua.CreateMonitoredItemsRequest{
-		SubscriptionID: sub.SubscriptionID, TimestampsToReturn: ua.TimestampsToReturnBoth, ItemsToCreate: items}))
-	if len(mi.Results) != len(items) || mi.Results[0].StatusCode != status.Good {
-		t.Fatalf("CreateMonitoredItems: %d results, first %v", len(mi.Results), mi.Results[0].StatusCode)
-	}
+	sub := subtest.CreateSub(t, tc.call, 100, 10, 1000)
+	wantItems(t, subtest.CreateItems(t, tc.call, sub, nodeItems(100, id.Server_ServerStatus_State, 100)...), 100)
 	for _, rid := range []uint32{id.CreateSubscriptionRequest_Encoding_DefaultBinary, id.CreateMonitoredItemsRequest_Encoding_DefaultBinary} {
 		if svc := serviceByRequest(rid); !svc.setup || tc.c.vals[svc.index].req != nil {
 			t.Errorf("the values of %s were kept (set-up service: %v)", svc.name, svc.setup)
@@ -417,5 +404,32 @@ func TestSetupServicesAreNotKept(t *testing.T) {
 	}
 	if svc := serviceByRequest(id.PublishRequest_Encoding_DefaultBinary); svc.setup {
 		t.Error("Publish is marked as a set-up service: its values would not be kept")
+	}
+}
+
+// nodeItems returns n requests for Reporting items on the Value of node
+// (namespace 0), sampled every si ms, client handles 0 to n-1.
+func nodeItems(n int, node uint32, si float64) []ua.MonitoredItemCreateRequest {
+	items := make([]ua.MonitoredItemCreateRequest, n)
+	for i := range items {
+		items[i] = ua.MonitoredItemCreateRequest{
+			ItemToMonitor:       valueOf(ua.NewNumericNodeID(0, node)),
+			MonitoringMode:      ua.MonitoringModeReporting,
+			RequestedParameters: ua.MonitoringParameters{ClientHandle: uint32(i), SamplingInterval: si, QueueSize: 1, DiscardOldest: true},
+		}
+	}
+	return items
+}
+
+// wantItems fails t unless there are n results, every one Good.
+func wantItems(t *testing.T, results []ua.MonitoredItemCreateResult, n int) {
+	t.Helper()
+	if len(results) != n {
+		t.Fatalf("%d results for %d items", len(results), n)
+	}
+	for i := range results {
+		if results[i].StatusCode != status.Good {
+			t.Fatalf("item %d of %d: %v", i, len(results), results[i].StatusCode)
+		}
 	}
 }
