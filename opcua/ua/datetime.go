@@ -33,12 +33,20 @@ var (
 	// ticksLast is dateTimeLast in ticks; a decoded value at or beyond it
 	// is MaxDateTime.
 	ticksLast = (dateTimeLast.Unix() + unixTo1601) * ticksPerSecond
+	// unixMin and unixLast are dateTimeMin and dateTimeLast in Unix
+	// seconds.
+	unixMin, unixLast = dateTimeMin.Unix(), dateTimeLast.Unix()
 )
 
 // DateTimeTicks returns t as a UA DateTime: 100 ns ticks since 1601-01-01
 // UTC, clamped as Part 6 requires (0 at or before 1601, MaxInt64 from
 // 9999-12-31 23:59:59 on). Finer precision than 100 ns is truncated.
 func DateTimeTicks(t time.Time) int64 {
+	// Every time that needs no clamping: the seconds alone tell. Unix()
+	// of a time far outside the range wraps, but never into it.
+	if s := t.Unix(); s > unixMin && s < unixLast {
+		return (s+unixTo1601)*ticksPerSecond + int64(t.Nanosecond()/100)
+	}
 	// Compare before converting: Unix() of a time far outside the range
 	// could overflow, the comparisons cannot.
 	if !t.After(dateTimeMin) {

@@ -25,11 +25,23 @@ func TestDateTimeTicks(t *testing.T) {
 		{time.Unix(math.MinInt64+1e12, 0), 0},
 		{time.Unix(1<<62, 999999999), math.MaxInt64},
 		{time.Unix(-1<<62, 0), 0},
+		// Unix() wraps to near MaxInt64 seconds for this one.
+		{time.Unix(math.MinInt64, 0).Add(-math.MaxInt64), 0},
+		// Clamped or not by the nanoseconds alone.
+		{time.Date(1601, 1, 1, 0, 0, 0, 99, time.UTC), 0},
+		{time.Date(1601, 1, 1, 0, 0, 0, 500_000_000, time.UTC), 5_000_000},
+		{time.Date(9999, 12, 31, 23, 59, 59, 1, time.UTC), math.MaxInt64},
+		{time.Date(9999, 12, 31, 23, 59, 58, 0, time.UTC), 2650467743990000000 - 10_000_000},
 	}
 	for _, tt := range tests {
 		if got := DateTimeTicks(tt.t); got != tt.ticks {
 			t.Errorf("DateTimeTicks(%v) = %d, want %d", tt.t, got, tt.ticks)
 		}
+	}
+	// A time with a monotonic reading is its wall clock.
+	now := time.Now()
+	if got, want := DateTimeTicks(now), 116444736000000000+now.UnixNano()/100; got != want {
+		t.Errorf("DateTimeTicks(%v) = %d, want %d", now, got, want)
 	}
 	for _, tt := range []struct {
 		ticks int64
