@@ -107,7 +107,7 @@ func newModbus(d *config.Device, s modbusSettings) (*modbusDevice, error) {
 	m.cfg = make([]cfgPoint, len(d.Tags))
 	for i := range d.Tags {
 		t := &d.Tags[i]
-		m.cfg[i] = cfgPoint{name: t.Name, address: t.Address}
+		m.cfg[i] = cfgPoint{name: t.Name}
 		var err error
 		if m.cfg[i].p, err = m.point(t); err != nil {
 			if m.cfgErr == nil {
@@ -129,11 +129,12 @@ func newModbus(d *config.Device, s modbusSettings) (*modbusDevice, error) {
 	return m, nil
 }
 
-// cfgPoint is what Bind needs of a configured tag: its point (or, in
-// modbusDevice.cfgErr, why it has none) and its address.
+// cfgPoint is what Bind needs of a configured tag: its name and point
+// (or, in modbusDevice.cfgErr, why it has none). The point is checked
+// against the bound tag's address, which is not kept (16 bytes a tag).
 type cfgPoint struct {
-	name, address string
-	p             modbus.Point
+	name string
+	p    modbus.Point
 }
 
 // point returns the modbus.Point of a configured tag.
@@ -192,13 +193,13 @@ func (m *modbusDevice) Bind(bound []plc.BoundTag) error {
 			continue
 		}
 		t := &m.cfg[i]
-		if t.address != b.Tag.Address {
-			errs = append(errs, fmt.Errorf("%s.address: %q bound, %q configured", tp, b.Tag.Address, t.address))
-			continue
-		}
 		p := t.p
 		if err := m.cfgErr[i]; err != nil {
 			errs = append(errs, fmt.Errorf("%s.%w", tp, err))
+			continue
+		}
+		if area, off, err := modbus.ParsePointAddress(b.Tag.Address); err != nil || area != p.Area || off != p.Address {
+			errs = append(errs, fmt.Errorf("%s.address: %q bound, %v %d configured", tp, b.Tag.Address, p.Area, p.Address))
 			continue
 		}
 		ci, ok := m.byUnit[p.Unit]

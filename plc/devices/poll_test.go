@@ -1,8 +1,10 @@
 package devices_test
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/edged/edged/drivers/modbus"
 	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/plc"
 	"github.com/edged/edged/plc/devices"
@@ -87,5 +89,22 @@ func TestPollDueBlocks(t *testing.T) {
 	err = dev.Bind([]plc.BoundTag{{Handle: 0, Tag: plc.Tag{Device: "sim", Name: "Nope", Type: plc.UInt16, Address: "hr:0"}}})
 	if err == nil || err.Error() != "devices[sim].tags[Nope]: not in the device's configuration" {
 		t.Fatalf("Bind of an unknown tag: %v", err)
+	}
+	// A tag of the device's configuration at another address: refused;
+	// the configured address in another notation is the same point.
+	moved := e.Tag(h("Setpoint"))
+	conf := moved.Address
+	moved.Address = "hr:999"
+	err = dev.Bind([]plc.BoundTag{{Handle: h("Setpoint"), Tag: moved}})
+	if want := `devices[sim].tags[Setpoint].address: "hr:999" bound, `; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("Bind of a tag at another address: %v, want %s…", err, want)
+	}
+	area, off, err := modbus.ParsePointAddress(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved.Address = modbus.FormatAddress(area, off)
+	if err := dev.Bind([]plc.BoundTag{{Handle: h("Setpoint"), Tag: moved}}); err != nil {
+		t.Fatalf("Bind at %s (configured %s): %v", moved.Address, conf, err)
 	}
 }
