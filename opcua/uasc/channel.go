@@ -396,7 +396,7 @@ func (c *Channel) readHello() (*hello, error) {
 	if err != nil {
 		return nil, err
 	}
-	if msgType(b) == "ERR" {
+	if msgType(b) == kindERR {
 		e, err := decodeError(b[hdrLen:])
 		if err != nil {
 			return nil, fault(status.BadTcpMessageTypeInvalid, "malformed Error")

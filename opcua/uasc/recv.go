@@ -63,17 +63,17 @@ func (c *Channel) ReadRequest() (Request, error) {
 		var req Request
 		var ok bool
 		switch msgType(chunk) {
-		case "MSG":
+		case kindMSG:
 			if c.opnChunks > 0 {
 				return Request{}, c.fail(fault(status.BadTcpMessageTypeInvalid, "request chunk inside a multi-chunk OpenSecureChannel"))
 			}
 			req, ok, err = c.handleMSG(chunk)
-		case "OPN":
+		case kindOPN:
 			_, err = c.handleOPN(chunk, false)
 			if !c.inMsg && c.opnChunks == 0 {
 				c.msgStart = time.Time{}
 			}
-		case "CLO":
+		case kindCLO:
 			err = c.handleCLO(chunk)
 		}
 		if err != nil {
@@ -114,7 +114,7 @@ func (c *Channel) Buffered() bool {
 			return false
 		}
 		switch typ, ct := msgType(b), b[3]; {
-		case typ == "MSG" && (ct == 'C' || ct == 'A'), typ == "OPN":
+		case typ == kindMSG && (ct == 'C' || ct == 'A'), typ == kindOPN:
 			// Handled inside ReadRequest, which then reads on.
 			b = b[size:]
 		default:
@@ -167,26 +167,26 @@ func (c *Channel) checkHeader(ph phase, h []byte, size uint32) error {
 	minSize := uint32(0)
 	switch ph {
 	case phaseHello:
-		if c.reverse && typ == "ERR" && ct == 'F' {
+		if c.reverse && typ == kindERR && ct == 'F' {
 			minSize = hdrLen + 8
 			break
 		}
-		if typ != "HEL" || ct != 'F' {
+		if typ != kindHEL || ct != 'F' {
 			return fault(status.BadTcpMessageTypeInvalid, "expected a Hello, got "+strconv.Quote(string(h[:4])))
 		}
 		minSize = hdrLen + helloFixedLen + 4
 	case phaseOpen:
-		if typ != "OPN" || (ct != 'F' && ct != 'C' && ct != 'A') {
+		if typ != kindOPN || (ct != 'F' && ct != 'C' && ct != 'A') {
 			return fault(status.BadTcpMessageTypeInvalid, "expected OpenSecureChannel, got "+strconv.Quote(string(h[:4])))
 		}
 		minSize = chanHdrLen + 12 + seqHdrLen
 	default:
 		switch {
-		case typ == "MSG" && (ct == 'F' || ct == 'C' || ct == 'A'):
+		case typ == kindMSG && (ct == 'F' || ct == 'C' || ct == 'A'):
 			minSize = symHdrLen + seqHdrLen
-		case typ == "CLO" && ct == 'F':
+		case typ == kindCLO && ct == 'F':
 			minSize = symHdrLen + seqHdrLen
-		case typ == "OPN" && (ct == 'F' || ct == 'C' || ct == 'A'):
+		case typ == kindOPN && (ct == 'F' || ct == 'C' || ct == 'A'):
 			minSize = chanHdrLen + 12 + seqHdrLen
 		default:
 			return fault(status.BadTcpMessageTypeInvalid, "unexpected message type "+strconv.Quote(string(h[:4])))

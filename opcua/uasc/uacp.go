@@ -42,9 +42,25 @@ const (
 	ackLen        = hdrLen + 5*4 // an Acknowledge has a fixed size
 )
 
-// msgType returns the message type of a header as a 3-byte string without
-// allocating (the compiler interns comparisons with constants).
-func msgType(h []byte) string { return string(h[:3]) }
+// msgKind is the message type of a header, its three bytes as a number:
+// compared without converting them to a string (a copy and a call per
+// chunk, each time the type was looked at).
+type msgKind uint32
+
+// The message types of OPC 10000-6 §7.1.2.
+const (
+	kindHEL msgKind = 'H' | 'E'<<8 | 'L'<<16
+	kindOPN msgKind = 'O' | 'P'<<8 | 'N'<<16
+	kindMSG msgKind = 'M' | 'S'<<8 | 'G'<<16
+	kindCLO msgKind = 'C' | 'L'<<8 | 'O'<<16
+	kindERR msgKind = 'E' | 'R'<<8 | 'R'<<16
+)
+
+// msgType returns the message type of a header.
+func msgType(h []byte) msgKind {
+	_ = h[2]
+	return msgKind(h[0]) | msgKind(h[1])<<8 | msgKind(h[2])<<16
+}
 
 // appendHeader appends a message header; the size is patched by putSize
 // once the message is complete.
