@@ -139,10 +139,10 @@ func (n *NodeID) decode(d *Decoder) (flags byte) {
 		text := d.ReadStringReuse(n.Text)
 		*n = NodeID{Namespace: ns, Type: typ, Text: text}
 	case nodeIDGUID:
-		ns := d.ReadUint16()
-		var g GUID
-		g.Decode(d)
-		*n = NodeID{Namespace: ns, Type: IDGUID, GUID: g}
+		// Field by field: the GUID is decoded in place, not built on the
+		// stack and copied.
+		n.Namespace, n.Type, n.Numeric, n.Text = d.ReadUint16(), IDGUID, 0, ""
+		n.GUID.Decode(d)
 	default:
 		*n = NodeID{}
 		d.Fail(status.BadDecodingError)
