@@ -307,7 +307,7 @@ func (s *Space) TranslateBrowsePath(bp *ua.BrowsePath, res *ua.BrowsePathResult)
 			}
 			if len(n.held) > 0 && s.follows(typ, e.IncludeSubtypes, s.hasComponent) {
 				for _, v := range n.held {
-					if e.TargetName.Name != "" && (e.TargetName.Name != v.Name || e.TargetName.NamespaceIndex != n.ID.Namespace) {
+					if e.TargetName.Name != "" && (e.TargetName.Name != v.name(n) || e.TargetName.NamespaceIndex != n.ID.Namespace) {
 						continue
 					}
 					if i == len(elems)-1 {

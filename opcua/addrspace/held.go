@@ -30,14 +30,37 @@ type Variable struct {
 	Handle      uint32
 	DataType    uint32 // a DataType of namespace 0
 	AccessLevel uint8
+}
 
-	id    string // the NodeId's string, set by AddVariable
-	since int64  // when it entered the space (Unix ns): Shared's SourceTimestamp
+// held is a Variable as the Space keeps it (64 bytes, where Variable
+// takes 96): its Name is the end of its NodeId's string, and its
+// Properties, which few have, are behind a pointer.
+type held struct {
+	id       string // the NodeId's string: the holder's, ".", the Name
+	desc     *ua.LocalizedText
+	props    *[]Property // nil: none
+	cls      *VariableClass
+	since    int64 // when it entered the space (Unix ns): Shared's SourceTimestamp
+	handle   uint32
+	dataType uint32
+	source   SourceID
+	access   uint8
+}
+
+// name returns v's Name; h holds v.
+func (v *held) name(h *Node) string { return v.id[len(h.ID.Text)+1:] }
+
+// properties returns v's own properties (not Shared's).
+func (v *held) properties() []Property {
+	if v.props == nil {
+		return nil
+	}
+	return *v.props
 }
 
 // VariableClass is what many held Variables have alike (a gateway's tags
-// of one scan class), kept once for all of them: a Variable takes 96
-// bytes with it. The Space does not change it.
+// of one scan class), kept once for all of them: a held Variable takes
+// 64 bytes with it. The Space does not change it.
 type VariableClass struct {
 	MinimumSamplingInterval float64
 	// Sink, when set, receives the Writes of the Value (with the
@@ -59,42 +82,46 @@ type VariableClass struct {
 // zeroClass is the class of a Variable without one.
 var zeroClass VariableClass
 
-// class returns v's class.
-func (v *Variable) class() *VariableClass {
-	if v.Class == nil {
+// classOf returns class, the zero VariableClass for nil.
+func classOf(class *VariableClass) *VariableClass {
+	if class == nil {
 		return &zeroClass
 	}
-	return v.Class
+	return class
 }
 
-// numProps returns the number of v's properties: its Properties, then
-// Shared's.
-func (v *Variable) numProps() int {
-	sh := v.class().Shared
-	if sh == nil {
-		return len(v.Properties)
+// class returns v's class.
+func (v *held) class() *VariableClass { return classOf(v.cls) }
+
+// numProps returns the number of v's properties: its own, then Shared's.
+func (v *held) numProps() int {
+	n := len(v.properties())
+	if sh := v.class().Shared; sh != nil {
+		n += len(sh.PropertyNames())
 	}
-	return len(v.Properties) + len(sh.PropertyNames())
+	return n
 }
 
 // propName returns the name of v's property i (below numProps).
-func (v *Variable) propName(i int) string {
-	if i < len(v.Properties) {
-		return v.Properties[i].Name.Name
+func (v *held) propName(i int) string {
+	props := v.properties()
+	if i < len(props) {
+		return props[i].Name.Name
 	}
-	return v.class().Shared.PropertyNames()[i-len(v.Properties)].Name.Name
+	return v.class().Shared.PropertyNames()[i-len(props)].Name.Name
 }
 
 // prop returns v's property i (below numProps), its value asked of Shared
 // for one of Shared's.
-func (v *Variable) prop(i int) Property {
-	if i < len(v.Properties) {
-		return v.Properties[i]
+func (v *held) prop(i int) Property {
+	props := v.properties()
+	if i < len(props) {
+		return props[i]
 	}
-	i -= len(v.Properties)
+	i -= len(props)
 	sh := v.class().Shared
 	pn := &sh.PropertyNames()[i]
-	return Property{Name: pn.Name, DataType: pn.DataType, Value: sh.PropertyValue(v.Handle, i), since: v.since}
+	return Property{Name: pn.Name, DataType: pn.DataType, Value: sh.PropertyValue(v.handle, i), since: v.since}
 }
 
 // Namespace-0 ids of held Variables.
@@ -106,8 +133,9 @@ const (
 // AddVariable adds v, held by node holder, which must be stored (not
 // itself a held Variable or a property) and have a string NodeId. v's
 // NodeId and the ones of its Properties must be free; its Properties
-// follow the rules of Node.Properties. The Space owns v from now on. A
-// held Variable cannot be the target of AddReference, nor changed with
+// follow the rules of Node.Properties. The Space keeps a copy of v (v
+// may be reused) and keeps v.Properties' array from now on. A held
+// Variable cannot be the target of AddReference, nor changed with
 // SetSource, SetSink or SetValue; RemoveNode removes it, and removing its
 // holder removes it with it.
 func (s *Space) AddVariable(holder ua.NodeID, v *Variable) error {
@@ -120,7 +148,7 @@ func (s *Space) AddVariable(holder ua.NodeID, v *Variable) error {
 	if holder.Type != ua.IDString {
 		return fmt.Errorf("%w: %v: held variables need a string NodeId", ErrInvalidNode, holder)
 	}
-	if v.Name == "" || strings.IndexByte(v.Name, '.') >= 0 || v.id != "" {
+	if v.Name == "" || strings.IndexByte(v.Name, '.') >= 0 {
 		return fmt.Errorf("%w: %v: variable name %q", ErrInvalidNode, holder, v.Name)
 	}
 	id := ua.NewStringNodeID(holder.Namespace, holder.Text+"."+v.Name)
@@ -138,23 +166,27 @@ func (s *Space) AddVariable(holder ua.NodeID, v *Variable) error {
 	}
 	now := s.clock()
 	var shared []PropertyName
-	if sh := v.class().Shared; sh != nil {
+	if sh := classOf(v.Class).Shared; sh != nil {
 		shared = sh.PropertyNames()
 	}
 	if err := s.checkProperties(id.Namespace, id.Text, v.Properties, shared, now); err != nil {
 		return err
 	}
-	v.since = now.UnixNano()
-	v.id = id.Text
-	h.held = append(h.held, v)
+	hv := &held{id: id.Text, desc: v.Description, cls: v.Class, since: now.UnixNano(),
+		handle: v.Handle, dataType: v.DataType, source: v.Source, access: v.AccessLevel}
+	if len(v.Properties) > 0 {
+		props := v.Properties
+		hv.props = &props
+	}
+	h.held = append(h.held, hv)
 	h.refsVer++
-	s.nodes.putHeld(h, v)
+	s.nodes.putHeld(h, hv)
 	return nil
 }
 
 // removeHeld removes held Variable v of h.
-func (s *Space) removeHeld(h *Node, v *Variable) {
-	h.held = slices.DeleteFunc(h.held, func(w *Variable) bool { return w == v })
+func (s *Space) removeHeld(h *Node, v *held) {
+	h.held = slices.DeleteFunc(h.held, func(w *held) bool { return w == v })
 	h.refsVer++
 	s.nodes.del(ua.NewStringNodeID(h.ID.Namespace, v.id))
 }
@@ -164,31 +196,32 @@ func (s *Space) removeHeld(h *Node, v *Variable) {
 // scratch, read after read) gets only the fields in which two differ:
 // writing the whole node each time made a Read of held Variables slower
 // than one of stored nodes.
-func (s *Space) variableNode(h *Node, v *Variable, n *Node) {
+func (s *Space) variableNode(h *Node, v *held, n *Node) {
 	if n.heldVar == nil {
 		*n = Node{Class: ua.NodeClassVariable, ValueRank: ValueRankScalar, DataType: ua.NodeID{Type: ua.IDNumeric}}
 	}
 	n.ID = ua.NodeID{Namespace: h.ID.Namespace, Type: ua.IDString, Text: v.id}
-	n.BrowseName = ua.QualifiedName{NamespaceIndex: h.ID.Namespace, Name: v.Name}
-	n.DisplayName.Text = v.Name
+	name := v.name(h)
+	n.BrowseName = ua.QualifiedName{NamespaceIndex: h.ID.Namespace, Name: name}
+	n.DisplayName.Text = name
 	n.Description = ua.LocalizedText{}
-	if v.Description != nil {
-		n.Description = *v.Description
+	if v.desc != nil {
+		n.Description = *v.desc
 	}
-	n.DataType.Numeric = v.DataType
+	n.DataType.Numeric = v.dataType
 	c := v.class()
 	n.MinimumSamplingInterval = c.MinimumSamplingInterval
 	n.Historizing = c.Historizing
-	n.Source, n.Handle, n.AccessLevel = v.Source, v.Handle, v.AccessLevel
+	n.Source, n.Handle, n.AccessLevel = v.source, v.handle, v.access
 	n.Sink = c.Sink
-	n.Properties = v.Properties // Shared's: heldNode
+	n.Properties = v.properties() // Shared's: heldNode
 	n.owner = h
 	n.heldVar = v
 }
 
 // heldNode returns a node made for held Variable v of h, with its
 // references, and all its properties in Properties.
-func (s *Space) heldNode(h *Node, v *Variable) *Node {
+func (s *Space) heldNode(h *Node, v *held) *Node {
 	n := new(Node)
 	s.variableNode(h, v, n)
 	if v.class().Shared != nil {
@@ -246,7 +279,7 @@ func (s *Space) HistoryTarget(id ua.NodeID, u User) (SourceID, uint32, ua.Status
 
 // describeHeld fills rd, as describe does, for the HasComponent reference
 // from h to its held Variable v.
-func (s *Space) describeHeld(h *Node, v *Variable, mask uint32, rd *ua.ReferenceDescription) {
+func (s *Space) describeHeld(h *Node, v *held, mask uint32, rd *ua.ReferenceDescription) {
 	m := ua.BrowseResultMask(mask)
 	if m&ua.BrowseResultMaskReferenceTypeID != 0 {
 		rd.ReferenceTypeID = s.hasComponent.ID
@@ -259,10 +292,10 @@ func (s *Space) describeHeld(h *Node, v *Variable, mask uint32, rd *ua.Reference
 		rd.NodeClass = ua.NodeClassVariable
 	}
 	if m&ua.BrowseResultMaskBrowseName != 0 {
-		rd.BrowseName = ua.QualifiedName{NamespaceIndex: h.ID.Namespace, Name: v.Name}
+		rd.BrowseName = ua.QualifiedName{NamespaceIndex: h.ID.Namespace, Name: v.name(h)}
 	}
 	if m&ua.BrowseResultMaskDisplayName != 0 {
-		rd.DisplayName = ua.LocalizedText{Text: v.Name}
+		rd.DisplayName = ua.LocalizedText{Text: v.name(h)}
 	}
 	if m&ua.BrowseResultMaskTypeDefinition != 0 {
 		rd.TypeDefinition.NodeID = s.baseDataVariableType.ID

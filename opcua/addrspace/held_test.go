@@ -3,6 +3,7 @@ package addrspace
 import (
 	"errors"
 	"testing"
+	"unsafe"
 
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/id"
@@ -293,5 +294,37 @@ func TestHeldAddRemove(t *testing.T) {
 	}
 	if f.s.Len() >= before-2 {
 		t.Errorf("Len %d after removing the holder, %d before", f.s.Len(), before)
+	}
+}
+
+// A held Variable takes 64 bytes (a gateway keeps one a tag), and the
+// Space keeps a copy of the Variable it was given: the caller may reuse
+// it for the next one.
+func TestHeldCopy(t *testing.T) {
+	if n := unsafe.Sizeof(held{}); n != 64 {
+		t.Errorf("a held Variable takes %d bytes, want 64", n)
+	}
+	f := newFixture(t)
+	v := Variable{Name: "C1", DataType: id.Int64, AccessLevel: 1, Source: f.sid, Handle: 1}
+	if err := f.s.AddVariable(f.id("Plant"), &v); err != nil {
+		t.Fatal(err)
+	}
+	v.Name, v.Handle, v.DataType = "C2", 2, id.Double
+	if err := f.s.AddVariable(f.id("Plant"), &v); err != nil {
+		t.Fatal(err)
+	}
+	v.Name = "C1" // a name taken: refused
+	if err := f.s.AddVariable(f.id("Plant"), &v); !errors.Is(err, ErrNodeExists) {
+		t.Fatalf("a second C1: %v, want ErrNodeExists", err)
+	}
+	for name, want := range map[string]uint32{"C1": id.Int64, "C2": id.Double} {
+		dv := readAttr(f, f.id("Plant."+name), ua.AttributeIDDataType)
+		if got, ok := dv.Value.Value().(ua.NodeID); !ok || got != ua.NewNumericNodeID(0, want) {
+			t.Errorf("%s: DataType %v, want i=%d", name, dv.Value.Value(), want)
+		}
+		dv = readAttr(f, f.id("Plant."+name), ua.AttributeIDBrowseName)
+		if got, ok := dv.Value.Value().(ua.QualifiedName); !ok || got.Name != name {
+			t.Errorf("%s: BrowseName %v", name, dv.Value.Value())
+		}
 	}
 }

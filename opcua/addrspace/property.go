@@ -102,7 +102,7 @@ func propertyID(ns uint16, text string, p *Property) ua.NodeID {
 // (owner, v nil), or the held Variable v holding it and v's holder
 // (owner), and its index; owner is nil if there is none. It does not
 // allocate.
-func (s *Space) heldProperty(nid *ua.NodeID) (owner *Node, v *Variable, i int) {
+func (s *Space) heldProperty(nid *ua.NodeID) (owner *Node, v *held, i int) {
 	if nid.Type != ua.IDString {
 		return nil, nil, 0
 	}

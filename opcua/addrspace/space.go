@@ -94,8 +94,8 @@ type Node struct {
 	// node holding it (for a held Variable's Property: the node made for
 	// that Variable).
 	owner   *Node
-	heldVar *Variable   // of a node made for a held Variable: that Variable
-	held    []*Variable // AddVariable's, in the order added
+	heldVar *held   // of a node made for a held Variable: that Variable
+	held    []*held // AddVariable's, in the order added
 	refs    []ref
 	refsVer uint32 // counts changes of refs, to invalidate BrowseCursors
 	super   *Node  // the supertype of a type node (inverse HasSubtype)

@@ -25,7 +25,7 @@ type nodeTable struct {
 // and n, the node holding it.
 type slot struct {
 	n *Node
-	v *Variable
+	v *held
 }
 
 func newNodeTable(numeric int) nodeTable {
@@ -64,7 +64,7 @@ func (t *nodeTable) taken(id *ua.NodeID) bool {
 }
 
 // putHeld adds held Variable v, of holder h, under its string id.
-func (t *nodeTable) putHeld(h *Node, v *Variable) {
+func (t *nodeTable) putHeld(h *Node, v *held) {
 	t.text.put(slot{h, v})
 }
 

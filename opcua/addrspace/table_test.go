@@ -86,7 +86,7 @@ func TestTextTable(t *testing.T) {
 			tab.put(e)
 			want[id] = e
 		default:
-			e := slot{holders[ns-2], &Variable{id: text}}
+			e := slot{holders[ns-2], &held{id: text}}
 			tab.put(e)
 			want[id] = e
 		}
