@@ -104,7 +104,7 @@ type Engine struct {
 	stopped  chan struct{} // closed when Run has ended
 
 	// Owned by Run's goroutine.
-	work    tagState // the tag state, copied into each image
+	work    tagState // the tag state: next's, published with it
 	meta    []tagMeta
 	lastStr []string       // the last usable text of the String tags, by slot
 	changed []Handle       // tags changed since the last publish
@@ -120,8 +120,9 @@ type Engine struct {
 	state  atomic.Int32
 
 	cur         atomic.Pointer[Image]
-	spare       *Image        // a claimed image for the next publish
+	next        *Image        // claimed: the image the cycle writes (work), published next
 	held        []*Image      // earlier images readers held when they were replaced (at most maxHeld)
+	calm        uint64        // publishes in a row that reused the image they replaced
 	recycled    atomic.Uint64 // publishes that set an image aside for reuse
 	allocated   atomic.Uint64 // publishes that allocated one: readers held the earlier ones
 	subMu       sync.Mutex
@@ -240,6 +241,7 @@ func New(cfg Config) (*Engine, error) {
 	e.lastStr = make([]string, len(e.work.strs))
 	e.publishLayout()
 	e.held = make([]*Image, 0, maxHeld)
+	e.next = e.workImage()
 	im := e.newImage()
 	copy(im.state.entries, e.work.entries)
 	im.pin.Store(pinFree)
@@ -398,6 +400,14 @@ func (e *Engine) take(keep bool) *Image {
 		// The engine claimed it for reuse, so it is no longer current:
 		// the next load returns a newer image.
 	}
+}
+
+// workImage returns a claimed image whose state is the work state, to
+// be published next.
+func (e *Engine) workImage() *Image {
+	im := &Image{state: e.work}
+	im.pin.Store(pinClaimed)
+	return im
 }
 
 // newImage allocates an image for the engine's tags, claimed.
@@ -1004,24 +1014,13 @@ func (e *Engine) set(h Handle, v Value, st Status, ts int64) {
 	}
 }
 
-// publish swaps in a new image of the tag state.
+// publish swaps in the image the cycle wrote (next) and claims the one
+// it replaced, or another, to write the next cycle into.
 func (e *Engine) publish(n uint64, nowNs int64) {
 	prev := e.cur.Load()
-	im := e.spare // claimed: no reader has it (see Image)
-	e.spare = nil
-	if im == nil {
-		im = e.reclaim()
-	}
-	if im == nil || len(im.state.entries) != len(e.work.entries) || len(im.state.strs) != len(e.work.strs) {
-		if im == nil && e.pubSeq > 0 {
-			e.allocated.Add(1)
-		}
-		im = e.newImage() // (or Reconfigure changed the tags)
-	}
+	im := e.next // claimed: no reader has it (see Image)
 	im.state.slot = e.work.slot
 	im.cycle, im.time = n, nowNs
-	copy(im.state.entries, e.work.entries)
-	copy(im.state.strs, e.work.strs)
 	// Keep the tags that differ from the previous image (a tag may have
 	// changed and changed back between two publishes).
 	if cap(im.changed) < len(e.changed) {
@@ -1048,17 +1047,7 @@ func (e *Engine) publish(n uint64, nowNs int64) {
 	e.pubSeq++
 	im.pin.Store(pinFree) // after the writes above, before the swap
 	e.cur.Store(im)
-	// prev is no longer current: unless a reader kept it, claim it for
-	// the next cycle.
-	if prev.pin.CompareAndSwap(pinFree, pinClaimed) {
-		e.spare = prev
-		e.recycled.Add(1)
-	} else if prev.pin.Load()&pinKept == 0 {
-		if len(e.held) == maxHeld {
-			e.held = append(e.held[:0], e.held[1:]...) // forget the oldest
-		}
-		e.held = append(e.held, prev)
-	}
+	e.claimNext(prev, im)
 	e.lastPublish.Store(time.Now().UnixNano())
 	e.answerWrites()
 	for _, s := range *e.subs.Load() {
@@ -1066,9 +1055,77 @@ func (e *Engine) publish(n uint64, nowNs int64) {
 	}
 }
 
+// claimNext makes next, and work its state, a claimed image equal to
+// cur, which just replaced prev: prev itself unless a reader holds it
+// (it then differs from cur in cur's Changed tags alone), else an image
+// readers held earlier and released since, else a new one (both copied
+// whole). Two images suffice while no reader holds one across a publish.
+func (e *Engine) claimNext(prev, cur *Image) {
+	im, whole := prev, false
+	if prev.pin.CompareAndSwap(pinFree, pinClaimed) {
+		e.recycled.Add(1)
+		if e.calm++; e.calm%CalmPublishes == 0 {
+			e.forgetReleased()
+		}
+	} else {
+		e.calm = 0
+		if prev.pin.Load()&pinKept == 0 {
+			if len(e.held) == maxHeld {
+				e.held = append(e.held[:0], e.held[1:]...) // forget the oldest
+			}
+			e.held = append(e.held, prev)
+		}
+		im, whole = e.reclaim(), true
+		if im == nil {
+			e.allocated.Add(1)
+		}
+	}
+	if im == nil || len(im.state.entries) != len(cur.state.entries) || len(im.state.strs) != len(cur.state.strs) {
+		im = &Image{state: tagState{
+			entries: make([]entry, len(cur.state.entries)),
+			strs:    make([]string, len(cur.state.strs)),
+		}} // (or Reconfigure changed the tags)
+		im.pin.Store(pinClaimed)
+		whole = true
+	}
+	if whole {
+		copy(im.state.entries, cur.state.entries)
+		copy(im.state.strs, cur.state.strs)
+	} else {
+		for _, h := range cur.changed {
+			im.state.entries[h] = cur.state.entries[h]
+			if sl := cur.state.slot[h]; sl >= 0 {
+				im.state.strs[sl] = cur.state.strs[sl]
+			}
+		}
+	}
+	im.state.slot = cur.state.slot
+	e.next, e.work = im, im.state
+}
+
 // maxHeld bounds the replaced images the engine waits for readers to
 // release (Engine.Acquire); one beyond it is left to the collector.
 const maxHeld = 4
+
+// CalmPublishes is how many publishes in a row that reused the image
+// they replaced make the engine forget the released images it set
+// aside for reuse: at idle it keeps two images. (On a start with 10,000
+// tags, readers that held images across the first publishes had left it
+// one to three more, 240 KB each, for good.)
+const CalmPublishes = 256
+
+// forgetReleased leaves to the collector the images set aside that their
+// readers released, and those kept for good.
+func (e *Engine) forgetReleased() {
+	keep := e.held[:0]
+	for _, im := range e.held {
+		if p := im.pin.Load(); p != pinFree && p&pinKept == 0 {
+			keep = append(keep, im)
+		}
+	}
+	clear(e.held[len(keep):])
+	e.held = keep
+}
 
 // reclaim claims one of the images readers held when they were replaced
 // and have released since, nil if none; it forgets those kept for good.

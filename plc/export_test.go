@@ -27,3 +27,7 @@ var Percentile = func(sorted []time.Duration) (n int, p50, p99, max time.Duratio
 	p := percentiles(sorted)
 	return p.N, p.P50, p.P99, p.Max
 }
+
+// SetAsideForTest returns how many replaced images the engine keeps for
+// reuse beside the current one and the one it writes.
+func (e *Engine) SetAsideForTest() int { return len(e.held) }

@@ -3,6 +3,7 @@ package plc_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"sync"
@@ -121,15 +122,18 @@ func TestCycleAllocs(t *testing.T) {
 		t.Errorf("%.1f allocations per cycle, want at most %d", allocs, maxCycleAllocs)
 	}
 	// A reader that keeps every image costs the image's header, entries
-	// and Changed list per cycle (3 more).
+	// and Changed and ValueChanged lists per cycle (4 more; the bound was
+	// 3, which AllocsPerRun's truncated average of 3.99 met when the
+	// package's other tests ran first, and 4.0 did not when this one ran
+	// alone).
 	withReader := testing.AllocsPerRun(100, func() {
 		n++
 		e.CycleForTest(ctx, n)
 		_ = e.Image()
 	})
 	t.Logf("%.1f allocations per cycle with a reader keeping each image", withReader)
-	if withReader > maxCycleAllocs+3 {
-		t.Errorf("%.1f allocations per cycle with a reader, want at most %d", withReader, maxCycleAllocs+3)
+	if withReader > maxCycleAllocs+4 {
+		t.Errorf("%.1f allocations per cycle with a reader, want at most %d", withReader, maxCycleAllocs+4)
 	}
 	// Readers that acquire and release (as a Read does) cost nothing,
 	// even when one holds an image across a publish.
@@ -434,4 +438,152 @@ func TestImageHold(t *testing.T) {
 			t.Errorf("%d images allocated", alloc)
 		}
 	})
+}
+
+// TestImageCatchUp: the engine writes each cycle into the image the
+// publish before replaced, brought up to date with the changes of the
+// one published since (or, when a reader holds it, into another copied
+// whole). With readers holding, keeping and releasing images at random
+// and tags read every 1 to 4 cycles, every image published holds
+// exactly what the devices answered at each tag's last read, numbers and
+// texts, and a held image does not change.
+func TestImageCatchUp(t *testing.T) {
+	// Each cycle waits for its polls however slow the host (the model
+	// below has every due tag read in its cycle).
+	cfg := plc.Config{Period: 2 * time.Minute, CollectTimeout: time.Minute, PollTimeout: time.Minute}
+	names := []string{"d0", "d1"}
+	const perDev = 40
+	for _, d := range names {
+		for i := range perDev {
+			typ := plc.Float64
+			if i%5 == 0 {
+				typ = plc.String
+			}
+			cfg.Tags = append(cfg.Tags, plc.Tag{Device: d, Name: fmt.Sprintf("t%d", i), Type: typ,
+				Scan: time.Duration(1+i%4) * cfg.Period})
+		}
+	}
+	e, fakes := build(t, cfg, names...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.StartForTest(ctx)
+	defer e.StopForTest()
+	type tag struct {
+		h     plc.Handle
+		dev   string
+		every uint64
+		str   bool
+	}
+	var tags []tag
+	for _, d := range names {
+		for i := range perDev {
+			h, ok := e.Lookup(d, fmt.Sprintf("t%d", i))
+			if !ok {
+				t.Fatalf("%s.t%d not found", d, i)
+			}
+			tags = append(tags, tag{h, d, uint64(1 + i%4), i%5 == 0})
+		}
+	}
+	set := make([]plc.Value, len(tags)) // what each tag's device answers
+	for i, tg := range tags {
+		set[i] = plc.Float64Value(0)
+		if tg.str {
+			set[i] = plc.StringValue("")
+		}
+	}
+	want := make([]plc.Value, len(tags)) // what the image holds
+	type holding struct {
+		im   *plc.Image
+		want []plc.Value
+	}
+	var held []holding
+	check := func(im *plc.Image, want []plc.Value, what string) {
+		t.Helper()
+		for i, tg := range tags {
+			if s := im.Sample(tg.h); s.Status != status.Good || !s.Value.Equal(want[i]) || s.Value.Text() != want[i].Text() {
+				t.Fatalf("%s, image of cycle %d: %s.t%d = %v %v, want %v", what, im.Cycle(), tg.dev, i%perDev, s.Value, s.Status, want[i])
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var d0, d1 plc.Diagnostics
+	e.Diagnostics(&d0)
+	for n := uint64(1); n <= 3000; n++ {
+		for range rng.IntN(6) {
+			i := rng.IntN(len(tags))
+			// Few values, so that tags change back and forth.
+			v := plc.Float64Value(float64(rng.IntN(4)))
+			if tags[i].str {
+				v = plc.StringValue(fmt.Sprint("s", rng.IntN(4)))
+			}
+			set[i] = v
+			fakes[tags[i].dev].Set(tags[i].h, v)
+		}
+		for i, tg := range tags {
+			if (n-1)%tg.every == 0 { // its class is due
+				want[i] = set[i]
+			}
+		}
+		e.CycleForTest(ctx, n)
+		im := e.Acquire()
+		check(im, want, "published")
+		switch rng.IntN(8) {
+		case 0, 1:
+			held = append(held, holding{im, slices.Clone(want)})
+		case 2:
+			e.Image() // kept for good
+			im.Release()
+		default:
+			im.Release()
+		}
+		for len(held) > 0 && rng.IntN(3) == 0 {
+			check(held[0].im, held[0].want, "held")
+			held[0].im.Release()
+			held = held[1:]
+		}
+	}
+	for _, h := range held {
+		check(h.im, h.want, "held")
+		h.im.Release()
+	}
+	e.Diagnostics(&d1)
+	reused, allocated := d1.ImagesReused-d0.ImagesReused, d1.ImagesAllocated-d0.ImagesAllocated
+	t.Logf("3,000 publishes: %d images reused, %d allocated", reused, allocated)
+	if reused < 1000 || allocated < 100 {
+		t.Errorf("%d images reused, %d allocated: want both paths taken often", reused, allocated)
+	}
+}
+
+// TestImagesForgotten: an image a reader held across a publish is set
+// aside for reuse; released, it is forgotten (left to the collector)
+// once CalmPublishes publishes in a row reused the image they replaced,
+// so that an idle engine keeps two images.
+func TestImagesForgotten(t *testing.T) {
+	cfg, names := bigConfig(1, 10)
+	e, _ := build(t, cfg, names...)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.StartForTest(ctx)
+	defer e.StopForTest()
+	n := uint64(1)
+	e.CycleForTest(ctx, n)
+	im := e.Acquire()
+	n++
+	e.CycleForTest(ctx, n) // replaces im, which its reader holds
+	if got := e.SetAsideForTest(); got != 1 {
+		t.Fatalf("%d images set aside after one was held across a publish, want 1", got)
+	}
+	im.Release()
+	for range plc.CalmPublishes - 1 {
+		n++
+		e.CycleForTest(ctx, n)
+	}
+	if got := e.SetAsideForTest(); got != 1 {
+		t.Fatalf("%d images set aside after %d calm publishes, want 1 still", got, plc.CalmPublishes-1)
+	}
+	n++
+	e.CycleForTest(ctx, n)
+	if got := e.SetAsideForTest(); got != 0 {
+		t.Errorf("%d images set aside after %d calm publishes, want 0", got, plc.CalmPublishes)
+	}
 }

@@ -335,6 +335,7 @@ func (e *Engine) applyPlan(ctx context.Context, p *plan) {
 		strs, lastStr = append(strs, text), append(lastStr, last)
 	}
 	e.work = tagState{entries: entries, slot: slot, strs: strs}
+	e.next = e.workImage() // the one before may share entries: dropped
 	e.lastStr = lastStr
 	e.tags, e.tagDev, e.names = p.tags, p.tagDev, p.names
 
