@@ -551,8 +551,20 @@ func (st *Stack) Start(after ...func(*plc.Image)) (err error) {
 	st.startConfiguration()
 	if f := st.cfg.Runtime.MemoryReleased; f != nil {
 		f() // what the start needed and no longer does
+		// Once more when the start's aftermath settled: the images readers
+		// held across the first publishes, which the engine forgets after
+		// plc.CalmPublishes calm ones, and the first polls' garbage.
+		t := time.AfterFunc(st.settleAfter(), f)
+		st.started("the release after the start", func(context.Context) error { t.Stop(); return nil })
 	}
 	return nil
+}
+
+// settleAfter is how long after the start the engine has forgotten the
+// images set aside during it: plc.CalmPublishes base cycles, and a
+// second.
+func (st *Stack) settleAfter() time.Duration {
+	return time.Duration(plc.CalmPublishes*st.baseCycle)*time.Millisecond + time.Second
 }
 
 // alarmQueue bounds the alarm changes waiting to become events.

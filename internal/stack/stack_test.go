@@ -232,3 +232,41 @@ func newDropped(t *testing.T, store *configsvc.Store) (*Stack, weak.Pointer[pcon
 	}
 	return st, weak.Make(&conf)
 }
+
+// TestReleaseAfterStart: Start returns memory as it ends and once more
+// when the start's aftermath settled (the images the engine set aside
+// during it forgotten), not before.
+func TestReleaseAfterStart(t *testing.T) {
+	conf := pconfig.Simulator()
+	released := make(chan time.Time, 16)
+	st, err := New(Config{Plant: &conf, Simulator: &sim.Options{},
+		Runtime: Runtime{MemoryReleased: func() { released <- time.Now() }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close(context.Background())
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	select {
+	case <-released:
+	default:
+		t.Fatal("no release as the start ended")
+	}
+	settle := st.settleAfter()
+	if min := time.Duration(plc.CalmPublishes*conf.BaseCycleMs) * time.Millisecond; settle <= min {
+		t.Fatalf("the second release %v after the start, before the engine forgot the images set aside (%v)", settle, min)
+	}
+	missing := time.After(settle + 30*time.Second) // a release that never comes
+	for {
+		select {
+		case at := <-released:
+			if at.Sub(started) >= settle {
+				return
+			}
+		case <-missing:
+			t.Fatalf("no release %v after the start", settle)
+		}
+	}
+}
