@@ -104,16 +104,17 @@ type Engine struct {
 	stopped  chan struct{} // closed when Run has ended
 
 	// Owned by Run's goroutine.
-	work    tagState // the tag state: next's, published with it
-	meta    []tagMeta
-	lastStr []string       // the last usable text of the String tags, by slot
-	changed []Handle       // tags changed since the last publish
-	marked  []uint64       // by handle: the publish in whose changed list it is
-	dueMark []uint64       // by handle: the cycle that read it back after a write
-	acked   []func(Status) // done funcs of writes performed, to call after the next publish
-	pubSeq  uint64         // publishes so far
-	results chan *job
-	collect *time.Timer
+	work     tagState             // the tag state: next's, published with it
+	lastOK   []int64              // by handle: when the source last answered for the tag
+	lastGood map[Handle]lastValue // the last usable value of tags whose state is Bad
+	lastStr  []string             // the last usable text of the String tags, by slot
+	changed  []Handle             // tags changed since the last publish
+	marked   []uint64             // by handle: the publish in whose changed list it is
+	dueMark  []uint64             // by handle: the cycle that read it back after a write
+	acked    []func(Status)       // done funcs of writes performed, to call after the next publish
+	pubSeq   uint64               // publishes so far
+	results  chan *job
+	collect  *time.Timer
 
 	writes chan writeReq
 	wmu    sync.RWMutex // orders Write's send against shutdown
@@ -148,15 +149,14 @@ const (
 	stateStopped
 )
 
-// tagMeta is Run's bookkeeping per tag beyond what the image shows. It
-// holds no pointer (a String's last text is in Engine.lastStr), so
-// updating it costs no write barrier.
-type tagMeta struct {
-	lastBits uint64 // last usable value
-	lastTS   int64  // its source timestamp
-	lastOK   int64  // when the source last answered for the tag
-	lastTyp  Type
-	hasValue bool
+// lastValue is a tag's last usable value, kept apart while its state in
+// the image is Bad (while it is not, the state is that value): one map
+// entry for each such tag, not 24 bytes for every tag. A String's last
+// text is in Engine.lastStr.
+type lastValue struct {
+	bits uint64
+	ts   int64 // its source timestamp
+	typ  Type
 }
 
 // class is the tags of one device that share a scan class.
@@ -322,7 +322,8 @@ func (e *Engine) addTags(tags []Tag) error {
 	e.work.slot = make([]int32, len(e.tags))
 	e.marked = make([]uint64, len(e.tags))
 	e.dueMark = make([]uint64, len(e.tags))
-	e.meta = make([]tagMeta, len(e.tags))
+	e.lastOK = make([]int64, len(e.tags))
+	e.lastGood = make(map[Handle]lastValue)
 	for i := range e.tags {
 		t := &e.tags[i]
 		di, err := e.checkTag(i, t, devIdx)
@@ -631,8 +632,8 @@ func (e *Engine) takeReconf(ctx context.Context) {
 // start starts the device goroutines and the clocks of the tag state.
 func (e *Engine) start(ctx context.Context) {
 	now := time.Now().UnixNano()
-	for i := range e.meta {
-		e.meta[i].lastOK = now
+	for i := range e.lastOK {
+		e.lastOK[i] = now
 	}
 	e.collect = time.NewTimer(time.Hour)
 	e.collect.Stop()
@@ -911,7 +912,7 @@ func (e *Engine) merge(j *job) {
 		d.failingNow.Store(false)
 		for _, h := range j.due {
 			e.set(h, Value{}, st, endNs)
-			e.meta[h].lastOK = endNs
+			e.lastOK[h] = endNs
 		}
 		return
 	}
@@ -924,7 +925,6 @@ func (e *Engine) merge(j *job) {
 
 // apply stores sample s of tag h, read by a poll that ended at endNs.
 func (e *Engine) apply(h Handle, s *Sample, endNs int64) {
-	m := &e.meta[h]
 	ts := endNs
 	if s.Time != 0 {
 		ts = s.Time
@@ -936,7 +936,7 @@ func (e *Engine) apply(h Handle, s *Sample, endNs int64) {
 		return
 	case st.IsBad():
 		e.set(h, Value{}, st, ts)
-		m.lastOK = endNs
+		e.lastOK[h] = endNs
 		return
 	}
 	v := s.Value
@@ -944,12 +944,15 @@ func (e *Engine) apply(h Handle, s *Sample, endNs int64) {
 		var cst Status
 		if v, cst = v.Convert(t); cst != status.Good {
 			e.set(h, Value{}, cst, ts)
-			m.lastOK = endNs
+			e.lastOK[h] = endNs
 			return
 		}
 	}
-	e.set(h, v, st, ts)
-	m.lastBits, m.lastTyp, m.lastTS, m.lastOK, m.hasValue = v.bits, v.typ, ts, endNs, true
+	e.set(h, v, st, ts) // st is not Bad: the last usable value now
+	e.lastOK[h] = endNs
+	if len(e.lastGood) > 0 {
+		delete(e.lastGood, h)
+	}
 	if sl := e.work.slot[h]; sl >= 0 {
 		e.lastStr[sl] = v.str
 	}
@@ -970,28 +973,34 @@ func (e *Engine) deviceDown(d *device, nowNs int64) {
 // value, the time it was recognized) once the source has been silent for
 // NoCommAfter.
 func (e *Engine) commFail(h Handle, nowNs int64) {
-	m := &e.meta[h]
-	switch {
-	case nowNs-m.lastOK >= int64(e.noCommAfter):
+	if nowNs-e.lastOK[h] >= int64(e.noCommAfter) {
 		if e.work.entries[h].status != status.BadNoCommunication {
 			e.set(h, Value{}, status.BadNoCommunication, nowNs)
 		}
-	case m.hasValue:
-		last := Value{bits: m.lastBits, typ: m.lastTyp}
-		if sl := e.work.slot[h]; sl >= 0 {
-			last.str = e.lastStr[sl]
-		}
-		e.set(h, last, status.UncertainLastUsableValue, m.lastTS)
-	default:
-		e.set(h, Value{}, status.BadWaitingForInitialData, 0)
+		return
 	}
+	last, ok := lastValue{}, false
+	if cur := &e.work.entries[h]; !cur.status.IsBad() {
+		last, ok = lastValue{bits: cur.bits, ts: cur.ts, typ: cur.typ}, true
+	} else {
+		last, ok = e.lastGood[h]
+	}
+	if !ok {
+		e.set(h, Value{}, status.BadWaitingForInitialData, 0)
+		return
+	}
+	v := Value{bits: last.bits, typ: last.typ}
+	if sl := e.work.slot[h]; sl >= 0 {
+		v.str = e.lastStr[sl]
+	}
+	e.set(h, v, status.UncertainLastUsableValue, last.ts)
 }
 
 // checkStale moves the tags of failing device d to status.BadNoCommunication
 // when their time has come.
 func (e *Engine) checkStale(d *device, nowNs int64) {
 	for _, h := range d.handles {
-		if st := e.work.entries[h].status; st != status.BadNoCommunication && nowNs-e.meta[h].lastOK >= int64(e.noCommAfter) {
+		if st := e.work.entries[h].status; st != status.BadNoCommunication && nowNs-e.lastOK[h] >= int64(e.noCommAfter) {
 			e.commFail(h, nowNs)
 		}
 	}
@@ -1001,10 +1010,15 @@ func (e *Engine) checkStale(d *device, nowNs int64) {
 func (e *Engine) set(h Handle, v Value, st Status, ts int64) {
 	ne := entry{bits: v.bits, ts: ts, status: st, typ: v.typ}
 	sl := e.work.slot[h]
-	if e.work.entries[h] == ne && (sl < 0 || e.work.strs[sl] == v.str) {
+	old := &e.work.entries[h]
+	if *old == ne && (sl < 0 || e.work.strs[sl] == v.str) {
 		return
 	}
-	e.work.entries[h] = ne
+	if st.IsBad() && !old.status.IsBad() {
+		// The last usable value leaves the image: kept for commFail.
+		e.lastGood[h] = lastValue{bits: old.bits, ts: old.ts, typ: old.typ}
+	}
+	*old = ne
 	if sl >= 0 {
 		e.work.strs[sl] = v.str
 	}

@@ -675,3 +675,46 @@ func TestWriteLimits(t *testing.T) {
 		}
 	})
 }
+
+// TestLastUsableKept: a tag's last usable value is kept apart only while
+// its state is Bad (a device's error for it), so that a failure of its
+// device then shows it as UncertainLastUsableValue; once the tag reads
+// well again nothing is kept for it.
+func TestLastUsableKept(t *testing.T) {
+	e, fakes := build(t, plc.Config{Period: 2 * time.Minute, CollectTimeout: time.Minute, NoCommAfter: time.Hour,
+		Tags: []plc.Tag{{Device: "d", Name: "x", Type: plc.Int32}, {Device: "d", Name: "y", Type: plc.Int32}}}, "d")
+	f := fakes["d"]
+	hx, hy := handle(t, e, "d", "x"), handle(t, e, "d", "y")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e.StartForTest(ctx)
+	defer e.StopForTest()
+	f.Set(hx, plc.Int32Value(7))
+	f.Set(hy, plc.Int32Value(8))
+	n := uint64(0)
+	cycle := func() { n++; e.CycleForTest(ctx, n) }
+	cycle()
+	if got := e.LastKeptForTest(); got != 0 {
+		t.Fatalf("%d last values kept with every tag Good, want 0", got)
+	}
+	f.SetTagStatus(hx, status.BadDeviceFailure)
+	cycle()
+	if got := e.LastKeptForTest(); got != 1 {
+		t.Fatalf("%d last values kept with one tag Bad, want 1", got)
+	}
+	f.SetTagStatus(hx, status.Good)
+	f.SetError(status.BadCommunicationError)
+	cycle()
+	// x's 7 was kept apart while x was Bad; y's 8 was its state.
+	if s := e.Image().Sample(hx); s.Status != status.UncertainLastUsableValue || !s.Value.Equal(plc.Int32Value(7)) {
+		t.Errorf("x after its device failed: %v %v, want UncertainLastUsableValue 7", s.Status, s.Value)
+	}
+	if s := e.Image().Sample(hy); s.Status != status.UncertainLastUsableValue || !s.Value.Equal(plc.Int32Value(8)) {
+		t.Errorf("y after its device failed: %v %v, want UncertainLastUsableValue 8", s.Status, s.Value)
+	}
+	f.SetError(nil)
+	cycle()
+	if got := e.LastKeptForTest(); got != 0 {
+		t.Errorf("%d last values kept after the tags read well again, want 0", got)
+	}
+}

@@ -31,3 +31,7 @@ var Percentile = func(sorted []time.Duration) (n int, p50, p99, max time.Duratio
 // SetAsideForTest returns how many replaced images the engine keeps for
 // reuse beside the current one and the one it writes.
 func (e *Engine) SetAsideForTest() int { return len(e.held) }
+
+// LastKeptForTest returns how many tags' last usable values the engine
+// keeps apart (their state in the image is Bad).
+func (e *Engine) LastKeptForTest() int { return len(e.lastGood) }

@@ -316,7 +316,7 @@ func (e *Engine) applyPlan(ctx context.Context, p *plan) {
 	n := len(p.tags)
 	grow := func(s []uint64) []uint64 { return append(s, make([]uint64, n-len(s))...) }
 	e.marked, e.dueMark = grow(e.marked), grow(e.dueMark)
-	e.meta = append(e.meta, make([]tagMeta, n-len(e.meta))...)
+	e.lastOK = append(e.lastOK, make([]int64, n-len(e.lastOK))...)
 	entries := append(e.work.entries, make([]entry, n-len(e.work.entries))...)
 
 	// String tags get slots anew; a kept one keeps its text.
@@ -356,7 +356,8 @@ func (e *Engine) applyPlan(ctx context.Context, p *plan) {
 				e.changed = append(e.changed, Handle(h))
 			}
 		}
-		e.meta[h] = tagMeta{lastOK: now}
+		e.lastOK[h] = now
+		delete(e.lastGood, Handle(h))
 	}
 
 	old := e.devs
