@@ -149,7 +149,13 @@ func NewWatch(eng *plc.Engine, conf *config.Config, queueLen int) (*Watch, error
 	w := &Watch{eng: eng, confs: cs, queue: make([]Event, min(qmax, queueStart)), qmax: qmax, wake: make(chan struct{}, 1),
 		images: make(chan *plc.Image, imageQueue), quit: make(chan struct{}), done: make(chan struct{}), evDone: make(chan struct{})}
 	w.Set = New(cs, w.push)
-	n := eng.Len()
+	// By handle, up to the last one with a condition: the tags after it
+	// have none (10,000 tags and the simulator's alarms take a few
+	// entries, not 80 KB).
+	n := 0
+	for _, h := range hs {
+		n = max(n, int(h)+1)
+	}
 	w.byTag = make([]tagConds, n)
 	for i := range w.byTag {
 		w.byTag[i] = tagConds{-1, -1}

@@ -121,7 +121,7 @@ func (hs *Historian) Apply(conf *config.Config) error {
 	hs.applyMu.Lock()
 	defer hs.applyMu.Unlock()
 	old := hs.lay.Load()
-	next := &layout{tags: make([]*tag, hs.eng.Len())}
+	next := &layout{}
 	if h := conf.History; h != nil {
 		hs.db.Configure(StoreOptions(h))
 		if h.Aggregates != nil {
@@ -129,14 +129,22 @@ func (hs *Historian) Apply(conf *config.Config) error {
 		}
 	}
 	groups := map[int64]*periodGroup{}
-	n := 0
+	n, last := 0, -1
 	for di := range conf.Devices {
-		for ti := range conf.Devices[di].Tags {
-			if conf.Devices[di].Tags[ti].History != nil {
-				n++
+		d := &conf.Devices[di]
+		for ti := range d.Tags {
+			if d.Tags[ti].History == nil {
+				continue
 			}
+			h, ok := hs.eng.Lookup(d.Name, d.Tags[ti].Name)
+			if !ok {
+				return fmt.Errorf("historian: the engine has no tag %s.%s", d.Name, d.Tags[ti].Name)
+			}
+			n, last = n+1, max(last, int(h))
 		}
 	}
+	// By handle, up to the last historized one.
+	next.tags = make([]*tag, last+1)
 	slab := make([]tag, 0, n) // one allocation for the tags' states
 	for di := range conf.Devices {
 		d := &conf.Devices[di]
@@ -145,10 +153,7 @@ func (hs *Historian) Apply(conf *config.Config) error {
 			if ct.History == nil {
 				continue
 			}
-			h, ok := hs.eng.Lookup(d.Name, ct.Name)
-			if !ok {
-				return fmt.Errorf("historian: the engine has no tag %s.%s", d.Name, ct.Name)
-			}
+			h, _ := hs.eng.Lookup(d.Name, ct.Name) // found above
 			if err := hs.newTag(&slab, h, d, ct, old); err != nil {
 				return err
 			}
