@@ -104,7 +104,7 @@ type Engine struct {
 	stopped  chan struct{} // closed when Run has ended
 
 	// Owned by Run's goroutine.
-	work     tagState             // the tag state: next's, published with it
+	work     tagState             // the tag state: next's (the current image's while next is nil)
 	lastOK   []int64              // by handle: when the source last answered for the tag
 	lastGood map[Handle]lastValue // the last usable value of tags whose state is Bad
 	lastStr  []string             // the last usable text of the String tags, by slot
@@ -121,7 +121,8 @@ type Engine struct {
 	state  atomic.Int32
 
 	cur         atomic.Pointer[Image]
-	next        *Image        // claimed: the image the cycle writes (work), published next
+	next        *Image        // claimed: the image the cycle writes (work), published next; nil until the first write after a publish
+	replaced    *Image        // the image the last publish replaced, while next is nil
 	held        []*Image      // earlier images readers held when they were replaced (at most maxHeld)
 	calm        uint64        // publishes in a row that reused the image they replaced
 	recycled    atomic.Uint64 // publishes that set an image aside for reuse
@@ -1010,10 +1011,13 @@ func (e *Engine) checkStale(d *device, nowNs int64) {
 func (e *Engine) set(h Handle, v Value, st Status, ts int64) {
 	ne := entry{bits: v.bits, ts: ts, status: st, typ: v.typ}
 	sl := e.work.slot[h]
-	old := &e.work.entries[h]
-	if *old == ne && (sl < 0 || e.work.strs[sl] == v.str) {
+	if e.work.entries[h] == ne && (sl < 0 || e.work.strs[sl] == v.str) {
 		return
 	}
+	if e.next == nil {
+		e.claimNext()
+	}
+	old := &e.work.entries[h]
 	if st.IsBad() && !old.status.IsBad() {
 		// The last usable value leaves the image: kept for commFail.
 		e.lastGood[h] = lastValue{bits: old.bits, ts: old.ts, typ: old.typ}
@@ -1031,6 +1035,9 @@ func (e *Engine) set(h Handle, v Value, st Status, ts int64) {
 // publish swaps in the image the cycle wrote (next) and claims the one
 // it replaced, or another, to write the next cycle into.
 func (e *Engine) publish(n uint64, nowNs int64) {
+	if e.next == nil { // nothing changed since the last publish
+		e.claimNext()
+	}
 	prev := e.cur.Load()
 	im := e.next // claimed: no reader has it (see Image)
 	im.state.slot = e.work.slot
@@ -1061,7 +1068,11 @@ func (e *Engine) publish(n uint64, nowNs int64) {
 	e.pubSeq++
 	im.pin.Store(pinFree) // after the writes above, before the swap
 	e.cur.Store(im)
-	e.claimNext(prev, im)
+	// The next image is claimed at the first write after this publish
+	// (set, applyPlan), most often a cycle later: a reader that held prev
+	// across the swap has released it by then. Until that write, work is
+	// the published image's state, read but not written.
+	e.next, e.replaced = nil, prev
 	e.lastPublish.Store(time.Now().UnixNano())
 	e.answerWrites()
 	for _, s := range *e.subs.Load() {
@@ -1069,12 +1080,15 @@ func (e *Engine) publish(n uint64, nowNs int64) {
 	}
 }
 
-// claimNext makes next, and work its state, a claimed image equal to
-// cur, which just replaced prev: prev itself unless a reader holds it
-// (it then differs from cur in cur's Changed tags alone), else an image
-// readers held earlier and released since, else a new one (both copied
-// whole). Two images suffice while no reader holds one across a publish.
-func (e *Engine) claimNext(prev, cur *Image) {
+// claimNext makes next, and work its state, a claimed image equal to the
+// current one, cur, which replaced prev: prev itself unless a reader
+// holds it (it then differs from cur in cur's Changed tags alone), else
+// an image readers held earlier and released since, else a new one (both
+// copied whole). Two images suffice while no reader holds one for a
+// cycle.
+func (e *Engine) claimNext() {
+	prev, cur := e.replaced, e.cur.Load()
+	e.replaced = nil
 	im, whole := prev, false
 	if prev.pin.CompareAndSwap(pinFree, pinClaimed) {
 		e.recycled.Add(1)

@@ -554,10 +554,10 @@ func TestImageCatchUp(t *testing.T) {
 	}
 }
 
-// TestImagesForgotten: an image a reader held across a publish is set
-// aside for reuse; released, it is forgotten (left to the collector)
-// once CalmPublishes publishes in a row reused the image they replaced,
-// so that an idle engine keeps two images.
+// TestImagesForgotten: an image a reader held for a cycle after it was
+// replaced is set aside for reuse; released, it is forgotten (left to
+// the collector) once CalmPublishes publishes in a row reused the image
+// they replaced, so that an idle engine keeps two images.
 func TestImagesForgotten(t *testing.T) {
 	cfg, names := bigConfig(1, 10)
 	e, _ := build(t, cfg, names...)
@@ -570,6 +570,8 @@ func TestImagesForgotten(t *testing.T) {
 	im := e.Acquire()
 	n++
 	e.CycleForTest(ctx, n) // replaces im, which its reader holds
+	n++
+	e.CycleForTest(ctx, n) // writes the next image: im cannot be it
 	if got := e.SetAsideForTest(); got != 1 {
 		t.Fatalf("%d images set aside after one was held across a publish, want 1", got)
 	}

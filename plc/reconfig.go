@@ -313,6 +313,9 @@ func (e *Engine) awaitRetired(p *plan) {
 // and an image of it is published (under the current cycle's number).
 func (e *Engine) applyPlan(ctx context.Context, p *plan) {
 	defer close(p.done)
+	if e.next == nil {
+		e.claimNext() // work may grow in place: not the current image's
+	}
 	n := len(p.tags)
 	grow := func(s []uint64) []uint64 { return append(s, make([]uint64, n-len(s))...) }
 	e.marked, e.dueMark = grow(e.marked), grow(e.dueMark)
