@@ -1116,7 +1116,9 @@ func (e *Engine) claimNext() {
 		im.pin.Store(pinClaimed)
 		whole = true
 	}
-	if whole {
+	// When most tags changed, one copy of everything is cheaper than a
+	// copy per tag.
+	if whole || len(cur.changed) > len(cur.state.entries)/4 {
 		copy(im.state.entries, cur.state.entries)
 		copy(im.state.strs, cur.state.strs)
 	} else {
