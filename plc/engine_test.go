@@ -685,10 +685,7 @@ func TestLastUsableKept(t *testing.T) {
 		Tags: []plc.Tag{{Device: "d", Name: "x", Type: plc.Int32}, {Device: "d", Name: "y", Type: plc.Int32}}}, "d")
 	f := fakes["d"]
 	hx, hy := handle(t, e, "d", "x"), handle(t, e, "d", "y")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e.StartForTest(ctx)
-	defer e.StopForTest()
+	ctx := manual(t, e)
 	f.Set(hx, plc.Int32Value(7))
 	f.Set(hy, plc.Int32Value(8))
 	n := uint64(0)

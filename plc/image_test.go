@@ -97,15 +97,24 @@ func TestConcurrentReaders(t *testing.T) {
 	stop()
 }
 
+// manual starts e's devices for cycles run by hand (CycleForTest), and
+// stops them as the test ends; it returns the context to run them in.
+func manual(t testing.TB, e *plc.Engine) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	e.StartForTest(ctx)
+	t.Cleanup(func() {
+		e.StopForTest()
+		cancel()
+	})
+	return ctx
+}
+
 // TestCycleAllocs measures the allocations of one cycle step with 1,000
 // tags on 4 devices (each device polled, the image published).
 func TestCycleAllocs(t *testing.T) {
 	cfg, names := bigConfig(4, 250)
 	e, _ := build(t, cfg, names...)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e.StartForTest(ctx)
-	defer e.StopForTest()
+	ctx := manual(t, e)
 	n := uint64(0)
 	for range 10 {
 		n++
@@ -480,25 +489,26 @@ func (d *stamped) set(h plc.Handle, v plc.Value, t int64) {
 	d.mu.Unlock()
 }
 
-// TestImageCatchUp: the engine writes each cycle into the image the
-// publish before replaced, brought up to date with the changes of the
-// one published since (or, when a reader holds it, into another copied
-// whole). With readers holding, keeping and releasing images at random
-// and tags read every 1 to 4 cycles, a few changing each cycle (or, in
-// one cycle of 50, most), every image published holds exactly what the
-// devices answered at each tag's last read, numbers and texts, and a
-// held image does not change.
-func TestImageCatchUp(t *testing.T) {
+// catchUpTag is a tag of TestImageCatchUp: its handle, device, scan class
+// (every that many cycles) and whether it is a String.
+type catchUpTag struct {
+	h     plc.Handle
+	dev   string
+	every uint64
+	str   bool
+}
+
+// catchUpEngine is TestImageCatchUp's engine: two stamped devices of 40
+// tags each, read every 1 to 4 cycles, every fifth a String.
+func catchUpEngine(t *testing.T) (*plc.Engine, map[string]*stamped, []catchUpTag) {
 	// Each cycle waits for its polls however slow the host (the model
-	// below has every due tag read in its cycle).
+	// has every due tag read in its cycle).
 	cfg := plc.Config{Period: 2 * time.Minute, CollectTimeout: time.Minute, PollTimeout: time.Minute}
-	names := []string{"d0", "d1"}
 	devs := map[string]*stamped{}
-	const perDev = 40
-	for _, d := range names {
+	for _, d := range []string{"d0", "d1"} {
 		devs[d] = &stamped{}
 		cfg.Devices = append(cfg.Devices, plc.DeviceConfig{Name: d, Device: devs[d]})
-		for i := range perDev {
+		for i := range catchUpPerDev {
 			typ := plc.Float64
 			if i%5 == 0 {
 				typ = plc.String
@@ -511,26 +521,33 @@ func TestImageCatchUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e.StartForTest(ctx)
-	defer e.StopForTest()
-	type tag struct {
-		h     plc.Handle
-		dev   string
-		every uint64
-		str   bool
-	}
-	var tags []tag
-	for _, d := range names {
-		for i := range perDev {
+	var tags []catchUpTag
+	for _, d := range []string{"d0", "d1"} {
+		for i := range catchUpPerDev {
 			h, ok := e.Lookup(d, fmt.Sprintf("t%d", i))
 			if !ok {
 				t.Fatalf("%s.t%d not found", d, i)
 			}
-			tags = append(tags, tag{h, d, uint64(1 + i%4), i%5 == 0})
+			tags = append(tags, catchUpTag{h, d, uint64(1 + i%4), i%5 == 0})
 		}
 	}
+	return e, devs, tags
+}
+
+// catchUpPerDev is the tags of each of TestImageCatchUp's devices.
+const catchUpPerDev = 40
+
+// TestImageCatchUp: the engine writes each cycle into the image the
+// publish before replaced, brought up to date with the changes of the
+// one published since (or, when a reader holds it, into another copied
+// whole). With readers holding, keeping and releasing images at random
+// and tags read every 1 to 4 cycles, a few changing each cycle (or, in
+// one cycle of 50, most), every image published holds exactly what the
+// devices answered at each tag's last read, numbers and texts, and a
+// held image does not change.
+func TestImageCatchUp(t *testing.T) {
+	e, devs, tags := catchUpEngine(t)
+	ctx := manual(t, e)
 	set := make([]plc.Value, len(tags)) // what each tag's device answers
 	for i, tg := range tags {
 		set[i] = plc.Float64Value(0)
@@ -548,7 +565,7 @@ func TestImageCatchUp(t *testing.T) {
 		t.Helper()
 		for i, tg := range tags {
 			if s := im.Sample(tg.h); s.Status != status.Good || !s.Value.Equal(want[i]) || s.Value.Text() != want[i].Text() {
-				t.Fatalf("%s, image of cycle %d: %s.t%d = %v %v, want %v", what, im.Cycle(), tg.dev, i%perDev, s.Value, s.Status, want[i])
+				t.Fatalf("%s, image of cycle %d: %s.t%d = %v %v, want %v", what, im.Cycle(), tg.dev, i%catchUpPerDev, s.Value, s.Status, want[i])
 			}
 		}
 	}
@@ -612,10 +629,7 @@ func TestImageCatchUp(t *testing.T) {
 func TestImagesForgotten(t *testing.T) {
 	cfg, names := bigConfig(1, 10)
 	e, _ := build(t, cfg, names...)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	e.StartForTest(ctx)
-	defer e.StopForTest()
+	ctx := manual(t, e)
 	n := uint64(1)
 	e.CycleForTest(ctx, n)
 	im := e.Acquire()
