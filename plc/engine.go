@@ -1109,12 +1109,7 @@ func (e *Engine) claimNext() {
 		}
 	}
 	if im == nil || len(im.state.entries) != len(cur.state.entries) || len(im.state.strs) != len(cur.state.strs) {
-		im = &Image{state: tagState{
-			entries: make([]entry, len(cur.state.entries)),
-			strs:    make([]string, len(cur.state.strs)),
-		}} // (or Reconfigure changed the tags)
-		im.pin.Store(pinClaimed)
-		whole = true
+		im, whole = e.newImage(), true // work is cur's state: its sizes (or Reconfigure changed the tags)
 	}
 	// When most tags changed, one copy of everything is cheaper than a
 	// copy per tag.
