@@ -16,8 +16,8 @@ import (
 // TCPConfig configures a Modbus TCP link.
 type TCPConfig struct {
 	Address string // host:port
-	// Timeout bounds a transaction whose context has no deadline, and a
-	// dial. Zero: 1 s.
+	// Timeout bounds every transaction (its context's earlier deadline
+	// ends it sooner) and a dial. Zero: 1 s.
 	Timeout time.Duration
 	// Reconnect back-off: the first reconnect after a failure is immediate,
 	// each further consecutive failure waits twice as long, from BackoffMin
@@ -201,9 +201,9 @@ func (t *TCP) send(ctx context.Context, adu []byte) ([]byte, error) {
 	if err := t.connectLocked(ctx); err != nil {
 		return nil, err
 	}
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = time.Now().Add(t.cfg.Timeout)
+	deadline := time.Now().Add(t.cfg.Timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
 	}
 	conn := t.conn
 	if err := conn.SetDeadline(deadline); err != nil {

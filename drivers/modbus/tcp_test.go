@@ -285,6 +285,20 @@ func TestTCPBackoff(t *testing.T) {
 	}
 }
 
+// The link's Timeout bounds a request whose context ends later: the
+// request times out while its context is still live.
+func TestTCPTimeoutBeforeContext(t *testing.T) {
+	s := newLateSlave(t, 1, 300*time.Millisecond)
+	link := NewTCP(TCPConfig{Address: s.l.Addr().String(), Timeout: 50 * time.Millisecond})
+	defer link.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := link.Client(1).Read(ctx, HoldingRegisters, 0, 1, nil)
+	if StatusOf(err) != status.BadTimeout || ctx.Err() != nil {
+		t.Errorf("a request late beyond the link's Timeout: %v (its context: %v)", err, ctx.Err())
+	}
+}
+
 func TestTCPContextCancel(t *testing.T) {
 	s := newLateSlave(t, 1, 300*time.Millisecond)
 	link := NewTCP(TCPConfig{Address: s.l.Addr().String(), Timeout: 10 * time.Second})

@@ -195,7 +195,7 @@ func (b *builder) modbusTCP(d *config.Device, cl *closers) (plc.Device, error) {
 	units := map[uint8]*modbus.Client{uint8(*m.UnitID): link.Client(uint8(*m.UnitID))}
 	b.maxTimeout = max(b.maxTimeout, tc.Timeout)
 	return newModbus(d, modbusSettings{
-		unit: uint8(*m.UnitID), units: units, order: m.Order, timeout: tc.Timeout,
+		unit: uint8(*m.UnitID), units: units, order: m.Order, // the link's Timeout bounds each request
 		plan: planOptions(m.MaxRegisters, m.MaxBits, m.MaxGap), inline: inMemory,
 	})
 }

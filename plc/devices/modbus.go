@@ -21,7 +21,7 @@ type modbusSettings struct {
 	unit    uint8                    // the unit of tags that name none
 	units   map[uint8]*modbus.Client // the device's unit ids
 	order   config.Order             // the device's default order
-	timeout time.Duration            // one request's timeout
+	timeout time.Duration            // one request's timeout, 0 where the link bounds each (TCP)
 	plan    modbus.PlanOptions       // the planner's limits
 	inline  bool                     // the link is in memory (the simulator's): Inline
 }
@@ -48,7 +48,7 @@ type modbusDevice struct {
 	cfg     []cfgPoint    // the device's configured tags (Bind looks them up)
 	cfgErr  map[int]error // why cfg[i] has no point, for the few that have none
 	def     modbus.Order
-	timeout time.Duration
+	timeout time.Duration // of a request, put into its context by req; 0: the link's own (TCP)
 	popt    modbus.PlanOptions
 	unit    uint8
 	clients []*modbus.Client // by unit id, ascending
@@ -249,7 +249,8 @@ func (m *modbusDevice) index(h plc.Handle) int32 {
 	return m.local.get(h)
 }
 
-// reqCtx is the context of requests: the poll's (or write's) context
+// reqCtx is the context of an RTU device's requests (its bus is shared
+// by devices with timeouts of their own): the poll's (or write's) context
 // with the earlier deadline of the request's timeout. It is immutable,
 // because the driver may derive contexts from it (a dial's) whose
 // goroutines outlive the request, so req shares one between the requests
@@ -263,7 +264,7 @@ func (c *reqCtx) Deadline() (time.Time, bool) { return c.deadline, true }
 
 // AfterFunc passes on the AfterFunc of the poll's context, the scan
 // engine's, which arms a function without a goroutine (see
-// drivers/modbus, TCP): embedding promotes only the methods of
+// drivers/modbus): embedding promotes only the methods of
 // context.Context.
 func (c *reqCtx) AfterFunc(f func()) (stop func() bool) {
 	if a, ok := c.Context.(interface{ AfterFunc(func()) func() bool }); ok {
@@ -278,10 +279,14 @@ func (c *reqCtx) AfterFunc(f func()) (stop func() bool) {
 // makes a context every 125 ms of a 1 s timeout, not one per request.
 const reqReuse = 8
 
-// req returns the context of a request under ctx: ctx itself when its
-// deadline comes before the device's timeout, else a reqCtx whose
-// deadline is at most the timeout away.
+// req returns the context of a request under ctx: ctx itself when the
+// link bounds each request by the device's timeout (a TCP link, one per
+// device) or when ctx's deadline comes before that timeout, else a reqCtx
+// whose deadline is at most the timeout away.
 func (m *modbusDevice) req(ctx context.Context) context.Context {
+	if m.timeout == 0 {
+		return ctx
+	}
 	now := time.Now()
 	dl := now.Add(m.timeout)
 	if pd, ok := ctx.Deadline(); ok && !pd.After(dl) {

@@ -15,8 +15,12 @@ type valueCtx struct {
 
 // TestReqContext: a request's deadline is at most the device's timeout
 // away and at least 7/8 of it; requests within that while share one
-// context; a poll context with an earlier deadline is used as it is.
+// context; a poll context with an earlier deadline is used as it is, and
+// so is any where the link bounds each request (a TCP device's).
 func TestReqContext(t *testing.T) {
+	if c := (&modbusDevice{}).req(context.Background()); c != context.Background() {
+		t.Error("a device whose link bounds its requests made a context")
+	}
 	m := &modbusDevice{timeout: time.Second}
 	parent, cancel := context.WithCancel(context.Background())
 	defer cancel()
