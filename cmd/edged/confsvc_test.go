@@ -55,6 +55,18 @@ func (cc *cfgClient) call(obj, name string, args ...any) ([]*gua.Variant, gua.St
 	return res.OutputArguments, res.StatusCode
 }
 
+// shorthand calls the Configuration object's method name, which makes a
+// version, and returns that version; it fails the test unless Good.
+func (cc *cfgClient) shorthand(name string, args ...any) uint32 {
+	cc.t.Helper()
+	out, st := cc.call("Configuration", name, args...)
+	p, _ := out[1].Value().([]string)
+	if st != gua.StatusOK {
+		cc.t.Fatalf("%s: %v %q", name, st, p)
+	}
+	return out[0].Value().(uint32)
+}
+
 // apply calls Apply and returns NewVersion, Problems and the status.
 func (cc *cfgClient) apply(doc []byte, expected, confirmMs uint32, comment string) (uint32, []string, gua.StatusCode) {
 	cc.t.Helper()
@@ -137,6 +149,167 @@ func dialConfig(t *testing.T, ctx context.Context, url, dir string, out *lockedB
 	return &cfgClient{t: t, ctx: ctx, c: c, ns: uint16(ns)}
 }
 
+// applyUnderSubscription applies c without sim.Counter, with sim.Ramp in
+// another scan class and a new sim.Word, as version v1+1, while admin's
+// subscription to Sine, Counter and Ramp at 5 ms goes on: Sine's
+// notifications stay Good, Counter gets Bad_NodeIdUnknown, Ramp goes on
+// after the change. It returns the version and the document applied.
+func applyUnderSubscription(t *testing.T, ctx context.Context, admin *cfgClient, c *pconfig.Config, v1 uint32) (uint32, []byte) {
+	t.Helper()
+	sub, err := monitor.NewNodeMonitor(admin.c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan *monitor.DataChangeMessage, 10000)
+	ms, err := sub.ChanSubscribe(ctx, &opcua.SubscriptionParameters{Interval: 5 * time.Millisecond}, ch, "ns=2;s=sim.Sine", "ns=2;s=sim.Counter", "ns=2;s=sim.Ramp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ms.Unsubscribe(ctx)
+
+	next := *c
+	next.Devices = append([]pconfig.Device(nil), c.Devices...)
+	var tags []pconfig.Tag
+	for _, tg := range c.Devices[0].Tags {
+		switch tg.Name {
+		case "Counter":
+		case "Ramp": // changed: another scan class
+			tg.ScanClass = "normal"
+			tags = append(tags, tg)
+		default:
+			tags = append(tags, tg)
+		}
+	}
+	tags = append(tags, pconfig.Tag{Name: "Word", Type: pconfig.UInt16, Address: "hr:0", ScanClass: "fast", Access: pconfig.Read})
+	next.Devices[0].Tags = tags
+	nextDoc, _ := json.MarshalIndent(&next, "", "  ")
+	time.Sleep(200 * time.Millisecond)
+	v2, p, st := admin.apply(nextDoc, v1, 0, "Counter out, Word in")
+	if st != gua.StatusOK || v2 != v1+1 || len(p) != 0 {
+		t.Fatalf("Apply: %d %q %v", v2, p, st)
+	}
+	applied := time.Now()
+	time.Sleep(300 * time.Millisecond)
+	var counterGone bool
+	var sineBad string
+	sines, rampsAfter := 0, 0
+	for len(ch) > 0 {
+		m := <-ch
+		switch m.NodeID.String() {
+		case "ns=2;s=sim.Ramp":
+			if m.Error == nil && good(m.Status) && m.SourceTimestamp.After(applied.Add(50*time.Millisecond)) {
+				rampsAfter++
+			}
+		case "ns=2;s=sim.Counter":
+			if m.Error == nil && m.Status == gua.StatusBadNodeIDUnknown {
+				counterGone = true
+			}
+		case "ns=2;s=sim.Sine":
+			sines++
+			if (m.Error != nil || !good(m.Status)) && sineBad == "" {
+				sineBad = fmt.Sprintf("%v %v at %v after the Apply returned", m.Error, m.Status, m.SourceTimestamp.Sub(applied))
+			}
+		}
+	}
+	if !counterGone || sineBad != "" || sines < 20 || rampsAfter < 5 {
+		t.Fatalf("through the change: Counter got Bad_NodeIdUnknown %v, Sine's bad notification %q, %d Sine notifications, %d Ramp (changed) notifications after it",
+			counterGone, sineBad, sines, rampsAfter)
+	}
+	return v2, nextDoc
+}
+
+// checkShorthands adds and removes tags (CSV) and a device through the
+// Configuration object's shorthands, each a version; an unknown field of
+// a device is refused. It returns the last version.
+func checkShorthands(t *testing.T, ctx context.Context, admin *cfgClient) uint32 {
+	t.Helper()
+	csv := "name,type,address,scan_class,access\nExtra1,uint16,hr:20,fast,read\nExtra2,uint16,hr:21,slow,read\n"
+	admin.shorthand("AddTags", "sim", csv)
+	admin.shorthand("RemoveTags", "sim", []string{"Extra1"})
+	dev := `{"name":"plc9","kind":"modbus-tcp","no_comm_timeout_ms":5000,"modbus_tcp":{"address":"127.0.0.1:1","unit_id":1,"timeout_ms":100,"order":"ABCD","max_registers":100,"max_bits":1000,"max_gap":0},"tags":[{"name":"W","type":"uint16","address":"hr:0","scan_class":"slow","access":"read"}]}`
+	admin.shorthand("AddDevice", dev)
+	if n := admin.c.Node(gua.NewStringNodeID(2, "plc9/Address")); n == nil {
+		t.Fatal("no plc9")
+	} else if v, err := n.Value(ctx); err != nil || v.Value() != "127.0.0.1:1" {
+		t.Fatalf("plc9's Address property: %v %v", v, err)
+	}
+	vLast := admin.shorthand("RemoveDevice", "plc9")
+	if out, st := admin.call("Configuration", "AddDevice", `{"name":"x","kind":"modbus-tcp","bogus":1}`); st != gua.StatusUncertain {
+		t.Fatalf("AddDevice with an unknown field: %v %v", st, out)
+	}
+	return vLast
+}
+
+// checkConfirm applies doc over version v2 (whose document is nextDoc)
+// twice: not confirmed within 300 ms, it is reverted to nextDoc; confirmed
+// in time, it stays, and a second Confirm is refused.
+func checkConfirm(t *testing.T, admin, eng *cfgClient, doc, nextDoc []byte, v2 uint32) {
+	t.Helper()
+	v3, _, st := admin.apply(doc, v2, 300, "try: Counter back")
+	if st != gua.StatusOK || v3 != v2+1 {
+		t.Fatalf("Apply with ConfirmWithinMs: %d %v", v3, st)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for admin.version() != v3+1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the unconfirmed version was not reverted")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got, _ := eng.download(); !bytes.Equal(bytes.TrimSpace(got), bytes.TrimSpace(nextDoc)) {
+		t.Fatal("the revert did not restore the version before")
+	}
+	// Confirmed in time, it stays.
+	v5, _, st := admin.apply(doc, v3+1, 5000, "Counter back")
+	if st != gua.StatusOK {
+		t.Fatal(st)
+	}
+	if out, st := admin.call("Configuration", "Confirm", v5); st != gua.StatusOK {
+		t.Fatalf("Confirm: %v %v", st, out)
+	}
+	if _, st := admin.call("Configuration", "Confirm", v5); st != gua.StatusUncertain {
+		t.Fatalf("a second Confirm: %v", st)
+	}
+}
+
+// checkHistory rolls back to version v1, then, through the running
+// edged's console (`edged config`), to v2, and checks the history and the
+// audit log.
+func checkHistory(t *testing.T, dir string, admin, eng *cfgClient, v1, v2 uint32) {
+	t.Helper()
+	vr := admin.shorthand("Rollback", v1, "back to the first")
+	hout, st := eng.call("Configuration", "GetHistory")
+	if st != gua.StatusOK || len(hout) != 7 {
+		t.Fatalf("GetHistory: %v", st)
+	}
+	versions := hout[0].Value().([]uint32)
+	states := hout[6].Value().([]string)
+	users := hout[2].Value().([]string)
+	if versions[len(versions)-1] != vr || users[len(users)-1] != "admin" {
+		t.Fatalf("history: %v %v", versions, users)
+	}
+	if !strings.Contains(strings.Join(states, ","), configsvc.StateReverted) {
+		t.Fatalf("the history does not show the reverted version: %v", states)
+	}
+
+	// The serial console, through the running edged.
+	if code, o, e := edged(t, "config", "--data-dir", dir, "rollback", fmt.Sprint(v2)); code != 0 {
+		t.Fatalf("edged config rollback: %d %s %s", code, o, e)
+	}
+	if admin.version() != vr+1 {
+		t.Fatal("edged config rollback did not go through the running edged")
+	}
+	if code, o, _ := edged(t, "config", "--data-dir", dir, "history"); code != 0 || !strings.Contains(o, "console") || !strings.Contains(o, "admin") {
+		t.Fatalf("edged config history: %d\n%s", code, o)
+	}
+	audit, _ := os.ReadFile(filepath.Join(dir, configsvc.Dir, "audit.log"))
+	for _, want := range []string{`"action":"apply"`, `"action":"confirm"`, `"action":"revert"`, `"action":"rollback"`, `"action":"refused apply"`, `"user":"console"`} {
+		if !bytes.Contains(audit, []byte(want)) {
+			t.Errorf("the audit log lacks %s", want)
+		}
+	}
+}
+
 // good reports whether s is of severity Good: the info bits aside (a
 // monitored item's queue that overflowed, when the client was slow to
 // publish, sets its Overflow bit on a Good value).
@@ -198,66 +371,7 @@ func TestConfigurationOverOPCUA(t *testing.T) {
 		t.Fatalf("Apply of an invalid document: %d %q %v", v, p, st)
 	}
 
-	// Subscriptions: Sine stays, Counter goes.
-	sub, err := monitor.NewNodeMonitor(admin.c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := make(chan *monitor.DataChangeMessage, 10000)
-	ms, err := sub.ChanSubscribe(ctx, &opcua.SubscriptionParameters{Interval: 5 * time.Millisecond}, ch, "ns=2;s=sim.Sine", "ns=2;s=sim.Counter", "ns=2;s=sim.Ramp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ms.Unsubscribe(ctx)
-
-	next := *c
-	next.Devices = append([]pconfig.Device(nil), c.Devices...)
-	var tags []pconfig.Tag
-	for _, tg := range c.Devices[0].Tags {
-		switch tg.Name {
-		case "Counter":
-		case "Ramp": // changed: another scan class
-			tg.ScanClass = "normal"
-			tags = append(tags, tg)
-		default:
-			tags = append(tags, tg)
-		}
-	}
-	tags = append(tags, pconfig.Tag{Name: "Word", Type: pconfig.UInt16, Address: "hr:0", ScanClass: "fast", Access: pconfig.Read})
-	next.Devices[0].Tags = tags
-	nextDoc, _ := json.MarshalIndent(&next, "", "  ")
-	time.Sleep(200 * time.Millisecond)
-	v2, p, st := admin.apply(nextDoc, v1, 0, "Counter out, Word in")
-	if st != gua.StatusOK || v2 != v1+1 || len(p) != 0 {
-		t.Fatalf("Apply: %d %q %v", v2, p, st)
-	}
-	applied := time.Now()
-	time.Sleep(300 * time.Millisecond)
-	var counterGone bool
-	var sineBad string
-	sines, rampsAfter := 0, 0
-	for len(ch) > 0 {
-		m := <-ch
-		switch m.NodeID.String() {
-		case "ns=2;s=sim.Ramp":
-			if m.Error == nil && good(m.Status) && m.SourceTimestamp.After(applied.Add(50*time.Millisecond)) {
-				rampsAfter++
-			}
-		case "ns=2;s=sim.Counter":
-			if m.Error == nil && m.Status == gua.StatusBadNodeIDUnknown {
-				counterGone = true
-			}
-		case "ns=2;s=sim.Sine":
-			sines++
-			if (m.Error != nil || !good(m.Status)) && sineBad == "" {
-				sineBad = fmt.Sprintf("%v %v at %v after the Apply returned", m.Error, m.Status, m.SourceTimestamp.Sub(applied))
-			}
-		}
-	}
-	if !counterGone || sineBad != "" || sines < 20 || rampsAfter < 5 {
-		t.Fatalf("through the change: Counter got Bad_NodeIdUnknown %v, Sine's bad notification %q, %d Sine notifications, %d Ramp (changed) notifications after it",
-			counterGone, sineBad, sines, rampsAfter)
-	}
+	v2, nextDoc := applyUnderSubscription(t, ctx, admin, c, v1)
 	if v, err := admin.c.Node(gua.NewStringNodeID(2, "sim.Word")).Value(ctx); err != nil || v == nil {
 		t.Fatalf("the new tag sim.Word: %v", err)
 	}
@@ -280,57 +394,9 @@ func TestConfigurationOverOPCUA(t *testing.T) {
 		t.Fatal("a refused Apply changed the version")
 	}
 
-	// Confirm or revert: not confirmed within 300 ms, it undoes itself.
-	v3, _, st := admin.apply(doc, v2, 300, "try: Counter back")
-	if st != gua.StatusOK || v3 != v2+1 {
-		t.Fatalf("Apply with ConfirmWithinMs: %d %v", v3, st)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for admin.version() != v3+1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the unconfirmed version was not reverted")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if got, _ := eng.download(); !bytes.Equal(bytes.TrimSpace(got), bytes.TrimSpace(nextDoc)) {
-		t.Fatal("the revert did not restore the version before")
-	}
-	// Confirmed in time, it stays.
-	v5, _, st := admin.apply(doc, v3+1, 5000, "Counter back")
-	if st != gua.StatusOK {
-		t.Fatal(st)
-	}
-	if out, st := admin.call("Configuration", "Confirm", v5); st != gua.StatusOK {
-		t.Fatalf("Confirm: %v %v", st, out)
-	}
-	if _, st := admin.call("Configuration", "Confirm", v5); st != gua.StatusUncertain {
-		t.Fatalf("a second Confirm: %v", st)
-	}
+	checkConfirm(t, admin, eng, doc, nextDoc, v2)
 
-	// The shorthands.
-	csv := "name,type,address,scan_class,access\nExtra1,uint16,hr:20,fast,read\nExtra2,uint16,hr:21,slow,read\n"
-	shorthand := func(name string, args ...any) uint32 {
-		t.Helper()
-		out, st := admin.call("Configuration", name, args...)
-		p, _ := out[1].Value().([]string)
-		if st != gua.StatusOK {
-			t.Fatalf("%s: %v %q", name, st, p)
-		}
-		return out[0].Value().(uint32)
-	}
-	shorthand("AddTags", "sim", csv)
-	shorthand("RemoveTags", "sim", []string{"Extra1"})
-	dev := `{"name":"plc9","kind":"modbus-tcp","no_comm_timeout_ms":5000,"modbus_tcp":{"address":"127.0.0.1:1","unit_id":1,"timeout_ms":100,"order":"ABCD","max_registers":100,"max_bits":1000,"max_gap":0},"tags":[{"name":"W","type":"uint16","address":"hr:0","scan_class":"slow","access":"read"}]}`
-	shorthand("AddDevice", dev)
-	if n := admin.c.Node(gua.NewStringNodeID(2, "plc9/Address")); n == nil {
-		t.Fatal("no plc9")
-	} else if v, err := n.Value(ctx); err != nil || v.Value() != "127.0.0.1:1" {
-		t.Fatalf("plc9's Address property: %v %v", v, err)
-	}
-	vLast := shorthand("RemoveDevice", "plc9")
-	if out, st := admin.call("Configuration", "AddDevice", `{"name":"x","kind":"modbus-tcp","bogus":1}`); st != gua.StatusUncertain {
-		t.Fatalf("AddDevice with an unknown field: %v %v", st, out)
-	}
+	vLast := checkShorthands(t, ctx, admin)
 
 	// The file written and closed applies it.
 	out2, st := admin.call("ConfigurationFile", "Open", uint8(6))
@@ -353,38 +419,7 @@ func TestConfigurationOverOPCUA(t *testing.T) {
 		t.Fatalf("closing the written file did not apply it: version %d", admin.version())
 	}
 
-	// Rollback and the history.
-	vr := shorthand("Rollback", v1, "back to the first")
-	hout, st := eng.call("Configuration", "GetHistory")
-	if st != gua.StatusOK || len(hout) != 7 {
-		t.Fatalf("GetHistory: %v", st)
-	}
-	versions := hout[0].Value().([]uint32)
-	states := hout[6].Value().([]string)
-	users := hout[2].Value().([]string)
-	if versions[len(versions)-1] != vr || users[len(users)-1] != "admin" {
-		t.Fatalf("history: %v %v", versions, users)
-	}
-	if !strings.Contains(strings.Join(states, ","), configsvc.StateReverted) {
-		t.Fatalf("the history does not show the reverted version: %v", states)
-	}
-
-	// The serial console, through the running edged.
-	if code, o, e := edged(t, "config", "--data-dir", dir, "rollback", fmt.Sprint(v2)); code != 0 {
-		t.Fatalf("edged config rollback: %d %s %s", code, o, e)
-	}
-	if admin.version() != vr+1 {
-		t.Fatal("edged config rollback did not go through the running edged")
-	}
-	if code, o, _ := edged(t, "config", "--data-dir", dir, "history"); code != 0 || !strings.Contains(o, "console") || !strings.Contains(o, "admin") {
-		t.Fatalf("edged config history: %d\n%s", code, o)
-	}
-	audit, _ := os.ReadFile(filepath.Join(dir, configsvc.Dir, "audit.log"))
-	for _, want := range []string{`"action":"apply"`, `"action":"confirm"`, `"action":"revert"`, `"action":"rollback"`, `"action":"refused apply"`, `"user":"console"`} {
-		if !bytes.Contains(audit, []byte(want)) {
-			t.Errorf("the audit log lacks %s", want)
-		}
-	}
+	checkHistory(t, dir, admin, eng, v1, v2)
 }
 
 // TestNodeOPCUAConfiguration: node-opcua's file transfer client

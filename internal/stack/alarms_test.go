@@ -78,48 +78,14 @@ func TestSimulatorAlarm(t *testing.T) {
 		t.Fatalf("events\n%q\nwant\n%q", got, want)
 	}
 
-	// A ConditionRefresh brings the retained condition back between a
-	// RefreshStartEvent and a RefreshEndEvent.
-	r, err := c.Call(ctx, &gua.CallMethodRequest{ObjectID: gua.NewNumericNodeID(0, id.ConditionType),
-		MethodID: gua.NewNumericNodeID(0, id.ConditionType_ConditionRefresh), InputArguments: []*gua.Variant{gua.MustVariant(sub.SubscriptionID)}})
-	if err != nil || r.StatusCode != gua.StatusOK {
-		t.Fatalf("ConditionRefresh: %v %v", err, r)
-	}
-	var refresh []string
-	for len(refresh) == 0 || refresh[len(refresh)-1] != "Server:ConditionRefresh ends" {
-		evs, err := peer.GopcuaNextEvents(ctx, notes)
-		if err != nil {
-			t.Fatalf("ConditionRefresh's events: %q: %v", refresh, err)
-		}
-		for _, e := range evs {
-			msg, _ := e.EventFields[1].Value().(*gua.LocalizedText)
-			if src := e.EventFields[0].Value(); src != "sim.Sine" && !strings.HasPrefix(msg.Text, "ConditionRefresh") {
-				// The gateway's own conditions (a scan overrunning on
-				// a loaded, emulated machine) are not this test's.
-				continue
-			}
-			refresh = append(refresh, fmt.Sprint(e.EventFields[0].Value(), ":", msg.Text))
-		}
-	}
-	if fmt.Sprint(refresh) != "[Server:ConditionRefresh starts sim.Sine:sim.Sine above 0.9 Server:ConditionRefresh ends]" {
-		t.Fatalf("ConditionRefresh's events: %q", refresh)
-	}
+	checkRefresh(t, ctx, c, sub, notes)
 
 	// The inactive, unacknowledged alarm is acknowledged with the EventId
 	// of its last event, then confirmed: it is retained until then. An old
 	// EventId, and Disable by an operator (the anonymous session here),
 	// are refused.
 	call := func(method uint32, in ...any) gua.StatusCode {
-		var args []*gua.Variant
-		for _, x := range in {
-			args = append(args, gua.MustVariant(x))
-		}
-		r, err := c.Call(ctx, &gua.CallMethodRequest{ObjectID: gua.NewStringNodeID(2, "sim.Sine/Limit"),
-			MethodID: gua.NewNumericNodeID(0, method), InputArguments: args})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.StatusCode
+		return callOn(t, ctx, c, "sim.Sine/Limit", method, in...)
 	}
 	comment := &gua.LocalizedText{EncodingMask: gua.LocalizedTextText, Text: "seen"}
 	if st := call(id.AcknowledgeableConditionType_Acknowledge, first, comment); st != gua.StatusBadEventIDUnknown {
@@ -158,21 +124,44 @@ func TestSimulatorAlarm(t *testing.T) {
 		t.Fatal("inactive, acknowledged and confirmed, yet retained")
 	}
 
-	// Shelving, on the condition's ShelvingState: a timed shelving of 0 or
-	// more than 24 h is refused; one of a minute, then Unshelve, work; a
-	// second Unshelve is Bad_ConditionNotShelved.
-	shelve := func(method uint32, in ...any) gua.StatusCode {
-		var args []*gua.Variant
-		for _, x := range in {
-			args = append(args, gua.MustVariant(x))
-		}
-		r, err := c.Call(ctx, &gua.CallMethodRequest{ObjectID: gua.NewStringNodeID(2, "sim.Sine/Limit/ShelvingState"),
-			MethodID: gua.NewNumericNodeID(0, method), InputArguments: args})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r.StatusCode
+	checkShelving(t, ctx, c)
+}
+
+// checkRefresh calls ConditionRefresh for sub: sim.Sine's retained
+// condition comes back between a RefreshStartEvent and a RefreshEndEvent.
+func checkRefresh(t *testing.T, ctx context.Context, c *opcua.Client, sub *opcua.Subscription, notes chan *opcua.PublishNotificationData) {
+	t.Helper()
+	r, err := c.Call(ctx, &gua.CallMethodRequest{ObjectID: gua.NewNumericNodeID(0, id.ConditionType),
+		MethodID: gua.NewNumericNodeID(0, id.ConditionType_ConditionRefresh), InputArguments: []*gua.Variant{gua.MustVariant(sub.SubscriptionID)}})
+	if err != nil || r.StatusCode != gua.StatusOK {
+		t.Fatalf("ConditionRefresh: %v %v", err, r)
 	}
+	var refresh []string
+	for len(refresh) == 0 || refresh[len(refresh)-1] != "Server:ConditionRefresh ends" {
+		evs, err := peer.GopcuaNextEvents(ctx, notes)
+		if err != nil {
+			t.Fatalf("ConditionRefresh's events: %q: %v", refresh, err)
+		}
+		for _, e := range evs {
+			msg, _ := e.EventFields[1].Value().(*gua.LocalizedText)
+			if src := e.EventFields[0].Value(); src != "sim.Sine" && !strings.HasPrefix(msg.Text, "ConditionRefresh") {
+				// The gateway's own conditions (a scan overrunning on
+				// a loaded, emulated machine) are not this test's.
+				continue
+			}
+			refresh = append(refresh, fmt.Sprint(e.EventFields[0].Value(), ":", msg.Text))
+		}
+	}
+	if fmt.Sprint(refresh) != "[Server:ConditionRefresh starts sim.Sine:sim.Sine above 0.9 Server:ConditionRefresh ends]" {
+		t.Fatalf("ConditionRefresh's events: %q", refresh)
+	}
+}
+
+// checkShelving shelves sim.Sine's condition through its ShelvingState:
+// a timed shelving of 0 or more than 24 h is refused; one of a minute,
+// then Unshelve, work; a second Unshelve is Bad_ConditionNotShelved.
+func checkShelving(t *testing.T, ctx context.Context, cl *opcua.Client) {
+	t.Helper()
 	for _, c := range []struct {
 		method uint32
 		in     []any
@@ -185,10 +174,26 @@ func TestSimulatorAlarm(t *testing.T) {
 		{id.AlarmConditionType_ShelvingState_Unshelve, nil, gua.StatusBadConditionNotShelved},
 		{id.AlarmConditionType_ShelvingState_OneShotShelve, nil, gua.StatusOK},
 	} {
-		if st := shelve(c.method, c.in...); st != c.want {
+		if st := callOn(t, ctx, cl, "sim.Sine/Limit/ShelvingState", c.method, c.in...); st != c.want {
 			t.Errorf("method %d %v: %v, want %v", c.method, c.in, st, c.want)
 		}
 	}
+}
+
+// callOn calls method of object (a string NodeId of namespace 2) with in
+// and returns its status.
+func callOn(t *testing.T, ctx context.Context, c *opcua.Client, object string, method uint32, in ...any) gua.StatusCode {
+	t.Helper()
+	var args []*gua.Variant
+	for _, x := range in {
+		args = append(args, gua.MustVariant(x))
+	}
+	r, err := c.Call(ctx, &gua.CallMethodRequest{ObjectID: gua.NewStringNodeID(2, object),
+		MethodID: gua.NewNumericNodeID(0, method), InputArguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.StatusCode
 }
 
 // TestDeviceNotifier: a device's folder notifies its alarms' events; the
