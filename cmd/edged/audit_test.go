@@ -58,10 +58,8 @@ func auditWatch(t *testing.T, ctx context.Context, c *opcua.Client) (next func()
 		t.Helper()
 		// Events reach a subscription in the order they were raised: what
 		// was raised before this ConditionRefresh comes before its end.
-		cr, err := c.Call(ctx, &gua.CallMethodRequest{ObjectID: gua.NewNumericNodeID(0, id.ConditionType),
-			MethodID: gua.NewNumericNodeID(0, id.ConditionType_ConditionRefresh), InputArguments: []*gua.Variant{gua.MustVariant(sub.SubscriptionID)}})
-		if err != nil || cr.StatusCode != gua.StatusOK {
-			t.Fatalf("ConditionRefresh: %v %v", err, cr)
+		if err := peer.GopcuaConditionRefresh(ctx, c, sub.SubscriptionID); err != nil {
+			t.Fatalf("ConditionRefresh: %v", err)
 		}
 		var seen []auditSeen
 		for {

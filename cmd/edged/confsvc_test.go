@@ -121,6 +121,19 @@ func configUsers(t *testing.T, dir string) {
 	}
 }
 
+// startConfig starts a secure edged with the configuration tests' users
+// and connects its administrator over SignAndEncrypt; ctx ends with the
+// test, after two minutes at most.
+func startConfig(t *testing.T) (ctx context.Context, dir, url string, out *lockedBuffer, admin *cfgClient) {
+	t.Helper()
+	dir = t.TempDir()
+	configUsers(t, dir)
+	url, out = startSecure(t, dir, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx, dir, url, out, dialConfig(t, ctx, url, dir, out, "admin", gua.MessageSecurityModeSignAndEncrypt)
+}
+
 // dialConfig connects as user over policy Basic256Sha256 in mode.
 func dialConfig(t *testing.T, ctx context.Context, url, dir string, out *lockedBuffer, user string, mode gua.MessageSecurityMode) *cfgClient {
 	t.Helper()
@@ -324,12 +337,7 @@ func good(s gua.StatusCode) bool { return uint32(s)&0xC0000000 == 0 }
 // GetHistory, the shorthands, the file written and closed, the roles and
 // modes refused, the audit log, and `edged config` on the running edged.
 func TestConfigurationOverOPCUA(t *testing.T) {
-	dir := t.TempDir()
-	configUsers(t, dir)
-	url, out := startSecure(t, dir, true)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	admin := dialConfig(t, ctx, url, dir, out, "admin", gua.MessageSecurityModeSignAndEncrypt)
+	ctx, dir, url, out, admin := startConfig(t)
 	eng := dialConfig(t, ctx, url, dir, out, "eng", gua.MessageSecurityModeSignAndEncrypt)
 	op := dialConfig(t, ctx, url, dir, out, "op", gua.MessageSecurityModeSignAndEncrypt)
 	signed := dialConfig(t, ctx, url, dir, out, "admin", gua.MessageSecurityModeSign)
@@ -494,12 +502,7 @@ func TestNodeOPCUAConfiguration(t *testing.T) {
 // session that opens the file for writing and goes away releases it; the
 // version survives a restart.
 func TestConfigurationLimits(t *testing.T) {
-	dir := t.TempDir()
-	configUsers(t, dir)
-	url, out := startSecure(t, dir, true)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	admin := dialConfig(t, ctx, url, dir, out, "admin", gua.MessageSecurityModeSignAndEncrypt)
+	ctx, dir, url, out, admin := startConfig(t)
 	validate := func(doc []byte) []string {
 		t.Helper()
 		res, st := admin.call("Configuration", "Validate", doc)

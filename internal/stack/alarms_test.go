@@ -131,10 +131,8 @@ func TestSimulatorAlarm(t *testing.T) {
 // condition comes back between a RefreshStartEvent and a RefreshEndEvent.
 func checkRefresh(t *testing.T, ctx context.Context, c *opcua.Client, sub *opcua.Subscription, notes chan *opcua.PublishNotificationData) {
 	t.Helper()
-	r, err := c.Call(ctx, &gua.CallMethodRequest{ObjectID: gua.NewNumericNodeID(0, id.ConditionType),
-		MethodID: gua.NewNumericNodeID(0, id.ConditionType_ConditionRefresh), InputArguments: []*gua.Variant{gua.MustVariant(sub.SubscriptionID)}})
-	if err != nil || r.StatusCode != gua.StatusOK {
-		t.Fatalf("ConditionRefresh: %v %v", err, r)
+	if err := peer.GopcuaConditionRefresh(ctx, c, sub.SubscriptionID); err != nil {
+		t.Fatalf("ConditionRefresh: %v", err)
 	}
 	var refresh []string
 	for len(refresh) == 0 || refresh[len(refresh)-1] != "Server:ConditionRefresh ends" {

@@ -86,6 +86,20 @@ func GopcuaEventItem(node *ua.NodeID, handle, queueSize uint32, sel []*ua.Simple
 	}
 }
 
+// GopcuaConditionRefresh calls ConditionRefresh for subscription sub
+// on c: the error of the call, or its status when not Good.
+func GopcuaConditionRefresh(ctx context.Context, c *opcua.Client, sub uint32) error {
+	r, err := c.Call(ctx, &ua.CallMethodRequest{ObjectID: ua.NewNumericNodeID(0, id.ConditionType),
+		MethodID: ua.NewNumericNodeID(0, id.ConditionType_ConditionRefresh), InputArguments: []*ua.Variant{ua.MustVariant(sub)}})
+	if err != nil {
+		return err
+	}
+	if r.StatusCode != ua.StatusOK {
+		return r.StatusCode
+	}
+	return nil
+}
+
 // GopcuaNextEvents waits for the next event notifications in notes,
 // passing over data changes; the error of a failed Publish, or ctx's.
 func GopcuaNextEvents(ctx context.Context, notes <-chan *opcua.PublishNotificationData) ([]*ua.EventFieldList, error) {
