@@ -20,6 +20,9 @@ func TestCreatedItemsReleaseMemory(t *testing.T) {
 		var released atomic.Int32
 		s := newTestServer(t, Config{Runtime: Runtime{MemoryReleased: func() { released.Add(1) }}})
 		go s.Serve(&idleListener{done: make(chan struct{})}) // starts the sweeper, a round a second
+		// The sweeper counts from where it starts: before the items are
+		// created (it once started after some, and the count fell short).
+		synctest.Wait()
 		tc := newTestConn(t, s, 1)
 		tc.openSession()
 		sub := subtest.CreateSub(t, tc.call, 1000, 10, 10000)
