@@ -51,6 +51,7 @@ packages=(
 	cpio             # image-arm64, image-armv7: the initramfs
 	e2fsprogs        # test-image: the data disk (mke2fs -d)
 	mosquitto        # the Sparkplug tests' MQTT broker (internal/testutil/mosquitto)
+	util-linux       # test-robust: taskset pins a probe to each CPU
 )
 # Node.js and npm for the node-opcua interop test, from Debian, only where
 # the machine has none (a Node.js from elsewhere is kept as it is).
