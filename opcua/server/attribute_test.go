@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"testing"
 	"testing/synctest"
@@ -284,3 +286,114 @@ func (l *idleListener) Close() error {
 	return nil
 }
 func (l *idleListener) Addr() net.Addr { return memAddr{} }
+
+// TestReadSameAgain: a Read whose bytes after the RequestHeader repeat
+// the connection's last one is not decoded again (decodeBody); each
+// answer must still be the one a connection decoding every request gives:
+// the same request again and again, other requests between, a value
+// written meanwhile, a refused request, and a run of requests that
+// differ each time (which stops the comparisons for a while).
+func TestReadSameAgain(t *testing.T) {
+	s := newTestServer(t, Config{})
+	tc := newTestConn(t, s, 1)
+	tc.openSession()
+	ref := newTestConn(t, s, 2)
+	ref.openSession()
+	read := serviceByRequest(id.ReadRequest_Encoding_DefaultBinary)
+
+	sp, model := valueOf(s.GatewayNodeID("Setpoint")), valueOf(s.GatewayNodeID("Model"))
+	state := valueOf(ua.NewNumericNodeID(0, id.Server_ServerStatus_State))
+	name := ua.ReadValueID{NodeID: s.GatewayNodeID("Model"), AttributeID: uint32(ua.AttributeIDBrowseName)}
+	unknown := valueOf(ua.NewNumericNodeID(7, 7))
+	reqs := [][]ua.ReadValueID{{sp}, {model, state}, {name}, {unknown, sp}, {sp, model}, {state}}
+	results := func(c *testConn, nodes []ua.ReadValueID, maxAge float64) ([]ua.DataValue, ua.StatusCode) {
+		t.Helper()
+		resp := c.call(&ua.ReadRequest{NodesToRead: nodes, MaxAge: maxAge, TimestampsToReturn: ua.TimestampsToReturnNeither})
+		if f := subtest.FaultOf(resp); f != status.Good {
+			return nil, f
+		}
+		return subtest.WantOK[ua.ReadResponse](t, resp).Results, status.Good
+	}
+	check := func(step string, nodes []ua.ReadValueID, maxAge float64) {
+		t.Helper()
+		got, gotFault := results(tc, nodes, maxAge)
+		ref.c.dropValues(read) // the reference decodes every request
+		want, wantFault := results(ref, nodes, maxAge)
+		if gotFault != wantFault || len(got) != len(want) {
+			t.Fatalf("%s: %v, %d results; want %v, %d", step, gotFault, len(got), wantFault, len(want))
+		}
+		for i := range got {
+			if got[i].Status != want[i].Status || !got[i].Value.Equal(want[i].Value) {
+				t.Fatalf("%s: result %d %v %v, want %v %v", step, i, got[i].Status, got[i].Value, want[i].Status, want[i].Value)
+			}
+		}
+	}
+	for i := range 3 {
+		check(fmt.Sprint("the same Read, ", i), reqs[0], 0)
+	}
+	if v := &tc.c.vals[read.index]; !v.valid || v.misses != 0 {
+		t.Fatalf("a Read sent again: its bytes kept %v, %d misses", v.valid, v.misses)
+	}
+	wv := ua.WriteValue{NodeID: sp.NodeID, AttributeID: uint32(ua.AttributeIDValue), Value: ua.DataValue{Value: ua.MustVariant(2.5)}}
+	subtest.WantOK[ua.WriteResponse](t, tc.call(&ua.WriteRequest{NodesToWrite: []ua.WriteValue{wv}}))
+	check("after a write", reqs[0], 0)
+	check("a refused Read", reqs[0], -1)
+	check("the Read before it", reqs[0], 0)
+	for i := range 200 {
+		nodes := reqs[i%len(reqs)]
+		if i >= 100 {
+			nodes = reqs[(i/3)%len(reqs)] // each three times
+		}
+		check(fmt.Sprint("request ", i), nodes, float64(i%2))
+	}
+}
+
+// FuzzReadSameAgain: Reads whose bytes after a valid RequestHeader are
+// fuzzed, sent in an order that repeats them, must get from a connection
+// that keeps the last request's bytes (decodeBody) the answer, byte for
+// byte, of a connection that decodes every request.
+func FuzzReadSameAgain(f *testing.F) {
+	srv := newTestServer(f, Config{})
+	tail := func(nodes ...ua.ReadValueID) []byte {
+		msg := ua.AppendMessage(nil, &ua.ReadRequest{NodesToRead: nodes, TimestampsToReturn: ua.TimestampsToReturnBoth})
+		var h ua.RequestHeader
+		d := ua.NewDecoder(msg)
+		var typeID ua.NodeID
+		typeID.Decode(d)
+		h.Decode(d)
+		return d.Rest()
+	}
+	sp, state := valueOf(srv.GatewayNodeID("Setpoint")), valueOf(ua.NewNumericNodeID(0, id.Server_ServerStatus_State))
+	f.Add(tail(sp), tail(sp, state), uint16(0b1011_0100_1101))
+	f.Add(tail(state), tail(ua.ReadValueID{NodeID: srv.GatewayNodeID("Model"), AttributeID: uint32(ua.AttributeIDBrowseName)}), uint16(0xffff))
+	f.Add(tail(sp), []byte{1, 2, 3}, uint16(0x5555))
+	t0 := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	read := serviceByRequest(id.ReadRequest_Encoding_DefaultBinary)
+	f.Fuzz(func(t *testing.T, a, b []byte, order uint16) {
+		if len(a) > 4096 || len(b) > 4096 {
+			return
+		}
+		s := newTestServer(t, Config{Clock: func() time.Time { return t0 }})
+		tc, ref := newTestConn(t, s, 1), newTestConn(t, s, 2)
+		tc.openSession()
+		ref.openSession()
+		msg := func(c *testConn, handle uint32, tail []byte) []byte {
+			h := ua.RequestHeader{RequestHandle: handle, AuthenticationToken: c.token}
+			typeID := ua.NewNumericNodeID(0, id.ReadRequest_Encoding_DefaultBinary)
+			return append(h.Encode(typeID.Encode(nil)), tail...)
+		}
+		for i := range 16 {
+			next := a
+			if order>>i&1 != 0 {
+				next = b
+			}
+			handle := uint32(1000 + i)
+			got := append([]byte(nil), tc.c.handle(msg(tc, handle, next), time.Time{})...)
+			ref.c.dropValues(read)
+			want := ref.c.handle(msg(ref, handle, next), time.Time{})
+			if !bytes.Equal(got, want) {
+				t.Fatalf("request %d: answered\n%x\nwant\n%x", i, got, want)
+			}
+		}
+	})
+}

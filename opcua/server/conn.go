@@ -3,12 +3,12 @@ package server
 import (
 	"encoding/binary"
 	"errors"
-	"github.com/edged/edged/opcua/history"
 	"net"
 	"runtime"
 	"sync/atomic"
 	"time"
 
+	"github.com/edged/edged/opcua/history"
 	"github.com/edged/edged/opcua/ua"
 	"github.com/edged/edged/opcua/ua/status"
 	"github.com/edged/edged/opcua/uasc"
@@ -455,7 +455,7 @@ func (c *conn) handle(msg []byte, received time.Time) []byte {
 		// A large request: its decoded values are not kept for the next.
 		defer c.dropValues(svc)
 	}
-	if err := ua.DecodeBodyInto(d, req); err != nil { // the type id chose req
+	if err := c.decodeBody(d, svc, msg); err != nil { // the type id chose req
 		code := status.BadDecodingError
 		if errors.Is(err, status.BadEncodingLimitsExceeded) {
 			code = status.BadEncodingLimitsExceeded // an array beyond the limits, refused at its length

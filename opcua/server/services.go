@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/edged/edged/opcua/server/internal/subs"
@@ -25,9 +26,13 @@ type service struct {
 	neverBlocks bool
 	// setup: the service sets subscriptions or their items up; the
 	// connection keeps none of its values for the next request.
-	setup  bool
-	values func() (ua.Request, ua.Response)
-	handle func(c *conn, s *session, req ua.Request, resp ua.Response) error
+	setup bool
+	// sameAgain: the handler leaves its request as decoded, so that a
+	// request whose bytes after the RequestHeader are those of the
+	// connection's last one decodes to the values kept (decodeBody).
+	sameAgain bool
+	values    func() (ua.Request, ua.Response)
+	handle    func(c *conn, s *session, req ua.Request, resp ua.Response) error
 }
 
 // requestPtr and responsePtr are the constraints of row: a pointer to a
@@ -65,6 +70,12 @@ func row[Q, P any, PQ requestPtr[Q], PP responsePtr[P]](need sessionNeed, handle
 // nonBlocking marks a row whose service never waits.
 func (s service) nonBlocking() service {
 	s.neverBlocks = true
+	return s
+}
+
+// kept marks a row whose handler never changes its decoded request.
+func (s service) kept() service {
+	s.sameAgain = true
 	return s
 }
 
@@ -124,7 +135,7 @@ var services = append([]service{
 	row(activatedSession, (*conn).unregisterNodes).nonBlocking(),
 
 	// Attribute Service Set (§5.11): a Write waits for the devices.
-	row(activatedSession, (*conn).read).nonBlocking(),
+	row(activatedSession, (*conn).read).nonBlocking().kept(),
 	row(activatedSession, (*conn).write),
 
 	// Method Service Set (§5.12).
@@ -172,6 +183,66 @@ var serviceBase, serviceTable = func() (uint32, []*service) {
 type serviceValues struct {
 	req  ua.Request
 	resp ua.Response
+	// For a sameAgain service: tail holds the bytes after the
+	// RequestHeader that req was decoded from, when valid; misses counts
+	// the requests in a row whose bytes differed, skip the requests left
+	// to decode without comparing.
+	tail         []byte
+	valid        bool
+	misses, skip uint8
+}
+
+// A connection whose requests of a sameAgain service differed sameMisses
+// times in a row decodes the next sameSkip without comparing: a client
+// that never repeats a request pays for a comparison and a second decode
+// of the header in 4 of 64 requests, not in each.
+const (
+	sameMisses = 4
+	sameSkip   = 60
+)
+
+// decodeBody decodes the body of msg, whose type id d has read, into the
+// connection's values of svc. A SCADA polling the same nodes sends the
+// same Read again and again, only its RequestHeader (handle, time)
+// changing: for a sameAgain service a request whose bytes after the
+// header are those of the last one is not decoded past the header, the
+// values holding them still.
+func (c *conn) decodeBody(d *ua.Decoder, svc *service, msg []byte) error {
+	v := &c.vals[svc.index]
+	if !svc.sameAgain || len(msg) > keepSize {
+		return ua.DecodeBodyInto(d, v.req)
+	}
+	if v.skip > 0 {
+		v.skip--
+		return ua.DecodeBodyInto(d, v.req)
+	}
+	body := msg[d.Offset():]
+	d.Reset(body)
+	v.req.Header().Decode(d)
+	if err := d.Err(); err != nil {
+		v.valid = false
+		return err
+	}
+	tail := d.Rest()
+	if v.valid && bytes.Equal(tail, v.tail) {
+		v.misses = 0
+		return nil
+	}
+	if v.valid {
+		if v.misses++; v.misses == sameMisses {
+			v.misses, v.skip = 0, sameSkip
+		}
+	}
+	v.valid = false
+	d.Reset(body)
+	if err := ua.DecodeBodyInto(d, v.req); err != nil {
+		return err
+	}
+	if v.skip == 0 {
+		v.tail = append(v.tail[:0], tail...)
+		v.valid = true
+	}
+	return nil
 }
 
 // values returns the connection's reused values of svc.
