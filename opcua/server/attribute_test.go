@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"net"
 	"testing"
@@ -349,9 +350,10 @@ func TestReadSameAgain(t *testing.T) {
 }
 
 // FuzzReadSameAgain: Reads whose bytes after a valid RequestHeader are
-// fuzzed, sent in an order that repeats them, must get from a connection
-// that keeps the last request's bytes (decodeBody) the answer, byte for
-// byte, of a connection that decodes every request.
+// fuzzed, sent in an order that repeats them with another Timestamp and
+// RequestHandle each time, must get from a connection that keeps the
+// last request's bytes (decodeBody) the answer, byte for byte, of a
+// connection that decodes every request, and decode to the same request.
 func FuzzReadSameAgain(f *testing.F) {
 	srv := newTestServer(f, Config{})
 	tail := func(nodes ...ua.ReadValueID) []byte {
@@ -364,12 +366,12 @@ func FuzzReadSameAgain(f *testing.F) {
 		return d.Rest()
 	}
 	sp, state := valueOf(srv.GatewayNodeID("Setpoint")), valueOf(ua.NewNumericNodeID(0, id.Server_ServerStatus_State))
-	f.Add(tail(sp), tail(sp, state), uint16(0b1011_0100_1101))
-	f.Add(tail(state), tail(ua.ReadValueID{NodeID: srv.GatewayNodeID("Model"), AttributeID: uint32(ua.AttributeIDBrowseName)}), uint16(0xffff))
-	f.Add(tail(sp), []byte{1, 2, 3}, uint16(0x5555))
+	f.Add(tail(sp), tail(sp, state), uint16(0b1011_0100_1101), int64(0))
+	f.Add(tail(state), tail(ua.ReadValueID{NodeID: srv.GatewayNodeID("Model"), AttributeID: uint32(ua.AttributeIDBrowseName)}), uint16(0xffff), int64(134000000000000000))
+	f.Add(tail(sp), []byte{1, 2, 3}, uint16(0x5555), int64(-1))
 	t0 := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
 	read := serviceByRequest(id.ReadRequest_Encoding_DefaultBinary)
-	f.Fuzz(func(t *testing.T, a, b []byte, order uint16) {
+	f.Fuzz(func(t *testing.T, a, b []byte, order uint16, ticks int64) {
 		if len(a) > 4096 || len(b) > 4096 {
 			return
 		}
@@ -377,22 +379,31 @@ func FuzzReadSameAgain(f *testing.F) {
 		tc, ref := newTestConn(t, s, 1), newTestConn(t, s, 2)
 		tc.openSession()
 		ref.openSession()
-		msg := func(c *testConn, handle uint32, tail []byte) []byte {
-			h := ua.RequestHeader{RequestHandle: handle, AuthenticationToken: c.token}
+		msg := func(c *testConn, i int, tail []byte) []byte {
+			h := ua.RequestHeader{RequestHandle: uint32(1000 + i), AuthenticationToken: c.token}
 			typeID := ua.NewNumericNodeID(0, id.ReadRequest_Encoding_DefaultBinary)
-			return append(h.Encode(typeID.Encode(nil)), tail...)
+			m := h.Encode(typeID.Encode(nil))
+			// The Timestamp, after the type id's 4 bytes and the token's.
+			binary.LittleEndian.PutUint64(m[len(m)-len(h.Encode(nil))+len(c.token.Encode(nil)):], uint64(ticks+int64(i)*1e7))
+			return append(m, tail...)
 		}
 		for i := range 16 {
 			next := a
 			if order>>i&1 != 0 {
 				next = b
 			}
-			handle := uint32(1000 + i)
-			got := append([]byte(nil), tc.c.handle(msg(tc, handle, next), time.Time{})...)
+			got := append([]byte(nil), tc.c.handle(msg(tc, i, next), time.Time{})...)
 			ref.c.dropValues(read)
-			want := ref.c.handle(msg(ref, handle, next), time.Time{})
+			want := ref.c.handle(msg(ref, i, next), time.Time{})
 			if !bytes.Equal(got, want) {
 				t.Fatalf("request %d: answered\n%x\nwant\n%x", i, got, want)
+			}
+			if v, w := tc.c.vals[read.index], ref.c.vals[read.index]; v.valid && w.req != nil {
+				vr, wr := *v.req.(*ua.ReadRequest), *w.req.(*ua.ReadRequest)
+				vr.RequestHeader.AuthenticationToken, wr.RequestHeader.AuthenticationToken = ua.NodeID{}, ua.NodeID{}
+				if !bytes.Equal(ua.AppendMessage(nil, &vr), ua.AppendMessage(nil, &wr)) { // NaN: its bits
+					t.Fatalf("request %d: decoded to\n%+v\nwant\n%+v", i, vr, wr)
+				}
 			}
 		}
 	})
