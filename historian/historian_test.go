@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -334,9 +335,10 @@ func TestCounterBytesPerSample(t *testing.T) {
 	r := newRig(t, t.TempDir(), tagSpec{name: "c", typ: plc.UInt32, h: &config.TagHistory{Mode: config.Periodic, PeriodMs: 1000}})
 	r.db.Close()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
-	now := t0
+	var clock atomic.Int64 // the store's flusher reads it too
+	clock.Store(t0)
 	db, err := tsdb.Open(r.dir, tsdb.Options{FlushInterval: time.Hour, Reserve: -1, Logger: slog.New(slog.DiscardHandler),
-		Now: func() time.Time { return time.Unix(0, now) }})
+		Now: func() time.Time { return time.Unix(0, clock.Load()) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +349,8 @@ func TestCounterBytesPerSample(t *testing.T) {
 	}
 	tg := hs.lay.Load().tags[0]
 	for k := range int64(day) {
-		now = t0 + k*1e9
+		now := t0 + k*1e9
+		clock.Store(now)
 		s := plc.Sample{Value: plc.UInt32Value(uint32(k * 200)), Status: status.Good, Time: now - 180e3} // read 180 µs before
 		hs.append(tg, &s, now)
 		if k%60 == 59 {
