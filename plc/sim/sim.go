@@ -166,8 +166,13 @@ func (s *Sim) catchUp(b *slave.Bank) {
 		n := s.ticks.Load()
 		s.offset.Store(int64(time.Since(s.base) - time.Duration(n)*Period - Period/2))
 	}
-	s.churn(b, ChurnStep(time.Now()))
 	n := s.tickNow()
+	// The churn bank steps at the start of the tick the request falls
+	// in: a client's requests of one poll, which fall in one tick, see
+	// one step, never the old one on some devices and the new one on the
+	// others (which would reach its subscribers as two messages a cycle
+	// apart where the peer of the benchmark writes the step at once).
+	s.churn(b, ChurnStep(s.tickTime(n)))
 	if n > s.ticks.Load() {
 		s.ticks.Store(n)
 		b.HoldingRegisters[RegStatus] = b.HoldingRegisters[RegCommand]
@@ -260,6 +265,11 @@ func (s *Sim) Ticks() uint64 {
 		return s.ticks.Load()
 	}
 	return max(s.ticks.Load(), s.tickNow())
+}
+
+// tickTime returns when tick n starts.
+func (s *Sim) tickTime(n uint64) time.Time {
+	return s.base.Add(time.Duration(s.offset.Load()) + time.Duration(n)*Period)
 }
 
 // tickNow is the tick of the clock now.

@@ -308,3 +308,35 @@ func TestChurnChanged(t *testing.T) {
 		}
 	}
 }
+
+// TestChurnStepsAtTicks: the churn bank steps at the start of a tick, so
+// that reads within one tick (a client's poll of several devices) all see
+// the same step, also when a step of the wall clock falls between them.
+func TestChurnStepsAtTicks(t *testing.T) {
+	s, err := sim.StartOptions(t.Context(), sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	seen := map[uint32][sim.ChurnClasses]uint16{} // by tick (Counter)
+	steps := map[[sim.ChurnClasses]uint16]bool{}
+	// Until three steps of the wall clock have passed (or, on a machine
+	// that stalls the test for long, 10 s).
+	end := time.Now().Add(10 * time.Second)
+	for len(steps) < 4 && time.Now().Before(end) {
+		var tick uint32
+		var ir [sim.ChurnClasses]uint16
+		s.Update(func(b *slave.Bank) {
+			tick = uint32(b.HoldingRegisters[sim.RegCounter])<<16 | uint32(b.HoldingRegisters[sim.RegCounter+1])
+			copy(ir[:], b.InputRegisters)
+		})
+		if prev, ok := seen[tick]; ok && prev != ir {
+			t.Fatalf("tick %d: the churn registers read %v, then %v", tick, prev, ir)
+		}
+		seen[tick] = ir
+		steps[ir] = true
+	}
+	if len(steps) < 4 {
+		t.Fatalf("the churn registers took %d values in 10 s, want 4 (a step every %v)", len(steps), sim.ChurnPeriod)
+	}
+}
