@@ -29,8 +29,9 @@ type service struct {
 	// connection keeps none of its values for the next request.
 	setup bool
 	// sameAgain: the handler leaves its request as decoded, so that a
-	// request whose bytes after the RequestHeader are those of the
-	// connection's last one decodes to the values kept (decodeBody).
+	// request whose bytes are those of the connection's last one but for
+	// the RequestHeader's Timestamp and RequestHandle decodes to the
+	// values kept (decodeBody).
 	sameAgain bool
 	values    func() (ua.Request, ua.Response)
 	handle    func(c *conn, s *session, req ua.Request, resp ua.Response) error
