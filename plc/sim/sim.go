@@ -103,6 +103,7 @@ type Sim struct {
 	offset  atomic.Int64  // tick 0 is at base + offset ns (see catchUp)
 	polled  bool          // a request came; under the bank's lock
 	churned int64         // the churn bank's step; under the bank's lock
+	burst   time.Time     // when the last burst of requests began (catchUp); under the bank's lock
 	ticks   atomic.Uint64 // the tick the bank holds
 
 	cancel context.CancelFunc
@@ -166,13 +167,17 @@ func (s *Sim) catchUp(b *slave.Bank) {
 		n := s.ticks.Load()
 		s.offset.Store(int64(time.Since(s.base) - time.Duration(n)*Period - Period/2))
 	}
+	// The churn bank steps between a client's polls, not during one: a
+	// request within half a Period of the first of its burst sees that
+	// one's step, so the requests of a poll of several devices see one
+	// step, never the old one on some devices and the new one on others
+	// (which would reach a subscriber as two messages a cycle apart where
+	// the benchmark's peer writes the step at once).
+	if now := time.Now(); now.Sub(s.burst) >= Period/2 {
+		s.burst = now
+		s.churn(b, ChurnStep(now))
+	}
 	n := s.tickNow()
-	// The churn bank steps at the start of the tick the request falls
-	// in: a client's requests of one poll, which fall in one tick, see
-	// one step, never the old one on some devices and the new one on the
-	// others (which would reach its subscribers as two messages a cycle
-	// apart where the peer of the benchmark writes the step at once).
-	s.churn(b, ChurnStep(s.tickTime(n)))
 	if n > s.ticks.Load() {
 		s.ticks.Store(n)
 		b.HoldingRegisters[RegStatus] = b.HoldingRegisters[RegCommand]
@@ -265,11 +270,6 @@ func (s *Sim) Ticks() uint64 {
 		return s.ticks.Load()
 	}
 	return max(s.ticks.Load(), s.tickNow())
-}
-
-// tickTime returns when tick n starts.
-func (s *Sim) tickTime(n uint64) time.Time {
-	return s.base.Add(time.Duration(s.offset.Load()) + time.Duration(n)*Period)
 }
 
 // tickNow is the tick of the clock now.

@@ -309,34 +309,48 @@ func TestChurnChanged(t *testing.T) {
 	}
 }
 
-// TestChurnStepsAtTicks: the churn bank steps at the start of a tick, so
-// that reads within one tick (a client's poll of several devices) all see
-// the same step, also when a step of the wall clock falls between them.
-func TestChurnStepsAtTicks(t *testing.T) {
+// TestChurnStepsBetweenPolls: the churn bank steps between a client's
+// polls, not during one: the reads of a burst, as a poll of several
+// devices makes them, see one step while within half a period of its
+// first, also when a step of the wall clock falls among them.
+func TestChurnStepsBetweenPolls(t *testing.T) {
 	s, err := sim.StartOptions(t.Context(), sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	seen := map[uint32][sim.ChurnClasses]uint16{} // by tick (Counter)
-	steps := map[[sim.ChurnClasses]uint16]bool{}
-	// Until three steps of the wall clock have passed (or, on a machine
-	// that stalls the test for long, 10 s).
-	end := time.Now().Add(10 * time.Second)
-	for len(steps) < 4 && time.Now().Before(end) {
-		var tick uint32
-		var ir [sim.ChurnClasses]uint16
+	read := func() (at time.Time, ir [sim.ChurnClasses]uint16) {
 		s.Update(func(b *slave.Bank) {
-			tick = uint32(b.HoldingRegisters[sim.RegCounter])<<16 | uint32(b.HoldingRegisters[sim.RegCounter+1])
+			at = time.Now()
 			copy(ir[:], b.InputRegisters)
 		})
-		if prev, ok := seen[tick]; ok && prev != ir {
-			t.Fatalf("tick %d: the churn registers read %v, then %v", tick, prev, ir)
-		}
-		seen[tick] = ir
-		steps[ir] = true
+		return at, ir
 	}
-	if len(steps) < 4 {
-		t.Fatalf("the churn registers took %d values in 10 s, want 4 (a step every %v)", len(steps), sim.ChurnPeriod)
+	values := map[[sim.ChurnClasses]uint16]bool{}
+	checked := 0
+	// Bursts of ten reads 200 µs apart, a period apart, until the bank
+	// has taken ten values (or, on a machine that stalls the test for
+	// long, 20 s).
+	end := time.Now().Add(20 * time.Second)
+	for len(values) < 10 && time.Now().Before(end) {
+		first := time.Now() // the bank's burst begins at the next read, after it
+		_, want := read()
+		values[want] = true
+		for range 9 {
+			time.Sleep(200 * time.Microsecond)
+			at, ir := read()
+			values[ir] = true
+			if at.Sub(first) >= sim.Period/2 {
+				continue // maybe a later burst for the bank
+			}
+			checked++
+			if ir != want {
+				t.Fatalf("a read %v after the first of its burst: the churn registers %v, then %v", at.Sub(first), want, ir)
+			}
+		}
+		time.Sleep(sim.Period)
+	}
+	if len(values) < 10 || checked == 0 {
+		t.Fatalf("the churn registers took %d values in 20 s, %d reads checked; want 10 (a step every %v)", len(values), checked, sim.ChurnPeriod)
 	}
 }
