@@ -162,10 +162,11 @@ func StartOptions(ctx context.Context, opt Options) (*Sim, error) {
 // absolute deadlines) reads each tick once, never two in one period for
 // a little jitter, as it would with its polls at the ticks' edges.
 func (s *Sim) catchUp(b *slave.Bank) {
+	now := time.Now() // one clock reading a request
 	if !s.polled {
 		s.polled = true
 		n := s.ticks.Load()
-		s.offset.Store(int64(time.Since(s.base) - time.Duration(n)*Period - Period/2))
+		s.offset.Store(int64(now.Sub(s.base) - time.Duration(n)*Period - Period/2))
 	}
 	// The churn bank steps between a client's polls, not during one: a
 	// request within half a Period of the first of its burst sees that
@@ -173,11 +174,11 @@ func (s *Sim) catchUp(b *slave.Bank) {
 	// step, never the old one on some devices and the new one on others
 	// (which would reach a subscriber as two messages a cycle apart where
 	// the benchmark's peer writes the step at once).
-	if now := time.Now(); now.Sub(s.burst) >= Period/2 {
+	if now.Sub(s.burst) >= Period/2 {
 		s.burst = now
 		s.churn(b, ChurnStep(now))
 	}
-	n := s.tickNow()
+	n := s.tickAt(now)
 	if n > s.ticks.Load() {
 		s.ticks.Store(n)
 		b.HoldingRegisters[RegStatus] = b.HoldingRegisters[RegCommand]
@@ -269,12 +270,12 @@ func (s *Sim) Ticks() uint64 {
 	if s.manual {
 		return s.ticks.Load()
 	}
-	return max(s.ticks.Load(), s.tickNow())
+	return max(s.ticks.Load(), s.tickAt(time.Now()))
 }
 
-// tickNow is the tick of the clock now.
-func (s *Sim) tickNow() uint64 {
-	d := time.Since(s.base) - time.Duration(s.offset.Load())
+// tickAt is the tick of the clock at t.
+func (s *Sim) tickAt(t time.Time) uint64 {
+	d := t.Sub(s.base) - time.Duration(s.offset.Load())
 	if d < 0 {
 		return 0
 	}
