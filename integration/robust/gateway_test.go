@@ -98,9 +98,9 @@ func (g *gateway) errorf(t *testing.T, format string, args ...any) {
 // edged's scan does, with the same scheduling. The cycles they miss are
 // the machine's (a stall of the VM or of one of its CPUs, a core taken by
 // another process, the attacker's own among them), not edged's, whose
-// scan misses them too. One probe that may run on any CPU sees a stall of
-// the CPU it is not on no more than edged's scan sees one of the CPU it
-// is not on: a probe per CPU sees the stalls of each.
+// scan misses them too. A stall may hold one CPU only: one probe would
+// miss the stalls of the CPUs it is not on, edged's scan those of the
+// CPUs it is not on, so a probe runs on each CPU and their misses add up.
 type probe struct {
 	cpus   []int
 	mu     sync.Mutex
