@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+	"time"
 )
 
 // edged's runtime policy, whole: what the process does with GOMAXPROCS,
@@ -65,9 +66,12 @@ func ProcessStart() {
 //     live heap again;
 //   - released memory goes back to the system at once (the runtime's
 //     scavenger would take minutes), and GOGC follows the live heap;
-//   - a real-time scan thread runs with at least RealTimeProcs Ps.
+//   - a real-time scan thread runs with at least RealTimeProcs Ps;
+//   - while the process allocates little, what it no longer uses goes
+//     back to the system once a minute (trimWhenIdle).
 func Policy() Runtime {
-	return Runtime{HeavyWork: spareP, ChangeWork: changeWork, MemoryReleased: releaseMemory, RealTimeScan: realTimeProcs}
+	return Runtime{HeavyWork: spareP, ChangeWork: changeWork, MemoryReleased: releaseMemory, RealTimeScan: realTimeProcs,
+		Housekeeping: trimWhenIdle}
 }
 
 // changeWork is spareP with Go's default GOGC until the change ends,
@@ -123,6 +127,60 @@ func unspareP() {
 func releaseMemory() {
 	debug.FreeOSMemory()
 	tuneGC()
+}
+
+// An idle process allocates a few kilobytes a second (the history's
+// head filling, timers, the periodic checks): the collector runs about
+// every two minutes, and the runtime keeps the pages it frees, a tenth of
+// the heap and more, for allocations that seldom come. At the end of a
+// period in which the process allocated at most trimIdleBytes, its
+// garbage and those pages go back (a collection: milliseconds of one
+// core) when together they are at least trimMinBytes. A busy process is
+// left to the collector's pacing and the runtime's scavenger.
+const (
+	trimPeriod    = time.Minute
+	trimIdleBytes = 1 << 20
+	trimMinBytes  = 128 << 10
+)
+
+// trimWhenIdle returns an idle process's unused memory once every
+// trimPeriod until stop is closed.
+func trimWhenIdle(stop <-chan struct{}) {
+	t := time.NewTicker(trimPeriod)
+	defer t.Stop()
+	s := []metrics.Sample{
+		{Name: "/gc/heap/allocs:bytes"},              // allocated since the start
+		{Name: "/memory/classes/heap/objects:bytes"}, // live and garbage
+		{Name: "/gc/heap/live:bytes"},                // live at the last collection
+		{Name: "/memory/classes/heap/free:bytes"},    // free pages kept
+	}
+	metrics.Read(s)
+	for i := range s {
+		if s[i].Value.Kind() != metrics.KindUint64 {
+			return // a runtime without these metrics: its scavenger alone
+		}
+	}
+	last := s[0].Value.Uint64()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		metrics.Read(s)
+		allocs, objects, live, free := s[0].Value.Uint64(), s[1].Value.Uint64(), s[2].Value.Uint64(), s[3].Value.Uint64()
+		if trimDue(allocs-last, objects-min(objects, live)+free) {
+			releaseMemory()
+		}
+		last = allocs
+	}
+}
+
+// trimDue reports whether a period in which the process allocated alloc
+// bytes should end by returning memory, spare bytes of it garbage or free
+// pages.
+func trimDue(alloc, spare uint64) bool {
+	return alloc <= trimIdleBytes && spare >= trimMinBytes
 }
 
 // realTimeProcs raises GOMAXPROCS to RealTimeProcs.

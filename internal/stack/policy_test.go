@@ -77,3 +77,37 @@ func TestChangeWork(t *testing.T) {
 		t.Errorf("%d Ps after a change, want 1", n)
 	}
 }
+
+// TestTrimDue: memory goes back after a period of at most trimIdleBytes
+// allocated, when garbage and free pages come to trimMinBytes; a busy
+// period is left to the collector.
+func TestTrimDue(t *testing.T) {
+	for _, c := range []struct {
+		alloc, spare uint64
+		want         bool
+	}{
+		{0, 0, false},
+		{4 << 10, 100 << 10, false},
+		{240 << 10, 240 << 10, true},
+		{0, trimMinBytes, true},
+		{trimIdleBytes, trimIdleBytes, true},
+		{trimIdleBytes + 1, 8 << 20, false},
+		{64 << 20, 64 << 20, false},
+	} {
+		if got := trimDue(c.alloc, c.spare); got != c.want {
+			t.Errorf("trimDue(%d allocated, %d spare) = %v, want %v", c.alloc, c.spare, got, c.want)
+		}
+	}
+}
+
+// TestTrimWhenIdleStops: trimWhenIdle returns when stop is closed.
+func TestTrimWhenIdleStops(t *testing.T) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		trimWhenIdle(stop)
+	}()
+	close(stop)
+	<-done
+}

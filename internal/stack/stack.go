@@ -118,6 +118,9 @@ type Runtime struct {
 	// RealTimeScan is called before the scan's thread gets a real-time
 	// priority.
 	RealTimeScan func()
+	// Housekeeping runs on a goroutine of its own from Start until Close
+	// closes stop: the policy's periodic work.
+	Housekeeping func(stop <-chan struct{})
 }
 
 // Stack is the running wiring. Its fields are for reading and, between New
@@ -549,6 +552,14 @@ func (st *Stack) Start(after ...func(*plc.Image)) (err error) {
 		return fmt.Errorf("opcua.reverse_connect: %w", err)
 	}
 	st.startConfiguration()
+	if f := st.cfg.Runtime.Housekeeping; f != nil {
+		stop, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			f(stop)
+		}()
+		st.started("the runtime's housekeeping", func(context.Context) error { close(stop); <-done; return nil })
+	}
 	if f := st.cfg.Runtime.MemoryReleased; f != nil {
 		f() // what the start needed and no longer does
 		// Once more when the start's aftermath settled: the images readers

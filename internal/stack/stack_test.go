@@ -234,6 +234,33 @@ func newDropped(t *testing.T, store *configsvc.Store) (*Stack, weak.Pointer[pcon
 	return st, weak.Make(&conf)
 }
 
+// TestHousekeeping: Runtime.Housekeeping runs once Start started the
+// stack, and Close waits for it to return after closing its stop.
+func TestHousekeeping(t *testing.T) {
+	conf := pconfig.Simulator()
+	running := make(chan struct{})
+	returned := false
+	st, err := New(Config{Plant: &conf, Simulator: &sim.Options{},
+		Runtime: Runtime{Housekeeping: func(stop <-chan struct{}) {
+			close(running)
+			<-stop
+			returned = true
+		}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	if err := st.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !returned {
+		t.Fatal("Close returned before the housekeeping did")
+	}
+}
+
 // TestReleaseAfterStart: Start returns memory as it ends, and, with
 // images large enough for it to matter, once more when the start's
 // aftermath settled (the images the engine set aside during it
