@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rsa"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -111,6 +112,7 @@ func TestAuditEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	ep, _ := opcua.SelectEndpoint(eps, secpol.URIBasic256Sha256, gua.MessageSecurityModeSignAndEncrypt)
+	ac := auditClients{url: url, ep: ep, uri: uri, cert: cert, key: key}
 
 	c, err := dialSecure(ctx, url, ep, uri, cert, key)
 	if err != nil {
@@ -124,28 +126,49 @@ func TestAuditEvents(t *testing.T) {
 
 	watch := map[string]func() []auditSeen{}
 	for _, u := range []string{"sec", "aud", "obs"} {
-		c, err := dialUser(ctx, url, ep, uri, cert, key, u, u+"-password")
-		if err != nil {
-			t.Fatalf("%s: %v", u, err)
-		}
-		defer c.Close(ctx)
-		watch[u] = auditWatch(t, ctx, c)
+		watch[u] = auditWatch(t, ctx, ac.user(t, ctx, u, u+"-password"))
 	}
-	// The actions audited.
-	if c, err := dialUser(ctx, url, ep, uri, cert, key, "op", wrong); err == nil {
+	auditedActions(t, ctx, ac, wrong)
+	checkAuditEvents(t, watch, wrong)
+	checkAuditHistory(t, ctx, ac)
+	waitAuditLog(t, ctx, dir, wrong)
+}
+
+// auditClients dials TestAuditEvents' sessions: its endpoint, with its
+// trusted client certificate.
+type auditClients struct {
+	url, uri string
+	ep       *gua.EndpointDescription
+	cert     []byte
+	key      *rsa.PrivateKey
+}
+
+// user returns a session of user name, closed when the test ends.
+func (ac auditClients) user(t *testing.T, ctx context.Context, name, password string) *opcua.Client {
+	t.Helper()
+	c, err := dialUser(ctx, ac.url, ac.ep, ac.uri, ac.cert, ac.key, name, password)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// auditedActions does what TestAuditEvents expects audited: a wrong
+// password, an untrusted client certificate, an Operator's session, its
+// write and its method call.
+func auditedActions(t *testing.T, ctx context.Context, ac auditClients, wrong string) {
+	t.Helper()
+	if c, err := dialUser(ctx, ac.url, ac.ep, ac.uri, ac.cert, ac.key, "op", wrong); err == nil {
 		c.Close(ctx)
 		t.Fatal("a wrong password logged in")
 	}
-	stranger, strangerKey := clientCert(t, uri, 2048)
-	if c, err := dialSecure(ctx, url, ep, uri, stranger, strangerKey); err == nil {
+	stranger, strangerKey := clientCert(t, ac.uri, 2048)
+	if c, err := dialSecure(ctx, ac.url, ac.ep, ac.uri, stranger, strangerKey); err == nil {
 		c.Close(ctx)
 		t.Fatal("an untrusted client connected")
 	}
-	op, err := dialUser(ctx, url, ep, uri, cert, key, "op", "op-password")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer op.Close(ctx)
+	op := ac.user(t, ctx, "op", "op-password")
 	wr, err := op.Write(ctx, &gua.WriteRequest{NodesToWrite: []*gua.WriteValue{{
 		NodeID: gua.NewStringNodeID(2, "sim.Setpoint"), AttributeID: gua.AttributeIDValue,
 		Value: &gua.DataValue{EncodingMask: gua.DataValueValue, Value: gua.MustVariant(float32(42.5))},
@@ -158,13 +181,18 @@ func TestAuditEvents(t *testing.T) {
 	if err != nil || cr.StatusCode != gua.StatusOK {
 		t.Fatalf("Call: %v %v", err, cr)
 	}
+}
 
-	type want struct {
+// checkAuditEvents: the SecurityAdmin ("sec") and the Auditor ("aud")
+// received the audit events of auditedActions, the Observer ("obs") no
+// audit event; no event holds the wrong password.
+func checkAuditEvents(t *testing.T, watch map[string]func() []auditSeen, wrong string) {
+	t.Helper()
+	wants := []struct {
 		typ    uint32
 		user   string
 		status bool
-	}
-	wants := []want{
+	}{
 		{id.AuditActivateSessionEventType, "op", false},
 		{id.AuditCertificateUntrustedEventType, "", false},
 		{id.AuditCreateSessionEventType, "", true},
@@ -202,18 +230,19 @@ func TestAuditEvents(t *testing.T) {
 		}
 		t.Logf("%s: %d events, %d audit events", u, len(seen), audits)
 	}
-	// The event history has them too, for the SecurityAdmin and not for
-	// the Observer (gopcua's HistoryReadEvent, OfType
-	// AuditActivateSessionEventType, ClientUserId and Status).
+}
+
+// checkAuditHistory: the event history has the failed ActivateSession
+// too, for the SecurityAdmin and not for the Observer (gopcua's
+// HistoryReadEvent, OfType AuditActivateSessionEventType, ClientUserId
+// and Status).
+func checkAuditHistory(t *testing.T, ctx context.Context, ac auditClients) {
+	t.Helper()
 	for _, u := range []struct {
 		name string
 		want int
 	}{{"sec", 1}, {"obs", 0}} {
-		c, err := dialUser(ctx, url, ep, uri, cert, key, u.name, u.name+"-password")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close(ctx)
+		c := ac.user(t, ctx, u.name, u.name+"-password")
 		sel := []*gua.SimpleAttributeOperand{
 			{TypeDefinitionID: gua.NewNumericNodeID(0, id.AuditEventType), BrowsePath: []*gua.QualifiedName{{Name: "ClientUserId"}}, AttributeID: gua.AttributeIDValue},
 			{TypeDefinitionID: gua.NewNumericNodeID(0, id.AuditEventType), BrowsePath: []*gua.QualifiedName{{Name: "Status"}}, AttributeID: gua.AttributeIDValue},
@@ -237,8 +266,13 @@ func TestAuditEvents(t *testing.T) {
 			t.Errorf("%s: %d failed ActivateSessions of op in the event history (%v), want %d", u.name, failed, resp.Results[0].StatusCode, u.want)
 		}
 	}
-	// The audit log has the same records, without the password (they
-	// are written behind the events: it is read until they are there).
+}
+
+// waitAuditLog: the audit log has the same records, without the
+// password (they are written behind the events: it is read until they
+// are there).
+func waitAuditLog(t *testing.T, ctx context.Context, dir, wrong string) {
+	t.Helper()
 	const failed = `"type":"AuditActivateSessionEventType","status":false,"statusCode":"BadUserAccessDenied"`
 	for {
 		log, _ := os.ReadFile(filepath.Join(dir, configsvc.Dir, "audit.log"))
@@ -246,7 +280,7 @@ func TestAuditEvents(t *testing.T) {
 			t.Fatal("the audit log holds the password")
 		}
 		if strings.Contains(string(log), failed) && strings.Contains(string(log), `"type":"AuditUpdateMethodEventType"`) {
-			break
+			return
 		}
 		select {
 		case <-ctx.Done():
