@@ -226,9 +226,10 @@ func (c *Conn) Err() error {
 	return c.err
 }
 
-// Publish appends a QoS 0 PUBLISH to the buffer that Flush writes. It
-// returns the number of the PINGREQ that will follow it (see Mark): once
-// Confirmed reaches it, the broker took the message.
+// Publish appends a QoS 0 PUBLISH to the buffer that Flush writes, and
+// writes the buffer once it holds flushAt bytes. It returns the number of
+// the PINGREQ that will follow it (see Mark): once Confirmed reaches it,
+// the broker took the message.
 func (c *Conn) Publish(topic string, payload []byte, retain bool) (uint64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -239,8 +240,19 @@ func (c *Conn) Publish(topic string, payload []byte, retain bool) (uint64, error
 		return 0, errors.New("mqtt: a topic or payload beyond MQTT's bounds")
 	}
 	c.out = appendPublish(c.out, topic, payload, 0, retain, 0)
+	if len(c.out) >= flushAt {
+		if err := c.flushLocked(); err != nil {
+			return 0, err
+		}
+	}
 	return c.marks.Load() + 1, nil
 }
+
+// flushAt is how many buffered bytes Publish writes without waiting for
+// Flush: a burst of large messages (every device's DDATA of a scan class)
+// goes out as it is made, so that the broker forwards the first while the
+// next is encoded, rather than all at once at the end.
+const flushAt = 8 << 10
 
 // Mark appends a PINGREQ to the buffer unless the window of them is full,
 // and returns the number of PINGREQs sent with it: once Confirmed reaches

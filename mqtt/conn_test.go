@@ -147,6 +147,29 @@ func TestPublishConfirmed(t *testing.T) {
 	}
 }
 
+// A PUBLISH that brings the buffer to flushAt bytes is written at once,
+// with what was buffered before it: no Flush is called here.
+func TestPublishWritesLarge(t *testing.T) {
+	b := newBroker(t, 0)
+	c, err := Dial(context.Background(), b.url(), Options{ClientID: "t", KeepAlive: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Publish("t/small", []byte{1}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Publish("t/large", make([]byte, flushAt), false); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(b.published()) < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the broker has %d PUBLISHes, want 2", len(b.published()))
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func TestRefused(t *testing.T) {
 	b := newBroker(t, 5)
 	_, err := Dial(context.Background(), b.url(), Options{ClientID: "t"})
