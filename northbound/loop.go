@@ -410,6 +410,7 @@ func (l *loop) image(im *plc.Image) {
 	}
 	lay := l.lay
 	now := im.Time().UnixNano()
+	var last *device // of the handle before
 	for _, h := range im.Changed() {
 		if int(h) >= len(lay.byHandle) {
 			continue
@@ -423,6 +424,12 @@ func (l *loop) image(im *plc.Image) {
 			s.Time = now
 		}
 		d := m.dev
+		if d != last {
+			if last != nil {
+				l.dataNow(last, now)
+			}
+			last = d
+		}
 		if nc := s.Status == status.BadNoCommunication; nc != m.nocomm {
 			m.nocomm = nc
 			if nc {
@@ -475,6 +482,17 @@ func (l *loop) image(im *plc.Image) {
 	l.queued = q
 	l.replayStep(now)
 	l.flush()
+}
+
+// dataNow publishes d's changes at once, before the rest of the image is
+// looked at, when nothing makes them wait: no minimum interval, no birth
+// or death to go first. The engine lists a device's changes together, so
+// a burst of large DDATA goes out one by one as it is made (each
+// written when large, mqtt.Conn.Publish), not after the whole image.
+func (l *loop) dataNow(d *device, now int64) {
+	if l.st.minInterval == 0 && d.online && !d.changed && len(d.dirty) > 0 {
+		l.deviceData(d, now)
+	}
 }
 
 // deviceData publishes d's pending changes as DDATA, with aliases.

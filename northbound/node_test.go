@@ -83,25 +83,36 @@ func (s *sink) serve(c net.Conn) {
 
 var pingresp = []byte{0xd0, 0}
 
-// rig is an engine of n Float64 tags of one fake device "d", two images
-// of it in which every tag changed (held), and a loop born on a
-// connection to a sink.
+// rig is an engine of n Float64 tags of one fake device "d" (or, made
+// by newRigOf, of several: "d0", "d1", ..., the tags dealt out in turn),
+// two images of it in which every tag changed (held), and a loop born on
+// a connection to a sink.
 type rig struct {
 	e      *plc.Engine
-	f      *plctest.Fake
+	f      *plctest.Fake // every device's
 	images [2]*plc.Image
 	l      *loop
 	sink   *sink
 }
 
-func newRig(t testing.TB, n int) *rig {
+func newRig(t testing.TB, n int) *rig { return newRigOf(t, n, 1) }
+
+func newRigOf(t testing.TB, n, devices int) *rig {
 	r := &rig{f: &plctest.Fake{}}
-	pc := plc.Config{Devices: []plc.DeviceConfig{{Name: "d", Device: r.f}}}
-	dev := config.Device{Name: "d", Kind: config.KindSim}
+	var pc plc.Config
+	conf := &config.Config{}
+	for i := range devices {
+		name := "d"
+		if devices > 1 {
+			name = fmt.Sprintf("d%d", i)
+		}
+		pc.Devices = append(pc.Devices, plc.DeviceConfig{Name: name, Device: r.f})
+		conf.Devices = append(conf.Devices, config.Device{Name: name, Kind: config.KindSim})
+	}
 	for i := range n {
-		name := fmt.Sprintf("T%05d", i)
-		pc.Tags = append(pc.Tags, plc.Tag{Device: "d", Name: name, Type: plc.Float64})
-		dev.Tags = append(dev.Tags, config.Tag{Name: name})
+		name, d := fmt.Sprintf("T%05d", i), i%devices
+		pc.Tags = append(pc.Tags, plc.Tag{Device: pc.Devices[d].Name, Name: name, Type: plc.Float64})
+		conf.Devices[d].Tags = append(conf.Devices[d].Tags, config.Tag{Name: name})
 	}
 	var err error
 	if r.e, err = plc.New(pc); err != nil {
@@ -112,23 +123,24 @@ func newRig(t testing.TB, n int) *rig {
 	go func() { done <- r.e.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	for k := range r.images {
-		r.f.SetAll(plc.Float64Value(float64(k + 1)))
+		// Two devices may be polled on either side of SetAll: then the
+		// change spans two images, and the values go back and forth until
+		// one image has it whole.
 		want := float64(k + 1)
-		for {
-			im := r.e.Acquire()
-			if im.Sample(plc.Handle(n-1)).Value.Float64() == want && len(im.Changed()) == n {
+		for r.images[k] == nil {
+			im := r.settle(n, want)
+			if len(im.Changed()) == n {
 				r.images[k] = im
-				break
+				continue
 			}
 			im.Release()
-			time.Sleep(time.Millisecond)
+			r.settle(n, -want).Release()
 		}
 	}
 	t.Cleanup(func() { r.images[0].Release(); r.images[1].Release() })
 	r.sink = newSink(t)
 	st := &settings{brokers: []string{"tcp://" + r.sink.ln.Addr().String()}, group: "g", node: "n", clientID: "c", keepAlive: time.Minute, replayRate: 1000}
 	node := &Node{opt: Options{Engine: r.e, Logger: slog.New(slog.DiscardHandler)}, log: slog.New(slog.DiscardHandler)}
-	conf := &config.Config{Devices: []config.Device{dev}}
 	r.l = &loop{n: node, st: st, lay: newLayout(r.e, nil, conf, st), writes: make(chan struct{}, 1)}
 	c, err := mqtt.Dial(context.Background(), st.brokers[0], mqtt.Options{ClientID: "c"})
 	if err != nil {
@@ -141,6 +153,24 @@ func newRig(t testing.TB, n int) *rig {
 	// after it (TestOlderImagesAfterBirth has the rule).
 	r.l.birthCyc = 0
 	return r
+}
+
+// settle sets every tag of r to v and returns the first image in which
+// every one of its n tags has v (held).
+func (r *rig) settle(n int, v float64) *plc.Image {
+	r.f.SetAll(plc.Float64Value(v))
+	for {
+		im := r.e.Acquire()
+		all := true
+		for h := range n {
+			all = all && im.Sample(plc.Handle(h)).Value.Float64() == v
+		}
+		if all {
+			return im
+		}
+		im.Release()
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // Publishing an image's changes as DDATA allocates nothing in the steady
@@ -209,6 +239,29 @@ func TestDeviceDataContent(t *testing.T) {
 		if m.Name != "" || !m.HasAlias || m.Alias != uint64(len(nodeMetrics)+1+i) || m.Value.Type != 0 || err != nil ||
 			plc.FromBits(plc.Float64, v.Bits).Float64() != 2 || m.Timestamp == 0 {
 			t.Errorf("metric %d: %+v", i, m)
+		}
+	}
+}
+
+// With each device's DDATA published as the loop reaches the next
+// device's changes (dataNow), an image still gives one DDATA per device
+// and every metric once: three devices, three DDATA an image.
+func TestDeviceDataPerDevice(t *testing.T) {
+	const devices, n = 3, 90
+	r := newRigOf(t, n, devices)
+	for i := range 4 {
+		messages, metrics := r.l.n.cnt.messages.Load(), r.l.n.cnt.metrics.Load()
+		r.l.image(r.images[i%2])
+		if got := r.l.n.cnt.messages.Load() - messages; got != devices {
+			t.Errorf("image %d: %d DDATA, want %d", i, got, devices)
+		}
+		if got := r.l.n.cnt.metrics.Load() - metrics; got != n {
+			t.Errorf("image %d: %d metrics, want %d", i, got, n)
+		}
+		for _, d := range r.l.lay.devices {
+			if len(d.dirty) != 0 {
+				t.Errorf("image %d: device %s has %d metrics pending", i, d.name, len(d.dirty))
+			}
 		}
 	}
 }
