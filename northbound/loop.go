@@ -486,9 +486,11 @@ func (l *loop) image(im *plc.Image) {
 
 // dataNow publishes d's changes at once, before the rest of the image is
 // looked at, when nothing makes them wait: no minimum interval, no birth
-// or death to go first. The engine lists a device's changes together, so
-// a burst of large DDATA goes out one by one as it is made (each
-// written when large, mqtt.Conn.Publish), not after the whole image.
+// or death to go first. The engine lists a device's changes together (it
+// merges a device's poll at once), so a burst of large DDATA goes out one
+// by one as it is made (each written when large, mqtt.Conn.Publish), not
+// after the whole image; changes listed apart would make a DDATA each,
+// every change still once.
 func (l *loop) dataNow(d *device, now int64) {
 	if l.st.minInterval == 0 && d.online && !d.changed && len(d.dirty) > 0 {
 		l.deviceData(d, now)
