@@ -166,6 +166,7 @@ type encoder struct {
 	codec
 	minT, maxT int64 // ticks
 	frames     []frame
+	delta      *deltaEncoder // Bytes: made at the first changed value
 }
 
 func (e *encoder) reset(kind Kind) {
@@ -241,14 +242,24 @@ func (e *encoder) putValue(s *Sample) {
 	case Bytes:
 		if e.valued && string(s.Bytes) == string(e.last) {
 			w.write(0, 1)
-		} else {
-			if e.valued {
-				w.write(1, 1)
-			}
-			putLen(w, len(s.Bytes))
-			w.bytes(s.Bytes)
-			e.last = append(e.last[:0], s.Bytes...)
+			break
 		}
+		if e.valued {
+			w.write(1, 1)
+			if e.delta == nil {
+				e.delta = new(deltaEncoder)
+			}
+			if ops := e.delta.encode(e.last, s.Bytes); 2+len(ops) < lenSize(len(s.Bytes))+len(s.Bytes) {
+				w.write(deltaEscape, 8)
+				w.write(0, 8)
+				w.bytes(ops)
+				e.last = append(e.last[:0], s.Bytes...)
+				break
+			}
+		}
+		putLen(w, len(s.Bytes))
+		w.bytes(s.Bytes)
+		e.last = append(e.last[:0], s.Bytes...)
 	}
 	e.v = s.Value
 	e.valued = true
@@ -316,6 +327,17 @@ func getLen(r *bitReader) int {
 	}
 	r.short = true
 	return 0
+}
+
+// getValueLen reads the length of a Bytes value, or its delta escape
+// (delta true).
+func getValueLen(r *bitReader) (n int, delta bool) {
+	at, short := r.pos, r.short
+	if r.read(8) == deltaEscape && r.read(8) == 0 {
+		return 0, true
+	}
+	r.pos, r.short = at, short
+	return getLen(r), false
 }
 
 // errCorrupt is the error of a chunk that does not decode.
@@ -411,14 +433,22 @@ func (d *decoder) getValue(s *Sample) bool {
 		d.v = d.getXOR(64)
 	case Bytes:
 		if !d.valued || r.bit() {
-			n := getLen(r)
-			if n > MaxBytesValue || r.short {
+			n, delta := getValueLen(r)
+			if n > MaxBytesValue || r.short || delta && !d.valued {
 				d.err = errCorrupt
 				return false
 			}
 			d.buf = d.buf[:0]
-			for range n {
-				d.buf = append(d.buf, byte(r.read(8)))
+			if delta {
+				var ok bool
+				if d.buf, ok = applyDelta(r, d.last, d.buf); !ok {
+					d.err = errCorrupt
+					return false
+				}
+			} else {
+				for range n {
+					d.buf = append(d.buf, byte(r.read(8)))
+				}
 			}
 			d.last, d.buf = d.buf, d.last[:0]
 		}

@@ -168,6 +168,12 @@ func FuzzChunkDecode(f *testing.F) {
 		e := encodeAll(kind, randomSamples(rng, kind, 20))
 		f.Add(uint8(kind), e.w.b, uint16(20))
 	}
+	recs := eventRecords(rng, 20, 3) // values written as deltas
+	in := make([]Sample, len(recs))
+	for i, r := range recs {
+		in[i] = Sample{Time: int64(i+1) * 1e6, Bytes: r}
+	}
+	f.Add(uint8(Bytes), encodeAll(Bytes, in).w.b, uint16(len(in)))
 	f.Fuzz(func(t *testing.T, kind uint8, stream []byte, n uint16) {
 		var d decoder
 		d.init(Kind(kind), stream, int(n))

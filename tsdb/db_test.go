@@ -319,7 +319,7 @@ func TestCorruptBlock(t *testing.T) {
 	defer db.Close()
 	got = collect(t, db, b, math.MinInt64, math.MaxInt64, false)
 	sameSamples(t, "b, blocks 1 and 2 skipped", got, norm(wantB[0]))
-	for _, s := range []string{"footer fails its checksum", "format version 2, this edged reads up to 1"} {
+	for _, s := range []string{"footer fails its checksum", fmt.Sprintf("format version %d, this edged reads up to %d", FormatVersion+1, FormatVersion)} {
 		if !strings.Contains(log.String(), s) {
 			t.Fatalf("log lacks %q: %s", s, log.String())
 		}

@@ -20,7 +20,7 @@ import (
 
 // FormatVersion is the version of the files this package writes and the
 // newest it reads.
-const FormatVersion = 1
+const FormatVersion = 2
 
 const headerSize = 16 // magic, version, 6 bytes reserved
 

@@ -252,6 +252,16 @@ func replayWAL(path string, cut bool, note func(string), entry func(SeriesID, []
 	if err := checkHeader(h, walMagic); err != nil {
 		return 0, false, 0, fmt.Errorf("%s: %w", path, err)
 	}
+	if cut && binary.LittleEndian.Uint16(h[8:]) < FormatVersion {
+		// The store appends to the segment what the older version may
+		// not read (deltas): its header says so.
+		if _, err := f.WriteAt(fileHeader(walMagic), 0); err != nil {
+			return 0, false, 0, err
+		}
+		if err := f.Sync(); err != nil {
+			return 0, false, 0, err
+		}
+	}
 	rr := recordReader{r: f, off: headerSize, end: fi.Size()}
 	for {
 		p, err := rr.next()
