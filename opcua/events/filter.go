@@ -1,6 +1,7 @@
 package events
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/edged/edged/opcua/addrspace"
@@ -316,7 +317,7 @@ func (f *Filter) Match(ev Event) bool {
 // Select fills out with the select clauses' values for ev (one per
 // clause, null for a field the event has not) and returns it.
 func (f *Filter) Select(ev Event, out []ua.Variant) []ua.Variant {
-	out = out[:0]
+	out = slices.Grow(out[:0], len(f.selects))
 	for i := range f.selects {
 		out = append(out, ua.Variant{})
 		f.selectInto(&f.selects[i], ev, &out[len(out)-1])

@@ -458,6 +458,10 @@ func TestMatchAllocs(t *testing.T) {
 	}); a != 0 {
 		t.Fatalf("%v allocations per event", a)
 	}
+	// Into a new slice (a queued event's fields): one allocation.
+	if a := testing.AllocsPerRun(1000, func() { out = f.Select(ev, nil) }); a != 1 {
+		t.Fatalf("Select into nil: %v allocations, want 1", a)
+	}
 }
 
 // BenchmarkMatch: the UaExpert-like filter deciding an alarm and
