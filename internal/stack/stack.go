@@ -609,13 +609,19 @@ func (st *Stack) startAlarms(w *alarms.Watch) {
 	st.systemChecks(w)
 	// The changes of a batch go to the server at once (one hand-over to
 	// its subscriptions' goroutine for a cycle's changes, not one each).
+	// The server keeps each batch's slice: the next is made as long as
+	// the last (up to 256), when its first change comes.
 	var batch []server.PostedEvent
+	last := 1
 	w.StartBatch(func(ev *alarms.Event) {
+		if batch == nil {
+			batch = make([]server.PostedEvent, 0, last)
+		}
 		e, notifiers := st.Binding.AlarmEvent(ty, ev)
 		batch = append(batch, server.PostedEvent{Event: e, Notifiers: notifiers})
 	}, func() {
 		st.Server.PostEvents(batch)
-		batch = nil // the server keeps the slice
+		last, batch = min(max(len(batch), 1), 256), nil
 	})
 	st.alarmsMu.Lock()
 	st.Alarms = w

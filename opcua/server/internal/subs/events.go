@@ -189,6 +189,7 @@ func (m *Manager) drainEvents(evl *ua.EventNotificationList, it *monItem, room i
 	if room >= 0 && n > room {
 		n = room
 	}
+	evl.Events = slices.Grow(evl.Events, n)
 	for _, f := range e.queue[:n] {
 		evl.Events = append(evl.Events, ua.EventFieldList{ClientHandle: it.handle, EventFields: f})
 	}

@@ -214,6 +214,7 @@ type Manager struct {
 	// retransBytes: the encoded notifications in all retransmission
 	// queues (MaxRetransmissionBytes).
 	retransBytes int
+	sizeBuf      []byte // retainedBytes' encoding
 }
 
 // Counts returns the current and the cumulated number of subscriptions:
@@ -610,6 +611,7 @@ type subscription struct {
 	first        bool // no message sent yet: the first cycle sends a keep-alive
 	seq          uint32
 	retrans      []ua.NotificationMessage // sent, not acknowledged, oldest first
+	retransSize  []int                    // retainedBytes of each in retrans
 	spare        []ua.NotificationMessage // acknowledged data change messages, for reuse
 }
 
@@ -821,8 +823,10 @@ func (m *Manager) retain(sub *subscription, msg ua.NotificationMessage) {
 	if len(sub.retrans) >= m.lim.MaxRetransmissionQueue {
 		m.dropRetrans(sub, 0)
 	}
+	n := m.retainedBytes(msg)
 	sub.retrans = append(sub.retrans, msg)
-	m.retransBytes += retainedBytes(msg)
+	sub.retransSize = append(sub.retransSize, n)
+	m.retransBytes += n
 	for m.retransBytes > m.lim.MaxRetransmissionBytes && len(sub.retrans) > 1 {
 		m.dropRetrans(sub, 0)
 	}
@@ -983,24 +987,33 @@ func (m *Manager) serveLate(ss *sessSubs, now time.Time) {
 // dropRetrans drops message i of sub's retransmission queue.
 func (m *Manager) dropRetrans(sub *subscription, i int) {
 	old := sub.retrans[i]
-	m.retransBytes -= retainedBytes(old)
+	m.retransBytes -= sub.retransSize[i]
 	sub.retrans = slices.Delete(sub.retrans, i, i+1)
+	sub.retransSize = slices.Delete(sub.retransSize, i, i+1)
 	sub.recycle(old)
 }
 
-// retainedBytes returns the encoded notifications msg holds.
-func retainedBytes(msg ua.NotificationMessage) int {
+// retainedBytes returns the encoded notifications msg holds (event
+// lists encoded into a buffer the manager reuses).
+func (m *Manager) retainedBytes(msg ua.NotificationMessage) int {
 	n := 0
 	for _, eo := range msg.NotificationData {
 		switch e := eo.Body.(type) {
 		case *encodedDCN:
 			n += len(e.b)
 		case *ua.EventNotificationList:
-			n += len(e.Encode(nil))
+			m.sizeBuf = e.Encode(m.sizeBuf[:0])
+			n += len(m.sizeBuf)
 		}
+	}
+	if cap(m.sizeBuf) > maxSizeBuf {
+		m.sizeBuf = nil
 	}
 	return n
 }
+
+// maxSizeBuf is the largest buffer retainedBytes keeps.
+const maxSizeBuf = 64 << 10
 
 // deleteSub removes sub and its items.
 func (m *Manager) deleteSub(sub *subscription) {
@@ -1012,10 +1025,10 @@ func (m *Manager) deleteSub(sub *subscription) {
 	for _, it := range sub.items {
 		m.removeItem(it)
 	}
-	for _, msg := range sub.retrans {
-		m.retransBytes -= retainedBytes(msg)
+	for _, n := range sub.retransSize {
+		m.retransBytes -= n
 	}
-	sub.retrans = nil
+	sub.retrans, sub.retransSize = nil, nil
 	delete(m.subs, sub.id)
 	// The pool of samples keeps no more than the items left can use.
 	if keep := max(1024, 2*m.itemCount); len(m.free) > keep {
