@@ -1,7 +1,6 @@
 package events
 
 import (
-	"slices"
 	"sync"
 
 	"github.com/edged/edged/opcua/addrspace"
@@ -317,7 +316,10 @@ func (f *Filter) Match(ev Event) bool {
 // Select fills out with the select clauses' values for ev (one per
 // clause, null for a field the event has not) and returns it.
 func (f *Filter) Select(ev Event, out []ua.Variant) []ua.Variant {
-	out = slices.Grow(out[:0], len(f.selects))
+	if cap(out) < len(f.selects) {
+		out = make([]ua.Variant, 0, len(f.selects))
+	}
+	out = out[:0]
 	for i := range f.selects {
 		out = append(out, ua.Variant{})
 		f.selectInto(&f.selects[i], ev, &out[len(out)-1])
