@@ -249,7 +249,8 @@ func (e *encoder) putValue(s *Sample) {
 			if e.delta == nil {
 				e.delta = new(deltaEncoder)
 			}
-			if ops := e.delta.encode(e.last, s.Bytes); 2+len(ops) < lenSize(len(s.Bytes))+len(s.Bytes) {
+			var b [maxLenBytes]byte
+			if ops := e.delta.encode(e.last, s.Bytes); 2+len(ops) < len(appendLen(b[:0], len(s.Bytes)))+len(s.Bytes) {
 				w.write(deltaEscape, 8)
 				w.write(0, 8)
 				w.bytes(ops)
@@ -307,13 +308,11 @@ func (e *encoder) putXOR(x uint64, size int) {
 	e.lead, e.trail = uint8(lead), uint8(trail)
 }
 
-// putLen writes n in groups of 7 bits, each with a continuation bit.
+// putLen writes n in groups of 7 bits, each with a continuation bit
+// (appendLen).
 func putLen(w *bitWriter, n int) {
-	for n >= 0x80 {
-		w.write(uint64(n&0x7f)|0x80, 8)
-		n >>= 7
-	}
-	w.write(uint64(n), 8)
+	var b [maxLenBytes]byte
+	w.bytes(appendLen(b[:0], n))
 }
 
 func getLen(r *bitReader) int {

@@ -73,7 +73,7 @@ func (d *deltaEncoder) encode(prev, v []byte) []byte {
 	return ops
 }
 
-// appendLen appends n as putLen writes it.
+// appendLen appends n in groups of 7 bits, each with a continuation bit.
 func appendLen(b []byte, n int) []byte {
 	for n >= 0x80 {
 		b = append(b, byte(n&0x7f)|0x80)
@@ -82,14 +82,9 @@ func appendLen(b []byte, n int) []byte {
 	return append(b, byte(n))
 }
 
-// lenSize is the number of bytes putLen writes for n.
-func lenSize(n int) int {
-	s := 1
-	for ; n >= 0x80; n >>= 7 {
-		s++
-	}
-	return s
-}
+// maxLenBytes is the most bytes appendLen writes for a length the
+// store takes (below 2^28, as getLen reads).
+const maxLenBytes = 5
 
 // applyDelta reads a delta (after its escape) against prev, appending the
 // value to out; false when the delta is corrupt (a copy outside prev, a
