@@ -223,6 +223,28 @@ func (r *e2e) hang() {
 	}
 }
 
+// waitForValue reads device.tag until it has its first value: the
+// simulator's first poll over loopback can take more than the few cycles
+// hang waits (under emulation, say).
+func (r *e2e) waitForValue(t *testing.T, ctx context.Context, c *opcua.Client, device, tag string) {
+	t.Helper()
+	for {
+		rr, err := c.Read(ctx, &gua.ReadRequest{NodesToRead: []*gua.ReadValueID{
+			{NodeID: r.nodeID(device, tag), AttributeID: gua.AttributeIDValue}}})
+		if err != nil {
+			t.Fatalf("read %s.%s: %v", device, tag, err)
+		}
+		switch st := rr.Results[0].Status; st {
+		case gua.StatusOK:
+			return
+		case gua.StatusBadWaitingForInitialData:
+			time.Sleep(time.Millisecond)
+		default:
+			t.Fatalf("%s.%s before its first value: %v", device, tag, st)
+		}
+	}
+}
+
 // TestWriteThroughNotBlocking: while a write waits for a hung device
 // (which cannot answer before Release), another client reads and browses;
 // after Release the write is Good.
@@ -230,6 +252,7 @@ func TestWriteThroughNotBlocking(t *testing.T) {
 	r := newE2E(t, 0)
 	ctx := e2eCtx(t)
 	c := r.connect(t, ctx)
+	r.waitForValue(t, ctx, c, "sim", "Counter")
 	r.hang()
 	res := make(chan gua.StatusCode, 1)
 	go func() {
